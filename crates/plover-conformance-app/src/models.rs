@@ -1,0 +1,217 @@
+//! The models of APP.md section 2 beyond the microblog's four.
+
+use plover::RestModel;
+
+/// The diesel schema of these models.
+pub mod schema {
+    diesel::table! {
+        /// AModel.
+        amodel (id) { id -> Integer, a_field -> Text, }
+    }
+    diesel::table! {
+        /// BModel.
+        bmodel (id) { id -> Integer, a_id -> Integer, b_field -> Text, }
+    }
+    diesel::table! {
+        /// CModel.
+        cmodel (id) { id -> Integer, b_id -> Integer, c_field -> Text, }
+    }
+    diesel::table! {
+        /// DModel.
+        dmodel (id) { id -> Integer, c_id -> Integer, d_field -> Text, }
+    }
+    diesel::table! {
+        /// EModel.
+        emodel (id) { id -> Integer, e_field -> Text, }
+    }
+    diesel::table! {
+        /// FModel.
+        fmodel (id) { id -> Integer, e_id -> Nullable<Integer>, f_field -> Text, }
+    }
+    diesel::table! {
+        /// HModel.
+        hmodel (id) {
+            id -> Integer,
+            a_id -> Nullable<Integer>,
+            h_field -> Text,
+            h_date -> Nullable<Timestamp>,
+            h_day -> Nullable<Date>,
+        }
+    }
+    diesel::table! {
+        /// API keys.
+        apikey (id) { id -> Integer, key -> Text, secret -> Text, }
+    }
+    diesel::table! {
+        /// Every scalar type.
+        sample (id) {
+            id -> Integer,
+            name -> Text,
+            qty -> Integer,
+            big -> BigInt,
+            ratio -> Double,
+            flag -> Bool,
+            body -> Text,
+            remark -> Nullable<Text>,
+            day -> Nullable<Date>,
+            stamp -> Timestamp,
+        }
+    }
+}
+
+use schema::*;
+
+/// Head of the A <- B <- C <- D chain.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = amodel)]
+pub struct AModel {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub a_field: String,
+}
+
+/// Refers to an AModel.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = bmodel)]
+pub struct BModel {
+    /// Primary key.
+    pub id: i32,
+    /// The AModel.
+    #[rest(fk = AModel)]
+    pub a_id: i32,
+    /// Text.
+    pub b_field: String,
+}
+
+/// Refers to a BModel.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = cmodel)]
+pub struct CModel {
+    /// Primary key.
+    pub id: i32,
+    /// The BModel.
+    #[rest(fk = BModel)]
+    pub b_id: i32,
+    /// Text.
+    pub c_field: String,
+}
+
+/// Refers to a CModel.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = dmodel)]
+pub struct DModel {
+    /// Primary key.
+    pub id: i32,
+    /// The CModel.
+    #[rest(fk = CModel)]
+    pub c_id: i32,
+    /// Text.
+    pub d_field: String,
+}
+
+/// Referred to by FModel through a nullable key.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = emodel)]
+pub struct EModel {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub e_field: String,
+}
+
+/// Nullable reference to an EModel.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = fmodel)]
+pub struct FModel {
+    /// Primary key.
+    pub id: i32,
+    /// The EModel, if any.
+    #[rest(fk = EModel)]
+    pub e_id: Option<i32>,
+    /// Text.
+    pub f_field: String,
+}
+
+/// Nullable reference, dates, and the `check_*` hooks.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = hmodel)]
+pub struct HModel {
+    /// Primary key.
+    pub id: i32,
+    /// The AModel, if any.
+    #[rest(fk = AModel)]
+    pub a_id: Option<i32>,
+    /// Text.
+    pub h_field: String,
+    /// A date-time.
+    pub h_date: Option<chrono::NaiveDateTime>,
+    /// A date.
+    pub h_day: Option<chrono::NaiveDate>,
+}
+
+/// An API key pair.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = apikey)]
+pub struct ApiKey {
+    /// Primary key.
+    pub id: i32,
+    /// The public key (unique).
+    pub key: String,
+    /// The secret.
+    pub secret: String,
+}
+
+/// Every scalar type.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = sample)]
+pub struct Sample {
+    /// Primary key.
+    pub id: i32,
+    /// Unique name.
+    pub name: String,
+    /// 32-bit integer.
+    pub qty: i32,
+    /// 64-bit integer.
+    #[rest(default = 0)]
+    pub big: i64,
+    /// Double.
+    #[rest(default = 0.0)]
+    pub ratio: f64,
+    /// Boolean.
+    #[rest(default = false)]
+    pub flag: bool,
+    /// Text with a default.
+    #[rest(default = String::new())]
+    pub body: String,
+    /// Nullable text.
+    pub remark: Option<String>,
+    /// Nullable date.
+    pub day: Option<chrono::NaiveDate>,
+    /// Date-time, now by default.
+    #[rest(default = plover::value::now())]
+    pub stamp: chrono::NaiveDateTime,
+}
+
+/// `CREATE TABLE IF NOT EXISTS` of these models (SQLite).
+pub const SCHEMA_SQLITE: &str = r#"
+CREATE TABLE IF NOT EXISTS amodel (id INTEGER PRIMARY KEY, a_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bmodel (id INTEGER PRIMARY KEY,
+    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cmodel (id INTEGER PRIMARY KEY,
+    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS dmodel (id INTEGER PRIMARY KEY,
+    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS emodel (id INTEGER PRIMARY KEY, e_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fmodel (id INTEGER PRIMARY KEY,
+    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hmodel (id INTEGER PRIMARY KEY,
+    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
+    h_date TIMESTAMP NULL, h_day DATE NULL);
+CREATE TABLE IF NOT EXISTS apikey (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
+    secret TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
+    flag BOOLEAN NOT NULL DEFAULT 0, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
+    day DATE NULL, stamp TIMESTAMP NOT NULL);
+"#;

@@ -1,0 +1,127 @@
+//! The `#[rest(...)]` and `#[diesel(...)]` attributes, parsed into typed values.
+
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, Expr, LitStr, Path, Type};
+
+use crate::ctxt::Ctxt;
+
+/// Struct-level attribute keys.
+pub(crate) const STRUCT_KEYS: &str = "exclude, name";
+/// Field-level attribute keys.
+pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, name";
+
+/// What the struct's attributes say.
+#[derive(Default)]
+pub(crate) struct StructAttrs {
+    pub(crate) table: Option<Path>,
+    /// `exclude = "a, b"`: each name with the literal it came from.
+    pub(crate) exclude: Vec<(String, LitStr)>,
+    pub(crate) name: Option<LitStr>,
+}
+
+/// How a field gets a value when a POST does not give one.
+pub(crate) enum Default {
+    /// It is required (unless nullable).
+    None,
+    /// `#[rest(default)]`: the database fills it in.
+    Database,
+    /// `#[rest(default = expr)]`: the expression, evaluated at insert time.
+    Expr(Expr),
+}
+
+/// What a field's attributes say.
+pub(crate) struct FieldAttrs {
+    pub(crate) fk: Option<Type>,
+    pub(crate) default: Default,
+    pub(crate) exclude: bool,
+    pub(crate) primary_key: bool,
+    pub(crate) name: Option<LitStr>,
+}
+
+fn unknown(meta: &ParseNestedMeta<'_>, keys: &str) -> syn::Error {
+    let key = meta
+        .path
+        .get_ident()
+        .map_or_else(|| "this key".to_owned(), |i| format!("`{i}`"));
+    meta.error(format!(
+        "unknown rest attribute {key}; expected one of: {keys}"
+    ))
+}
+
+pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
+    let mut out = StructAttrs::default();
+    for attr in attrs {
+        if attr.path().is_ident("diesel") {
+            // diesel's own derives check the rest of this attribute.
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("table_name") {
+                    out.table = Some(meta.value()?.parse()?);
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _: Expr = meta.value()?.parse()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    let _ = meta.parse_nested_meta(|_| Ok(()));
+                }
+                Ok(())
+            });
+        } else if attr.path().is_ident("rest") {
+            let result = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("exclude") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    for name in lit
+                        .value()
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                    {
+                        out.exclude.push((name.to_owned(), lit.clone()));
+                    }
+                } else if meta.path.is_ident("name") {
+                    out.name = Some(meta.value()?.parse()?);
+                } else {
+                    return Err(unknown(&meta, STRUCT_KEYS));
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
+    let mut out = FieldAttrs {
+        fk: None,
+        default: Default::None,
+        exclude: false,
+        primary_key: false,
+        name: None,
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("fk") {
+                out.fk = Some(meta.value()?.parse()?);
+            } else if meta.path.is_ident("default") {
+                out.default = if meta.input.peek(syn::Token![=]) {
+                    Default::Expr(meta.value()?.parse()?)
+                } else {
+                    Default::Database
+                };
+            } else if meta.path.is_ident("exclude") {
+                out.exclude = true;
+            } else if meta.path.is_ident("primary_key") {
+                out.primary_key = true;
+            } else if meta.path.is_ident("name") {
+                out.name = Some(meta.value()?.parse()?);
+            } else {
+                return Err(unknown(&meta, FIELD_KEYS));
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+    }
+    out
+}

@@ -1,0 +1,28 @@
+//! `#[derive(RestModel)]`: field metadata, serializer, deserializer, and typed filter and
+//! ordering tables for Plover, generated at compile time.
+//!
+//! The pipeline is `ast` (parse the struct and its attributes, collecting every error) then
+//! `expand` (generate). Errors point at the user's span and say what to write instead.
+
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+mod types;
+
+use proc_macro::TokenStream;
+
+/// Derives `plover::RestModel`; see the attribute reference in Plover's `docs/reference.md`.
+#[proc_macro_derive(RestModel, attributes(rest, diesel))]
+pub fn derive_rest_model(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    derive_rest_model_inner(input).into()
+}
+
+/// The derive on `proc_macro2` tokens, so that the expansion can be tested.
+fn derive_rest_model_inner(input: syn::DeriveInput) -> proc_macro2::TokenStream {
+    match ast::Model::from_input(&input) {
+        Ok(model) => expand::expand(&model),
+        Err(errors) => errors,
+    }
+}

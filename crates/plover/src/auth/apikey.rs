@@ -1,0 +1,95 @@
+//! API-key authentication: a model with `key` and `secret` fields.
+
+use std::marker::PhantomData;
+
+use actix_web::http::Method;
+use serde_json::Value;
+use subtle::ConstantTimeEq;
+
+use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::{Filter, Op, Param, Select};
+
+/// Checks a `key`/`secret` pair against the rows of the model `K`. The pair is read from the
+/// query string, then from headers named `key` and `secret`, then from form fields; the first
+/// source that holds both is used.
+#[derive(Debug)]
+pub struct ApiKeyAuthentication<K: RestModel> {
+    protected_methods: Vec<Method>,
+    _model: PhantomData<fn() -> K>,
+}
+
+impl<K: RestModel> Default for ApiKeyAuthentication<K> {
+    fn default() -> Self {
+        ApiKeyAuthentication::new(default_protected_methods())
+    }
+}
+
+impl<K: RestModel> ApiKeyAuthentication<K> {
+    /// Protects the given methods.
+    pub fn new(protected_methods: Vec<Method>) -> ApiKeyAuthentication<K> {
+        ApiKeyAuthentication {
+            protected_methods,
+            _model: PhantomData,
+        }
+    }
+
+    fn pair(req: &AuthRequest<'_>) -> Option<(String, String)> {
+        let from_pairs = |pairs: &[(String, String)]| {
+            let get = |n: &str| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+            Some((get("key")?, get("secret")?))
+        };
+        let from_headers = || {
+            let get = |n: &str| req.headers.get(n)?.to_str().ok().map(str::to_owned);
+            Some((get("key")?, get("secret")?))
+        };
+        from_pairs(req.query)
+            .or_else(from_headers)
+            .or_else(|| from_pairs(req.form))
+    }
+}
+
+impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
+    fn authorize(
+        &self,
+        req: &AuthRequest<'_>,
+        conn: &mut Conn<'_>,
+    ) -> Result<Option<AuthUser>, Error> {
+        if !req.is_protected(&self.protected_methods) {
+            return Ok(None);
+        }
+        let (key, secret) = Self::pair(req).ok_or(Error::Unauthorized)?;
+        if key.is_empty() || secret.is_empty() {
+            return Err(Error::Unauthorized);
+        }
+        let meta = K::meta();
+        let field = |name: &str| {
+            meta.field(name)
+                .map(|(i, _)| i)
+                .ok_or_else(|| Error::Internal(format!("API key model has no field '{name}'")))
+        };
+        let (key_field, secret_field) = (field("key")?, field("secret")?);
+        let select = Select {
+            filters: vec![Filter {
+                path: vec![key_field],
+                op: Op::Eq,
+                values: vec![Param::Text(key)],
+            }],
+            limit: Some(1),
+            ..Select::default()
+        };
+        let row = K::load(conn, &select)?.into_iter().next();
+        let stored = row.map(|r| r.field_json(secret_field));
+        let ok = match &stored {
+            Some(Value::String(s)) => bool::from(s.as_bytes().ct_eq(secret.as_bytes())),
+            _ => false,
+        };
+        if ok {
+            Ok(None)
+        } else {
+            Err(Error::Unauthorized)
+        }
+    }
+}

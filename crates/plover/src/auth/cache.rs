@@ -1,0 +1,132 @@
+//! The verified-credentials cache: spares a full bcrypt verification on repeated Basic logins.
+//!
+//! An entry is the HMAC-SHA256, under a random per-process key, of the username, the stored
+//! password hash and the password that verified against it. A request hits the cache only if it
+//! presents the same password for a user whose stored hash is still the same: a changed
+//! password (new hash) or a wrong password (other input) gives another digest and goes through
+//! bcrypt. Digests are compared in constant time; entries expire after a short lifetime and the
+//! cache holds a bounded number of them. Plain passwords are never stored.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+type Digest = [u8; 32];
+
+/// A bounded, short-lived cache of verified credentials. See the module documentation.
+#[derive(Debug)]
+pub struct CredentialCache {
+    key: [u8; 32],
+    ttl: Duration,
+    capacity: usize,
+    entries: Mutex<HashMap<String, (Digest, Instant)>>,
+}
+
+impl Default for CredentialCache {
+    fn default() -> Self {
+        CredentialCache::new(Duration::from_secs(60), 10_000)
+    }
+}
+
+impl CredentialCache {
+    /// A cache keeping up to `capacity` entries for `ttl` each.
+    pub fn new(ttl: Duration, capacity: usize) -> CredentialCache {
+        let mut key = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut key);
+        CredentialCache {
+            key,
+            ttl,
+            capacity,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn digest(&self, username: &str, stored_hash: &str, password: &str) -> Digest {
+        // Lengths first, so that no two different triples feed the same bytes.
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
+            return [0; 32];
+        };
+        for part in [username, stored_hash, password] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part.as_bytes());
+        }
+        mac.finalize().into_bytes().into()
+    }
+
+    /// Whether `password` matches `stored_hash`: from the cache when this exact triple was
+    /// verified recently, else with `verify` (the full bcrypt check), caching a success.
+    pub fn check(
+        &self,
+        username: &str,
+        stored_hash: &str,
+        password: &str,
+        verify: impl FnOnce() -> bool,
+    ) -> bool {
+        let digest = self.digest(username, stored_hash, password);
+        let now = Instant::now();
+        if let Ok(entries) = self.entries.lock() {
+            if let Some((cached, expires)) = entries.get(username) {
+                if *expires > now && bool::from(cached.ct_eq(&digest)) {
+                    return true;
+                }
+            }
+        }
+        if !verify() {
+            return false;
+        }
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= self.capacity {
+                entries.retain(|_, (_, expires)| *expires > now);
+            }
+            if entries.len() < self.capacity {
+                entries.insert(username.to_owned(), (digest, now + self.ttl));
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn hit_only_for_same_password_and_hash() {
+        let cache = CredentialCache::default();
+        let calls = Cell::new(0);
+        let verify = |ok: bool| {
+            calls.set(calls.get() + 1);
+            ok
+        };
+        assert!(cache.check("u", "h1", "pw", || verify(true)));
+        assert!(cache.check("u", "h1", "pw", || verify(true)));
+        assert_eq!(calls.get(), 1, "second check must come from the cache");
+        assert!(!cache.check("u", "h1", "wrong", || verify(false)));
+        assert!(
+            !cache.check("u", "h2", "pw", || verify(false)),
+            "changed hash must re-verify"
+        );
+        assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn entries_expire_and_are_bounded() {
+        let cache = CredentialCache::new(Duration::from_millis(0), 1);
+        let calls = Cell::new(0);
+        let mut verify = || {
+            calls.set(calls.get() + 1);
+            true
+        };
+        assert!(cache.check("a", "h", "p", &mut verify));
+        assert!(cache.check("a", "h", "p", &mut verify));
+        assert_eq!(calls.get(), 2, "an expired entry must not be used");
+        assert!(cache.check("b", "h", "p", &mut verify));
+        assert!(cache.entries.lock().map(|e| e.len() <= 1).unwrap_or(false));
+    }
+}

@@ -1,0 +1,101 @@
+//! Authentication of REST requests (SPEC.md section 8).
+
+mod apikey;
+mod basic;
+mod cache;
+
+use actix_web::http::header::HeaderMap;
+use actix_web::http::Method;
+
+pub use apikey::ApiKeyAuthentication;
+pub use basic::{basic_credentials, AdminAuthentication, UserAuthentication};
+pub use cache::CredentialCache;
+
+use crate::db::Conn;
+use crate::error::Error;
+
+/// The user a request was authenticated as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthUser {
+    /// The user's primary key.
+    pub id: i64,
+    /// The user's name.
+    pub username: String,
+    /// Whether the user has the admin permission.
+    pub admin: bool,
+}
+
+/// What an authenticator may look at.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthRequest<'a> {
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// The request headers.
+    pub headers: &'a HeaderMap,
+    /// The decoded query string pairs.
+    pub query: &'a [(String, String)],
+    /// The decoded form fields of the body (empty for JSON bodies).
+    pub form: &'a [(String, String)],
+}
+
+impl AuthRequest<'_> {
+    /// Whether `protected` lists this request's method (HEAD counts as GET).
+    pub fn is_protected(&self, protected: &[Method]) -> bool {
+        let method = if self.method == Method::HEAD {
+            &Method::GET
+        } else {
+            self.method
+        };
+        protected.contains(method)
+    }
+}
+
+/// Decides whether a request may proceed. Called for every request of a resource.
+pub trait Authenticator: Send + Sync + 'static {
+    /// `Ok(Some(user))`: authenticated; `Ok(None)`: allowed without a user (an unprotected
+    /// method); `Err(Error::Unauthorized)`: refused with the 401 of SPEC.md section 8.
+    fn authorize(
+        &self,
+        req: &AuthRequest<'_>,
+        conn: &mut Conn<'_>,
+    ) -> Result<Option<AuthUser>, Error>;
+}
+
+/// The default verbs that need authorization: POST, PUT and DELETE.
+pub fn default_protected_methods() -> Vec<Method> {
+    vec![Method::POST, Method::PUT, Method::DELETE]
+}
+
+/// Base authentication: the `protected_methods` are refused, everything else is allowed.
+/// With the default methods this is the read-only API of SPEC.md section 8.
+#[derive(Debug, Clone)]
+pub struct Authentication {
+    protected_methods: Vec<Method>,
+}
+
+impl Default for Authentication {
+    fn default() -> Self {
+        Authentication::new(default_protected_methods())
+    }
+}
+
+impl Authentication {
+    /// Refuses the given methods (`vec![]` allows every method to everyone).
+    pub fn new(protected_methods: Vec<Method>) -> Authentication {
+        Authentication { protected_methods }
+    }
+}
+
+impl Authenticator for Authentication {
+    fn authorize(
+        &self,
+        req: &AuthRequest<'_>,
+        _conn: &mut Conn<'_>,
+    ) -> Result<Option<AuthUser>, Error> {
+        if req.is_protected(&self.protected_methods) {
+            Err(Error::Unauthorized)
+        } else {
+            Ok(None)
+        }
+    }
+}

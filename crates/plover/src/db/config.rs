@@ -1,0 +1,135 @@
+//! Database configuration: a mapping with `name`, `engine` and driver options, or a URL.
+
+use std::collections::BTreeMap;
+
+/// A supported database engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// SQLite, embedded (the default).
+    Sqlite,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("database configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// The database configuration mapping (SPEC.md section 11).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The database file (SQLite) or name.
+    pub name: String,
+    /// The engine.
+    pub engine: Engine,
+    /// Driver options: `max_connections`, `connection_timeout` (seconds), `busy_timeout`
+    /// (milliseconds, SQLite); `threadlocals` is accepted and has no effect.
+    pub options: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// An SQLite database in the file `name`.
+    pub fn sqlite(name: impl Into<String>) -> Config {
+        Config {
+            name: name.into(),
+            engine: Engine::Sqlite,
+            options: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a driver option.
+    pub fn option(mut self, key: impl Into<String>, value: impl ToString) -> Config {
+        self.options.insert(key.into(), value.to_string());
+        self
+    }
+
+    /// Reads a configuration mapping: `engine` (`sqlite`, the default), `name`, and options.
+    pub fn from_map<'a>(
+        map: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Config, ConfigError> {
+        let mut engine = Engine::Sqlite;
+        let mut name = None;
+        let mut options = BTreeMap::new();
+        for (k, v) in map {
+            match k {
+                "engine" => {
+                    engine = match v {
+                        "sqlite" | "sqlite3" => Engine::Sqlite,
+                        other => return Err(ConfigError(format!("unsupported engine '{other}'"))),
+                    }
+                }
+                "name" | "database" => name = Some(v.to_owned()),
+                _ => {
+                    options.insert(k.to_owned(), v.to_owned());
+                }
+            }
+        }
+        let name = name.ok_or_else(|| ConfigError("missing 'name'".into()))?;
+        Ok(Config {
+            name,
+            engine,
+            options,
+        })
+    }
+
+    /// Reads a URL: `sqlite://path/to/file.db` (`sqlite:///abs/path.db` for an absolute path),
+    /// with options as a query string (`?max_connections=4`). A plain path means SQLite.
+    pub fn from_url(url: &str) -> Result<Config, ConfigError> {
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut config = match base.split_once("://") {
+            Some(("sqlite", path)) if !path.is_empty() => Config::sqlite(path),
+            Some((scheme, _)) => {
+                return Err(ConfigError(format!(
+                    "unsupported database URL scheme '{scheme}'"
+                )))
+            }
+            None if !base.is_empty() => Config::sqlite(base),
+            None => return Err(ConfigError("empty database URL".into())),
+        };
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            config.options.insert(k.into_owned(), v.into_owned());
+        }
+        Ok(config)
+    }
+
+    /// A numeric option, or its default.
+    pub(crate) fn number(&self, key: &str, default: f64) -> Result<f64, ConfigError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| ConfigError(format!("option '{key}' must be a number, not '{v}'"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let c = Config::from_url("sqlite:///tmp/x.db?max_connections=3").map_err(|e| e.0);
+        let c = c
+            .as_ref()
+            .map(|c| (c.name.as_str(), c.options.get("max_connections").cloned()));
+        assert_eq!(c, Ok(("/tmp/x.db", Some("3".to_owned()))));
+        assert!(Config::from_url("mysql://x").is_err());
+        assert_eq!(
+            Config::from_url("app.db").map(|c| c.name).ok(),
+            Some("app.db".to_owned())
+        );
+    }
+
+    #[test]
+    fn mapping() {
+        let c = Config::from_map([
+            ("name", "a.db"),
+            ("engine", "sqlite"),
+            ("threadlocals", "true"),
+        ]);
+        assert!(c.is_ok_and(|c| c.name == "a.db" && c.options.contains_key("threadlocals")));
+        assert!(Config::from_map([("engine", "oracle"), ("name", "x")]).is_err());
+    }
+}

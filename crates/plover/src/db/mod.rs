@@ -1,0 +1,137 @@
+//! The database wrapper (SPEC.md section 11): configuration, a pool, one connection per unit of
+//! work, and blocking diesel calls kept off the actix worker threads.
+
+mod config;
+mod sqlite;
+
+use std::time::Duration;
+
+use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
+use diesel::{Connection, SqliteConnection};
+
+pub use config::{Config, ConfigError, Engine};
+pub use sqlite::plover_lower;
+
+use crate::error::Error;
+
+/// A connection borrowed from the pool, of one of the supported engines.
+pub enum Conn<'a> {
+    /// An SQLite connection.
+    Sqlite(&'a mut SqliteConnection),
+}
+
+impl std::fmt::Debug for Conn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Conn::Sqlite(_) => f.write_str("Conn::Sqlite"),
+        }
+    }
+}
+
+impl Conn<'_> {
+    /// Runs `f` in one transaction: committed when it returns `Ok`, rolled back otherwise.
+    pub fn transaction<R>(
+        &mut self,
+        f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        match self {
+            Conn::Sqlite(c) => c.transaction(|c| f(&mut Conn::Sqlite(c))),
+        }
+    }
+
+    /// Executes SQL statements (schema creation, pragmas); not for request data.
+    pub fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        use diesel::connection::SimpleConnection;
+        match self {
+            Conn::Sqlite(c) => c.batch_execute(sql).map_err(Error::from),
+        }
+    }
+
+    /// The engine of this connection.
+    pub fn engine(&self) -> Engine {
+        match self {
+            Conn::Sqlite(_) => Engine::Sqlite,
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Pools {
+    Sqlite(Pool<ConnectionManager<SqliteConnection>>),
+}
+
+/// A pooled database, cheap to clone; share one per application.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pools,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").finish_non_exhaustive()
+    }
+}
+
+enum Pooled {
+    Sqlite(PooledConnection<ConnectionManager<SqliteConnection>>),
+}
+
+impl Database {
+    /// Opens a database from a configuration; connections are made lazily by the pool.
+    pub fn open(config: &Config) -> Result<Database, ConfigError> {
+        let timeout = Duration::from_secs_f64(config.number("connection_timeout", 5.0)?);
+        let max = config.number("max_connections", 8.0)? as u32;
+        match config.engine {
+            Engine::Sqlite => {
+                let manager = ConnectionManager::<SqliteConnection>::new(config.name.clone());
+                let pool = Pool::builder()
+                    .max_size(max.max(1))
+                    .connection_timeout(timeout)
+                    .connection_customizer(Box::new(sqlite::Customizer::from_config(config)?))
+                    .build_unchecked(manager);
+                Ok(Database {
+                    pool: Pools::Sqlite(pool),
+                })
+            }
+        }
+    }
+
+    /// Opens a database from a URL such as `sqlite://app.db` (see [`Config::from_url`]).
+    pub fn from_url(url: &str) -> Result<Database, ConfigError> {
+        Database::open(&Config::from_url(url)?)
+    }
+
+    fn checkout(&self) -> Result<Pooled, Error> {
+        match &self.pool {
+            Pools::Sqlite(p) => p.get().map(Pooled::Sqlite).map_err(|e| {
+                log::error!("database connection unavailable: {e}");
+                Error::Unavailable
+            }),
+        }
+    }
+
+    /// Runs `f` with one pooled connection, on the current thread. For start-up code and
+    /// tests; request handlers use [`Database::run`].
+    pub fn run_blocking<R>(
+        &self,
+        f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        match self.checkout()? {
+            Pooled::Sqlite(mut c) => f(&mut Conn::Sqlite(&mut c)),
+        }
+    }
+
+    /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's
+    /// blocking calls never stall the async workers. The connection is checked out when the
+    /// closure starts and returned when it ends.
+    pub async fn run<R, F>(&self, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&mut Conn<'_>) -> Result<R, Error> + Send + 'static,
+        R: Send + 'static,
+    {
+        let db = self.clone();
+        actix_web::web::block(move || db.run_blocking(f))
+            .await
+            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+    }
+}

@@ -1,0 +1,162 @@
+//! The error type of the framework and its one conversion to HTTP (SPEC.md section 7).
+
+use std::collections::BTreeMap;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use diesel::result::DatabaseErrorKind;
+use serde_json::json;
+
+/// Everything that can go wrong while serving a request.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A query parameter is not acceptable (400, names the parameter).
+    #[error("invalid parameter '{param}': {message}")]
+    BadParam {
+        /// The offending parameter, as sent.
+        param: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The request body is not usable (400).
+    #[error("{0}")]
+    BadBody(String),
+    /// Field validation failed (400 with `fields`).
+    #[error("{message}")]
+    Validation {
+        /// Summary.
+        message: String,
+        /// Message per field key, as the client sent the key.
+        fields: BTreeMap<String, String>,
+    },
+    /// Credentials missing or wrong (401 with the Basic challenge).
+    #[error("Authentication failed")]
+    Unauthorized,
+    /// A `check_*` hook or an ownership rule refused (403).
+    #[error("Forbidden")]
+    Forbidden,
+    /// No such record or path (404).
+    #[error("Not found")]
+    NotFound,
+    /// The verb is not served here (405); holds the verbs that are.
+    #[error("Method not allowed")]
+    MethodNotAllowed(Vec<Method>),
+    /// A uniqueness or dependency conflict (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The body exceeds the configured limit (413).
+    #[error("Request body too large")]
+    PayloadTooLarge,
+    /// The database cannot be reached or the pool is exhausted (503).
+    #[error("Database unavailable")]
+    Unavailable,
+    /// A database error not caused by the input (500, details only in the log).
+    #[error(transparent)]
+    Database(#[from] diesel::result::Error),
+    /// A bug or an unexpected state (500, details only in the log).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// A validation error on one field.
+    pub fn field(key: impl Into<String>, message: impl Into<String>) -> Error {
+        let mut fields = BTreeMap::new();
+        fields.insert(key.into(), message.into());
+        Error::Validation {
+            message: "Validation failed".into(),
+            fields,
+        }
+    }
+
+    /// A bad query parameter.
+    pub fn param(param: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::BadParam {
+            param: param.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The error a database error stands for: constraint violations are the client's.
+    fn classify(&self) -> Option<(StatusCode, &'static str)> {
+        match self {
+            Error::Database(diesel::result::Error::DatabaseError(kind, _)) => match kind {
+                DatabaseErrorKind::UniqueViolation => Some((
+                    StatusCode::CONFLICT,
+                    "Conflict: a unique value is already taken",
+                )),
+                DatabaseErrorKind::ForeignKeyViolation => Some((
+                    StatusCode::BAD_REQUEST,
+                    "A foreign key refers to a row that does not exist",
+                )),
+                DatabaseErrorKind::NotNullViolation | DatabaseErrorKind::CheckViolation => {
+                    Some((StatusCode::BAD_REQUEST, "A value violates a constraint"))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+fn json_error(status: StatusCode, message: &str) -> HttpResponse {
+    HttpResponse::build(status).json(json!({ "error": message }))
+}
+
+impl ResponseError for Error {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Error::BadParam { .. } | Error::BadBody(_) | Error::Validation { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            Error::Unauthorized => StatusCode::UNAUTHORIZED,
+            Error::Forbidden => StatusCode::FORBIDDEN,
+            Error::NotFound => StatusCode::NOT_FOUND,
+            Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Database(_) => self
+                .classify()
+                .map_or(StatusCode::INTERNAL_SERVER_ERROR, |(s, _)| s),
+            Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Error::Unauthorized => HttpResponse::Unauthorized()
+                .insert_header((header::WWW_AUTHENTICATE, r#"Basic realm="Login Required""#))
+                .content_type("text/html; charset=utf-8")
+                .body("Authentication failed"),
+            Error::Validation { message, fields } => {
+                HttpResponse::BadRequest().json(json!({ "error": message, "fields": fields }))
+            }
+            Error::MethodNotAllowed(allowed) => {
+                let allow = allowed
+                    .iter()
+                    .map(Method::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut resp = json_error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed");
+                if let Ok(v) = HeaderValue::from_str(&allow) {
+                    resp.headers_mut().insert(header::ALLOW, v);
+                }
+                resp
+            }
+            Error::Database(inner) => match self.classify() {
+                Some((status, message)) => json_error(status, message),
+                None => {
+                    log::error!("database error: {inner}");
+                    json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
+                }
+            },
+            Error::Internal(detail) => {
+                log::error!("internal error: {detail}");
+                json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
+            }
+            other => json_error(other.status_code(), &other.to_string()),
+        }
+    }
+}

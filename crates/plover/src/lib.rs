@@ -1,0 +1,57 @@
+//! Plover turns annotated diesel models into a REST back office on actix-web.
+//!
+//! ```
+//! use plover::prelude::*;
+//!
+//! diesel::table! {
+//!     note (id) {
+//!         id -> Integer,
+//!         message -> Text,
+//!     }
+//! }
+//!
+//! #[derive(RestModel)]
+//! #[diesel(table_name = note)]
+//! pub struct Note {
+//!     pub id: i32,
+//!     pub message: String,
+//! }
+//!
+//! let db = Database::from_url("sqlite://notes.db").expect("a valid URL");
+//! let mut api = RestApi::new(db);
+//! api.register::<Note>();
+//! let configure = api.setup();
+//! let _app = actix_web::App::new().configure(configure);
+//! ```
+//!
+//! See `docs/` for the guide and the reference of every attribute, option and hook.
+
+extern crate self as plover;
+
+pub mod accounts;
+pub mod auth;
+pub mod db;
+mod error;
+pub mod model;
+pub mod query;
+pub mod rest;
+pub mod value;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use error::Error;
+pub use model::RestModel;
+pub use plover_derive::RestModel;
+
+/// The names most applications use.
+pub mod prelude {
+    pub use crate::accounts::{check_password, make_password, Auth, UserModel};
+    pub use crate::auth::{
+        AdminAuthentication, ApiKeyAuthentication, Authentication, Authenticator,
+        UserAuthentication,
+    };
+    pub use crate::db::{Config, Database};
+    pub use crate::rest::{Hooks, Resource, RestApi};
+    pub use crate::{Error, RestModel};
+}

@@ -1,0 +1,167 @@
+//! Model metadata: what `#[derive(RestModel)]` generates, and the trait the runtime uses.
+
+use std::any::TypeId;
+
+use serde_json::Value;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::query::Select;
+
+/// The type of a model field, as far as the REST layer cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// `i32`: a 32-bit integer column.
+    Int32,
+    /// `i64`: a 64-bit integer column.
+    Int64,
+    /// `f32`/`f64`: a floating point column.
+    Float,
+    /// `bool`.
+    Bool,
+    /// `String`: a text column.
+    Text,
+    /// `chrono::NaiveDate`.
+    Date,
+    /// `chrono::NaiveDateTime`.
+    DateTime,
+}
+
+impl FieldKind {
+    /// Whether values of this kind are integers.
+    pub fn is_integer(self) -> bool {
+        matches!(self, FieldKind::Int32 | FieldKind::Int64)
+    }
+}
+
+/// Compile-time metadata of one field of a model.
+#[derive(Debug)]
+pub struct FieldMeta {
+    /// The field's API name: the column name, or for a foreign key the column without `_id`.
+    pub name: &'static str,
+    /// The database column (and Rust field) name.
+    pub column: &'static str,
+    /// The value type.
+    pub kind: FieldKind,
+    /// Whether the column accepts NULL (`Option<T>`).
+    pub nullable: bool,
+    /// Whether this is the primary key.
+    pub primary_key: bool,
+    /// Whether a POST must give it (not null, no default, not the primary key).
+    pub required: bool,
+    /// Excluded at the model level (`#[rest(exclude = ...)]`): never serialized or filterable.
+    pub excluded: bool,
+    /// The related model of a foreign key.
+    pub fk: Option<fn() -> &'static ModelMeta>,
+}
+
+impl FieldMeta {
+    /// The key of this field in serialized objects: `<name>_id` for a foreign key.
+    pub fn json_key(&self) -> &'static str {
+        if self.fk.is_some() {
+            self.column
+        } else {
+            self.name
+        }
+    }
+
+    /// Whether `key` names this field (`user` and `user_id` both name a foreign key).
+    pub fn answers_to(&self, key: &str) -> bool {
+        self.name == key || self.column == key
+    }
+}
+
+/// Type-erased database operations of a model, used where the model is only known at run time
+/// (foreign-key checks and recursive deletes).
+#[derive(Debug)]
+pub struct ModelOps {
+    /// Primary keys of the rows matching a selection.
+    pub load_ids: fn(&mut Conn<'_>, &Select) -> Result<Vec<i64>, Error>,
+    /// Deletes the rows with these primary keys.
+    pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
+    /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.
+    pub nullify: fn(&mut Conn<'_>, usize, &[i64]) -> Result<usize, Error>,
+}
+
+/// Compile-time metadata of a model.
+#[derive(Debug)]
+pub struct ModelMeta {
+    /// Lowercase model name, the default API name (`message`).
+    pub name: &'static str,
+    /// The database table.
+    pub table: &'static str,
+    /// Every field, in declaration order.
+    pub fields: &'static [FieldMeta],
+    /// Index of the primary key in `fields`.
+    pub pk: usize,
+    /// The Rust type, to check `include_resources` at set-up.
+    pub type_id: fn() -> TypeId,
+    /// Database operations.
+    pub ops: ModelOps,
+}
+
+impl ModelMeta {
+    /// The field that `key` names (API name or column name).
+    pub fn field(&self, key: &str) -> Option<(usize, &'static FieldMeta)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.answers_to(key))
+    }
+
+    /// The primary key field.
+    pub fn pk_field(&self) -> &'static FieldMeta {
+        &self.fields[self.pk]
+    }
+}
+
+/// A registered model, collected at link time to find the foreign keys that point at a model.
+#[derive(Debug)]
+pub struct ModelEntry(pub fn() -> &'static ModelMeta);
+
+inventory::collect!(ModelEntry);
+
+/// Every model that derives `RestModel` in the program.
+pub fn all_models() -> impl Iterator<Item = &'static ModelMeta> {
+    inventory::iter::<ModelEntry>.into_iter().map(|e| (e.0)())
+}
+
+/// A model with REST metadata. Implemented by `#[derive(RestModel)]`; see the reference in
+/// `docs/reference.md` for the attributes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Plover model",
+    label = "not a model",
+    note = "add `#[derive(RestModel)]` to `{Self}`"
+)]
+pub trait RestModel: Sized + Send + Sync + 'static {
+    /// A partial set of field values for inserts and updates: one `Option` per field
+    /// (`None` = not given). Generated as `<Model>Changes` with public fields.
+    type Changes: Default + Send + 'static;
+
+    /// The model's metadata.
+    fn meta() -> &'static ModelMeta;
+
+    /// The primary key.
+    fn pk(&self) -> i64;
+
+    /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).
+    fn field_json(&self, field: usize) -> Value;
+
+    /// Parses `value` into field `field` of `changes`; the error is a message for the client.
+    fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
+
+    /// Whether field `field` of `changes` was given.
+    fn is_set(changes: &Self::Changes, field: usize) -> bool;
+
+    /// Fills the fields that were not given with their defaults (`None` for nullable fields).
+    fn fill_defaults(changes: &mut Self::Changes);
+
+    /// Loads the rows of a selection.
+    fn load(conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Self>, Error>;
+
+    /// Inserts a row from complete changes; returns its primary key.
+    fn insert(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<i64, Error>;
+
+    /// Updates the given fields of one row; returns the number of rows changed.
+    fn update(conn: &mut Conn<'_>, pk: i64, changes: Self::Changes) -> Result<usize, Error>;
+}

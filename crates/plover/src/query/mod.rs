@@ -1,0 +1,91 @@
+//! Backend-neutral selections (filters, ordering, pagination) that generated code turns into
+//! typed diesel queries, and the parsing of list query strings into them.
+
+mod params;
+mod parse;
+
+pub use params::Param;
+pub use parse::{parse_list_query, FilterRules, ListQuery};
+
+/// A filter operator (`<field>__<op>=<value>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `=`
+    Eq,
+    /// `<>` (combined with AND when repeated)
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Lte,
+    /// `>`
+    Gt,
+    /// `>=`
+    Gte,
+    /// `IN (...)`
+    In,
+    /// `IS NULL`, or `= true/false` on booleans
+    Is,
+    /// case-sensitive `LIKE`
+    Like,
+    /// case-insensitive `LIKE`, for all of Unicode
+    ILike,
+}
+
+impl Op {
+    /// The operator that a query-string suffix names.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Some(match name {
+            "eq" => Op::Eq,
+            "ne" => Op::Ne,
+            "lt" => Op::Lt,
+            "lte" => Op::Lte,
+            "gt" => Op::Gt,
+            "gte" => Op::Gte,
+            "in" => Op::In,
+            "is" => Op::Is,
+            "like" => Op::Like,
+            "ilike" => Op::ILike,
+            _ => return None,
+        })
+    }
+}
+
+/// One condition: a path of field indexes (foreign keys, then the compared field), an operator
+/// and its already-typed values. Several values combine with OR (with AND for `ne`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// Field indexes, one per model along the join path.
+    pub path: Vec<usize>,
+    /// The operator.
+    pub op: Op,
+    /// The values, parsed as the field's type.
+    pub values: Vec<Param>,
+}
+
+/// What to load: conditions (combined with AND), ordering, and an optional page window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Select {
+    /// Conditions, all of which must hold.
+    pub filters: Vec<Filter>,
+    /// `(field index, descending)`, in priority order.
+    pub order: Vec<(usize, bool)>,
+    /// Maximum number of rows.
+    pub limit: Option<i64>,
+    /// Rows to skip.
+    pub offset: i64,
+}
+
+impl Select {
+    /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).
+    pub fn ids_in(field: usize, ids: &[i64]) -> Select {
+        Select {
+            filters: vec![Filter {
+                path: vec![field],
+                op: Op::In,
+                values: ids.iter().map(|&i| Param::Int(i)).collect(),
+            }],
+            ..Select::default()
+        }
+    }
+}

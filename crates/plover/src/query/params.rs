@@ -1,0 +1,74 @@
+//! Typed filter values, parsed from query-string text by the field's kind.
+
+use chrono::{NaiveDate, NaiveDateTime};
+
+use crate::model::FieldKind;
+use crate::value::{parse_date, parse_datetime};
+
+/// A filter value, parsed as the type of the field it is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    /// SQL NULL (`is=null`).
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer (range-checked for 32-bit fields).
+    Int(i64),
+    /// A finite float.
+    Float(f64),
+    /// Text.
+    Text(String),
+    /// A date.
+    Date(NaiveDate),
+    /// A date-time.
+    DateTime(NaiveDateTime),
+}
+
+impl Param {
+    /// Parses query-string text as a value of `kind`; the error says what was expected.
+    pub fn parse(kind: FieldKind, raw: &str) -> Result<Param, String> {
+        match kind {
+            FieldKind::Int32 => raw
+                .parse::<i32>()
+                .map(|v| Param::Int(v.into()))
+                .map_err(|_| "expected a 32-bit integer".into()),
+            FieldKind::Int64 => raw
+                .parse::<i64>()
+                .map(Param::Int)
+                .map_err(|_| "expected an integer".into()),
+            FieldKind::Float => match raw.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(Param::Float(v)),
+                _ => Err("expected a number".into()),
+            },
+            FieldKind::Bool => parse_bool(raw)
+                .map(Param::Bool)
+                .ok_or_else(|| "expected true, false, 1 or 0".into()),
+            FieldKind::Text => Ok(Param::Text(raw.to_owned())),
+            FieldKind::Date => parse_date(raw)
+                .map(Param::Date)
+                .ok_or_else(|| "expected a date YYYY-MM-DD".into()),
+            FieldKind::DateTime => parse_datetime(raw)
+                .map(Param::DateTime)
+                .ok_or_else(|| "expected a date-time YYYY-MM-DD HH:MM:SS".into()),
+        }
+    }
+
+    /// Parses the value of an `is` filter: `null`/`none`, or `true`/`false` on booleans.
+    pub fn parse_is(kind: FieldKind, raw: &str) -> Result<Param, String> {
+        match raw.to_ascii_lowercase().as_str() {
+            "null" | "none" => Ok(Param::Null),
+            "true" if kind == FieldKind::Bool => Ok(Param::Bool(true)),
+            "false" if kind == FieldKind::Bool => Ok(Param::Bool(false)),
+            _ if kind == FieldKind::Bool => Err("expected null, none, true or false".into()),
+            _ => Err("expected null or none".into()),
+        }
+    }
+}
+
+fn parse_bool(raw: &str) -> Option<bool> {
+    match raw {
+        "true" | "True" | "1" => Some(true),
+        "false" | "False" | "0" => Some(false),
+        _ => None,
+    }
+}

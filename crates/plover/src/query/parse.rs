@@ -1,0 +1,216 @@
+//! List query strings (SPEC.md sections 4, 5 and 12) to a [`Select`].
+
+use std::collections::HashMap;
+
+use super::{Filter, Op, Param, Select};
+use crate::error::Error;
+use crate::model::{FieldKind, ModelMeta};
+
+/// Parameters that are never filters.
+pub const RESERVED: [&str; 5] = ["ordering", "limit", "page", "key", "secret"];
+
+/// What a resource allows to filter and order on, computed once at set-up.
+#[derive(Debug, Clone)]
+pub struct FilterRules {
+    /// The model.
+    pub meta: &'static ModelMeta,
+    /// `filter_fields`: allowed paths (`None` = every field).
+    pub fields: Option<Vec<String>>,
+    /// `filter_exclude`: refused paths (and everything below them).
+    pub exclude: Vec<String>,
+    /// `filter_recursive`: whether joins through foreign keys are allowed.
+    pub recursive: bool,
+    /// Per field: whether the resource serializes it (after `fields`/`exclude`).
+    pub exposed: Vec<bool>,
+    /// Rules of the included resource per foreign-key field index, applied to joins through it.
+    pub nested: HashMap<usize, FilterRules>,
+}
+
+/// A parsed list request.
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    /// Filters and ordering; `limit` is one more than the page size (to know `next`).
+    pub select: Select,
+    /// The page number, from 1.
+    pub page: i64,
+    /// The page size.
+    pub limit: i64,
+}
+
+/// Parses the decoded query pairs of a list request.
+pub fn parse_list_query(
+    pairs: &[(String, String)],
+    rules: &FilterRules,
+    paginate_by: i64,
+) -> Result<ListQuery, Error> {
+    let first = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let positive = |name: &str| -> Result<Option<i64>, Error> {
+        match first(name) {
+            None => Ok(None),
+            Some(v) => match v.parse::<i64>() {
+                Ok(n) if n >= 1 => Ok(Some(n)),
+                _ => Err(Error::param(name, "expected an integer >= 1")),
+            },
+        }
+    };
+    let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
+    let page = positive("page")?.unwrap_or(1);
+    let offset = (page - 1)
+        .checked_mul(limit)
+        .ok_or_else(|| Error::param("page", "page number too large"))?;
+
+    let mut select = Select {
+        filters: parse_filters(pairs, rules)?,
+        order: match first("ordering") {
+            Some(v) => parse_ordering(v, rules)?,
+            None => Vec::new(),
+        },
+        limit: Some(limit + 1),
+        offset,
+    };
+    let pk = rules.meta.pk;
+    if !select.order.iter().any(|(f, _)| *f == pk) {
+        select.order.push((pk, false));
+    }
+    Ok(ListQuery {
+        select,
+        page,
+        limit,
+    })
+}
+
+fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>, Error> {
+    if value.is_empty() {
+        return Ok(Vec::new());
+    }
+    value
+        .split(',')
+        .map(|part| {
+            let (name, desc) = match part.strip_prefix('-') {
+                Some(rest) => (rest, true),
+                None => (part, false),
+            };
+            match rules.meta.field(name) {
+                Some((idx, f)) if rules.exposed[idx] && !f.excluded => Ok((idx, desc)),
+                // The value is not echoed: it is arbitrary client text.
+                _ => Err(Error::param("ordering", "not a column of this resource")),
+            }
+        })
+        .collect()
+}
+
+fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<Filter>, Error> {
+    // Same key repeated: one filter with several values, in first-seen order.
+    let mut keys: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (k, v) in pairs {
+        if RESERVED.contains(&k.as_str()) {
+            continue;
+        }
+        match keys.iter_mut().find(|(key, _)| *key == k) {
+            Some((_, values)) => values.push(v),
+            None => keys.push((k, vec![v])),
+        }
+    }
+    keys.into_iter()
+        .map(|(key, raw)| parse_filter(key, &raw, rules))
+        .collect()
+}
+
+fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, Error> {
+    let bad = |message: &str| Error::param(key, message);
+    let parts: Vec<&str> = key.split("__").collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(bad("malformed filter"));
+    }
+    let mut meta = rules.meta;
+    let mut path = Vec::new();
+    let mut names = Vec::new();
+    let mut op = Op::Eq;
+    let mut i = 0;
+    while i < parts.len() {
+        let (idx, field) = meta
+            .field(parts[i])
+            .ok_or_else(|| bad(&format!("unknown field '{}'", parts[i])))?;
+        path.push(idx);
+        names.push(field.name);
+        i += 1;
+        if i == parts.len() {
+            break;
+        }
+        match (field.fk, Op::from_name(parts[i])) {
+            (_, Some(found)) => {
+                if i + 1 != parts.len() {
+                    return Err(bad("the operator must come last"));
+                }
+                op = found;
+                break;
+            }
+            (Some(target), None) => meta = target(),
+            (None, None) => return Err(bad(&format!("unknown operator '{}'", parts[i]))),
+        }
+    }
+    if !allowed(rules, &path, &names) {
+        return Err(bad("filtering on this field is not allowed"));
+    }
+    let leaf = &meta.fields[path[path.len() - 1]];
+    let kind = leaf.kind;
+    if matches!(op, Op::Like | Op::ILike) && kind != FieldKind::Text {
+        return Err(bad("like and ilike apply to text fields only"));
+    }
+    let mut values = Vec::new();
+    for v in raw {
+        match op {
+            Op::In => {
+                for item in v.split(',') {
+                    values.push(Param::parse(kind, item).map_err(|m| bad(&m))?);
+                }
+            }
+            Op::Is => values.push(Param::parse_is(kind, v).map_err(|m| bad(&m))?),
+            _ => values.push(Param::parse(kind, v).map_err(|m| bad(&m))?),
+        }
+    }
+    Ok(Filter { path, op, values })
+}
+
+/// Whether the path (field indexes, with their API names) may be filtered under `rules`.
+fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bool {
+    let mut meta = rules.meta;
+    for (depth, &idx) in path.iter().enumerate() {
+        let field = &meta.fields[idx];
+        if field.excluded {
+            return false;
+        }
+        if let Some(target) = field.fk {
+            if depth + 1 < path.len() {
+                meta = target();
+            }
+        }
+    }
+    if path.len() > 1 && !rules.recursive {
+        return false;
+    }
+    let prefixes: Vec<String> = (1..=names.len()).map(|n| names[..n].join("__")).collect();
+    if prefixes.iter().any(|p| rules.exclude.contains(p)) {
+        return false;
+    }
+    if let Some(fields) = &rules.fields {
+        if !prefixes.iter().any(|p| fields.contains(p)) {
+            return false;
+        }
+    }
+    if path.len() > 1 {
+        if let Some(nested) = rules.nested.get(&path[0]) {
+            let rest = &path[1..];
+            if !nested.exposed[rest[0]] {
+                return false;
+            }
+            return allowed(nested, rest, &names[1..]);
+        }
+    }
+    true
+}

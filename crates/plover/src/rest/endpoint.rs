@@ -1,0 +1,296 @@
+//! The five REST operations of a prepared resource (SPEC.md sections 2 to 7), in the order of
+//! checks of section 7: verb, authentication, record lookup, `check_*` hooks, input.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::{Method, StatusCode};
+use serde_json::{json, Map, Value};
+
+use super::delete::delete_rows;
+use super::prepared::Prepared;
+use super::request::{ApiRequest, Reply};
+use super::resource::Context;
+use crate::auth::{AuthRequest, AuthUser};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::{parse_list_query, Select};
+
+/// A registered resource, with its model type erased.
+pub(crate) trait Endpoint: Send + Sync {
+    /// The URL name.
+    fn name(&self) -> &str;
+    /// The verbs served on the list path (`detail = false`) or a detail path.
+    fn allowed(&self, detail: bool) -> Vec<Method>;
+    /// Serves an authorized-or-not request on one connection.
+    fn handle(&self, req: &ApiRequest, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+}
+
+impl<M: RestModel> Endpoint for Prepared<M> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn allowed(&self, detail: bool) -> Vec<Method> {
+        let served: &[Method] = if detail {
+            &[Method::GET, Method::PUT, Method::DELETE]
+        } else {
+            &[Method::GET, Method::POST]
+        };
+        served
+            .iter()
+            .filter(|m| self.allowed_methods.contains(m))
+            .cloned()
+            .collect()
+    }
+
+    fn handle(&self, req: &ApiRequest, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        let method = if req.method == Method::HEAD {
+            Method::GET
+        } else {
+            req.method.clone()
+        };
+        let allowed = self.allowed(req.pk.is_some());
+        if !allowed.contains(&method) {
+            return Err(Error::MethodNotAllowed(allowed));
+        }
+        let auth_req = AuthRequest {
+            method: &method,
+            headers: &req.headers,
+            query: &req.query,
+            form: req.form(),
+        };
+        let user = match &self.auth {
+            Some(auth) => auth.authorize(&auth_req, conn)?,
+            None => None,
+        };
+        let cx = Context {
+            method: &method,
+            user: user.as_ref(),
+        };
+        let Some(raw_pk) = &req.pk else {
+            return match method {
+                Method::POST => self.create(&cx, req, conn),
+                _ => self.list(&cx, req, conn),
+            };
+        };
+        let pk: i64 = raw_pk.parse().map_err(|_| Error::NotFound)?;
+        let obj = self.find(&cx, conn, pk)?.ok_or(Error::NotFound)?;
+        match method {
+            Method::PUT => self.edit(&cx, req, conn, obj),
+            Method::DELETE => self.remove(&cx, conn, obj),
+            _ => {
+                if !self.hooks.check_get(&cx, Some(&obj)) {
+                    return Err(Error::Forbidden);
+                }
+                Ok(Reply::ok(Value::Object(self.one(&cx, conn, obj)?)))
+            }
+        }
+    }
+}
+
+impl<M: RestModel> Prepared<M> {
+    fn one(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        obj: M,
+    ) -> Result<Map<String, Value>, Error> {
+        self.serialize(cx, conn, std::slice::from_ref(&obj))?
+            .pop()
+            .ok_or_else(|| Error::Internal("serialization lost the object".into()))
+    }
+
+    fn list(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+    ) -> Result<Reply, Error> {
+        if !self.hooks.check_get(cx, None) {
+            return Err(Error::Forbidden);
+        }
+        let mut query = parse_list_query(&req.query, &self.rules, self.paginate_by)?;
+        let mut filters = self.scope(cx)?;
+        filters.append(&mut query.select.filters);
+        query.select.filters = filters;
+        let mut rows = M::load(conn, &query.select)?;
+        let has_next = rows.len() as i64 > query.limit;
+        rows.truncate(query.limit as usize);
+        let objects = self.serialize(cx, conn, &rows)?;
+        let next = if has_next {
+            req.page_link(query.page + 1)
+        } else {
+            String::new()
+        };
+        Ok(Reply::ok(json!({
+            "meta": {
+                "model": self.name,
+                "page": query.page,
+                "previous": req.page_link(query.page - 1),
+                "next": next,
+            },
+            "objects": objects,
+        })))
+    }
+
+    /// Parses the body into changes; `sent` gets the key the client used for each field.
+    fn parse_changes(
+        &self,
+        data: &Map<String, Value>,
+        creating: bool,
+    ) -> Result<(M::Changes, Vec<(usize, String)>), Error> {
+        let meta = M::meta();
+        let mut changes = M::Changes::default();
+        let mut sent = Vec::new();
+        let mut errors = BTreeMap::new();
+        for (key, value) in data {
+            match meta.field(key) {
+                None => {
+                    errors.insert(key.clone(), "unknown field".to_owned());
+                }
+                Some((idx, _)) if idx == meta.pk || Some(idx) == self.owner => {}
+                Some((idx, _)) => match M::set_json(&mut changes, idx, value) {
+                    Ok(()) => sent.push((idx, key.clone())),
+                    Err(message) => {
+                        errors.insert(key.clone(), message);
+                    }
+                },
+            }
+        }
+        if creating {
+            for (idx, field) in meta.fields.iter().enumerate() {
+                if field.required
+                    && Some(idx) != self.owner
+                    && !M::is_set(&changes, idx)
+                    && !errors.contains_key(field.json_key())
+                {
+                    errors.insert(field.name.to_owned(), "this field is required".to_owned());
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok((changes, sent))
+        } else {
+            Err(Error::Validation {
+                message: "Validation failed".into(),
+                fields: errors,
+            })
+        }
+    }
+
+    /// Checks that every foreign key given refers to an existing row (400 on the sent key).
+    fn check_references(
+        conn: &mut Conn<'_>,
+        data: &Map<String, Value>,
+        sent: &[(usize, String)],
+    ) -> Result<(), Error> {
+        let meta = M::meta();
+        for (idx, key) in sent {
+            let (Some(target), Some(id)) =
+                (meta.fields[*idx].fk, data.get(key).and_then(Value::as_i64))
+            else {
+                continue;
+            };
+            let target = target();
+            let found = (target.ops.load_ids)(conn, &Select::ids_in(target.pk, &[id]))?;
+            if found.is_empty() {
+                return Err(Error::field(
+                    key.clone(),
+                    format!("no {} with id {id}", target.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn owner_user<'a>(&self, cx: &Context<'a>) -> Result<Option<(&'a AuthUser, usize)>, Error> {
+        match self.owner {
+            None => Ok(None),
+            Some(idx) => cx.user.map(|u| Some((u, idx))).ok_or(Error::Forbidden),
+        }
+    }
+
+    fn create(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+    ) -> Result<Reply, Error> {
+        if !self.hooks.check_post(cx) {
+            return Err(Error::Forbidden);
+        }
+        let data = req.json_object()?;
+        let (mut changes, sent) = self.parse_changes(&data, true)?;
+        self.hooks.save_object(cx, &mut changes, &data)?;
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            self.hooks.set_owner(&mut changes, user, idx)?;
+        }
+        M::fill_defaults(&mut changes);
+        let obj = conn.transaction(|conn| {
+            Self::check_references(conn, &data, &sent)?;
+            let pk = M::insert(conn, changes)?;
+            let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
+                .into_iter()
+                .next();
+            let row = row.ok_or_else(|| Error::Internal("inserted row not found".into()))?;
+            self.one(cx, conn, row)
+        })?;
+        let pk = obj
+            .get(M::meta().pk_field().json_key())
+            .cloned()
+            .unwrap_or(Value::Null);
+        Ok(Reply {
+            status: StatusCode::CREATED,
+            location: Some(format!("{}{}/", req.list_path, pk)),
+            body: Value::Object(obj),
+        })
+    }
+
+    fn edit(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+        obj: M,
+    ) -> Result<Reply, Error> {
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            if !self.hooks.validate_owner(user, &obj, idx) {
+                return Err(Error::Forbidden);
+            }
+        }
+        if !self.hooks.check_put(cx, &obj) {
+            return Err(Error::Forbidden);
+        }
+        let data = req.json_object()?;
+        let (mut changes, sent) = self.parse_changes(&data, false)?;
+        self.hooks.save_object(cx, &mut changes, &data)?;
+        let pk = obj.pk();
+        let obj = conn.transaction(|conn| {
+            Self::check_references(conn, &data, &sent)?;
+            let any = (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i));
+            if any {
+                M::update(conn, pk, changes)?;
+            }
+            let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
+                .into_iter()
+                .next();
+            self.one(cx, conn, row.ok_or(Error::NotFound)?)
+        })?;
+        Ok(Reply::ok(Value::Object(obj)))
+    }
+
+    fn remove(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Reply, Error> {
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            if !self.hooks.validate_owner(user, &obj, idx) {
+                return Err(Error::Forbidden);
+            }
+        }
+        if !self.hooks.check_delete(cx, &obj) {
+            return Err(Error::Forbidden);
+        }
+        let pk = obj.pk();
+        conn.transaction(|conn| delete_rows(conn, M::meta(), &[pk], self.delete_recursive))?;
+        Ok(Reply::ok(json!({ "deleted": 1 })))
+    }
+}

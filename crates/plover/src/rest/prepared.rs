@@ -1,0 +1,247 @@
+//! A resource with its options checked and turned into lookup tables once, at set-up, and
+//! the serialization of its objects (SPEC.md section 3).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix_web::http::Method;
+use serde_json::{Map, Value};
+
+use super::resource::{Context, Hooks, Resource};
+use crate::auth::Authenticator;
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::{ModelMeta, RestModel};
+use crate::query::{Filter, FilterRules, Select};
+
+/// An included resource, seen from the resource that nests it.
+pub(crate) trait Nested: Send + Sync {
+    /// The model it serializes.
+    fn meta(&self) -> &'static ModelMeta;
+    /// Its filter rules, applied to joins through the including field.
+    fn rules(&self) -> &FilterRules;
+    /// Its serialized objects with these primary keys (one query per nesting level).
+    fn serialize_ids(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        ids: &[i64],
+    ) -> Result<HashMap<i64, Value>, Error>;
+}
+
+/// A resource ready to serve.
+pub(crate) struct Prepared<M: RestModel> {
+    pub(crate) name: String,
+    pub(crate) exposed: Vec<bool>,
+    pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
+    pub(crate) rules: FilterRules,
+    pub(crate) owner: Option<usize>,
+    pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) allowed_methods: Vec<Method>,
+    pub(crate) hooks: Arc<dyn Hooks<M>>,
+    pub(crate) paginate_by: i64,
+    pub(crate) delete_recursive: bool,
+}
+
+fn field_index(meta: &ModelMeta, name: &str, option: &str) -> usize {
+    match meta.field(name) {
+        Some((idx, _)) => idx,
+        None => panic!(
+            "plover: {option}: model `{}` has no field `{name}` (fields: {})",
+            meta.name,
+            meta.fields
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
+    for path in paths {
+        let mut m = meta;
+        for (i, part) in path.split("__").enumerate() {
+            let idx = field_index(m, part, option);
+            if let Some(target) = m.fields[idx].fk {
+                m = target();
+            } else if i + 1 != path.split("__").count() {
+                panic!("plover: {option}: `{part}` in `{path}` is not a foreign key");
+            }
+        }
+    }
+}
+
+impl<M: RestModel> Prepared<M> {
+    /// Checks the options of `resource`; a misconfiguration panics with a clear message,
+    /// before the server serves anything.
+    pub(crate) fn new(resource: Resource<M>, default_auth: Option<Arc<dyn Authenticator>>) -> Self {
+        let meta = M::meta();
+        let n = meta.fields.len();
+        let mut exposed: Vec<bool> = meta.fields.iter().map(|f| !f.excluded).collect();
+        if let Some(fields) = &resource.fields {
+            let listed: Vec<usize> = fields
+                .iter()
+                .map(|f| field_index(meta, f, "fields"))
+                .collect();
+            for (i, e) in exposed.iter_mut().enumerate() {
+                *e &= listed.contains(&i);
+            }
+        }
+        for f in &resource.exclude {
+            exposed[field_index(meta, f, "exclude")] = false;
+        }
+        if let Some(paths) = &resource.filter_fields {
+            check_paths(meta, paths, "filter_fields");
+        }
+        check_paths(meta, &resource.filter_exclude, "filter_exclude");
+
+        let mut includes: Vec<Option<Arc<dyn Nested>>> = vec![None; n];
+        let mut nested_rules = HashMap::new();
+        for (field, nested) in resource.include {
+            let idx = field_index(meta, &field, "include_resources");
+            let target = match meta.fields[idx].fk {
+                Some(target) => target(),
+                None => panic!(
+                    "plover: include_resources: `{field}` of `{}` is not a foreign key",
+                    meta.name
+                ),
+            };
+            if (target.type_id)() != (nested.meta().type_id)() {
+                panic!(
+                    "plover: include_resources: `{field}` of `{}` refers to `{}`, not `{}`",
+                    meta.name,
+                    target.name,
+                    nested.meta().name
+                );
+            }
+            nested_rules.insert(idx, nested.rules().clone());
+            includes[idx] = Some(nested);
+        }
+        let owner = resource.owner_field.as_deref().map(|f| {
+            let idx = field_index(meta, f, "owner_field");
+            if meta.fields[idx].fk.is_none() {
+                panic!(
+                    "plover: owner_field: `{f}` of `{}` is not a foreign key",
+                    meta.name
+                );
+            }
+            idx
+        });
+        let rules = FilterRules {
+            meta,
+            fields: resource.filter_fields,
+            exclude: resource.filter_exclude,
+            recursive: resource.filter_recursive,
+            exposed: exposed.clone(),
+            nested: nested_rules,
+        };
+        Prepared {
+            name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
+            exposed,
+            includes,
+            rules,
+            owner,
+            auth: resource.auth.or(default_auth),
+            allowed_methods: resource.allowed_methods,
+            hooks: resource.hooks,
+            paginate_by: resource.paginate_by,
+            delete_recursive: resource.delete_recursive,
+        }
+    }
+
+    /// The objects of `rows`, nested resources included: one query per included field and
+    /// nesting level, whatever the number of rows.
+    pub(crate) fn serialize(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        rows: &[M],
+    ) -> Result<Vec<Map<String, Value>>, Error> {
+        let meta = M::meta();
+        let mut nested: Vec<(usize, HashMap<i64, Value>)> = Vec::new();
+        for (idx, include) in self.includes.iter().enumerate() {
+            if let (Some(include), true) = (include, self.exposed[idx]) {
+                let mut ids: Vec<i64> = rows
+                    .iter()
+                    .filter_map(|r| r.field_json(idx).as_i64())
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                let objects = if ids.is_empty() {
+                    HashMap::new()
+                } else {
+                    include.serialize_ids(cx, conn, &ids)?
+                };
+                nested.push((idx, objects));
+            }
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut data = Map::new();
+            for (idx, field) in meta.fields.iter().enumerate() {
+                if !self.exposed[idx] {
+                    continue;
+                }
+                let value = row.field_json(idx);
+                match nested.iter().find(|(i, _)| *i == idx) {
+                    Some((_, objects)) => {
+                        let obj = value.as_i64().and_then(|id| objects.get(&id).cloned());
+                        data.insert(field.name.to_owned(), obj.unwrap_or(Value::Null));
+                    }
+                    None => {
+                        data.insert(field.json_key().to_owned(), value);
+                    }
+                }
+            }
+            self.hooks.prepare_data(cx, row, &mut data);
+            out.push(data);
+        }
+        Ok(out)
+    }
+
+    /// The `get_query` scope of this request.
+    pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
+        let mut scope = super::resource::Scope::default();
+        self.hooks.get_query(cx, &mut scope);
+        scope.resolve::<M>()
+    }
+
+    /// The row with primary key `pk`, if `get_query` lets this request see it.
+    pub(crate) fn find(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        pk: i64,
+    ) -> Result<Option<M>, Error> {
+        let mut select = Select::ids_in(M::meta().pk, &[pk]);
+        select.filters.extend(self.scope(cx)?);
+        select.limit = Some(1);
+        Ok(M::load(conn, &select)?.into_iter().next())
+    }
+}
+
+impl<M: RestModel> Nested for Prepared<M> {
+    fn meta(&self) -> &'static ModelMeta {
+        M::meta()
+    }
+
+    fn rules(&self) -> &FilterRules {
+        &self.rules
+    }
+
+    fn serialize_ids(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        ids: &[i64],
+    ) -> Result<HashMap<i64, Value>, Error> {
+        let rows = M::load(conn, &Select::ids_in(M::meta().pk, ids))?;
+        let objects = self.serialize(cx, conn, &rows)?;
+        Ok(rows
+            .iter()
+            .map(RestModel::pk)
+            .zip(objects.into_iter().map(Value::Object))
+            .collect())
+    }
+}

@@ -1,0 +1,163 @@
+//! The parts of an HTTP request the REST handlers use, read before any database work: the body
+//! (size-limited, JSON or a form field `data`), the query pairs, and the reply they build.
+
+use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
+use actix_web::http::{Method, StatusCode};
+use actix_web::web::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+
+/// A request body, read in full.
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// Raw bytes, expected to be a JSON object.
+    Raw(Bytes),
+    /// Form fields (urlencoded or multipart); the JSON object is in `data`.
+    Form(Vec<(String, String)>),
+}
+
+/// One REST request, detached from actix so that it can move to a blocking thread.
+#[derive(Debug)]
+pub(crate) struct ApiRequest {
+    pub(crate) method: Method,
+    pub(crate) pk: Option<String>,
+    pub(crate) query: Vec<(String, String)>,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Body,
+    /// `{prefix}/{name}/`, the canonical list path.
+    pub(crate) list_path: String,
+}
+
+impl ApiRequest {
+    /// The form fields of the body (for API-key authentication).
+    pub(crate) fn form(&self) -> &[(String, String)] {
+        match &self.body {
+            Body::Form(pairs) => pairs,
+            Body::Raw(_) => &[],
+        }
+    }
+
+    /// The body as a JSON object (SPEC.md section 6).
+    pub(crate) fn json_object(&self) -> Result<Map<String, Value>, Error> {
+        let parsed: Result<Value, _> = match &self.body {
+            Body::Raw(bytes) => serde_json::from_slice(bytes),
+            Body::Form(pairs) => match pairs.iter().find(|(k, _)| k == "data") {
+                Some((_, text)) => serde_json::from_str(text),
+                None => return Err(Error::BadBody("the form field 'data' is missing".into())),
+            },
+        };
+        match parsed {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err(Error::BadBody("the body must be a JSON object".into())),
+            Err(e) => Err(Error::BadBody(format!("the body is not valid JSON: {e}"))),
+        }
+    }
+
+    /// A link to page `page` of this list with every other parameter kept (but `key` and
+    /// `secret`), or `""` for page 0.
+    pub(crate) fn page_link(&self, page: i64) -> String {
+        if page < 1 {
+            return String::new();
+        }
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &self.query {
+            if !matches!(k.as_str(), "page" | "key" | "secret") {
+                out.append_pair(k, v);
+            }
+        }
+        out.append_pair("page", &page.to_string());
+        format!("{}?{}", self.list_path, out.finish())
+    }
+}
+
+/// A response built on the blocking thread.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Value,
+    pub(crate) location: Option<String>,
+}
+
+impl Reply {
+    pub(crate) fn ok(body: Value) -> Reply {
+        Reply {
+            status: StatusCode::OK,
+            body,
+            location: None,
+        }
+    }
+}
+
+/// Reads the whole payload, refusing more than `limit` bytes with 413.
+pub(crate) async fn read_body(
+    mut payload: actix_web::web::Payload,
+    limit: usize,
+) -> Result<Bytes, Error> {
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| match e {
+            actix_web::error::PayloadError::Overflow => Error::PayloadTooLarge,
+            other => Error::BadBody(format!("could not read the body: {other}")),
+        })?;
+        if buf.len() + chunk.len() > limit {
+            return Err(Error::PayloadTooLarge);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Interprets a body by its content type.
+pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Result<Body, Error> {
+    let ctype = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ctype.starts_with("application/x-www-form-urlencoded") {
+        let pairs = form_urlencoded::parse(&bytes)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        return Ok(Body::Form(pairs));
+    }
+    if ctype.starts_with("multipart/form-data") {
+        return parse_multipart(headers, bytes).await.map(Body::Form);
+    }
+    Ok(Body::Raw(bytes))
+}
+
+async fn parse_multipart(
+    headers: &HeaderMap,
+    bytes: Bytes,
+) -> Result<Vec<(String, String)>, Error> {
+    let bad = |e: actix_multipart::MultipartError| {
+        Error::BadBody(format!("malformed multipart body: {e}"))
+    };
+    let stream =
+        futures_util::stream::once(
+            async move { Ok::<Bytes, actix_web::error::PayloadError>(bytes) },
+        );
+    let mut multipart = actix_multipart::Multipart::new(headers, stream);
+    let mut pairs = Vec::new();
+    while let Some(field) = multipart.next().await {
+        let mut field = field.map_err(bad)?;
+        let name = field.name().map(str::to_owned).unwrap_or_default();
+        let mut value = Vec::new();
+        while let Some(chunk) = field.next().await {
+            value.extend_from_slice(&chunk.map_err(bad)?);
+        }
+        let text = String::from_utf8(value)
+            .map_err(|_| Error::BadBody(format!("form field '{name}' is not UTF-8")))?;
+        pairs.push((name, text));
+    }
+    Ok(pairs)
+}
+
+/// The decoded pairs of a query string, in order.
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}

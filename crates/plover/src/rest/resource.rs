@@ -1,0 +1,300 @@
+//! `Resource`: the options and hooks of one model's REST endpoints.
+
+use std::sync::Arc;
+
+use actix_web::http::Method;
+use serde_json::{Map, Value};
+
+use crate::auth::{AuthUser, Authenticator};
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::{Filter, Op, Param};
+
+/// What hooks know about the request being served.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// The authenticated user, when the authentication produced one.
+    pub user: Option<&'a AuthUser>,
+}
+
+/// Extra conditions that scope every query of a resource (the `get_query` hook).
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    pub(crate) filters: Vec<(String, Op, Param)>,
+}
+
+impl Scope {
+    /// Only rows whose field `field` compares with `value` by `op`.
+    pub fn filter(&mut self, field: &str, op: Op, value: impl Into<Param>) -> &mut Scope {
+        self.filters.push((field.to_owned(), op, value.into()));
+        self
+    }
+
+    /// Only rows whose field `field` equals `value`.
+    pub fn eq(&mut self, field: &str, value: impl Into<Param>) -> &mut Scope {
+        self.filter(field, Op::Eq, value)
+    }
+
+    /// The scope as filters on `M`; an unknown field is a programming error (500, logged).
+    pub(crate) fn resolve<M: RestModel>(&self) -> Result<Vec<Filter>, Error> {
+        let meta = M::meta();
+        self.filters
+            .iter()
+            .map(|(name, op, value)| {
+                let (idx, _) = meta.field(name).ok_or_else(|| {
+                    Error::Internal(format!("get_query: {} has no field '{name}'", meta.name))
+                })?;
+                Ok(Filter {
+                    path: vec![idx],
+                    op: *op,
+                    values: vec![value.clone()],
+                })
+            })
+            .collect()
+    }
+}
+
+macro_rules! param_from {
+    ($($t:ty => $variant:ident($conv:expr)),* $(,)?) => {$(
+        impl From<$t> for Param {
+            fn from(v: $t) -> Param {
+                Param::$variant($conv(v))
+            }
+        }
+    )*};
+}
+param_from!(
+    bool => Bool(std::convert::identity),
+    i32 => Int(i64::from),
+    i64 => Int(std::convert::identity),
+    f64 => Float(std::convert::identity),
+    String => Text(std::convert::identity),
+    &str => Text(str::to_owned),
+    chrono::NaiveDate => Date(std::convert::identity),
+    chrono::NaiveDateTime => DateTime(std::convert::identity),
+);
+
+/// The overridable behaviour of a resource (flask-peewee's `RestResource` methods). Every
+/// method has a default; implement the ones you need.
+///
+/// ```
+/// # use plover::prelude::*;
+/// # use plover::rest::{Context, Hooks};
+/// # diesel::table! { hmodel (id) { id -> Integer, h_field -> Text } }
+/// # #[derive(RestModel)] #[diesel(table_name = hmodel)] pub struct HModel { pub id: i32, pub h_field: String }
+/// struct Guarded;
+///
+/// impl Hooks<HModel> for Guarded {
+///     fn check_get(&self, _cx: &Context<'_>, obj: Option<&HModel>) -> bool {
+///         obj.is_none_or(|h| h.h_field != "private")
+///     }
+/// }
+/// let resource = Resource::<HModel>::new().hooks(Guarded);
+/// ```
+pub trait Hooks<M: RestModel>: Send + Sync + 'static {
+    /// Restricts every query of the resource, list and detail alike (a hidden row is 404).
+    fn get_query(&self, _cx: &Context<'_>, _scope: &mut Scope) {}
+
+    /// Adjusts the serialized object (add, change or remove keys).
+    fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Map<String, Value>) {}
+
+    /// Adjusts the parsed changes before a POST or PUT is saved; `raw` is the body as sent.
+    /// An error answers the request (e.g. `Error::field("password", "...")`).
+    fn save_object(
+        &self,
+        _cx: &Context<'_>,
+        _changes: &mut M::Changes,
+        _raw: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Whether the object may be read (`None`: the list).
+    fn check_get(&self, _cx: &Context<'_>, _obj: Option<&M>) -> bool {
+        true
+    }
+
+    /// Whether a new object may be created.
+    fn check_post(&self, _cx: &Context<'_>) -> bool {
+        true
+    }
+
+    /// Whether the stored object may be edited.
+    fn check_put(&self, _cx: &Context<'_>, _obj: &M) -> bool {
+        true
+    }
+
+    /// Whether the stored object may be deleted.
+    fn check_delete(&self, _cx: &Context<'_>, _obj: &M) -> bool {
+        true
+    }
+
+    /// With an owner field: whether `user` owns `obj` (default: the owner field holds the
+    /// user's primary key).
+    fn validate_owner(&self, user: &AuthUser, obj: &M, owner_field: usize) -> bool {
+        obj.field_json(owner_field).as_i64() == Some(user.id)
+    }
+
+    /// With an owner field: stamps `user` as the owner of a new object.
+    fn set_owner(
+        &self,
+        changes: &mut M::Changes,
+        user: &AuthUser,
+        owner_field: usize,
+    ) -> Result<(), Error> {
+        M::set_json(changes, owner_field, &Value::from(user.id)).map_err(Error::Internal)
+    }
+}
+
+/// The hooks of a resource that overrides none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultHooks;
+
+impl<M: RestModel> Hooks<M> for DefaultHooks {}
+
+/// The REST options of one model. Register it with
+/// [`RestApi::register`](crate::rest::RestApi::register).
+pub struct Resource<M: RestModel> {
+    pub(crate) name: Option<String>,
+    pub(crate) fields: Option<Vec<String>>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) filter_fields: Option<Vec<String>>,
+    pub(crate) filter_exclude: Vec<String>,
+    pub(crate) filter_recursive: bool,
+    pub(crate) include: Vec<(String, Arc<dyn super::prepared::Nested>)>,
+    pub(crate) paginate_by: i64,
+    pub(crate) delete_recursive: bool,
+    pub(crate) owner_field: Option<String>,
+    pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) allowed_methods: Vec<Method>,
+    pub(crate) hooks: Arc<dyn Hooks<M>>,
+}
+
+impl<M: RestModel> Default for Resource<M> {
+    fn default() -> Self {
+        Resource::new()
+    }
+}
+
+impl<M: RestModel> std::fmt::Debug for Resource<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resource")
+            .field("model", &M::meta().name)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn names<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Vec<String> {
+    items.into_iter().map(Into::into).collect()
+}
+
+impl<M: RestModel> Resource<M> {
+    /// The defaults: every field, 20 a page, recursive filters and deletes, the API's
+    /// authentication, every method.
+    pub fn new() -> Resource<M> {
+        Resource {
+            name: None,
+            fields: None,
+            exclude: Vec::new(),
+            filter_fields: None,
+            filter_exclude: Vec::new(),
+            filter_recursive: true,
+            include: Vec::new(),
+            paginate_by: 20,
+            delete_recursive: true,
+            owner_field: None,
+            auth: None,
+            allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
+            hooks: Arc::new(DefaultHooks),
+        }
+    }
+
+    /// The URL name (`get_api_name`; default: the lowercase model name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Serialize only these fields (`id` included if listed).
+    pub fn fields<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+        self.fields = Some(names(fields));
+        self
+    }
+
+    /// Never serialize these fields.
+    pub fn exclude<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+        self.exclude = names(fields);
+        self
+    }
+
+    /// Allow filters only on these paths (`user__username`; a foreign key allows its joins).
+    pub fn filter_fields<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
+        self.filter_fields = Some(names(paths));
+        self
+    }
+
+    /// Refuse filters on these paths and everything below them.
+    pub fn filter_exclude<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
+        self.filter_exclude = names(paths);
+        self
+    }
+
+    /// Whether filters may join through foreign keys (default true).
+    pub fn filter_recursive(mut self, recursive: bool) -> Self {
+        self.filter_recursive = recursive;
+        self
+    }
+
+    /// Serialize the foreign key `field` as the nested object of `resource`.
+    pub fn include<N: RestModel>(mut self, field: &str, resource: Resource<N>) -> Self {
+        let nested = super::prepared::Prepared::new(resource, None);
+        self.include.push((field.to_owned(), Arc::new(nested)));
+        self
+    }
+
+    /// Page size and upper bound of `limit` (default 20).
+    pub fn paginate_by(mut self, n: i64) -> Self {
+        self.paginate_by = n.max(1);
+        self
+    }
+
+    /// Whether DELETE removes dependent rows (default true) or refuses with 409.
+    pub fn delete_recursive(mut self, recursive: bool) -> Self {
+        self.delete_recursive = recursive;
+        self
+    }
+
+    /// Makes this a `RestrictOwnerResource`: `field` (a foreign key to the user model) is
+    /// stamped with the authenticated user on POST, and only that user may PUT or DELETE.
+    pub fn owner_field(mut self, field: &str) -> Self {
+        self.owner_field = Some(field.to_owned());
+        self
+    }
+
+    /// The authentication of this resource (default: the API's).
+    pub fn auth(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// An authentication shared with other resources.
+    pub fn shared_auth(mut self, auth: Arc<dyn Authenticator>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The verbs served (default GET, POST, PUT, DELETE); others answer 405.
+    pub fn allowed_methods(mut self, methods: impl IntoIterator<Item = Method>) -> Self {
+        self.allowed_methods = methods.into_iter().collect();
+        self
+    }
+
+    /// Overrides hooks.
+    pub fn hooks(mut self, hooks: impl Hooks<M>) -> Self {
+        self.hooks = Arc::new(hooks);
+        self
+    }
+}

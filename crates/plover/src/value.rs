@@ -1,0 +1,268 @@
+//! Conversions of field values: to JSON (output), from JSON (request bodies) and from filter
+//! parameters. One impl per supported Rust field type; the derive calls these traits.
+
+use chrono::{NaiveDate, NaiveDateTime};
+use serde_json::Value;
+
+use crate::query::Param;
+
+/// Output format of date-times (fractional seconds are truncated).
+pub const DATETIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+/// Output format of dates.
+pub const DATE_FORMAT: &str = "%Y-%m-%d";
+
+/// The current UTC time, the usual `#[rest(default = plover::value::now())]` of date-times.
+pub fn now() -> NaiveDateTime {
+    chrono::Utc::now().naive_utc()
+}
+
+/// Parses `YYYY-MM-DD` (exactly that form).
+pub fn parse_date(raw: &str) -> Option<NaiveDate> {
+    if raw.len() != 10 {
+        return None;
+    }
+    NaiveDate::parse_from_str(raw, DATE_FORMAT).ok()
+}
+
+/// Parses `YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DDTHH:MM:SS` (optional fractional seconds) or
+/// `YYYY-MM-DD` (midnight).
+pub fn parse_datetime(raw: &str) -> Option<NaiveDateTime> {
+    if let Some(date) = parse_date(raw) {
+        return date.and_hms_opt(0, 0, 0);
+    }
+    if raw.len() < 19 || !raw.is_char_boundary(10) {
+        return None;
+    }
+    let (date, rest) = raw.split_at(10);
+    let sep = rest.as_bytes()[0];
+    if sep != b' ' && sep != b'T' {
+        return None;
+    }
+    let normalized = format!("{date} {}", &rest[1..]);
+    NaiveDateTime::parse_from_str(&normalized, "%Y-%m-%d %H:%M:%S%.f").ok()
+}
+
+/// A field type that serializes to JSON.
+pub trait ToJson {
+    /// The JSON value of this field.
+    fn to_json(&self) -> Value;
+}
+
+/// A field type that parses from a JSON request body.
+pub trait FromJson: Sized {
+    /// Parses a JSON value; the error is a message for the client.
+    fn from_json(value: &Value) -> Result<Self, String>;
+}
+
+/// A field type that a typed filter parameter converts to.
+pub trait FromParam: Sized {
+    /// Converts a parameter parsed for this field's kind.
+    fn from_param(param: &Param) -> Option<Self>;
+}
+
+macro_rules! int_impls {
+    ($($t:ty => $what:literal),*) => {$(
+        impl ToJson for $t {
+            fn to_json(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+        impl FromJson for $t {
+            fn from_json(value: &Value) -> Result<Self, String> {
+                value
+                    .as_i64()
+                    .and_then(|v| <$t>::try_from(v).ok())
+                    .ok_or_else(|| concat!("expected ", $what).to_owned())
+            }
+        }
+        impl FromParam for $t {
+            fn from_param(param: &Param) -> Option<Self> {
+                match param {
+                    Param::Int(v) => <$t>::try_from(*v).ok(),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+int_impls!(i32 => "a 32-bit integer", i64 => "a 64-bit integer");
+
+macro_rules! float_impls {
+    ($($t:ty),*) => {$(
+        impl ToJson for $t {
+            fn to_json(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+        impl FromJson for $t {
+            fn from_json(value: &Value) -> Result<Self, String> {
+                match value {
+                    Value::Number(n) => n
+                        .as_f64()
+                        .map(|v| v as $t)
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| "expected a finite number".to_owned()),
+                    _ => Err("expected a number".to_owned()),
+                }
+            }
+        }
+        impl FromParam for $t {
+            fn from_param(param: &Param) -> Option<Self> {
+                match param {
+                    Param::Float(v) => Some(*v as $t),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+float_impls!(f32, f64);
+
+impl ToJson for bool {
+    fn to_json(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl FromJson for bool {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_bool()
+            .ok_or_else(|| "expected true or false".to_owned())
+    }
+}
+
+impl FromParam for bool {
+    fn from_param(param: &Param) -> Option<Self> {
+        match param {
+            Param::Bool(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl ToJson for String {
+    fn to_json(&self) -> Value {
+        Value::String(self.clone())
+    }
+}
+
+impl FromJson for String {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| "expected a string".to_owned())
+    }
+}
+
+impl FromParam for String {
+    fn from_param(param: &Param) -> Option<Self> {
+        match param {
+            Param::Text(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl ToJson for NaiveDate {
+    fn to_json(&self) -> Value {
+        Value::String(self.format(DATE_FORMAT).to_string())
+    }
+}
+
+impl FromJson for NaiveDate {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .and_then(parse_date)
+            .ok_or_else(|| "expected a date YYYY-MM-DD".to_owned())
+    }
+}
+
+impl FromParam for NaiveDate {
+    fn from_param(param: &Param) -> Option<Self> {
+        match param {
+            Param::Date(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl ToJson for NaiveDateTime {
+    fn to_json(&self) -> Value {
+        Value::String(self.format(DATETIME_FORMAT).to_string())
+    }
+}
+
+impl FromJson for NaiveDateTime {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .and_then(parse_datetime)
+            .ok_or_else(|| "expected a date-time YYYY-MM-DD HH:MM:SS".to_owned())
+    }
+}
+
+impl FromParam for NaiveDateTime {
+    fn from_param(param: &Param) -> Option<Self> {
+        match param {
+            Param::DateTime(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for Option<T> {
+    fn to_json(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToJson::to_json)
+    }
+}
+
+impl<T: FromJson> FromJson for Option<T> {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        match value {
+            Value::Null => Ok(None),
+            other => T::from_json(other).map(Some),
+        }
+    }
+}
+
+/// Parses a non-nullable field: `null` gets its own message.
+pub fn from_json_required<T: FromJson>(value: &Value) -> Result<T, String> {
+    if value.is_null() {
+        return Err("this field may not be null".to_owned());
+    }
+    T::from_json(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datetime_forms() {
+        let want = NaiveDate::from_ymd_opt(2020, 1, 2)
+            .and_then(|d| d.and_hms_opt(9, 30, 0))
+            .unwrap_or_default();
+        assert_eq!(parse_datetime("2020-01-02 09:30:00"), Some(want));
+        assert_eq!(parse_datetime("2020-01-02T09:30:00"), Some(want));
+        assert_eq!(parse_datetime("2020-01-02T09:30:00.000"), Some(want));
+        assert!(parse_datetime("2020-01-02T09:30:00.5").is_some_and(|d| d > want));
+        assert_eq!(
+            parse_datetime("2020-01-02"),
+            NaiveDate::from_ymd_opt(2020, 1, 2).and_then(|d| d.and_hms_opt(0, 0, 0))
+        );
+        assert_eq!(parse_datetime("2020-02-30 00:00:00"), None);
+        assert_eq!(parse_datetime("yesterday"), None);
+        assert_eq!(parse_date("2020-1-2"), None);
+    }
+
+    #[test]
+    fn integers_are_range_checked() {
+        assert!(i32::from_json(&Value::from(2_147_483_648_i64)).is_err());
+        assert!(i32::from_json(&Value::from(1.5)).is_err());
+        assert!(i32::from_json(&Value::from(true)).is_err());
+        assert_eq!(i64::from_json(&Value::from(i64::MIN)), Ok(i64::MIN));
+    }
+}

@@ -1,0 +1,222 @@
+//! The models of Plover's microblog example (the data set of the benchmark peer): users who
+//! follow each other and post messages, and free-standing notes.
+
+use plover::prelude::*;
+
+/// The diesel schema.
+pub mod schema {
+    diesel::table! {
+        /// Users.
+        user (id) {
+            /// Primary key.
+            id -> Integer,
+            /// Unique login name.
+            username -> Text,
+            /// bcrypt hash, `""` for none.
+            password -> Text,
+            /// E-mail address.
+            email -> Text,
+            /// When the user joined.
+            join_date -> Timestamp,
+            /// Whether the user may log in.
+            active -> Bool,
+            /// Whether the user is an administrator.
+            admin -> Bool,
+        }
+    }
+
+    diesel::table! {
+        /// Who follows whom.
+        relationship (id) {
+            /// Primary key.
+            id -> Integer,
+            /// The follower.
+            from_user_id -> Integer,
+            /// The followed user.
+            to_user_id -> Integer,
+        }
+    }
+
+    diesel::table! {
+        /// Posted messages.
+        message (id) {
+            /// Primary key.
+            id -> Integer,
+            /// The author.
+            user_id -> Integer,
+            /// The text.
+            content -> Text,
+            /// When it was posted.
+            pub_date -> Timestamp,
+        }
+    }
+
+    diesel::table! {
+        /// Free-standing notes.
+        note (id) {
+            /// Primary key.
+            id -> Integer,
+            /// The text.
+            message -> Text,
+            /// When it was written.
+            created -> Timestamp,
+        }
+    }
+
+    diesel::allow_tables_to_appear_in_same_query!(user, relationship, message, note);
+}
+
+use schema::{message, note, relationship, user};
+
+/// A user of the microblog and of the accounts component.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = user)]
+pub struct User {
+    /// Primary key.
+    pub id: i32,
+    /// Unique login name.
+    pub username: String,
+    /// bcrypt hash (`""`: no usable password).
+    #[rest(default = String::new())]
+    pub password: String,
+    /// E-mail address.
+    pub email: String,
+    /// When the user joined.
+    #[rest(default = plover::value::now())]
+    pub join_date: chrono::NaiveDateTime,
+    /// Whether the user may log in.
+    #[rest(default = true)]
+    pub active: bool,
+    /// Whether the user is an administrator.
+    #[rest(default = false)]
+    pub admin: bool,
+}
+
+impl UserModel for User {
+    fn username(&self) -> &str {
+        &self.username
+    }
+    fn password_hash(&self) -> &str {
+        &self.password
+    }
+    fn password_hash_mut(&mut self) -> &mut String {
+        &mut self.password
+    }
+    fn is_active(&self) -> bool {
+        self.active
+    }
+    fn is_admin(&self) -> bool {
+        self.admin
+    }
+}
+
+/// `from_user` follows `to_user`.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = relationship)]
+pub struct Relationship {
+    /// Primary key.
+    pub id: i32,
+    /// The follower.
+    #[rest(fk = User)]
+    pub from_user_id: i32,
+    /// The followed user.
+    #[rest(fk = User)]
+    pub to_user_id: i32,
+}
+
+/// A posted message.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = message)]
+pub struct Message {
+    /// Primary key.
+    pub id: i32,
+    /// The author.
+    #[rest(fk = User)]
+    pub user_id: i32,
+    /// The text.
+    pub content: String,
+    /// When it was posted.
+    #[rest(default = plover::value::now())]
+    pub pub_date: chrono::NaiveDateTime,
+}
+
+/// A free-standing note.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = note)]
+pub struct Note {
+    /// Primary key.
+    pub id: i32,
+    /// The text.
+    pub message: String,
+    /// When it was written.
+    #[rest(default = plover::value::now())]
+    pub created: chrono::NaiveDateTime,
+}
+
+/// `CREATE TABLE IF NOT EXISTS` statements of the four tables (SQLite).
+pub const SCHEMA_SQLITE: &str = r#"
+CREATE TABLE IF NOT EXISTS "user" (
+    id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, password TEXT NOT NULL DEFAULT '',
+    email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT 1,
+    admin BOOLEAN NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS relationship (
+    id INTEGER PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
+    to_user_id INTEGER NOT NULL REFERENCES "user"(id));
+CREATE INDEX IF NOT EXISTS relationship_from_user_id ON relationship(from_user_id);
+CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
+CREATE TABLE IF NOT EXISTS message (
+    id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
+    content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
+CREATE INDEX IF NOT EXISTS message_user_id ON message(user_id);
+CREATE TABLE IF NOT EXISTS note (
+    id INTEGER PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
+"#;
+
+/// The user named `username` with the given password and admin flag, created if missing.
+pub fn ensure_user(
+    db: &Database,
+    auth: &Auth<User>,
+    username: &str,
+    password: &str,
+    admin: bool,
+) -> Result<(), plover::Error> {
+    let hash = auth
+        .make_password(password)
+        .map_err(|e| plover::Error::field("password", e.to_string()))?;
+    db.run_blocking(|conn| {
+        if auth.find_user(conn, username)?.is_some() {
+            return Ok(());
+        }
+        let changes = UserChanges {
+            username: Some(username.to_owned()),
+            password: Some(hash),
+            email: Some(String::new()),
+            join_date: Some(plover::value::now()),
+            active: Some(true),
+            admin: Some(admin),
+        };
+        User::insert(conn, changes).map(|_| ())
+    })
+}
+
+/// Hashes an incoming `password` before it is saved (flask-peewee's `UserResource`).
+#[derive(Debug, Clone)]
+pub struct HashPassword(pub Auth<User>);
+
+impl plover::rest::Hooks<User> for HashPassword {
+    fn save_object(
+        &self,
+        _cx: &plover::rest::Context<'_>,
+        changes: &mut UserChanges,
+        _raw: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), plover::Error> {
+        if let Some(raw) = changes.password.take() {
+            let hash = self
+                .0
+                .make_password(&raw)
+                .map_err(|e| plover::Error::field("password", e.to_string()))?;
+            changes.password = Some(hash);
+        }
+        Ok(())
+    }
+}
