@@ -26,7 +26,6 @@ async fn main() -> std::io::Result<()> {
     .register::<Relationship>()
     .register_resource(
         Resource::<Message>::new()
-            .include("user", user_resource())
             .filter_exclude(["user__password", "user__email"])
             .owner_field("user")
             .auth(UserAuthentication::new(&auth)),

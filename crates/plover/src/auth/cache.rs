@@ -119,14 +119,14 @@ mod tests {
     fn entries_expire_and_are_bounded() {
         let cache = CredentialCache::new(Duration::from_millis(0), 1);
         let calls = Cell::new(0);
-        let mut verify = || {
+        let verify = || {
             calls.set(calls.get() + 1);
             true
         };
-        assert!(cache.check("a", "h", "p", &mut verify));
-        assert!(cache.check("a", "h", "p", &mut verify));
+        assert!(cache.check("a", "h", "p", verify));
+        assert!(cache.check("a", "h", "p", verify));
         assert_eq!(calls.get(), 2, "an expired entry must not be used");
-        assert!(cache.check("b", "h", "p", &mut verify));
+        assert!(cache.check("b", "h", "p", verify));
         assert!(cache.entries.lock().map(|e| e.len() <= 1).unwrap_or(false));
     }
 }

@@ -89,6 +89,12 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 }
 
+/// A parsed body: the changes, and the key the client sent for each field given.
+struct Parsed<M: RestModel> {
+    changes: M::Changes,
+    sent: Vec<(usize, String)>,
+}
+
 impl<M: RestModel> Prepared<M> {
     fn one(
         &self,
@@ -134,12 +140,8 @@ impl<M: RestModel> Prepared<M> {
         })))
     }
 
-    /// Parses the body into changes; `sent` gets the key the client used for each field.
-    fn parse_changes(
-        &self,
-        data: &Map<String, Value>,
-        creating: bool,
-    ) -> Result<(M::Changes, Vec<(usize, String)>), Error> {
+    /// Parses the body into changes, with the key the client used for each field given.
+    fn parse_changes(&self, data: &Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
         let mut sent = Vec::new();
@@ -170,7 +172,7 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         if errors.is_empty() {
-            Ok((changes, sent))
+            Ok(Parsed { changes, sent })
         } else {
             Err(Error::Validation {
                 message: "Validation failed".into(),
@@ -221,7 +223,7 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let data = req.json_object()?;
-        let (mut changes, sent) = self.parse_changes(&data, true)?;
+        let Parsed { mut changes, sent } = self.parse_changes(&data, true)?;
         self.hooks.save_object(cx, &mut changes, &data)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
@@ -263,7 +265,7 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let data = req.json_object()?;
-        let (mut changes, sent) = self.parse_changes(&data, false)?;
+        let Parsed { mut changes, sent } = self.parse_changes(&data, false)?;
         self.hooks.save_object(cx, &mut changes, &data)?;
         let pk = obj.pk();
         let obj = conn.transaction(|conn| {

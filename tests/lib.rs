@@ -1,0 +1,1 @@
+//! Fixtures shared by Plover's integration tests.

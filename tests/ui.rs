@@ -1,0 +1,1 @@
+//! Compile-error tests of `#[derive(RestModel)]`.
