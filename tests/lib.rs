@@ -1,1 +1,1084 @@
 //! Fixtures shared by Plover's integration tests.
+//!
+//! One test application ([`TestApp`]) registers every model and every resource option the
+//! integration tests use, over a fresh temporary SQLite database per test:
+//!
+//! - `/api`: the microblog's models (with the conformance app's options), the A <- B <- C <- D
+//!   chain, a nullable foreign key (F -> E), `HModel` with `check_*` hooks, API keys, a sample
+//!   of every scalar type, a model with a model-level `exclude` (`Vault`) and further
+//!   registrations of the same models with other options (`slim`, `dchain`, `msgff`, ...);
+//! - `/v2`: an API whose default authentication is `UserAuthentication` (`follow`, `note`);
+//! - `/small`: an API with a 64-byte body limit.
+//!
+//! Tests seed rows with SQL ([`TestApp::sql`]) or users with [`TestApp::user`], send requests
+//! with [`TestApp::send`] (or the `get`/`post`/`put`/`delete` shortcuts) and read back a [`Resp`].
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use actix_web::dev::ServiceResponse;
+use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
+use actix_web::http::{Method, StatusCode};
+use actix_web::test::{self, TestRequest};
+use actix_web::web::Bytes;
+use actix_web::App;
+use base64::Engine as _;
+use plover::auth::{AuthRequest, AuthUser};
+use plover::db::Conn;
+use plover::prelude::*;
+use plover::query::Op;
+use plover::rest::{Context, Scope};
+use serde_json::{Map, Value};
+
+pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
+
+/// The diesel schema of the models defined here (the microblog's are in `microblog::schema`).
+#[allow(missing_docs)]
+pub mod schema {
+    diesel::table! {
+        /// Head of the A <- B <- C <- D chain.
+        amodel (id) { id -> Integer, a_field -> Text, }
+    }
+    diesel::table! {
+        /// Refers to an AModel.
+        bmodel (id) { id -> Integer, a_id -> Integer, b_field -> Text, }
+    }
+    diesel::table! {
+        /// Refers to a BModel.
+        cmodel (id) { id -> Integer, b_id -> Integer, c_field -> Text, }
+    }
+    diesel::table! {
+        /// Refers to a CModel.
+        dmodel (id) { id -> Integer, c_id -> Integer, d_field -> Text, }
+    }
+    diesel::table! {
+        /// Referred to through a nullable key.
+        emodel (id) { id -> Integer, e_field -> Text, }
+    }
+    diesel::table! {
+        /// Nullable reference to an EModel.
+        fmodel (id) { id -> Integer, e_id -> Nullable<Integer>, f_field -> Text, }
+    }
+    diesel::table! {
+        /// Nullable reference to an AModel, dates, `check_*` hooks.
+        hmodel (id) {
+            id -> Integer,
+            a_id -> Nullable<Integer>,
+            h_field -> Text,
+            h_date -> Nullable<Timestamp>,
+            h_day -> Nullable<Date>,
+        }
+    }
+    diesel::table! {
+        /// API keys.
+        apikey (id) { id -> Integer, key -> Text, secret -> Text, }
+    }
+    diesel::table! {
+        /// Every scalar type.
+        sample (id) {
+            id -> Integer,
+            name -> Text,
+            qty -> Integer,
+            big -> BigInt,
+            ratio -> Double,
+            flag -> Bool,
+            body -> Text,
+            remark -> Nullable<Text>,
+            day -> Nullable<Date>,
+            stamp -> Timestamp,
+        }
+    }
+    diesel::table! {
+        /// A model with a field excluded at the model level.
+        vault (id) { id -> Integer, label -> Text, pin -> Text, }
+    }
+    diesel::table! {
+        /// Refers to a Vault.
+        deposit (id) { id -> Integer, vault_id -> Integer, amount -> Integer, }
+    }
+}
+
+use schema::{
+    amodel, apikey, bmodel, cmodel, deposit, dmodel, emodel, fmodel, hmodel, sample, vault,
+};
+
+/// Head of the A <- B <- C <- D chain.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = amodel)]
+pub struct AModel {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub a_field: String,
+}
+
+/// Refers to an AModel (non-nullable).
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = bmodel)]
+pub struct BModel {
+    /// Primary key.
+    pub id: i32,
+    /// The AModel.
+    #[rest(fk = AModel)]
+    pub a_id: i32,
+    /// Text.
+    pub b_field: String,
+}
+
+/// Refers to a BModel (non-nullable).
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = cmodel)]
+pub struct CModel {
+    /// Primary key.
+    pub id: i32,
+    /// The BModel.
+    #[rest(fk = BModel)]
+    pub b_id: i32,
+    /// Text.
+    pub c_field: String,
+}
+
+/// Refers to a CModel (non-nullable).
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = dmodel)]
+pub struct DModel {
+    /// Primary key.
+    pub id: i32,
+    /// The CModel.
+    #[rest(fk = CModel)]
+    pub c_id: i32,
+    /// Text.
+    pub d_field: String,
+}
+
+/// Referred to by FModel through a nullable key.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = emodel)]
+pub struct EModel {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub e_field: String,
+}
+
+/// Nullable reference to an EModel.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = fmodel)]
+pub struct FModel {
+    /// Primary key.
+    pub id: i32,
+    /// The EModel, if any.
+    #[rest(fk = EModel)]
+    pub e_id: Option<i32>,
+    /// Text.
+    pub f_field: String,
+}
+
+/// Nullable reference to an AModel, dates, and the `check_*` hooks.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = hmodel)]
+pub struct HModel {
+    /// Primary key.
+    pub id: i32,
+    /// The AModel, if any.
+    #[rest(fk = AModel)]
+    pub a_id: Option<i32>,
+    /// Text.
+    pub h_field: String,
+    /// A date-time.
+    pub h_date: Option<chrono::NaiveDateTime>,
+    /// A date.
+    pub h_day: Option<chrono::NaiveDate>,
+}
+
+/// An API key pair.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = apikey)]
+pub struct ApiKey {
+    /// Primary key.
+    pub id: i32,
+    /// The public key (unique).
+    pub key: String,
+    /// The secret.
+    pub secret: String,
+}
+
+/// Every scalar type.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = sample)]
+pub struct Sample {
+    /// Primary key.
+    pub id: i32,
+    /// Unique name.
+    pub name: String,
+    /// 32-bit integer.
+    pub qty: i32,
+    /// 64-bit integer.
+    #[rest(default = 0)]
+    pub big: i64,
+    /// Double.
+    #[rest(default = 0.0)]
+    pub ratio: f64,
+    /// Boolean.
+    #[rest(default = false)]
+    pub flag: bool,
+    /// Text with a default.
+    #[rest(default = String::new())]
+    pub body: String,
+    /// Nullable text.
+    pub remark: Option<String>,
+    /// Nullable date.
+    pub day: Option<chrono::NaiveDate>,
+    /// Date-time, now by default.
+    #[rest(default = plover::value::now())]
+    pub stamp: chrono::NaiveDateTime,
+}
+
+/// A model whose `pin` is excluded at the model level: never serialized, filtered or ordered.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = vault)]
+#[rest(exclude = "pin")]
+pub struct Vault {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub label: String,
+    /// Excluded everywhere.
+    #[rest(default = String::new())]
+    pub pin: String,
+}
+
+/// Refers to a Vault: joins through it must not reach `pin`.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = deposit)]
+pub struct Deposit {
+    /// Primary key.
+    pub id: i32,
+    /// The Vault.
+    #[rest(fk = Vault)]
+    pub vault_id: i32,
+    /// An amount.
+    pub amount: i32,
+}
+
+/// `CREATE TABLE` statements of the models defined here (SQLite); real foreign keys with no
+/// `ON DELETE` action, as in the conformance app.
+pub const SCHEMA_SQLITE: &str = r#"
+CREATE TABLE amodel (id INTEGER PRIMARY KEY, a_field TEXT NOT NULL);
+CREATE TABLE bmodel (id INTEGER PRIMARY KEY,
+    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
+CREATE TABLE cmodel (id INTEGER PRIMARY KEY,
+    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
+CREATE TABLE dmodel (id INTEGER PRIMARY KEY,
+    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
+CREATE TABLE emodel (id INTEGER PRIMARY KEY, e_field TEXT NOT NULL);
+CREATE TABLE fmodel (id INTEGER PRIMARY KEY,
+    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
+CREATE TABLE hmodel (id INTEGER PRIMARY KEY,
+    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
+    h_date TIMESTAMP NULL, h_day DATE NULL);
+CREATE TABLE apikey (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, secret TEXT NOT NULL);
+CREATE TABLE sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
+    flag BOOLEAN NOT NULL DEFAULT 0, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
+    day DATE NULL, stamp TIMESTAMP NOT NULL);
+CREATE TABLE vault (id INTEGER PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
+CREATE TABLE deposit (id INTEGER PRIMARY KEY,
+    vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
+"#;
+
+/// The calls that recording hooks and authenticators saw, in order (e.g. `check_get:list`).
+pub type CallLog = Arc<Mutex<Vec<String>>>;
+
+/// The `user` resource: active users only (`get_query`), passwords hashed on the way in
+/// (`save_object`).
+struct UserHooks(HashPassword);
+
+impl Hooks<User> for UserHooks {
+    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope) {
+        scope.eq("active", true);
+    }
+
+    fn save_object(
+        &self,
+        cx: &Context<'_>,
+        changes: &mut UserChanges,
+        raw: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0.save_object(cx, changes, raw)
+    }
+}
+
+/// `prepare_data` of `/api/note/`: adds the number of characters of the message.
+struct NoteLength;
+
+impl Hooks<Note> for NoteLength {
+    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Map<String, Value>) {
+        data.insert("message_length".into(), obj.message.chars().count().into());
+    }
+}
+
+/// The `check_*` hooks of `/api/hmodel/`: `private` rows cannot be read, `locked*` rows cannot
+/// be edited or deleted.
+struct HModelChecks;
+
+impl Hooks<HModel> for HModelChecks {
+    fn check_get(&self, _cx: &Context<'_>, obj: Option<&HModel>) -> bool {
+        obj.is_none_or(|h| h.h_field != "private")
+    }
+    fn check_put(&self, _cx: &Context<'_>, obj: &HModel) -> bool {
+        !obj.h_field.starts_with("locked")
+    }
+    fn check_delete(&self, _cx: &Context<'_>, obj: &HModel) -> bool {
+        !obj.h_field.starts_with("locked")
+    }
+}
+
+/// `check_post` of `/v2/note/`: never.
+struct NoPost;
+
+impl Hooks<Note> for NoPost {
+    fn check_post(&self, _cx: &Context<'_>) -> bool {
+        false
+    }
+}
+
+/// `check_get` of `/api/nolist/`: the list is refused, details are allowed.
+struct NoList;
+
+impl Hooks<AModel> for NoList {
+    fn check_get(&self, _cx: &Context<'_>, obj: Option<&AModel>) -> bool {
+        obj.is_some()
+    }
+}
+
+/// `get_query` of `/api/scoped/`: rows whose `a_field` is `hidden` do not exist.
+struct HideHidden;
+
+impl Hooks<AModel> for HideHidden {
+    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope) {
+        scope.filter("a_field", Op::Ne, "hidden");
+    }
+}
+
+/// Hooks of `/api/audited/` that record every `check_*` call in the app's [`CallLog`].
+struct Audit(CallLog);
+
+impl Audit {
+    fn record(&self, entry: String) {
+        self.0.lock().unwrap().push(entry);
+    }
+}
+
+impl Hooks<EModel> for Audit {
+    fn check_get(&self, _cx: &Context<'_>, obj: Option<&EModel>) -> bool {
+        self.record(match obj {
+            None => "check_get:list".to_owned(),
+            Some(e) => format!("check_get:{}", e.id),
+        });
+        obj.is_none_or(|e| e.e_field != "private")
+    }
+    fn check_post(&self, _cx: &Context<'_>) -> bool {
+        self.record("check_post".to_owned());
+        true
+    }
+    fn check_put(&self, _cx: &Context<'_>, obj: &EModel) -> bool {
+        self.record(format!("check_put:{}", obj.id));
+        true
+    }
+    fn check_delete(&self, _cx: &Context<'_>, obj: &EModel) -> bool {
+        self.record(format!("check_delete:{}", obj.id));
+        true
+    }
+}
+
+/// An authenticator that records every call (`authorize:<METHOD>`) and refuses requests that
+/// carry the header `x-deny`.
+struct Recording(CallLog);
+
+impl Authenticator for Recording {
+    fn authorize(
+        &self,
+        req: &AuthRequest<'_>,
+        _conn: &mut Conn<'_>,
+    ) -> Result<Option<AuthUser>, Error> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("authorize:{}", req.method));
+        if req.headers.contains_key("x-deny") {
+            Err(Error::Unauthorized)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+fn user_resource(auth: &Auth<User>) -> Resource<User> {
+    Resource::<User>::new()
+        .exclude(["password", "email"])
+        .filter_exclude(["password", "email"])
+        .hooks(UserHooks(HashPassword(auth.clone())))
+}
+
+fn all_methods() -> Vec<Method> {
+    vec![Method::GET, Method::POST, Method::PUT, Method::DELETE]
+}
+
+fn open() -> Authentication {
+    Authentication::new(vec![])
+}
+
+/// The `/api` registrations.
+fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
+    let mut api = RestApi::new(db);
+    api.register_resource(user_resource(auth).auth(AdminAuthentication::new(auth)))
+        .register_resource(
+            Resource::<ApiKey>::new()
+                .fields(["id", "key"])
+                .auth(AdminAuthentication::with_methods(auth, all_methods()))
+                .allowed_methods([Method::GET, Method::POST, Method::DELETE]),
+        )
+        .register_resource(
+            Resource::<Message>::new()
+                .owner_field("user")
+                .include("user", user_resource(auth))
+                .filter_exclude(["user__password", "user__email"])
+                .auth(UserAuthentication::new(auth)),
+        )
+        .register_resource(
+            Resource::<Relationship>::new()
+                .include("to_user", user_resource(auth))
+                .filter_exclude([
+                    "from_user__password",
+                    "from_user__email",
+                    "to_user__password",
+                    "to_user__email",
+                ]),
+        )
+        .register_resource(
+            Resource::<Note>::new()
+                .hooks(NoteLength)
+                .auth(ApiKeyAuthentication::<ApiKey>::new(all_methods())),
+        )
+        .register_resource(Resource::<AModel>::new().auth(open()))
+        .register_resource(
+            Resource::<BModel>::new()
+                .include("a", Resource::<AModel>::new())
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<CModel>::new()
+                .include(
+                    "b",
+                    Resource::<BModel>::new().include("a", Resource::<AModel>::new()),
+                )
+                .auth(open()),
+        )
+        .register_resource(Resource::<DModel>::new().auth(open()))
+        .register_resource(
+            Resource::<EModel>::new()
+                .paginate_by(5)
+                .delete_recursive(false)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<FModel>::new()
+                .include("e", Resource::<EModel>::new())
+                .filter_recursive(false)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<HModel>::new()
+                .filter_fields(["id", "h_field", "h_date", "h_day"])
+                .hooks(HModelChecks)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<Sample>::new().auth(Authentication::new(vec![Method::DELETE])),
+        )
+        .register_resource(
+            Resource::<Sample>::new()
+                .name("slim")
+                .fields(["id", "name", "qty"])
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<Sample>::new()
+                .name("lean")
+                .exclude(["body", "remark", "stamp"])
+                .auth(open()),
+        )
+        .register_resource(Resource::<Vault>::new().auth(open()))
+        .register_resource(Resource::<Deposit>::new().auth(open()))
+        .register_resource(
+            Resource::<DModel>::new()
+                .name("dchain")
+                .include(
+                    "c",
+                    Resource::<CModel>::new()
+                        .filter_exclude(["c_field"])
+                        .include(
+                            "b",
+                            Resource::<BModel>::new()
+                                .exclude(["b_field"])
+                                .include("a", Resource::<AModel>::new()),
+                        ),
+                )
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<Message>::new()
+                .name("msgff")
+                .filter_fields(["content", "user__username"]),
+        )
+        .register_resource(
+            Resource::<Message>::new()
+                .name("msgfk")
+                .filter_fields(["user"]),
+        )
+        .register_resource(
+            Resource::<EModel>::new()
+                .name("audited")
+                .hooks(Audit(log.clone()))
+                .auth(Recording(log.clone())),
+        )
+        .register_resource(
+            Resource::<AModel>::new()
+                .name("nolist")
+                .hooks(NoList)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<AModel>::new()
+                .name("scoped")
+                .hooks(HideHidden)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<AModel>::new()
+                .name("a_norec")
+                .delete_recursive(false)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<AModel>::new()
+                .name("readonly_a")
+                .allowed_methods([Method::GET])
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<Sample>::new()
+                .name("noid")
+                .fields(["name", "qty"])
+                .auth(open()),
+        );
+    api
+}
+
+/// The `/v2` registrations: `UserAuthentication` by default.
+fn v2(db: Database, auth: &Auth<User>) -> RestApi {
+    let mut api = RestApi::new(db)
+        .prefix("/v2")
+        .name("v2")
+        .default_auth(UserAuthentication::new(auth));
+    api.register_resource(
+        Resource::<Relationship>::new()
+            .name("follow")
+            .owner_field("from_user"),
+    )
+    .register_resource(
+        Resource::<Note>::new()
+            .hooks(NoPost)
+            .allowed_methods([Method::GET, Method::POST]),
+    );
+    api
+}
+
+/// The `/small` registrations: a 64-byte body limit, and a `default_auth` set last.
+fn small(db: Database) -> RestApi {
+    let mut api = RestApi::new(db)
+        .prefix("/small")
+        .name("small")
+        .max_body_bytes(SMALL_BODY_LIMIT);
+    api.register_resource(Resource::<AModel>::new().auth(open()))
+        .register_resource(Resource::<EModel>::new());
+    // Set after the registrations: it still applies to `emodel`, which sets no authentication.
+    api.default_auth(open())
+}
+
+/// The body limit of the `/small` API.
+pub const SMALL_BODY_LIMIT: usize = 64;
+
+/// A directory under the system's temporary directory, removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new, empty, uniquely named directory.
+    pub fn new() -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "plover-tests-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir(path)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Default for TempDir {
+    fn default() -> Self {
+        TempDir::new()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+type Caller = Box<dyn Fn(TestRequest) -> Pin<Box<dyn Future<Output = ServiceResponse>>>>;
+
+/// A response, read in full.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    /// The status code.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl Resp {
+    /// The status as a number.
+    pub fn code(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).expect("a UTF-8 body")
+    }
+
+    /// The body as JSON; panics (showing the body) if it is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", self.text()))
+    }
+
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the status, showing the body when it differs; returns `self`.
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Resp {
+        assert_eq!(
+            self.code(),
+            status,
+            "unexpected status; body: {}",
+            String::from_utf8_lossy(&self.body)
+        );
+        self
+    }
+
+    /// Asserts a JSON response with this status and returns its body.
+    #[track_caller]
+    pub fn json_with(&self, status: u16) -> Value {
+        self.expect(status);
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/json"),
+            "JSON content type"
+        );
+        self.json()
+    }
+
+    /// The `objects` of a list response with status 200.
+    #[track_caller]
+    pub fn objects(&self) -> Vec<Value> {
+        match self.json_with(200).get("objects") {
+            Some(Value::Array(objects)) => objects.clone(),
+            other => panic!("no objects in a list response: {other:?}"),
+        }
+    }
+
+    /// The `id`s of the `objects` of a list response with status 200.
+    #[track_caller]
+    pub fn ids(&self) -> Vec<i64> {
+        self.objects()
+            .iter()
+            .map(|o| o["id"].as_i64().expect("an integer id"))
+            .collect()
+    }
+}
+
+/// The test application over its own temporary database.
+pub struct TestApp {
+    call: Caller,
+    /// The database the application serves.
+    pub db: Database,
+    /// The accounts component (bcrypt cost 4) that `UserAuthentication` checks against.
+    pub auth: Auth<User>,
+    /// What the recording hooks and authenticator of `/api/audited/` saw.
+    pub log: CallLog,
+    _dir: TempDir,
+}
+
+impl std::fmt::Debug for TestApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestApp").finish_non_exhaustive()
+    }
+}
+
+impl TestApp {
+    /// A fresh application over a new temporary database holding the schema and no rows.
+    pub async fn new() -> TestApp {
+        TestApp::with_seed("").await
+    }
+
+    /// A fresh application whose database also holds the rows of `seed` (SQL statements).
+    pub async fn with_seed(seed: &str) -> TestApp {
+        TestApp::with_options(seed, "").await
+    }
+
+    /// A fresh application with `seed`, whose database URL carries these driver options
+    /// (a query string such as `max_connections=1&connection_timeout=0.3`).
+    pub async fn with_options(seed: &str, options: &str) -> TestApp {
+        let dir = TempDir::new();
+        let url = format!(
+            "sqlite://{}?{options}",
+            dir.path().join("test.db").display()
+        );
+        let db = Database::from_url(&url).expect("a valid database URL");
+        db.run_blocking(|conn| {
+            conn.batch_execute(microblog::SCHEMA_SQLITE)?;
+            conn.batch_execute(SCHEMA_SQLITE)?;
+            conn.batch_execute(seed)
+        })
+        .expect("schema and seed");
+        TestApp::serve(db, dir).await
+    }
+
+    /// The application over `db`, whose file lives in `dir`.
+    async fn serve(db: Database, dir: TempDir) -> TestApp {
+        let auth = Auth::<User>::with_cost(4);
+        let log = CallLog::default();
+        let api = api(db.clone(), &auth, &log).setup();
+        let v2 = v2(db.clone(), &auth).setup();
+        let small = small(db.clone()).setup();
+        let service =
+            test::init_service(App::new().configure(api).configure(v2).configure(small)).await;
+        let service = Rc::new(service);
+        let call: Caller = Box::new(move |req: TestRequest| {
+            let service = service.clone();
+            Box::pin(async move {
+                test::call_service(&*service, req.to_request())
+                    .await
+                    .map_into_boxed_body()
+            })
+        });
+        TestApp {
+            call,
+            db,
+            auth,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// An application whose database cannot be opened (its directory does not exist), with a
+    /// short pool timeout: every request that needs the database is a 503.
+    pub async fn unreachable() -> TestApp {
+        let dir = TempDir::new();
+        let url = format!(
+            "sqlite://{}?connection_timeout=0.3",
+            dir.path().join("missing").join("test.db").display()
+        );
+        let db = Database::from_url(&url).expect("a valid database URL");
+        TestApp::serve(db, dir).await
+    }
+
+    /// Runs SQL statements on the database (seeding).
+    pub fn sql(&self, sql: &str) {
+        self.db
+            .run_blocking(|conn| conn.batch_execute(sql))
+            .unwrap_or_else(|e| panic!("SQL failed ({e}): {sql}"));
+    }
+
+    /// The integer result of a query (`SELECT COUNT(*) ...`).
+    pub fn query_i64(&self, sql: &str) -> i64 {
+        use diesel::RunQueryDsl;
+        self.db
+            .run_blocking(|conn| match conn {
+                Conn::Sqlite(c) => Ok(diesel::select(
+                    diesel::dsl::sql::<diesel::sql_types::BigInt>(&format!("({sql})")),
+                )
+                .get_result::<i64>(&mut **c)?),
+                #[allow(unreachable_patterns)]
+                _ => Err(Error::Internal("SQLite only".into())),
+            })
+            .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+    }
+
+    /// The text (or NULL) result of a query.
+    pub fn query_text(&self, sql: &str) -> Option<String> {
+        use diesel::RunQueryDsl;
+        self.db
+            .run_blocking(|conn| match conn {
+                Conn::Sqlite(c) => Ok(diesel::select(diesel::dsl::sql::<
+                    diesel::sql_types::Nullable<diesel::sql_types::Text>,
+                >(&format!("({sql})")))
+                .get_result::<Option<String>>(&mut **c)?),
+                #[allow(unreachable_patterns)]
+                _ => Err(Error::Internal("SQLite only".into())),
+            })
+            .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+    }
+
+    /// The number of rows of `table`.
+    pub fn count(&self, table: &str) -> i64 {
+        self.query_i64(&format!("SELECT COUNT(*) FROM \"{table}\""))
+    }
+
+    /// Creates an active, non-admin user with this password; returns its id.
+    pub fn user(&self, username: &str, password: &str) -> i64 {
+        self.user_with(username, password, true, false)
+    }
+
+    /// Creates a user; an empty password stores no usable password. Returns its id.
+    pub fn user_with(&self, username: &str, password: &str, active: bool, admin: bool) -> i64 {
+        let hash = self
+            .auth
+            .make_password(password)
+            .expect("a hashable password");
+        self.db
+            .run_blocking(|conn| {
+                User::insert(
+                    conn,
+                    UserChanges {
+                        username: Some(username.to_owned()),
+                        password: Some(hash),
+                        email: Some(format!("{username}@example.com")),
+                        join_date: Some(datetime("2020-01-01 00:00:00")),
+                        active: Some(active),
+                        admin: Some(admin),
+                    },
+                )
+            })
+            .expect("insert a user")
+    }
+
+    /// Serves one request.
+    pub async fn send(&self, req: TestRequest) -> Resp {
+        let resp = (self.call)(req).await;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = test::read_body(resp).await;
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// `GET uri`.
+    pub async fn get(&self, uri: &str) -> Resp {
+        self.send(TestRequest::get().uri(uri)).await
+    }
+
+    /// `POST uri` with a JSON body.
+    pub async fn post(&self, uri: &str, body: Value) -> Resp {
+        self.send(json_request(Method::POST, uri, &body)).await
+    }
+
+    /// `PUT uri` with a JSON body.
+    pub async fn put(&self, uri: &str, body: Value) -> Resp {
+        self.send(json_request(Method::PUT, uri, &body)).await
+    }
+
+    /// `DELETE uri`.
+    pub async fn delete(&self, uri: &str) -> Resp {
+        self.send(TestRequest::delete().uri(uri)).await
+    }
+}
+
+/// A request with a JSON body.
+pub fn json_request(method: Method, uri: &str, body: &Value) -> TestRequest {
+    TestRequest::default()
+        .method(method)
+        .uri(uri)
+        .insert_header((CONTENT_TYPE, "application/json"))
+        .set_payload(serde_json::to_vec(body).expect("serializable JSON"))
+}
+
+/// A request with a raw body of the given content type.
+pub fn raw_request(
+    method: Method,
+    uri: &str,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> TestRequest {
+    TestRequest::default()
+        .method(method)
+        .uri(uri)
+        .insert_header((CONTENT_TYPE, content_type.to_owned()))
+        .set_payload(body.into())
+}
+
+/// A request with an urlencoded form body.
+pub fn form_request(method: Method, uri: &str, fields: &[(&str, &str)]) -> TestRequest {
+    raw_request(
+        method,
+        uri,
+        "application/x-www-form-urlencoded",
+        query(fields),
+    )
+}
+
+/// The boundary of [`multipart_request`] bodies.
+pub const BOUNDARY: &str = "plover-test-boundary-7MA4YWxkTrZu0gW";
+
+/// A request with a `multipart/form-data` body of text fields.
+pub fn multipart_request(method: Method, uri: &str, fields: &[(&str, &str)]) -> TestRequest {
+    let mut body = String::new();
+    for (name, value) in fields {
+        body.push_str(&format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+        ));
+    }
+    body.push_str(&format!("--{BOUNDARY}--\r\n"));
+    raw_request(
+        method,
+        uri,
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        body,
+    )
+}
+
+/// An urlencoded query string (or form body) of these pairs, in order.
+pub fn query(pairs: &[(&str, &str)]) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
+/// `path?` followed by the urlencoded pairs.
+pub fn url(path: &str, pairs: &[(&str, &str)]) -> String {
+    format!("{path}?{}", query(pairs))
+}
+
+/// The `Authorization` header of HTTP Basic credentials.
+pub fn basic(username: &str, password: &str) -> (&'static str, String) {
+    let encoded =
+        base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+    ("Authorization", format!("Basic {encoded}"))
+}
+
+/// The `Authorization` header of raw Basic credentials (`user:password` as given bytes).
+pub fn basic_raw(raw: &[u8]) -> (&'static str, String) {
+    (
+        "Authorization",
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        ),
+    )
+}
+
+/// A date-time from `YYYY-MM-DD HH:MM:SS`.
+pub fn datetime(raw: &str) -> chrono::NaiveDateTime {
+    chrono::NaiveDateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S").expect("a date-time")
+}
+
+/// Asserts the exact 401 of SPEC.md section 8.
+#[track_caller]
+pub fn assert_401(resp: &Resp) {
+    assert_eq!(
+        resp.code(),
+        401,
+        "body: {}",
+        String::from_utf8_lossy(&resp.body)
+    );
+    assert_eq!(
+        resp.header("www-authenticate"),
+        Some(r#"Basic realm="Login Required""#)
+    );
+    assert_eq!(
+        resp.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(resp.text(), "Authentication failed");
+}
+
+/// Asserts a JSON error with this status and exactly the key `error`; returns its message.
+#[track_caller]
+pub fn assert_error(resp: &Resp, status: u16) -> String {
+    let body = resp.json_with(status);
+    let obj = body.as_object().expect("an error object");
+    assert_eq!(obj.len(), 1, "only `error` expected: {body}");
+    let message = obj["error"].as_str().expect("a string error").to_owned();
+    assert!(!message.is_empty());
+    message
+}
+
+/// Asserts the 400 of a refused query parameter: a JSON error naming the parameter.
+#[track_caller]
+pub fn assert_param_error(resp: &Resp, param: &str) {
+    let message = assert_error(resp, 400);
+    assert!(
+        message.contains(&format!("'{param}'")),
+        "the error should name '{param}': {message}"
+    );
+}
+
+/// Asserts a 400 validation error whose `fields` has exactly these keys; returns `fields`.
+#[track_caller]
+pub fn assert_fields(resp: &Resp, keys: &[&str]) -> Map<String, Value> {
+    let body = resp.json_with(400);
+    let obj = body.as_object().expect("an error object");
+    assert!(
+        obj["error"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert_eq!(obj.len(), 2, "`error` and `fields` expected: {body}");
+    let fields = obj["fields"].as_object().expect("a fields object").clone();
+    let mut got: Vec<&str> = fields.keys().map(String::as_str).collect();
+    got.sort_unstable();
+    let mut want = keys.to_vec();
+    want.sort_unstable();
+    assert_eq!(got, want, "fields: {body}");
+    assert!(fields
+        .values()
+        .all(|v| v.as_str().is_some_and(|m| !m.is_empty())));
+    fields
+}
+
+/// Two A <- B <- C <- D chains: ids 1 (`a1`, `b1`, `c1`, `d1`) and 2 (`a2`, ...).
+pub const CHAINS: &str = r#"
+INSERT INTO amodel (id, a_field) VALUES (1, 'a1'), (2, 'a2');
+INSERT INTO bmodel (id, a_id, b_field) VALUES (1, 1, 'b1'), (2, 2, 'b2');
+INSERT INTO cmodel (id, b_id, c_field) VALUES (1, 1, 'c1'), (2, 2, 'c2');
+INSERT INTO dmodel (id, c_id, d_field) VALUES (1, 1, 'd1'), (2, 2, 'd2');
+"#;

@@ -215,8 +215,7 @@ async fn main() -> std::io::Result<()> {
         parse_args().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
     db.run_blocking(|conn| {
-        conn.batch_execute(microblog::SCHEMA_SQLITE)?;
-        conn.batch_execute(models::SCHEMA_SQLITE)
+        microblog::create_tables(conn, models::SCHEMA_SQLITE, models::SCHEMA_PG)
     })
     .map_err(std::io::Error::other)?;
     let auth = Auth::<User>::with_cost(4);

@@ -18,6 +18,8 @@ pub(crate) struct Field {
     pub(crate) kind: Kind,
     /// API name: the column, or for a foreign key the column without `_id`.
     pub(crate) name: String,
+    /// Key in serialized objects: the name, or `<name>_id` for a foreign key.
+    pub(crate) key: String,
     pub(crate) fk: Option<Type>,
     pub(crate) default: Default,
     pub(crate) excluded: bool,
@@ -56,24 +58,51 @@ impl Model {
             );
         }
         let attrs = attr::struct_attrs(&mut cx, &input.attrs);
-        let mut fields = Vec::new();
+        let parsed: Vec<(&syn::Field, Ident, attr::FieldAttrs)> = named
+            .named
+            .iter()
+            .filter_map(|f| Some((f, f.ident.clone()?, attr::field_attrs(&mut cx, &f.attrs))))
+            .collect();
+        // The primary key: the field marked #[rest(primary_key)], else the field named `id`.
+        let marked: Vec<usize> = (0..parsed.len())
+            .filter(|&i| parsed[i].2.primary_key)
+            .collect();
+        for &extra in marked.iter().skip(1) {
+            cx.error(
+                &parsed[extra].1,
+                "only one field may be #[rest(primary_key)]",
+            );
+        }
+        let pk_at = marked
+            .first()
+            .copied()
+            .or_else(|| parsed.iter().position(|(_, ident, _)| ident == "id"));
+        let mut fields: Vec<Field> = Vec::new();
         let mut pk = None;
-        for f in &named.named {
-            let Some(ident) = f.ident.clone() else {
-                continue;
-            };
-            let fa = attr::field_attrs(&mut cx, &f.attrs);
+        for (i, (f, ident, fa)) in parsed.into_iter().enumerate() {
+            let is_pk = pk_at == Some(i);
             let (value_ty, nullable) = match option_inner(&f.ty) {
                 Some(inner) => (inner.clone(), true),
                 None => (f.ty.clone(), false),
             };
-            let Some(kind) = kind_of(&value_ty) else {
+            let kind = kind_of(&value_ty);
+            if is_pk && (nullable || !matches!(kind, Some(Kind::Int32 | Kind::Int64))) {
+                cx.error(&f.ty, "the primary key must be an i32 or i64 field");
+                continue;
+            }
+            let Some(kind) = kind else {
                 cx.error(
                     &f.ty,
                     format!("unsupported field type for RestModel; use {SUPPORTED}"),
                 );
                 continue;
             };
+            if is_pk && !matches!(fa.default, Default::None) {
+                cx.error(
+                    &ident,
+                    "the database assigns the primary key: remove `default` from it",
+                );
+            }
             let column = ident.to_string();
             if fa.fk.is_some() && !matches!(kind, Kind::Int32 | Kind::Int64) {
                 cx.error(
@@ -86,17 +115,26 @@ impl Model {
                 (None, Some(_)) => column.strip_suffix("_id").unwrap_or(&column).to_owned(),
                 (None, None) => column.clone(),
             };
-            if fa.primary_key || (column == "id" && pk.is_none()) {
-                if fa.primary_key
-                    && pk.is_some_and(|p: usize| {
-                        fields.get(p).is_some_and(|x: &Field| x.ident != "id")
-                    })
-                {
-                    cx.error(&ident, "only one field may be #[rest(primary_key)]");
-                }
-                if !matches!(kind, Kind::Int32 | Kind::Int64) || nullable {
-                    cx.error(&f.ty, "the primary key must be an i32 or i64 field");
-                }
+            let key = if fa.fk.is_some() {
+                format!("{name}_id")
+            } else {
+                name.clone()
+            };
+            let clash = fields.iter().find(|other| {
+                [&other.name, &other.key, &other.ident.to_string()]
+                    .iter()
+                    .any(|n| **n == name || **n == key || **n == column)
+            });
+            if let Some(other) = clash {
+                cx.error(
+                    &ident,
+                    format!(
+                        "`{ident}` and `{}` would share the API name `{name}`; rename one with #[rest(name = \"...\")]",
+                        other.ident
+                    ),
+                );
+            }
+            if is_pk {
                 pk = Some(fields.len());
             }
             fields.push(Field {
@@ -106,6 +144,7 @@ impl Model {
                 nullable,
                 kind,
                 name,
+                key,
                 fk: fa.fk,
                 default: fa.default,
                 excluded: fa.exclude,
@@ -131,13 +170,13 @@ impl Model {
                 ),
             }
         }
-        if attrs.table.is_none() {
+        if attrs.table.is_none() && !attrs.table_malformed {
             cx.error(
                 &input.ident,
                 "missing table: add #[diesel(table_name = <table>)] naming the diesel `table!` of this model",
             );
         }
-        if pk.is_none() && !fields.is_empty() {
+        if pk_at.is_none() {
             cx.error(
                 &input.ident,
                 "no primary key: add a field `id: i32` (or i64), or mark one #[rest(primary_key)]",

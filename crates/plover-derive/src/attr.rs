@@ -14,6 +14,8 @@ pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, name";
 #[derive(Default)]
 pub(crate) struct StructAttrs {
     pub(crate) table: Option<Path>,
+    /// A `table_name` was given but is not a path (already reported).
+    pub(crate) table_malformed: bool,
     /// `exclude = "a, b"`: each name with the literal it came from.
     pub(crate) exclude: Vec<(String, LitStr)>,
     pub(crate) name: Option<LitStr>,
@@ -52,10 +54,23 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
     let mut out = StructAttrs::default();
     for attr in attrs {
         if attr.path().is_ident("diesel") {
-            // diesel's own derives check the rest of this attribute.
+            // diesel's own derives check the rest of this attribute; a malformed table name
+            // is ours to report.
             let _ = attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident("table_name") {
-                    out.table = Some(meta.value()?.parse()?);
+                    let value = meta.value()?;
+                    match value.parse::<Path>() {
+                        Ok(path) => out.table = Some(path),
+                        Err(_) => {
+                            let found: Expr = value.parse()?;
+                            cx.error(
+                                found,
+                                "table_name takes the path of a diesel `table!`, e.g. \
+                                 #[diesel(table_name = post)], not a string",
+                            );
+                            out.table_malformed = true;
+                        }
+                    }
                 } else if meta.input.peek(syn::Token![=]) {
                     let _: Expr = meta.value()?.parse()?;
                 } else if meta.input.peek(syn::token::Paren) {

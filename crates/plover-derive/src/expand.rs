@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Field, Model};
 use crate::attr::Default;
-use crate::types::Kind;
+use crate::backend;
 
 pub(crate) fn expand(model: &Model) -> TokenStream {
     let ident = &model.ident;
@@ -41,7 +41,6 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         .enumerate()
         .map(|(i, f)| field_meta(f, i == model.pk));
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
-    let tys: Vec<_> = model.fields.iter().map(|f| &f.ty).collect();
     let indexes: Vec<usize> = (0..model.fields.len()).collect();
 
     let set_arms = data_fields.iter().map(|(i, f)| {
@@ -70,20 +69,20 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         }
         _ => None,
     });
-    let data_idents: Vec<_> = data_fields.iter().map(|(_, f)| &f.ident).collect();
 
-    let conditions = model
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| condition_arm(model, i, f));
-    let nullify_arms = model.fields.iter().enumerate().filter(|(_, f)| f.fk.is_some() && f.nullable).map(|(i, f)| {
-        let id = &f.ident;
-        let vty = &f.value_ty;
-        quote!(#i => __p::diesel::update(#table::table.filter(#table::#id.eq_any(__p::pks::<#vty>(ids))))
-            .set(#table::#id.eq(::core::option::Option::None::<#vty>))
-            .execute(c).map_err(__p::Error::from),)
-    });
+    let backends = [&backend::SQLITE, &backend::PG].map(|b| backend::items(model, b));
+    let dispatch = |op: &str, args: TokenStream| {
+        let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
+        quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
+    };
+    let [load, load_ids, delete_ids, nullify, insert, update] = [
+        dispatch("load", quote!(s)),
+        dispatch("load_ids", quote!(s)),
+        dispatch("delete_ids", quote!(ids)),
+        dispatch("nullify", quote!(field, ids)),
+        dispatch("insert", quote!(changes)),
+        dispatch("update", quote!(pk, changes)),
+    ];
 
     quote! {
         #[doc = #changes_doc]
@@ -95,8 +94,6 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         #[automatically_derived]
         const _: () = {
             use ::plover::__private as __p;
-            type __Sqlite = __p::diesel::sqlite::Sqlite;
-            type __Cond = __p::Cond<#table::table, __Sqlite>;
 
             static __META: __p::ModelMeta = __p::ModelMeta {
                 name: #name,
@@ -113,104 +110,28 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
 
             __p::inventory::submit! { __p::ModelEntry(<#ident as __p::RestModel>::meta) }
 
-            fn __select_sqlite(
-                s: &__p::Select,
-            ) -> ::core::result::Result<#table::BoxedQuery<'static, __Sqlite>, __p::Error> {
-                use __p::diesel::prelude::*;
-                let mut q = #table::table.into_boxed::<__Sqlite>();
-                for f in &s.filters {
-                    q = q.filter(<#ident as __p::SqlQueries<__Sqlite>>::condition(f, 0)?);
-                }
-                for &(i, desc) in &s.order {
-                    q = q.then_order_by(__order_sqlite(i, desc)?);
-                }
-                if let ::core::option::Option::Some(limit) = s.limit {
-                    q = q.limit(limit).offset(s.offset);
-                }
-                ::core::result::Result::Ok(q)
-            }
-
-            fn __order_sqlite(
-                field: usize,
-                desc: bool,
-            ) -> ::core::result::Result<__p::Order<#table::table, __Sqlite>, __p::Error> {
-                use __p::diesel::prelude::*;
-                match field {
-                    #(#indexes => ::core::result::Result::Ok(if desc {
-                        ::std::boxed::Box::new(#table::#idents.desc())
-                    } else {
-                        ::std::boxed::Box::new(#table::#idents.asc())
-                    }),)*
-                    _ => ::core::result::Result::Err(__p::Error::Internal("ordering on an unknown field".into())),
-                }
-            }
+            #(#backends)*
 
             fn __load_ids(
                 conn: &mut __p::Conn<'_>,
                 s: &__p::Select,
             ) -> ::core::result::Result<::std::vec::Vec<i64>, __p::Error> {
-                use __p::diesel::prelude::*;
-                match conn {
-                    __p::Conn::Sqlite(c) => {
-                        let ids: ::std::vec::Vec<#pk_ty> = __select_sqlite(s)?.select(#table::#pk_ident).load(&mut **c)?;
-                        ::core::result::Result::Ok(ids.into_iter().map(i64::from).collect())
-                    }
-                }
+                #load_ids
             }
 
             fn __delete_ids(
                 conn: &mut __p::Conn<'_>,
                 ids: &[i64],
             ) -> ::core::result::Result<usize, __p::Error> {
-                use __p::diesel::prelude::*;
-                match conn {
-                    __p::Conn::Sqlite(c) => ::core::result::Result::Ok(
-                        __p::diesel::delete(#table::table.filter(#table::#pk_ident.eq_any(__p::pks::<#pk_ty>(ids))))
-                            .execute(&mut **c)?,
-                    ),
-                }
+                #delete_ids
             }
 
-            #[allow(unused_variables)]
             fn __nullify(
                 conn: &mut __p::Conn<'_>,
                 field: usize,
                 ids: &[i64],
             ) -> ::core::result::Result<usize, __p::Error> {
-                use __p::diesel::prelude::*;
-                match conn {
-                    __p::Conn::Sqlite(c) => {
-                        let c: &mut __p::diesel::sqlite::SqliteConnection = c;
-                        match field {
-                            #(#nullify_arms)*
-                            _ => ::core::result::Result::Err(__p::Error::Internal("not a nullable foreign key".into())),
-                        }
-                    }
-                }
-            }
-
-            #[automatically_derived]
-            impl __p::SqlQueries<__Sqlite> for #ident {
-                type Table = #table::table;
-                type PkQuery = #table::BoxedQuery<'static, __Sqlite, <#table::#pk_ident as __p::diesel::Expression>::SqlType>;
-
-                fn condition(f: &__p::Filter, depth: usize) -> ::core::result::Result<__Cond, __p::Error> {
-                    use __p::diesel::prelude::*;
-                    let field = *f.path.get(depth).ok_or_else(|| __p::Error::Internal("empty filter path".into()))?;
-                    let leaf = depth + 1 == f.path.len();
-                    match field {
-                        #(#conditions)*
-                        _ => ::core::result::Result::Err(__p::Error::Internal("filter on an unknown field".into())),
-                    }
-                }
-
-                fn pk_subquery(f: &__p::Filter, depth: usize) -> ::core::result::Result<Self::PkQuery, __p::Error> {
-                    use __p::diesel::prelude::*;
-                    ::core::result::Result::Ok(#table::table
-                        .select(#table::#pk_ident)
-                        .into_boxed()
-                        .filter(<Self as __p::SqlQueries<__Sqlite>>::condition(f, depth)?))
-                }
+                #nullify
             }
 
             #[automatically_derived]
@@ -258,34 +179,14 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     conn: &mut __p::Conn<'_>,
                     s: &__p::Select,
                 ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
-                    use __p::diesel::prelude::*;
-                    match conn {
-                        __p::Conn::Sqlite(c) => {
-                            let rows: ::std::vec::Vec<(#(#tys,)*)> = __select_sqlite(s)?
-                                .select((#(#table::#idents,)*))
-                                .load(&mut **c)?;
-                            ::core::result::Result::Ok(rows
-                                .into_iter()
-                                .map(|(#(#idents,)*)| #ident { #(#idents,)* })
-                                .collect())
-                        }
-                    }
+                    #load
                 }
 
                 fn insert(
                     conn: &mut __p::Conn<'_>,
                     changes: #changes,
                 ) -> ::core::result::Result<i64, __p::Error> {
-                    use __p::diesel::prelude::*;
-                    match conn {
-                        __p::Conn::Sqlite(c) => {
-                            let pk: #pk_ty = __p::diesel::insert_into(#table::table)
-                                .values((#(changes.#data_idents.map(|v| #table::#data_idents.eq(v)),)*))
-                                .returning(#table::#pk_ident)
-                                .get_result(&mut **c)?;
-                            ::core::result::Result::Ok(i64::from(pk))
-                        }
-                    }
+                    #insert
                 }
 
                 fn update(
@@ -293,15 +194,8 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     pk: i64,
                     changes: #changes,
                 ) -> ::core::result::Result<usize, __p::Error> {
-                    use __p::diesel::prelude::*;
                     let pk = __p::pk::<#pk_ty>(pk)?;
-                    match conn {
-                        __p::Conn::Sqlite(c) => ::core::result::Result::Ok(
-                            __p::diesel::update(#table::table.filter(#table::#pk_ident.eq(pk)))
-                                .set((#(changes.#data_idents.map(|v| #table::#data_idents.eq(v)),)*))
-                                .execute(&mut **c)?,
-                        ),
-                    }
+                    #update
                 }
             }
         };
@@ -310,6 +204,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
 
 fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let name = &f.name;
+    let key = &f.key;
     let column = f.ident.to_string();
     let kind = format_ident!("{}", f.kind.variant());
     let nullable = f.nullable;
@@ -325,41 +220,13 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
         __p::FieldMeta {
             name: #name,
             column: #column,
+            key: #key,
             kind: __p::FieldKind::#kind,
             nullable: #nullable,
             primary_key: #primary_key,
             required: #required,
             excluded: #excluded,
             fk: #fk,
-        }
-    }
-}
-
-fn condition_arm(model: &Model, i: usize, f: &Field) -> TokenStream {
-    let table = &model.table;
-    let id = &f.ident;
-    let vty = &f.value_ty;
-    let text = if f.kind == Kind::Text {
-        quote!(text)
-    } else {
-        quote!(plain)
-    };
-    let leaf = quote!(#i => ::plover::__plover_condition!(f, #table::#id, #vty, sqlite, #table::table, #text),);
-    match &f.fk {
-        None => leaf,
-        Some(target) => {
-            let column = if f.nullable {
-                quote!(#table::#id.assume_not_null())
-            } else {
-                quote!(#table::#id)
-            };
-            quote! {
-                #i if !leaf => {
-                    let sub = <#target as __p::SqlQueries<__Sqlite>>::pk_subquery(f, depth + 1)?;
-                    ::core::result::Result::Ok(::std::boxed::Box::new(#column.eq_any(sub).nullable()) as __Cond)
-                }
-                #leaf
-            }
         }
     }
 }

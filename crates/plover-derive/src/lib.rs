@@ -6,8 +6,11 @@
 
 mod ast;
 mod attr;
+mod backend;
 mod ctxt;
 mod expand;
+#[cfg(test)]
+mod tests;
 mod types;
 
 use proc_macro::TokenStream;

@@ -14,7 +14,6 @@ pub use crate::value::{from_json_required, FromJson, FromParam, ToJson};
 use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;
 use diesel::sql_types::{Bool, Nullable};
-use diesel::sqlite::Sqlite;
 use diesel::{BoolExpressionMethods, BoxableExpression};
 
 /// A boxed condition on table `T`.
@@ -24,6 +23,11 @@ pub type Cond<T, DB> = Box<dyn BoxableExpression<T, DB, SqlType = Nullable<Bool>
 pub type Order<T, DB> = Box<dyn BoxableExpression<T, DB, SqlType = NotSelectable>>;
 
 /// The typed queries of a model on one backend, generated per backend.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Plover model",
+    label = "not a model",
+    note = "add `#[derive(RestModel)]` to `{Self}`"
+)]
 pub trait SqlQueries<DB: Backend>: RestModel {
     /// The diesel table.
     type Table;
@@ -58,13 +62,117 @@ pub fn pks<T: TryFrom<i64>>(ids: &[i64]) -> Vec<T> {
     ids.iter().filter_map(|&i| T::try_from(i).ok()).collect()
 }
 
+/// Conditions of one backend that combine with OR.
+pub trait AnyOf: Sized {
+    /// The combined condition.
+    type Output;
+    /// The OR of all (an error for none).
+    fn any_of(self) -> Result<Self::Output, Error>;
+}
+
+macro_rules! any_of_impl {
+    ($db:ty) => {
+        impl<T: 'static> AnyOf for Vec<Cond<T, $db>> {
+            type Output = Cond<T, $db>;
+            fn any_of(self) -> Result<Self::Output, Error> {
+                let mut iter = self.into_iter();
+                let first = iter
+                    .next()
+                    .ok_or_else(|| Error::Internal("a filter without values".into()))?;
+                Ok(iter.fold(first, |acc, c| Box::new(acc.or(c)) as Cond<T, $db>))
+            }
+        }
+    };
+}
+any_of_impl!(diesel::sqlite::Sqlite);
+#[cfg(feature = "postgres")]
+any_of_impl!(diesel::pg::Pg);
+
 /// The OR of conditions (one value of a repeated filter key each).
-pub fn any<T: 'static>(conds: Vec<Cond<T, Sqlite>>) -> Result<Cond<T, Sqlite>, Error> {
-    let mut iter = conds.into_iter();
-    let first = iter
-        .next()
-        .ok_or_else(|| Error::Internal("a filter without values".into()))?;
-    Ok(iter.fold(first, |acc, c| Box::new(acc.or(c)) as Cond<T, Sqlite>))
+pub fn any<V: AnyOf>(conds: V) -> Result<V::Output, Error> {
+    conds.any_of()
+}
+
+/// `expr COLLATE "C"`: code-point order of text on PostgreSQL, as SQLite's default.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone, Copy, diesel::query_builder::QueryId)]
+pub struct CollateC<T>(pub T);
+
+#[cfg(feature = "postgres")]
+mod collate {
+    use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
+    use diesel::pg::Pg;
+    use diesel::query_builder::{AstPass, QueryFragment};
+    use diesel::QueryResult;
+
+    use super::CollateC;
+
+    impl<T: Expression> Expression for CollateC<T> {
+        type SqlType = T::SqlType;
+    }
+
+    impl<T: QueryFragment<Pg>> QueryFragment<Pg> for CollateC<T> {
+        fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+            self.0.walk_ast(out.reborrow())?;
+            out.push_sql(" COLLATE \"C\"");
+            Ok(())
+        }
+    }
+
+    impl<T: AppearsOnTable<QS>, QS: ?Sized> AppearsOnTable<QS> for CollateC<T> where
+        CollateC<T>: Expression
+    {
+    }
+
+    impl<T: SelectableExpression<QS>, QS: ?Sized> SelectableExpression<QS> for CollateC<T> where
+        CollateC<T>: AppearsOnTable<QS>
+    {
+    }
+
+    impl<T: ValidGrouping<GB>, GB> ValidGrouping<GB> for CollateC<T> {
+        type IsAggregate = T::IsAggregate;
+    }
+}
+
+/// Keeps its items only when Plover's `postgres` feature is on (generated PostgreSQL code).
+#[cfg(feature = "postgres")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plover_if_postgres {
+    ($($items:tt)*) => { $($items)* };
+}
+
+/// Keeps its items only when Plover's `postgres` feature is on (generated PostgreSQL code).
+#[cfg(not(feature = "postgres"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plover_if_postgres {
+    ($($items:tt)*) => {};
+}
+
+/// Calls the function of the connection's backend: `(conn, |c| sqlite(c), |c| pg(c))`.
+#[cfg(feature = "postgres")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plover_dispatch {
+    ($conn:expr, |$c1:ident| $sqlite:expr, |$c2:ident| $pg:expr) => {
+        match $conn {
+            $crate::__private::Conn::Sqlite($c1) => $sqlite,
+            $crate::__private::Conn::Pg($c2) => $pg,
+        }
+    };
+}
+
+/// Calls the function of the connection's backend: `(conn, |c| sqlite(c), |c| pg(c))`.
+#[cfg(not(feature = "postgres"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plover_dispatch {
+    ($conn:expr, |$c1:ident| $sqlite:expr, |$c2:ident| $pg:expr) => {
+        match $conn {
+            $crate::__private::Conn::Sqlite($c1) => $sqlite,
+        }
+    };
 }
 
 /// The condition of one field, for the derive: `(filter, column, rust type, backend, table,
@@ -93,15 +201,15 @@ macro_rules! __plover_condition {
                 Param::Null => ::std::result::Result::Ok(::std::boxed::Box::new($c.is_null().nullable()) as $cond),
                 other => ::std::result::Result::Ok(::std::boxed::Box::new(
                     $c.eq($crate::__private::value::<$ty>(other)?).nullable()) as $cond),
-            }).collect::<::std::result::Result<::std::vec::Vec<_>, $crate::__private::Error>>()?),
+            }).collect::<::std::result::Result<::std::vec::Vec<$cond>, $crate::__private::Error>>()?),
             Op::Lt => $crate::__private::any($crate::__private::values::<$ty>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($c.lt(v).nullable()) as $cond).collect()),
+                .map(|v| ::std::boxed::Box::new($c.lt(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
             Op::Lte => $crate::__private::any($crate::__private::values::<$ty>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($c.le(v).nullable()) as $cond).collect()),
+                .map(|v| ::std::boxed::Box::new($c.le(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
             Op::Gt => $crate::__private::any($crate::__private::values::<$ty>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($c.gt(v).nullable()) as $cond).collect()),
+                .map(|v| ::std::boxed::Box::new($c.gt(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
             Op::Gte => $crate::__private::any($crate::__private::values::<$ty>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($c.ge(v).nullable()) as $cond).collect()),
+                .map(|v| ::std::boxed::Box::new($c.ge(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
             Op::Like | Op::ILike => $crate::__plover_condition!(@like $f, $c, $cond),
         }
     }};
@@ -114,11 +222,28 @@ macro_rules! __plover_condition {
         let c = $c;
         match $f.op {
             $crate::__private::Op::Like => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect()),
+                .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like(v.to_lowercase()).nullable()) as __Cond).collect()),
+                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like(v.to_lowercase()).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
+    }};
+    ($f:ident, $c:expr, $ty:ty, pg, $table:ty, text) => {{
+        use $crate::__private::diesel::prelude::*;
+        type __Cond = $crate::__private::Cond<$table, $crate::__private::diesel::pg::Pg>;
+        let c = $c;
+        match $f.op {
+            $crate::__private::Op::Like => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
+                .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+            $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
+                .map(|v| ::std::boxed::Box::new(c.ilike(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+            _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
+        }
+    }};
+    ($f:ident, $c:expr, $ty:ty, pg, $table:ty, plain) => {{
+        type __Cond = $crate::__private::Cond<$table, $crate::__private::diesel::pg::Pg>;
+        let c = $c;
+        $crate::__plover_condition!(@common $f, c, $ty, __Cond)
     }};
     ($f:ident, $c:expr, $ty:ty, sqlite, $table:ty, plain) => {{
         type __Cond = $crate::__private::Cond<$table, $crate::__private::diesel::sqlite::Sqlite>;

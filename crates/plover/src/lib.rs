@@ -17,7 +17,7 @@
 //!     pub message: String,
 //! }
 //!
-//! let db = Database::from_url("sqlite://notes.db").expect("a valid URL");
+//! let db = Database::from_url("sqlite://notes.db").expect("a valid URL"); // opened lazily
 //! let mut api = RestApi::new(db);
 //! api.register::<Note>();
 //! let configure = api.setup();
@@ -55,3 +55,11 @@ pub mod prelude {
     pub use crate::rest::{Hooks, Resource, RestApi};
     pub use crate::{Error, RestModel};
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/getting-started.md")]
+mod getting_started_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/reference.md")]
+mod reference_doctests {}

@@ -41,6 +41,8 @@ pub struct FieldMeta {
     pub name: &'static str,
     /// The database column (and Rust field) name.
     pub column: &'static str,
+    /// The key in serialized objects: the name, or `<name>_id` for a foreign key.
+    pub key: &'static str,
     /// The value type.
     pub kind: FieldKind,
     /// Whether the column accepts NULL (`Option<T>`).
@@ -58,16 +60,12 @@ pub struct FieldMeta {
 impl FieldMeta {
     /// The key of this field in serialized objects: `<name>_id` for a foreign key.
     pub fn json_key(&self) -> &'static str {
-        if self.fk.is_some() {
-            self.column
-        } else {
-            self.name
-        }
+        self.key
     }
 
     /// Whether `key` names this field (`user` and `user_id` both name a foreign key).
     pub fn answers_to(&self, key: &str) -> bool {
-        self.name == key || self.column == key
+        self.name == key || self.key == key || self.column == key
     }
 }
 

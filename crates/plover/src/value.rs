@@ -91,7 +91,9 @@ macro_rules! float_impls {
     ($($t:ty),*) => {$(
         impl ToJson for $t {
             fn to_json(&self) -> Value {
-                Value::from(*self)
+                // Through the shortest decimal form, so that an f32 0.1 is 0.1, not its
+                // widened binary value.
+                self.to_string().parse::<f64>().map_or(Value::Null, Value::from)
             }
         }
         impl FromJson for $t {

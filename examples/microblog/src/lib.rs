@@ -172,6 +172,45 @@ CREATE TABLE IF NOT EXISTS note (
     id INTEGER PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
 "#;
 
+/// `CREATE TABLE IF NOT EXISTS` statements of the four tables (PostgreSQL).
+pub const SCHEMA_PG: &str = r#"
+CREATE TABLE IF NOT EXISTS "user" (
+    id SERIAL PRIMARY KEY, username TEXT NOT NULL UNIQUE, password TEXT NOT NULL DEFAULT '',
+    email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT TRUE,
+    admin BOOLEAN NOT NULL DEFAULT FALSE);
+CREATE TABLE IF NOT EXISTS relationship (
+    id SERIAL PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
+    to_user_id INTEGER NOT NULL REFERENCES "user"(id));
+CREATE INDEX IF NOT EXISTS relationship_from_user_id ON relationship(from_user_id);
+CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
+CREATE TABLE IF NOT EXISTS message (
+    id SERIAL PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
+    content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
+CREATE INDEX IF NOT EXISTS message_user_id ON message(user_id);
+CREATE TABLE IF NOT EXISTS note (
+    id SERIAL PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
+"#;
+
+/// Creates the four tables if they do not exist, on either engine. On PostgreSQL an advisory
+/// lock keeps processes that start together from racing on the catalog.
+pub fn create_tables(
+    conn: &mut plover::db::Conn<'_>,
+    extra_sqlite: &str,
+    extra_pg: &str,
+) -> Result<(), plover::Error> {
+    match conn.engine() {
+        plover::db::Engine::Sqlite => {
+            conn.batch_execute(SCHEMA_SQLITE)?;
+            conn.batch_execute(extra_sqlite)
+        }
+        plover::db::Engine::Postgres => conn.transaction(|conn| {
+            conn.batch_execute("SELECT pg_advisory_xact_lock(7337215);")?;
+            conn.batch_execute(SCHEMA_PG)?;
+            conn.batch_execute(extra_pg)
+        }),
+    }
+}
+
 /// The user named `username` with the given password and admin flag, created if missing.
 pub fn ensure_user(
     db: &Database,

@@ -2,7 +2,7 @@
 //! http://127.0.0.1:8000/api/ from `microblog.db` (created on first start).
 
 use actix_web::{web, App, HttpResponse, HttpServer};
-use microblog::{ensure_user, HashPassword, Message, Note, Relationship, User, SCHEMA_SQLITE};
+use microblog::{create_tables, ensure_user, HashPassword, Message, Note, Relationship, User};
 use plover::prelude::*;
 
 #[actix_web::main]
@@ -10,7 +10,7 @@ async fn main() -> std::io::Result<()> {
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite://microblog.db".into());
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
     let db = Database::from_url(&url).map_err(std::io::Error::other)?;
-    db.run_blocking(|conn| conn.batch_execute(SCHEMA_SQLITE))
+    db.run_blocking(|conn| create_tables(conn, "", ""))
         .map_err(std::io::Error::other)?;
     let auth = Auth::<User>::new();
     ensure_user(&db, &auth, "admin", "admin", true).map_err(std::io::Error::other)?;

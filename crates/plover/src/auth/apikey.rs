@@ -28,8 +28,16 @@ impl<K: RestModel> Default for ApiKeyAuthentication<K> {
 }
 
 impl<K: RestModel> ApiKeyAuthentication<K> {
-    /// Protects the given methods.
+    /// Protects the given methods. Panics if `K` has no `key` or no `secret` field.
     pub fn new(protected_methods: Vec<Method>) -> ApiKeyAuthentication<K> {
+        let meta = K::meta();
+        for name in ["key", "secret"] {
+            assert!(
+                meta.field(name).is_some(),
+                "plover: ApiKeyAuthentication needs a `{name}` field on `{}`",
+                meta.name
+            );
+        }
         ApiKeyAuthentication {
             protected_methods,
             _model: PhantomData,

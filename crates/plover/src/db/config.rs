@@ -2,11 +2,16 @@
 
 use std::collections::BTreeMap;
 
+/// Options that Plover reads itself (the pool); every engine accepts them.
+pub(crate) const OWN_OPTIONS: [&str; 3] = ["max_connections", "connection_timeout", "threadlocals"];
+
 /// A supported database engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     /// SQLite, embedded (the default).
     Sqlite,
+    /// PostgreSQL (Plover's `postgres` feature): `name` is a libpq connection URL.
+    Postgres,
 }
 
 /// A configuration that cannot be used.
@@ -36,6 +41,31 @@ impl Config {
         }
     }
 
+    /// A PostgreSQL URL: Plover's own options are taken out of the query string, the rest
+    /// (e.g. `sslmode`) stays in the URL for libpq.
+    fn postgres_url(base: &str, query: &str) -> Config {
+        let mut options = BTreeMap::new();
+        let mut driver = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            if OWN_OPTIONS.contains(&k.as_ref()) {
+                options.insert(k.into_owned(), v.into_owned());
+            } else {
+                driver.append_pair(&k, &v);
+            }
+        }
+        let driver = driver.finish();
+        let name = if driver.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{driver}")
+        };
+        Config {
+            name,
+            engine: Engine::Postgres,
+            options,
+        }
+    }
+
     /// Adds a driver option.
     pub fn option(mut self, key: impl Into<String>, value: impl ToString) -> Config {
         self.options.insert(key.into(), value.to_string());
@@ -54,6 +84,7 @@ impl Config {
                 "engine" => {
                     engine = match v {
                         "sqlite" | "sqlite3" => Engine::Sqlite,
+                        "postgres" | "postgresql" => Engine::Postgres,
                         other => return Err(ConfigError(format!("unsupported engine '{other}'"))),
                     }
                 }
@@ -72,9 +103,13 @@ impl Config {
     }
 
     /// Reads a URL: `sqlite://path/to/file.db` (`sqlite:///abs/path.db` for an absolute path),
-    /// with options as a query string (`?max_connections=4`). A plain path means SQLite.
+    /// or `postgres://user:pass@host:port/db` (`postgresql://` too), with options as a query
+    /// string (`?max_connections=4`). A plain path means SQLite.
     pub fn from_url(url: &str) -> Result<Config, ConfigError> {
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        if let Some(("postgres" | "postgresql", _)) = base.split_once("://") {
+            return Ok(Config::postgres_url(base, query));
+        }
         let mut config = match base.split_once("://") {
             Some(("sqlite", path)) if !path.is_empty() => Config::sqlite(path),
             Some((scheme, _)) => {
@@ -89,6 +124,17 @@ impl Config {
             config.options.insert(k.into_owned(), v.into_owned());
         }
         Ok(config)
+    }
+
+    /// Refuses options that no engine reads, so that a typo does not go unnoticed.
+    pub(crate) fn check_options(&self, known: &[&str]) -> Result<(), ConfigError> {
+        match self.options.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(ConfigError(format!(
+                "unknown option '{k}' (known: {})",
+                known.join(", ")
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// A numeric option, or its default.
@@ -119,6 +165,20 @@ mod tests {
         assert_eq!(
             Config::from_url("app.db").map(|c| c.name).ok(),
             Some("app.db".to_owned())
+        );
+    }
+
+    #[test]
+    fn postgres_urls_keep_driver_options() {
+        let c = Config::from_url("postgresql://u:p@h:5/db?max_connections=3&sslmode=disable");
+        let c = c.map(|c| (c.engine, c.name, c.options.get("max_connections").cloned()));
+        assert_eq!(
+            c.ok(),
+            Some((
+                Engine::Postgres,
+                "postgresql://u:p@h:5/db?sslmode=disable".to_owned(),
+                Some("3".to_owned())
+            ))
         );
     }
 

@@ -2,14 +2,18 @@
 //! work, and blocking diesel calls kept off the actix worker threads.
 
 mod config;
+mod extract;
 mod sqlite;
 
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
+#[cfg(feature = "postgres")]
+use diesel::PgConnection;
 use diesel::{Connection, SqliteConnection};
 
 pub use config::{Config, ConfigError, Engine};
+pub use extract::DbConn;
 pub use sqlite::plover_lower;
 
 use crate::error::Error;
@@ -18,13 +22,18 @@ use crate::error::Error;
 pub enum Conn<'a> {
     /// An SQLite connection.
     Sqlite(&'a mut SqliteConnection),
+    /// A PostgreSQL connection.
+    #[cfg(feature = "postgres")]
+    Pg(&'a mut PgConnection),
 }
 
 impl std::fmt::Debug for Conn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Conn::Sqlite(_) => f.write_str("Conn::Sqlite"),
-        }
+        f.write_str(match self {
+            Conn::Sqlite(_) => "Conn::Sqlite",
+            #[cfg(feature = "postgres")]
+            Conn::Pg(_) => "Conn::Pg",
+        })
     }
 }
 
@@ -36,6 +45,8 @@ impl Conn<'_> {
     ) -> Result<R, Error> {
         match self {
             Conn::Sqlite(c) => c.transaction(|c| f(&mut Conn::Sqlite(c))),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => c.transaction(|c| f(&mut Conn::Pg(c))),
         }
     }
 
@@ -44,6 +55,8 @@ impl Conn<'_> {
         use diesel::connection::SimpleConnection;
         match self {
             Conn::Sqlite(c) => c.batch_execute(sql).map_err(Error::from),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => c.batch_execute(sql).map_err(Error::from),
         }
     }
 
@@ -51,6 +64,8 @@ impl Conn<'_> {
     pub fn engine(&self) -> Engine {
         match self {
             Conn::Sqlite(_) => Engine::Sqlite,
+            #[cfg(feature = "postgres")]
+            Conn::Pg(_) => Engine::Postgres,
         }
     }
 }
@@ -58,6 +73,8 @@ impl Conn<'_> {
 #[derive(Clone)]
 enum Pools {
     Sqlite(Pool<ConnectionManager<SqliteConnection>>),
+    #[cfg(feature = "postgres")]
+    Pg(Pool<ConnectionManager<PgConnection>>),
 }
 
 /// A pooled database, cheap to clone; share one per application.
@@ -72,8 +89,26 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// A connection checked out of the pool; back to the pool when dropped.
 enum Pooled {
     Sqlite(PooledConnection<ConnectionManager<SqliteConnection>>),
+    #[cfg(feature = "postgres")]
+    Pg(PooledConnection<ConnectionManager<PgConnection>>),
+}
+
+impl Pooled {
+    fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Pooled::Sqlite(c) => Conn::Sqlite(c),
+            #[cfg(feature = "postgres")]
+            Pooled::Pg(c) => Conn::Pg(c),
+        }
+    }
+}
+
+fn unavailable(e: diesel::r2d2::PoolError) -> Error {
+    log::error!("database connection unavailable: {e}");
+    Error::Unavailable
 }
 
 impl Database {
@@ -83,16 +118,39 @@ impl Database {
         let max = config.number("max_connections", 8.0)? as u32;
         match config.engine {
             Engine::Sqlite => {
+                let mut known = config::OWN_OPTIONS.to_vec();
+                known.push("busy_timeout");
+                config.check_options(&known)?;
                 let manager = ConnectionManager::<SqliteConnection>::new(config.name.clone());
                 let pool = Pool::builder()
                     .max_size(max.max(1))
+                    .min_idle(Some(0))
                     .connection_timeout(timeout)
+                    .test_on_check_out(false)
                     .connection_customizer(Box::new(sqlite::Customizer::from_config(config)?))
                     .build_unchecked(manager);
                 Ok(Database {
                     pool: Pools::Sqlite(pool),
                 })
             }
+            #[cfg(feature = "postgres")]
+            Engine::Postgres => {
+                config.check_options(&config::OWN_OPTIONS)?;
+                let manager = ConnectionManager::<PgConnection>::new(config.name.clone());
+                let pool = Pool::builder()
+                    .max_size(max.max(1))
+                    .min_idle(Some(0))
+                    .connection_timeout(timeout)
+                    .test_on_check_out(false)
+                    .build_unchecked(manager);
+                Ok(Database {
+                    pool: Pools::Pg(pool),
+                })
+            }
+            #[cfg(not(feature = "postgres"))]
+            Engine::Postgres => Err(ConfigError(
+                "PostgreSQL needs Plover's `postgres` feature".into(),
+            )),
         }
     }
 
@@ -103,10 +161,9 @@ impl Database {
 
     fn checkout(&self) -> Result<Pooled, Error> {
         match &self.pool {
-            Pools::Sqlite(p) => p.get().map(Pooled::Sqlite).map_err(|e| {
-                log::error!("database connection unavailable: {e}");
-                Error::Unavailable
-            }),
+            Pools::Sqlite(p) => p.get().map(Pooled::Sqlite).map_err(unavailable),
+            #[cfg(feature = "postgres")]
+            Pools::Pg(p) => p.get().map(Pooled::Pg).map_err(unavailable),
         }
     }
 
@@ -116,9 +173,7 @@ impl Database {
         &self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        match self.checkout()? {
-            Pooled::Sqlite(mut c) => f(&mut Conn::Sqlite(&mut c)),
-        }
+        f(&mut self.checkout()?.conn())
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's

@@ -60,9 +60,9 @@ pub fn parse_list_query(
     };
     let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
     let page = positive("page")?.unwrap_or(1);
-    let offset = (page - 1)
-        .checked_mul(limit)
-        .ok_or_else(|| Error::param("page", "page number too large"))?;
+    // A page too far for the offset to be represented is past the end all the same: the
+    // saturated offset skips every row (SPEC.md section 5: a page past the end is empty).
+    let offset = (page - 1).saturating_mul(limit);
 
     let mut select = Select {
         filters: parse_filters(pairs, rules)?,

@@ -66,9 +66,15 @@ impl RestApi {
         }
     }
 
-    /// The URL prefix (default `/api`).
+    /// The URL prefix (default `/api`). Panics on an empty prefix: the API needs a path of
+    /// its own.
     pub fn prefix(mut self, prefix: &str) -> RestApi {
-        self.prefix = format!("/{}", prefix.trim_matches('/'));
+        let trimmed = prefix.trim_matches('/');
+        assert!(
+            !trimmed.is_empty(),
+            "plover: the API prefix must not be empty or `/`"
+        );
+        self.prefix = format!("/{trimmed}");
         self
     }
 
@@ -78,7 +84,8 @@ impl RestApi {
         self
     }
 
-    /// The authentication of resources that set none (default: read-only).
+    /// The authentication of resources that set none (default: read-only), also of those
+    /// registered before this call.
     pub fn default_auth(mut self, auth: impl Authenticator) -> RestApi {
         self.default_auth = Arc::new(auth);
         self
@@ -98,7 +105,7 @@ impl RestApi {
     /// Registers a resource. Panics if its options are inconsistent with the model, or if its
     /// name is taken: both are programming errors, reported before the server starts.
     pub fn register_resource<M: RestModel>(&mut self, resource: Resource<M>) -> &mut RestApi {
-        let prepared = Prepared::new(resource, Some(self.default_auth.clone()));
+        let prepared = Prepared::new(resource);
         if self.endpoints.iter().any(|e| e.name() == prepared.name) {
             panic!(
                 "plover: API '{}' already has a resource named '{}'",
@@ -115,6 +122,7 @@ impl RestApi {
         let inner = Arc::new(ApiService {
             db: self.db,
             prefix: self.prefix,
+            default_auth: self.default_auth,
             max_body_bytes: self.max_body_bytes,
             endpoints: self
                 .endpoints
@@ -137,6 +145,7 @@ impl RestApi {
 struct ApiService {
     db: Database,
     prefix: String,
+    default_auth: Arc<dyn Authenticator>,
     max_body_bytes: usize,
     endpoints: HashMap<String, Arc<dyn Endpoint>>,
 }
@@ -159,7 +168,7 @@ impl ApiService {
             _ => return Err(Error::NotFound),
         };
         let endpoint = self.endpoints.get(name).ok_or(Error::NotFound)?.clone();
-        let body = parse_body(req.headers(), bytes).await?;
+        let body = parse_body(req.headers(), bytes).await;
         let api_req = ApiRequest {
             method: req.method().clone(),
             pk: pk.map(str::to_owned),
@@ -168,9 +177,10 @@ impl ApiService {
             body,
             list_path: format!("{}/{}/", self.prefix, name),
         };
+        let default_auth = self.default_auth.clone();
         let reply = self
             .db
-            .run(move |conn| endpoint.handle(&api_req, conn))
+            .run(move |conn| endpoint.handle(&api_req, conn, default_auth.as_ref()))
             .await?;
         let body = serde_json::to_vec(&reply.body).map_err(|e| Error::Internal(e.to_string()))?;
         let mut resp = HttpResponse::build(reply.status);

@@ -10,11 +10,11 @@ use super::delete::delete_rows;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
 use super::resource::Context;
-use crate::auth::{AuthRequest, AuthUser};
+use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
-use crate::query::{parse_list_query, Select};
+use crate::query::{parse_list_query, Param, Select};
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -22,8 +22,13 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
-    /// Serves an authorized-or-not request on one connection.
-    fn handle(&self, req: &ApiRequest, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    /// Serves a request on one connection; `default_auth` applies when the resource sets none.
+    fn handle(
+        &self,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+        default_auth: &dyn Authenticator,
+    ) -> Result<Reply, Error>;
 }
 
 impl<M: RestModel> Endpoint for Prepared<M> {
@@ -44,7 +49,12 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .collect()
     }
 
-    fn handle(&self, req: &ApiRequest, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+    fn handle(
+        &self,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+        default_auth: &dyn Authenticator,
+    ) -> Result<Reply, Error> {
         let method = if req.method == Method::HEAD {
             Method::GET
         } else {
@@ -60,10 +70,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             query: &req.query,
             form: req.form(),
         };
-        let user = match &self.auth {
-            Some(auth) => auth.authorize(&auth_req, conn)?,
-            None => None,
-        };
+        let auth = self.auth.as_deref().unwrap_or(default_auth);
+        let user = auth.authorize(&auth_req, conn)?;
         let cx = Context {
             method: &method,
             user: user.as_ref(),
@@ -74,7 +82,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
                 _ => self.list(&cx, req, conn),
             };
         };
-        let pk: i64 = raw_pk.parse().map_err(|_| Error::NotFound)?;
+        // A key that is not a value of the primary key's type names no record.
+        let pk = match Param::parse(M::meta().pk_field().kind, raw_pk) {
+            Ok(Param::Int(pk)) => pk,
+            _ => return Err(Error::NotFound),
+        };
         let obj = self.find(&cx, conn, pk)?.ok_or(Error::NotFound)?;
         match method {
             Method::PUT => self.edit(&cx, req, conn, obj),
@@ -146,6 +158,7 @@ impl<M: RestModel> Prepared<M> {
         let mut changes = M::Changes::default();
         let mut sent = Vec::new();
         let mut errors = BTreeMap::new();
+        let mut invalid = Vec::new();
         for (key, value) in data {
             match meta.field(key) {
                 None => {
@@ -156,6 +169,7 @@ impl<M: RestModel> Prepared<M> {
                     Ok(()) => sent.push((idx, key.clone())),
                     Err(message) => {
                         errors.insert(key.clone(), message);
+                        invalid.push(idx);
                     }
                 },
             }
@@ -165,7 +179,7 @@ impl<M: RestModel> Prepared<M> {
                 if field.required
                     && Some(idx) != self.owner
                     && !M::is_set(&changes, idx)
-                    && !errors.contains_key(field.json_key())
+                    && !invalid.contains(&idx)
                 {
                     errors.insert(field.name.to_owned(), "this field is required".to_owned());
                 }
@@ -229,19 +243,15 @@ impl<M: RestModel> Prepared<M> {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
         M::fill_defaults(&mut changes);
-        let obj = conn.transaction(|conn| {
+        let (pk, obj) = conn.transaction(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let pk = M::insert(conn, changes)?;
             let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
                 .into_iter()
                 .next();
             let row = row.ok_or_else(|| Error::Internal("inserted row not found".into()))?;
-            self.one(cx, conn, row)
+            Ok((pk, self.one(cx, conn, row)?))
         })?;
-        let pk = obj
-            .get(M::meta().pk_field().json_key())
-            .cloned()
-            .unwrap_or(Value::Null);
         Ok(Reply {
             status: StatusCode::CREATED,
             location: Some(format!("{}{}/", req.list_path, pk)),
@@ -292,7 +302,15 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let pk = obj.pk();
-        conn.transaction(|conn| delete_rows(conn, M::meta(), &[pk], self.delete_recursive))?;
+        conn.transaction(|conn| delete_rows(conn, M::meta(), &[pk], self.delete_recursive))
+            .map_err(|e| match e {
+                // Rows of a table that no model describes still refer to this one.
+                Error::Database(diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+                    _,
+                )) => Error::Conflict("other rows refer to this object".into()),
+                other => other,
+            })?;
         Ok(Reply::ok(json!({ "deleted": 1 })))
     }
 }

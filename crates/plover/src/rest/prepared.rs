@@ -75,7 +75,7 @@ fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
 impl<M: RestModel> Prepared<M> {
     /// Checks the options of `resource`; a misconfiguration panics with a clear message,
     /// before the server serves anything.
-    pub(crate) fn new(resource: Resource<M>, default_auth: Option<Arc<dyn Authenticator>>) -> Self {
+    pub(crate) fn new(resource: Resource<M>) -> Self {
         let meta = M::meta();
         let n = meta.fields.len();
         let mut exposed: Vec<bool> = meta.fields.iter().map(|f| !f.excluded).collect();
@@ -142,7 +142,7 @@ impl<M: RestModel> Prepared<M> {
             includes,
             rules,
             owner,
-            auth: resource.auth.or(default_auth),
+            auth: resource.auth,
             allowed_methods: resource.allowed_methods,
             hooks: resource.hooks,
             paginate_by: resource.paginate_by,

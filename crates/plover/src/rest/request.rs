@@ -16,6 +16,9 @@ pub(crate) enum Body {
     Raw(Bytes),
     /// Form fields (urlencoded or multipart); the JSON object is in `data`.
     Form(Vec<(String, String)>),
+    /// A body that could not be read as its content type says; reported only where the
+    /// body is used, after the checks of SPEC.md section 7 that come first.
+    Invalid(String),
 }
 
 /// One REST request, detached from actix so that it can move to a blocking thread.
@@ -35,7 +38,7 @@ impl ApiRequest {
     pub(crate) fn form(&self) -> &[(String, String)] {
         match &self.body {
             Body::Form(pairs) => pairs,
-            Body::Raw(_) => &[],
+            Body::Raw(_) | Body::Invalid(_) => &[],
         }
     }
 
@@ -47,6 +50,7 @@ impl ApiRequest {
                 Some((_, text)) => serde_json::from_str(text),
                 None => return Err(Error::BadBody("the form field 'data' is missing".into())),
             },
+            Body::Invalid(message) => return Err(Error::BadBody(message.clone())),
         };
         match parsed {
             Ok(Value::Object(map)) => Ok(map),
@@ -110,7 +114,7 @@ pub(crate) async fn read_body(
 }
 
 /// Interprets a body by its content type.
-pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Result<Body, Error> {
+pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Body {
     let ctype = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -120,21 +124,22 @@ pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Result<Body
         let pairs = form_urlencoded::parse(&bytes)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
-        return Ok(Body::Form(pairs));
+        return Body::Form(pairs);
     }
     if ctype.starts_with("multipart/form-data") {
-        return parse_multipart(headers, bytes).await.map(Body::Form);
+        return parse_multipart(headers, bytes)
+            .await
+            .map(Body::Form)
+            .unwrap_or_else(Body::Invalid);
     }
-    Ok(Body::Raw(bytes))
+    Body::Raw(bytes)
 }
 
 async fn parse_multipart(
     headers: &HeaderMap,
     bytes: Bytes,
-) -> Result<Vec<(String, String)>, Error> {
-    let bad = |e: actix_multipart::MultipartError| {
-        Error::BadBody(format!("malformed multipart body: {e}"))
-    };
+) -> Result<Vec<(String, String)>, String> {
+    let bad = |e: actix_multipart::MultipartError| format!("malformed multipart body: {e}");
     let stream =
         futures_util::stream::once(
             async move { Ok::<Bytes, actix_web::error::PayloadError>(bytes) },
@@ -148,8 +153,8 @@ async fn parse_multipart(
         while let Some(chunk) = field.next().await {
             value.extend_from_slice(&chunk.map_err(bad)?);
         }
-        let text = String::from_utf8(value)
-            .map_err(|_| Error::BadBody(format!("form field '{name}' is not UTF-8")))?;
+        let text =
+            String::from_utf8(value).map_err(|_| format!("form field '{name}' is not UTF-8"))?;
         pairs.push((name, text));
     }
     Ok(pairs)

@@ -250,7 +250,7 @@ impl<M: RestModel> Resource<M> {
 
     /// Serialize the foreign key `field` as the nested object of `resource`.
     pub fn include<N: RestModel>(mut self, field: &str, resource: Resource<N>) -> Self {
-        let nested = super::prepared::Prepared::new(resource, None);
+        let nested = super::prepared::Prepared::new(resource);
         self.include.push((field.to_owned(), Arc::new(nested)));
         self
     }

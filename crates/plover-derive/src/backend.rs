@@ -1,0 +1,314 @@
+//! The typed diesel code of one backend. The same body is generated for SQLite and for
+//! PostgreSQL; the few differences (ILIKE, NULLS FIRST/LAST, code-point collation) are here.
+//! PostgreSQL items are wrapped in `__plover_if_postgres!`, which keeps them only when Plover's
+//! `postgres` feature is on.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::{Field, Model};
+use crate::types::Kind;
+
+/// One database backend.
+pub(crate) struct Backend {
+    /// `sqlite` or `pg`: suffix of the generated functions, and the condition macro's marker.
+    pub(crate) key: &'static str,
+    pg: bool,
+}
+
+pub(crate) const SQLITE: Backend = Backend {
+    key: "sqlite",
+    pg: false,
+};
+pub(crate) const PG: Backend = Backend {
+    key: "pg",
+    pg: true,
+};
+
+impl Backend {
+    fn db(&self) -> TokenStream {
+        if self.pg {
+            quote!(__p::diesel::pg::Pg)
+        } else {
+            quote!(__p::diesel::sqlite::Sqlite)
+        }
+    }
+
+    fn connection(&self) -> TokenStream {
+        if self.pg {
+            quote!(__p::diesel::pg::PgConnection)
+        } else {
+            quote!(__p::diesel::sqlite::SqliteConnection)
+        }
+    }
+
+    /// The name of a generated function of this backend: `__load_sqlite`.
+    pub(crate) fn func(&self, op: &str) -> Ident {
+        format_ident!("__{}_{}", op, self.key)
+    }
+}
+
+/// The items of `backend` for `model`: selection, ordering, the `SqlQueries` impl, and the
+/// load/insert/update/delete functions the dispatching code calls.
+pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
+    let ident = &model.ident;
+    let table = &model.table;
+    let pk = &model.fields[model.pk];
+    let pk_ident = &pk.ident;
+    let pk_ty = &pk.value_ty;
+    let db = backend.db();
+    let connection = backend.connection();
+    let [select, order, load, load_ids, delete_ids, nullify, insert, update] = [
+        "select",
+        "order",
+        "load",
+        "load_ids",
+        "delete_ids",
+        "nullify",
+        "insert",
+        "update",
+    ]
+    .map(|op| backend.func(op));
+    let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
+    let tys: Vec<_> = model.fields.iter().map(|f| &f.ty).collect();
+    let indexes: Vec<usize> = (0..model.fields.len()).collect();
+    let data: Vec<_> = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != model.pk)
+        .map(|(_, f)| &f.ident)
+        .collect();
+    let (asc, desc): (Vec<_>, Vec<_>) = model
+        .fields
+        .iter()
+        .map(|f| order_terms(model, f, backend))
+        .unzip();
+    let conditions = model
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| condition_arm(model, i, f, backend));
+    let nullify_arms = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.fk.is_some() && f.nullable)
+        .map(|(i, f)| {
+            let id = &f.ident;
+            let vty = &f.value_ty;
+            quote!(#i => __p::diesel::update(#table::table.filter(#table::#id.eq_any(__p::pks::<#vty>(ids))))
+                .set(#table::#id.eq(::core::option::Option::None::<#vty>))
+                .execute(c)
+                .map_err(__p::Error::from),)
+        });
+    let insert_body = if data.is_empty() {
+        quote!(__p::diesel::insert_into(#table::table).default_values())
+    } else {
+        quote!(__p::diesel::insert_into(#table::table)
+            .values((#(changes.#data.map(|v| #table::#data.eq(v)),)*)))
+    };
+    let update_body = if data.is_empty() {
+        quote!({
+            let _ = (pk, changes, c);
+            ::core::result::Result::Ok(0)
+        })
+    } else {
+        quote!(::core::result::Result::Ok(
+            __p::diesel::update(#table::table.filter(#table::#pk_ident.eq(pk)))
+                .set((#(changes.#data.map(|v| #table::#data.eq(v)),)*))
+                .execute(c)?,
+        ))
+    };
+    let changes = format_ident!("{}Changes", ident);
+
+    let items = quote! {
+        fn #select(
+            s: &__p::Select,
+        ) -> ::core::result::Result<#table::BoxedQuery<'static, #db>, __p::Error> {
+            use __p::diesel::prelude::*;
+            let mut q = #table::table.into_boxed::<#db>();
+            for f in &s.filters {
+                q = q.filter(<#ident as __p::SqlQueries<#db>>::condition(f, 0)?);
+            }
+            for &(i, desc) in &s.order {
+                q = q.then_order_by(#order(i, desc)?);
+            }
+            if let ::core::option::Option::Some(limit) = s.limit {
+                q = q.limit(limit).offset(s.offset);
+            }
+            ::core::result::Result::Ok(q)
+        }
+
+        fn #order(
+            field: usize,
+            desc: bool,
+        ) -> ::core::result::Result<__p::Order<#table::table, #db>, __p::Error> {
+            use __p::diesel::prelude::*;
+            match field {
+                #(#indexes => ::core::result::Result::Ok(if desc {
+                    ::std::boxed::Box::new(#desc)
+                } else {
+                    ::std::boxed::Box::new(#asc)
+                }),)*
+                _ => ::core::result::Result::Err(__p::Error::Internal("ordering on an unknown field".into())),
+            }
+        }
+
+        fn #load(
+            c: &mut #connection,
+            s: &__p::Select,
+        ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
+            use __p::diesel::prelude::*;
+            let rows: ::std::vec::Vec<(#(#tys,)*)> = #select(s)?
+                .select((#(#table::#idents,)*))
+                .load(c)?;
+            ::core::result::Result::Ok(rows
+                .into_iter()
+                .map(|(#(#idents,)*)| #ident { #(#idents,)* })
+                .collect())
+        }
+
+        fn #load_ids(
+            c: &mut #connection,
+            s: &__p::Select,
+        ) -> ::core::result::Result<::std::vec::Vec<i64>, __p::Error> {
+            use __p::diesel::prelude::*;
+            let ids: ::std::vec::Vec<#pk_ty> = #select(s)?.select(#table::#pk_ident).load(c)?;
+            ::core::result::Result::Ok(ids.into_iter().map(i64::from).collect())
+        }
+
+        fn #delete_ids(
+            c: &mut #connection,
+            ids: &[i64],
+        ) -> ::core::result::Result<usize, __p::Error> {
+            use __p::diesel::prelude::*;
+            ::core::result::Result::Ok(
+                __p::diesel::delete(#table::table.filter(#table::#pk_ident.eq_any(__p::pks::<#pk_ty>(ids))))
+                    .execute(c)?,
+            )
+        }
+
+        #[allow(unused_variables)]
+        fn #nullify(
+            c: &mut #connection,
+            field: usize,
+            ids: &[i64],
+        ) -> ::core::result::Result<usize, __p::Error> {
+            use __p::diesel::prelude::*;
+            match field {
+                #(#nullify_arms)*
+                _ => ::core::result::Result::Err(__p::Error::Internal("not a nullable foreign key".into())),
+            }
+        }
+
+        fn #insert(
+            c: &mut #connection,
+            changes: #changes,
+        ) -> ::core::result::Result<i64, __p::Error> {
+            use __p::diesel::prelude::*;
+            let pk: #pk_ty = #insert_body.returning(#table::#pk_ident).get_result(c)?;
+            ::core::result::Result::Ok(i64::from(pk))
+        }
+
+        fn #update(
+            c: &mut #connection,
+            pk: #pk_ty,
+            changes: #changes,
+        ) -> ::core::result::Result<usize, __p::Error> {
+            use __p::diesel::prelude::*;
+            #update_body
+        }
+
+        #[automatically_derived]
+        impl __p::SqlQueries<#db> for #ident {
+            type Table = #table::table;
+            type PkQuery = #table::BoxedQuery<'static, #db, <#table::#pk_ident as __p::diesel::Expression>::SqlType>;
+
+            fn condition(
+                f: &__p::Filter,
+                depth: usize,
+            ) -> ::core::result::Result<__p::Cond<#table::table, #db>, __p::Error> {
+                use __p::diesel::prelude::*;
+                let field = *f.path.get(depth).ok_or_else(|| __p::Error::Internal("empty filter path".into()))?;
+                let leaf = depth + 1 == f.path.len();
+                match field {
+                    #(#conditions)*
+                    _ => ::core::result::Result::Err(__p::Error::Internal("filter on an unknown field".into())),
+                }
+            }
+
+            fn pk_subquery(f: &__p::Filter, depth: usize) -> ::core::result::Result<Self::PkQuery, __p::Error> {
+                use __p::diesel::prelude::*;
+                ::core::result::Result::Ok(#table::table
+                    .select(#table::#pk_ident)
+                    .into_boxed()
+                    .filter(<Self as __p::SqlQueries<#db>>::condition(f, depth)?))
+            }
+        }
+    };
+    if backend.pg {
+        quote!(::plover::__plover_if_postgres! { #items })
+    } else {
+        items
+    }
+}
+
+/// The ascending and descending ordering terms of a field. On PostgreSQL NULLs go first
+/// ascending and last descending, and text sorts by code point, as on SQLite.
+fn order_terms(model: &Model, f: &Field, backend: &Backend) -> (TokenStream, TokenStream) {
+    let table = &model.table;
+    let id = &f.ident;
+    let column = if backend.pg && f.kind == Kind::Text {
+        quote!(__p::CollateC(#table::#id))
+    } else {
+        quote!(#table::#id)
+    };
+    if backend.pg && f.nullable {
+        (
+            quote!(#column.asc().nulls_first()),
+            quote!(#column.desc().nulls_last()),
+        )
+    } else {
+        (quote!(#column.asc()), quote!(#column.desc()))
+    }
+}
+
+fn condition_arm(model: &Model, i: usize, f: &Field, backend: &Backend) -> TokenStream {
+    let table = &model.table;
+    let id = &f.ident;
+    let vty = &f.value_ty;
+    let db = backend.db();
+    let marker = format_ident!("{}", backend.key);
+    let text = if f.kind == Kind::Text {
+        quote!(text)
+    } else {
+        quote!(plain)
+    };
+    let leaf = quote!(#i => ::plover::__plover_condition!(f, #table::#id, #vty, #marker, #table::table, #text),);
+    match &f.fk {
+        None => leaf,
+        Some(target) => {
+            let column = if f.nullable {
+                quote!(#table::#id.assume_not_null())
+            } else {
+                quote!(#table::#id)
+            };
+            // Spanned at the user's `fk = Type`, so that a type that is not a model, or whose
+            // primary key has another type than the field, is reported there, and once.
+            let sub = quote_spanned!(target.span()=>
+                <#target as __p::SqlQueries<#db>>::pk_subquery(f, depth + 1)?
+            );
+            let in_sub = quote_spanned!(target.span()=> eq_any(sub));
+            quote! {
+                #i if !leaf => {
+                    let sub = #sub;
+                    ::core::result::Result::Ok(::std::boxed::Box::new(#column.#in_sub.nullable())
+                        as __p::Cond<#table::table, #db>)
+                }
+                #leaf
+            }
+        }
+    }
+}

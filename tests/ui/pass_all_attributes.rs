@@ -1,0 +1,93 @@
+//! Every attribute the derive accepts, on every supported field type.
+
+use plover::RestModel;
+
+diesel::table! {
+    author (pk) {
+        pk -> BigInt,
+        handle -> Text,
+        secret -> Text,
+        score -> Double,
+        ratio -> Float,
+        active -> Bool,
+        born -> Nullable<Date>,
+        joined -> Timestamp,
+    }
+}
+
+diesel::table! {
+    book (id) {
+        id -> Integer,
+        writer_id -> BigInt,
+        editor_id -> Nullable<BigInt>,
+        title -> Text,
+        pages -> Integer,
+        notes -> Nullable<Text>,
+        internal -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(author, book);
+
+#[derive(Debug, RestModel)]
+#[diesel(table_name = author)]
+#[rest(name = "writer", exclude = "secret, ratio")]
+pub struct Author {
+    #[rest(primary_key)]
+    pub pk: i64,
+    pub handle: String,
+    #[rest(default = String::new())]
+    pub secret: String,
+    #[rest(default = 0.0)]
+    pub score: f64,
+    #[rest(default)]
+    pub ratio: f32,
+    #[rest(default = true)]
+    pub active: bool,
+    pub born: Option<chrono::NaiveDate>,
+    #[rest(default = plover::value::now())]
+    pub joined: chrono::NaiveDateTime,
+}
+
+#[derive(Debug, RestModel)]
+#[diesel(table_name = book)]
+pub struct Book {
+    pub id: i32,
+    #[rest(fk = Author)]
+    pub writer_id: i64,
+    #[rest(fk = Author, name = "edited_by")]
+    pub editor_id: Option<i64>,
+    #[rest(name = "headline")]
+    pub title: String,
+    #[rest(default = 0)]
+    pub pages: i32,
+    pub notes: Option<String>,
+    #[rest(exclude, default = String::from("-"))]
+    pub internal: String,
+}
+
+fn main() {
+    let author = Author::meta();
+    assert_eq!(author.name, "writer");
+    assert_eq!(author.table, "author");
+    assert_eq!(author.pk_field().column, "pk");
+    assert!(author.field("secret").is_some_and(|(_, f)| f.excluded));
+    assert!(author
+        .field("ratio")
+        .is_some_and(|(_, f)| f.excluded && !f.required));
+    assert!(author.field("handle").is_some_and(|(_, f)| f.required));
+
+    let book = Book::meta();
+    assert_eq!(book.name, "book");
+    assert!(book.field("writer").is_some_and(|(_, f)| f.fk.is_some()));
+    assert!(book
+        .field("edited_by")
+        .is_some_and(|(_, f)| f.nullable && f.fk.is_some()));
+    assert!(book.field("headline").is_some());
+    assert!(book.field("internal").is_some_and(|(_, f)| f.excluded));
+
+    let mut changes = BookChanges::default();
+    <Book as RestModel>::fill_defaults(&mut changes);
+    assert_eq!(changes.pages, Some(0));
+    assert_eq!(changes.internal.as_deref(), Some("-"));
+}
