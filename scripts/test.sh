@@ -1,12 +1,28 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, and
-# the black-box conformance suite of ../shared/conformance against the conformance app.
+# the black-box conformance suite of ../shared/conformance against the conformance app, on
+# SQLite and on a throw-away PostgreSQL server, plus the two-process scale-out test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED="${PLOVER_SHARED:-$(cd .. && pwd)/shared}"
+PG_DIR="$(mktemp -d -u "${TMPDIR:-/tmp}/plover-pg.XXXXXX")"
+PG_PORT="${PLOVER_PG_PORT:-55432}"
+trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
+
+PG_URL="$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")"
+echo "== cargo test (SQLite)"
 cargo test --workspace
+echo "== integration tests on PostgreSQL"
+PLOVER_TEST_PG_URL="$PG_URL" cargo test -p plover-tests --test integration
+
 cargo build --release -p plover-conformance-app
-PLOVER_APP=target/release/plover-conformance-app "$SHARED/conformance/run.sh" -m rest -q
+APP=target/release/plover-conformance-app
+echo "== conformance, SQLite"
+PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m rest -q
+echo "== conformance, PostgreSQL"
+PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m rest -q
+echo "== scale-out, PostgreSQL"
+python3 scripts/scaleout.py "$APP" "$PG_URL"

@@ -1,7 +1,10 @@
 //! Fixtures shared by Plover's integration tests.
 //!
 //! One test application ([`TestApp`]) registers every model and every resource option the
-//! integration tests use, over a fresh temporary SQLite database per test:
+//! integration tests use, over a fresh database per test: a temporary SQLite file, or, when
+//! `PLOVER_TEST_PG_URL` holds a PostgreSQL admin URL
+//! (`postgres://postgres@127.0.0.1:5432/postgres`), a new PostgreSQL database created through
+//! it and dropped with the application:
 //!
 //! - `/api`: the microblog's models (with the conformance app's options), the A <- B <- C <- D
 //!   chain, a nullable foreign key (F -> E), `HModel` with `check_*` hooks, API keys, a sample
@@ -12,6 +15,8 @@
 //!
 //! Tests seed rows with SQL ([`TestApp::sql`]) or users with [`TestApp::user`], send requests
 //! with [`TestApp::send`] (or the `get`/`post`/`put`/`delete` shortcuts) and read back a [`Resp`].
+//! Seeds are SQL that both engines accept (booleans as `TRUE`/`FALSE`, `"user"` quoted); after a
+//! seed with explicit ids, PostgreSQL's sequences are moved past them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::future::Future;
@@ -29,7 +34,7 @@ use actix_web::web::Bytes;
 use actix_web::App;
 use base64::Engine as _;
 use plover::auth::{AuthRequest, AuthUser};
-use plover::db::Conn;
+use plover::db::{Conn, Engine};
 use plover::prelude::*;
 use plover::query::Op;
 use plover::rest::{Context, Scope};
@@ -291,6 +296,65 @@ CREATE TABLE vault (id INTEGER PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NU
 CREATE TABLE deposit (id INTEGER PRIMARY KEY,
     vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
 "#;
+
+/// `CREATE TABLE` statements of the models defined here (PostgreSQL): the same tables as
+/// [`SCHEMA_SQLITE`], with `SERIAL` keys.
+pub const SCHEMA_PG: &str = r#"
+CREATE TABLE amodel (id SERIAL PRIMARY KEY, a_field TEXT NOT NULL);
+CREATE TABLE bmodel (id SERIAL PRIMARY KEY,
+    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
+CREATE TABLE cmodel (id SERIAL PRIMARY KEY,
+    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
+CREATE TABLE dmodel (id SERIAL PRIMARY KEY,
+    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
+CREATE TABLE emodel (id SERIAL PRIMARY KEY, e_field TEXT NOT NULL);
+CREATE TABLE fmodel (id SERIAL PRIMARY KEY,
+    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
+CREATE TABLE hmodel (id SERIAL PRIMARY KEY,
+    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
+    h_date TIMESTAMP NULL, h_day DATE NULL);
+CREATE TABLE apikey (id SERIAL PRIMARY KEY, key TEXT NOT NULL UNIQUE, secret TEXT NOT NULL);
+CREATE TABLE sample (id SERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
+    flag BOOLEAN NOT NULL DEFAULT FALSE, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
+    day DATE NULL, stamp TIMESTAMP NOT NULL);
+CREATE TABLE vault (id SERIAL PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
+CREATE TABLE deposit (id SERIAL PRIMARY KEY,
+    vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
+"#;
+
+/// Moves every `SERIAL` sequence of the public schema past the largest `id` of its table, so
+/// that rows seeded with explicit ids do not collide with later inserts (PostgreSQL).
+const RESET_SEQUENCES_PG: &str = r#"
+DO $$
+DECLARE t text;
+BEGIN
+    FOR t IN SELECT table_name FROM information_schema.columns
+             WHERE table_schema = 'public' AND column_name = 'id'
+               AND column_default LIKE 'nextval(%'
+    LOOP
+        EXECUTE format(
+            'SELECT setval(pg_get_serial_sequence(%L, ''id''), COALESCE(MAX(id), 0) + 1, false) FROM %I',
+            quote_ident(t), t);
+    END LOOP;
+END $$;
+"#;
+
+/// The environment variable that selects PostgreSQL: an admin URL such as
+/// `postgres://postgres@127.0.0.1:5432/postgres`. Unset (or empty): SQLite.
+pub const PG_URL_VAR: &str = "PLOVER_TEST_PG_URL";
+
+/// The PostgreSQL admin URL of [`PG_URL_VAR`], if the tests run on PostgreSQL.
+pub fn pg_admin_url() -> Option<String> {
+    std::env::var(PG_URL_VAR)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+}
+
+/// Whether the tests run on PostgreSQL (see [`PG_URL_VAR`]).
+pub fn on_postgres() -> bool {
+    pg_admin_url().is_some()
+}
 
 /// The calls that recording hooks and authenticators saw, in order (e.g. `check_get:list`).
 pub type CallLog = Arc<Mutex<Vec<String>>>;
@@ -654,6 +718,97 @@ impl Drop for TempDir {
     }
 }
 
+/// A PostgreSQL database created for one test, dropped (with its connections) on drop.
+#[derive(Debug)]
+pub struct PgDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl PgDatabase {
+    /// Creates a new, empty, uniquely named database through the admin URL.
+    pub fn create(admin_url: &str) -> PgDatabase {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "plover_test_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        let db = PgDatabase {
+            admin_url: admin_url.to_owned(),
+            name,
+        };
+        db.admin(&format!(
+            "DROP DATABASE IF EXISTS \"{0}\" WITH (FORCE); CREATE DATABASE \"{0}\"",
+            db.name
+        ));
+        db
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The URL of this database (the admin URL with another database name), with these
+    /// options (a query string, possibly empty) added to the admin URL's own.
+    pub fn url(&self, options: &str) -> String {
+        with_database(&self.admin_url, &self.name, options)
+    }
+
+    /// Runs SQL statements over a separate admin connection.
+    fn admin(&self, sql: &str) {
+        use diesel::connection::SimpleConnection;
+        use diesel::Connection;
+        let mut conn = diesel::PgConnection::establish(&self.admin_url)
+            .unwrap_or_else(|e| panic!("connect to {} ({e})", self.admin_url));
+        // CREATE / DROP DATABASE cannot run in a transaction block: one statement at a time.
+        for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+            conn.batch_execute(statement)
+                .unwrap_or_else(|e| panic!("admin SQL failed ({e}): {statement}"));
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let statement = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        if std::thread::panicking() {
+            // Do not turn a failing test into an abort: best effort.
+            let _ = std::panic::catch_unwind(|| self.admin(&statement));
+        } else {
+            self.admin(&statement);
+        }
+    }
+}
+
+/// `url` (a PostgreSQL URL) naming the database `name`, with `options` added to its query.
+fn with_database(url: &str, name: &str, options: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let (scheme, rest) = base.split_once("://").expect("a postgres:// URL");
+    let authority = rest
+        .split_once('/')
+        .map_or(rest, |(authority, _)| authority);
+    let query: Vec<&str> = [query, options]
+        .into_iter()
+        .filter(|q| !q.is_empty())
+        .collect();
+    if query.is_empty() {
+        format!("{scheme}://{authority}/{name}")
+    } else {
+        format!("{scheme}://{authority}/{name}?{}", query.join("&"))
+    }
+}
+
+/// Where a [`TestApp`]'s database lives; removed on drop.
+#[derive(Debug)]
+enum Store {
+    /// The directory of an SQLite file.
+    Sqlite(#[allow(dead_code)] TempDir),
+    /// A PostgreSQL database.
+    Pg(#[allow(dead_code)] PgDatabase),
+}
+
 type Caller = Box<dyn Fn(TestRequest) -> Pin<Box<dyn Future<Output = ServiceResponse>>>>;
 
 /// A response, read in full.
@@ -741,7 +896,7 @@ pub struct TestApp {
     pub auth: Auth<User>,
     /// What the recording hooks and authenticator of `/api/audited/` saw.
     pub log: CallLog,
-    _dir: TempDir,
+    store: Store,
 }
 
 impl std::fmt::Debug for TestApp {
@@ -763,24 +918,48 @@ impl TestApp {
 
     /// A fresh application with `seed`, whose database URL carries these driver options
     /// (a query string such as `max_connections=1&connection_timeout=0.3`).
+    ///
+    /// On SQLite, a new file in a temporary directory; on PostgreSQL ([`PG_URL_VAR`]), a new
+    /// database, dropped with the application.
     pub async fn with_options(seed: &str, options: &str) -> TestApp {
-        let dir = TempDir::new();
-        let url = format!(
-            "sqlite://{}?{options}",
-            dir.path().join("test.db").display()
-        );
-        let db = Database::from_url(&url).expect("a valid database URL");
-        db.run_blocking(|conn| {
-            conn.batch_execute(microblog::SCHEMA_SQLITE)?;
-            conn.batch_execute(SCHEMA_SQLITE)?;
-            conn.batch_execute(seed)
+        let (db, store) = match pg_admin_url() {
+            None => {
+                let dir = TempDir::new();
+                let url = format!(
+                    "sqlite://{}?{options}",
+                    dir.path().join("test.db").display()
+                );
+                (
+                    Database::from_url(&url).expect("a valid database URL"),
+                    Store::Sqlite(dir),
+                )
+            }
+            Some(admin) => {
+                let pg = PgDatabase::create(&admin);
+                (
+                    Database::from_url(&pg.url(options)).expect("a valid database URL"),
+                    Store::Pg(pg),
+                )
+            }
+        };
+        db.run_blocking(|conn| match conn.engine() {
+            Engine::Sqlite => {
+                conn.batch_execute(microblog::SCHEMA_SQLITE)?;
+                conn.batch_execute(SCHEMA_SQLITE)
+            }
+            Engine::Postgres => {
+                conn.batch_execute(microblog::SCHEMA_PG)?;
+                conn.batch_execute(SCHEMA_PG)
+            }
         })
-        .expect("schema and seed");
-        TestApp::serve(db, dir).await
+        .expect("schema");
+        let app = TestApp::serve(db, store).await;
+        app.sql(seed);
+        app
     }
 
-    /// The application over `db`, whose file lives in `dir`.
-    async fn serve(db: Database, dir: TempDir) -> TestApp {
+    /// The application over `db`, whose storage is `store`.
+    async fn serve(db: Database, store: Store) -> TestApp {
         let auth = Auth::<User>::with_cost(4);
         let log = CallLog::default();
         let api = api(db.clone(), &auth, &log).setup();
@@ -802,57 +981,86 @@ impl TestApp {
             db,
             auth,
             log,
-            _dir: dir,
+            store,
         }
     }
 
-    /// An application whose database cannot be opened (its directory does not exist), with a
-    /// short pool timeout: every request that needs the database is a 503.
-    pub async fn unreachable() -> TestApp {
-        let dir = TempDir::new();
-        let url = format!(
-            "sqlite://{}?connection_timeout=0.3",
-            dir.path().join("missing").join("test.db").display()
-        );
-        let db = Database::from_url(&url).expect("a valid database URL");
-        TestApp::serve(db, dir).await
+    /// Whether this application runs on PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.store, Store::Pg(_))
     }
 
-    /// Runs SQL statements on the database (seeding).
+    /// An application whose database cannot be reached, with a short pool timeout: every
+    /// request that needs the database is a 503. On SQLite, the database's directory does not
+    /// exist; on PostgreSQL, the URL names a closed loopback port.
+    pub async fn unreachable() -> TestApp {
+        let dir = TempDir::new();
+        let url = if on_postgres() {
+            // A port that was free a moment ago: nothing listens there.
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free loopback port")
+                .port();
+            format!("postgres://postgres@127.0.0.1:{port}/nowhere?connection_timeout=0.3")
+        } else {
+            format!(
+                "sqlite://{}?connection_timeout=0.3",
+                dir.path().join("missing").join("test.db").display()
+            )
+        };
+        let db = Database::from_url(&url).expect("a valid database URL");
+        TestApp::serve(db, Store::Sqlite(dir)).await
+    }
+
+    /// Runs SQL statements on the database (seeding). On PostgreSQL, the `SERIAL` sequences
+    /// are then moved past the largest ids, as SQLite's keys are.
     pub fn sql(&self, sql: &str) {
+        if sql.trim().is_empty() {
+            // PostgreSQL refuses an empty query.
+            return;
+        }
         self.db
-            .run_blocking(|conn| conn.batch_execute(sql))
+            .run_blocking(|conn| {
+                conn.batch_execute(sql)?;
+                match conn.engine() {
+                    Engine::Sqlite => Ok(()),
+                    Engine::Postgres => conn.batch_execute(RESET_SEQUENCES_PG),
+                }
+            })
             .unwrap_or_else(|e| panic!("SQL failed ({e}): {sql}"));
     }
 
-    /// The integer result of a query (`SELECT COUNT(*) ...`).
-    pub fn query_i64(&self, sql: &str) -> i64 {
+    /// The result of a one-value query as text (`CAST(... AS TEXT)`), on either engine.
+    fn scalar(&self, sql: &str) -> Option<String> {
+        use diesel::dsl::sql as raw;
+        use diesel::sql_types::{Nullable, Text};
         use diesel::RunQueryDsl;
+        let select = format!("CAST(({sql}) AS TEXT)");
         self.db
             .run_blocking(|conn| match conn {
-                Conn::Sqlite(c) => Ok(diesel::select(
-                    diesel::dsl::sql::<diesel::sql_types::BigInt>(&format!("({sql})")),
-                )
-                .get_result::<i64>(&mut **c)?),
-                #[allow(unreachable_patterns)]
-                _ => Err(Error::Internal("SQLite only".into())),
+                Conn::Sqlite(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
+                    .get_result::<Option<String>>(&mut **c)?),
+                Conn::Pg(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
+                    .get_result::<Option<String>>(&mut **c)?),
             })
             .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+    }
+
+    /// The integer result of a query (`SELECT COUNT(*) ...`); a boolean reads as 1 or 0.
+    pub fn query_i64(&self, sql: &str) -> i64 {
+        match self.scalar(sql).as_deref() {
+            Some("true") => 1,
+            Some("false") => 0,
+            Some(n) => n
+                .parse()
+                .unwrap_or_else(|e| panic!("not an integer ({e}): {n:?} from {sql}")),
+            None => panic!("NULL from {sql}"),
+        }
     }
 
     /// The text (or NULL) result of a query.
     pub fn query_text(&self, sql: &str) -> Option<String> {
-        use diesel::RunQueryDsl;
-        self.db
-            .run_blocking(|conn| match conn {
-                Conn::Sqlite(c) => Ok(diesel::select(diesel::dsl::sql::<
-                    diesel::sql_types::Nullable<diesel::sql_types::Text>,
-                >(&format!("({sql})")))
-                .get_result::<Option<String>>(&mut **c)?),
-                #[allow(unreachable_patterns)]
-                _ => Err(Error::Internal("SQLite only".into())),
-            })
-            .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+        self.scalar(sql)
     }
 
     /// The number of rows of `table`.

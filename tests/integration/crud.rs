@@ -731,3 +731,23 @@ async fn default_auth_set_after_registration_applies() {
     let resp = app.post("/small/emodel/", json!({"e_field": "x"})).await;
     assert_eq!(resp.json_with(201)["e_field"], "x");
 }
+
+#[actix_web::test]
+async fn concurrent_writes_that_check_foreign_keys_all_succeed() {
+    // Each POST reads (the foreign-key check) before it writes: on SQLite the transaction must
+    // take the write lock up front, or concurrent writers fail instead of waiting.
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'a1');").await;
+    let posts = (0..24).map(|i| {
+        app.post(
+            "/api/bmodel/",
+            json!({"a_id": 1, "b_field": format!("b{i}")}),
+        )
+    });
+    let statuses: Vec<u16> = futures_util::future::join_all(posts)
+        .await
+        .iter()
+        .map(Resp::code)
+        .collect();
+    assert_eq!(statuses, vec![201; 24]);
+    assert_eq!(app.count("bmodel"), 24);
+}

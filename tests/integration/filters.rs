@@ -7,11 +7,11 @@ use plover_tests::*;
 
 const SAMPLES: &str = r#"
 INSERT INTO sample (id, name, qty, big, ratio, flag, body, remark, day, stamp) VALUES
-    (1, 'n1', 1, 10, 0.5, 1, '', 'Alpha', '2020-01-01', '2020-01-01 08:00:00'),
-    (2, 'n2', 2, 20, 1.5, 0, '', 'alpha', '2020-01-02', '2020-01-02 09:30:00'),
-    (3, 'n3', 3, 30, 2.5, 1, '', NULL, NULL, '2020-01-03 10:00:00'),
-    (4, 'n4', 4, 9000000000, 3.5, 0, '', 'beta_x', '2020-01-04', '2020-01-04 23:59:59'),
-    (5, 'n5', 5, 50, 4.5, 1, '', 'été', '2020-01-05', '2020-01-05 00:00:00.500');
+    (1, 'n1', 1, 10, 0.5, TRUE, '', 'Alpha', '2020-01-01', '2020-01-01 08:00:00'),
+    (2, 'n2', 2, 20, 1.5, FALSE, '', 'alpha', '2020-01-02', '2020-01-02 09:30:00'),
+    (3, 'n3', 3, 30, 2.5, TRUE, '', NULL, NULL, '2020-01-03 10:00:00'),
+    (4, 'n4', 4, 9000000000, 3.5, FALSE, '', 'beta_x', '2020-01-04', '2020-01-04 23:59:59'),
+    (5, 'n5', 5, 50, 4.5, TRUE, '', 'été', '2020-01-05', '2020-01-05 00:00:00.500');
 "#;
 
 async fn samples() -> TestApp {
@@ -624,9 +624,10 @@ async fn hostile_values_are_plain_values() {
 
 #[actix_web::test]
 async fn like_on_a_large_text_does_not_backtrack() {
-    let app = TestApp::with_seed(
-        "INSERT INTO amodel VALUES (1, replace(hex(zeroblob(524288)), '0', 'a'));",
-    )
+    let app = TestApp::with_seed(&format!(
+        "INSERT INTO amodel VALUES (1, '{}');",
+        "a".repeat(1024 * 1024)
+    ))
     .await;
     assert_eq!(
         app.query_i64("SELECT length(a_field) FROM amodel"),
@@ -647,4 +648,18 @@ async fn like_on_a_large_text_does_not_backtrack() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+#[actix_web::test]
+async fn a_backslash_in_a_pattern_is_a_plain_character_on_every_engine() {
+    let app =
+        TestApp::with_seed(r"INSERT INTO amodel VALUES (1, 'a\b'), (2, 'ab'), (3, 'a\\b');").await;
+    let list = |pairs: &'static [(&'static str, &'static str)]| {
+        let app = &app;
+        async move { app.get(&url("/api/amodel/", pairs)).await.ids() }
+    };
+    assert_eq!(list(&[("a_field__like", r"a\b")]).await, vec![1]);
+    assert_eq!(list(&[("a_field__ilike", r"A\B")]).await, vec![1]);
+    assert_eq!(list(&[("a_field__like", r"a\\b")]).await, vec![3]);
+    assert_eq!(list(&[("a_field__like", r"a\%")]).await, vec![1, 3]);
 }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area of SPEC.md. Every test builds the
-//! fixture application of `plover_tests` over its own temporary database.
+//! fixture application of `plover_tests` over its own temporary database: SQLite, or
+//! PostgreSQL when `PLOVER_TEST_PG_URL` is set to an admin URL (see `plover_tests`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;

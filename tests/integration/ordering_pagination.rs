@@ -22,7 +22,7 @@ fn samples(rows: &[(i32, bool, Option<&str>)]) -> String {
                 "INSERT INTO sample (id, name, qty, flag, remark, stamp) VALUES
                  ({id}, 's{id}', {qty}, {flag}, {remark}, '2020-01-01 00:00:00');",
                 id = i + 1,
-                flag = i32::from(*flag),
+                flag = if *flag { "TRUE" } else { "FALSE" },
             )
         })
         .collect()

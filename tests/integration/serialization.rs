@@ -19,8 +19,8 @@ fn keys(v: &Value) -> Vec<&str> {
 
 const SAMPLES: &str = r#"
 INSERT INTO sample (id, name, qty, big, ratio, flag, body, remark, day, stamp) VALUES
-    (1, 'full', -7, 9223372036854775807, 0.25, 1, 'b', 'r', '1999-12-31', '2001-02-03 04:05:06'),
-    (2, 'nulls', 0, -9223372036854775808, 2.0, 0, '', NULL, NULL, '2020-01-02 03:04:05.678');
+    (1, 'full', -7, 9223372036854775807, 0.25, TRUE, 'b', 'r', '1999-12-31', '2001-02-03 04:05:06'),
+    (2, 'nulls', 0, -9223372036854775808, 2.0, FALSE, '', NULL, NULL, '2020-01-02 03:04:05.678');
 "#;
 
 #[actix_web::test]

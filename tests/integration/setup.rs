@@ -12,6 +12,12 @@ fn unknown_sqlite_option_is_an_error() {
 }
 
 #[test]
+fn zero_connection_timeout_is_an_error() {
+    let err = Database::from_url("sqlite:///tmp/x.db?connection_timeout=0").map(|_| ());
+    assert!(err.is_err_and(|e| e.to_string().contains("connection_timeout")));
+}
+
+#[test]
 #[should_panic(expected = "must not be empty")]
 fn empty_prefix_panics() {
     let db = Database::from_url("sqlite://:memory:").unwrap();
@@ -36,4 +42,12 @@ fn unknown_field_in_options_panics() {
 fn duplicate_names_panic() {
     let db = Database::from_url("sqlite://:memory:").unwrap();
     RestApi::new(db).register::<AModel>().register::<AModel>();
+}
+
+#[actix_web::test]
+async fn blank_sql_is_a_no_op_on_every_engine() {
+    let app = TestApp::new().await;
+    app.db
+        .run_blocking(|conn| conn.batch_execute("  \n"))
+        .expect("blank SQL is accepted");
 }

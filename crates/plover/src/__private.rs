@@ -57,6 +57,16 @@ pub fn pk<T: TryFrom<i64>>(pk: i64) -> Result<T, Error> {
     T::try_from(pk).map_err(|_| Error::NotFound)
 }
 
+/// A LIKE pattern for PostgreSQL, where `\` escapes by default: doubled, it is a plain
+/// character, as on SQLite (only `%` and `_` are special on both).
+pub fn pg_pattern(pattern: String) -> String {
+    if pattern.contains('\\') {
+        pattern.replace('\\', "\\\\")
+    } else {
+        pattern
+    }
+}
+
 /// Primary keys in the model's key type, dropping those out of its range.
 pub fn pks<T: TryFrom<i64>>(ids: &[i64]) -> Vec<T> {
     ids.iter().filter_map(|&i| T::try_from(i).ok()).collect()
@@ -234,9 +244,9 @@ macro_rules! __plover_condition {
         let c = $c;
         match $f.op {
             $crate::__private::Op::Like => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+                .map(|v| ::std::boxed::Box::new(c.like($crate::__private::pg_pattern(v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new(c.ilike(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+                .map(|v| ::std::boxed::Box::new(c.ilike($crate::__private::pg_pattern(v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
     }};

@@ -63,3 +63,7 @@ mod getting_started_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/reference.md")]
 mod reference_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/deployment.md")]
+mod deployment_doctests {}

@@ -167,9 +167,24 @@ impl FromParam for String {
     }
 }
 
+/// `YYYY-MM-DD`, written without a format string (this runs for every date of every row).
+fn push_date(out: &mut String, date: &NaiveDate) {
+    use chrono::Datelike;
+    use std::fmt::Write;
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02}",
+        date.year(),
+        date.month(),
+        date.day()
+    );
+}
+
 impl ToJson for NaiveDate {
     fn to_json(&self) -> Value {
-        Value::String(self.format(DATE_FORMAT).to_string())
+        let mut out = String::with_capacity(10);
+        push_date(&mut out, self);
+        Value::String(out)
     }
 }
 
@@ -193,7 +208,18 @@ impl FromParam for NaiveDate {
 
 impl ToJson for NaiveDateTime {
     fn to_json(&self) -> Value {
-        Value::String(self.format(DATETIME_FORMAT).to_string())
+        use chrono::Timelike;
+        use std::fmt::Write;
+        let mut out = String::with_capacity(19);
+        push_date(&mut out, &self.date());
+        let _ = write!(
+            out,
+            " {:02}:{:02}:{:02}",
+            self.hour(),
+            self.minute(),
+            self.second()
+        );
+        Value::String(out)
     }
 }
 
@@ -258,6 +284,14 @@ mod tests {
         assert_eq!(parse_datetime("2020-02-30 00:00:00"), None);
         assert_eq!(parse_datetime("yesterday"), None);
         assert_eq!(parse_date("2020-1-2"), None);
+    }
+
+    #[test]
+    fn output_formats() {
+        let dt = parse_datetime("0987-06-05T04:03:02.999").unwrap_or_default();
+        assert_eq!(dt.to_json(), Value::from("0987-06-05 04:03:02"));
+        assert_eq!(dt.date().to_json(), Value::from("0987-06-05"));
+        assert_eq!(0.1f32.to_json(), Value::from(0.1));
     }
 
     #[test]

@@ -53,7 +53,9 @@ impl Config {
                 driver.append_pair(&k, &v);
             }
         }
-        let driver = driver.finish();
+        // libpq does not read `+` as a space: a `+` here can only be an encoded space, since
+        // the serializer encodes a literal `+` as `%2B`.
+        let driver = driver.finish().replace('+', "%20");
         let name = if driver.is_empty() {
             base.to_owned()
         } else {
@@ -170,13 +172,15 @@ mod tests {
 
     #[test]
     fn postgres_urls_keep_driver_options() {
-        let c = Config::from_url("postgresql://u:p@h:5/db?max_connections=3&sslmode=disable");
+        let c = Config::from_url(
+            "postgresql://u:p@h:5/db?max_connections=3&sslmode=disable&application_name=a%20b",
+        );
         let c = c.map(|c| (c.engine, c.name, c.options.get("max_connections").cloned()));
         assert_eq!(
             c.ok(),
             Some((
                 Engine::Postgres,
-                "postgresql://u:p@h:5/db?sslmode=disable".to_owned(),
+                "postgresql://u:p@h:5/db?sslmode=disable&application_name=a%20b".to_owned(),
                 Some("3".to_owned())
             ))
         );

@@ -38,21 +38,29 @@ impl std::fmt::Debug for Conn<'_> {
 }
 
 impl Conn<'_> {
-    /// Runs `f` in one transaction: committed when it returns `Ok`, rolled back otherwise.
+    /// Runs `f` in one write transaction: committed when it returns `Ok`, rolled back
+    /// otherwise.
     pub fn transaction<R>(
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
         match self {
-            Conn::Sqlite(c) => c.transaction(|c| f(&mut Conn::Sqlite(c))),
+            // BEGIN IMMEDIATE: a write transaction that reads first (foreign-key checks,
+            // dependent rows) would otherwise fail at once on a concurrent writer instead of
+            // waiting for `busy_timeout`.
+            Conn::Sqlite(c) => c.immediate_transaction(|c| f(&mut Conn::Sqlite(c))),
             #[cfg(feature = "postgres")]
             Conn::Pg(c) => c.transaction(|c| f(&mut Conn::Pg(c))),
         }
     }
 
-    /// Executes SQL statements (schema creation, pragmas); not for request data.
+    /// Executes SQL statements (schema creation, pragmas); not for request data. Blank SQL is
+    /// a no-op on both engines (PostgreSQL would answer it with "empty query", SQLite accepts it).
     pub fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
         use diesel::connection::SimpleConnection;
+        if sql.trim().is_empty() {
+            return Ok(());
+        }
         match self {
             Conn::Sqlite(c) => c.batch_execute(sql).map_err(Error::from),
             #[cfg(feature = "postgres")]
@@ -115,6 +123,11 @@ impl Database {
     /// Opens a database from a configuration; connections are made lazily by the pool.
     pub fn open(config: &Config) -> Result<Database, ConfigError> {
         let timeout = Duration::from_secs_f64(config.number("connection_timeout", 5.0)?);
+        if timeout.is_zero() {
+            return Err(ConfigError(
+                "option 'connection_timeout' must be above 0".into(),
+            ));
+        }
         let max = config.number("max_connections", 8.0)? as u32;
         match config.engine {
             Engine::Sqlite => {
@@ -141,7 +154,9 @@ impl Database {
                     .max_size(max.max(1))
                     .min_idle(Some(0))
                     .connection_timeout(timeout)
-                    .test_on_check_out(false)
+                    // A server restart leaves dead connections in the pool: check each one
+                    // as it is checked out, so that they are replaced instead of failing.
+                    .test_on_check_out(true)
                     .build_unchecked(manager);
                 Ok(Database {
                     pool: Pools::Pg(pool),

@@ -135,7 +135,12 @@ impl<M: RestModel> Prepared<M> {
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
-        let objects = self.serialize(cx, conn, &rows)?;
+        // Moved, not cloned: `json!` would serialize the objects once more.
+        let objects: Vec<Value> = self
+            .serialize(cx, conn, &rows)?
+            .into_iter()
+            .map(Value::Object)
+            .collect();
         let next = if has_next {
             req.page_link(query.page + 1)
         } else {
@@ -148,7 +153,7 @@ impl<M: RestModel> Prepared<M> {
                 "previous": req.page_link(query.page - 1),
                 "next": next,
             },
-            "objects": objects,
+            "objects": Value::Array(objects),
         })))
     }
 
