@@ -37,7 +37,7 @@ use plover::auth::{AuthRequest, AuthUser};
 use plover::db::{Conn, Engine};
 use plover::prelude::*;
 use plover::query::Op;
-use plover::rest::{Context, Scope};
+use plover::rest::{Context, Data, Scope};
 use serde_json::{Map, Value};
 
 pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
@@ -382,8 +382,8 @@ impl Hooks<User> for UserHooks {
 struct NoteLength;
 
 impl Hooks<Note> for NoteLength {
-    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Map<String, Value>) {
-        data.insert("message_length".into(), obj.message.chars().count().into());
+    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Data<'_>) {
+        data.insert("message_length", obj.message.chars().count());
     }
 }
 

@@ -12,7 +12,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use microblog::{ensure_user, HashPassword, Message, Note, Relationship, User};
 use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample};
 use plover::prelude::*;
-use plover::rest::{Context, Scope};
+use plover::rest::{Context, Data, Scope};
 use serde_json::{Map, Value};
 
 /// Command-line options.
@@ -77,8 +77,8 @@ impl Hooks<User> for UserHooks {
 struct NoteLength;
 
 impl Hooks<Note> for NoteLength {
-    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Map<String, Value>) {
-        data.insert("message_length".into(), obj.message.chars().count().into());
+    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Data<'_>) {
+        data.insert("message_length", obj.message.chars().count());
     }
 }
 

@@ -153,6 +153,13 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     }
                 }
 
+                fn write_field(&self, field: usize, out: &mut ::std::vec::Vec<u8>) {
+                    match field {
+                        #(#indexes => __p::WriteJson::write_json(&self.#idents, out),)*
+                        _ => out.extend_from_slice(b"null"),
+                    }
+                }
+
                 fn set_json(
                     changes: &mut #changes,
                     field: usize,

@@ -9,7 +9,7 @@ pub use crate::db::{plover_lower, Conn};
 pub use crate::error::Error;
 pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel};
 pub use crate::query::{Filter, Op, Param, Select};
-pub use crate::value::{from_json_required, FromJson, FromParam, ToJson};
+pub use crate::value::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
 
 use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;

@@ -145,6 +145,9 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).
     fn field_json(&self, field: usize) -> Value;
 
+    /// Appends one field as JSON text (what `field_json` gives, without building a value).
+    fn write_field(&self, field: usize, out: &mut Vec<u8>);
+
     /// Parses `value` into field `field` of `changes`; the error is a message for the client.
     fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
 

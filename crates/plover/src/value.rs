@@ -48,6 +48,99 @@ pub trait ToJson {
     fn to_json(&self) -> Value;
 }
 
+/// A field type that writes itself as JSON text, straight into a response body.
+pub trait WriteJson {
+    /// Appends the JSON text of this value (the same as `to_json`, without building a `Value`).
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! write_via_serde {
+    ($($t:ty),*) => {$(
+        impl WriteJson for $t {
+            fn write_json(&self, out: &mut Vec<u8>) {
+                // Writing into a Vec cannot fail, and these types always serialize.
+                let _ = serde_json::to_writer(&mut *out, self);
+            }
+        }
+    )*};
+}
+write_via_serde!(i32, i64, bool, String);
+
+impl WriteJson for f64 {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let _ = serde_json::to_writer(&mut *out, &self.to_json());
+    }
+}
+
+impl WriteJson for f32 {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let _ = serde_json::to_writer(&mut *out, &self.to_json());
+    }
+}
+
+/// Appends `value` as exactly `width` digits (zero-padded; wider values are written whole).
+fn push_digits(out: &mut Vec<u8>, value: u32, width: usize) {
+    let mut buf = [b'0'; 10];
+    let mut n = value;
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len() - width);
+    out.extend_from_slice(&buf[start..]);
+}
+
+fn write_date(out: &mut Vec<u8>, date: &NaiveDate) {
+    use chrono::Datelike;
+    if !(0..=9999).contains(&date.year()) {
+        // Outside four-digit years: the general (slower) formatting.
+        out.extend_from_slice(date.format(DATE_FORMAT).to_string().as_bytes());
+        return;
+    }
+    push_digits(out, date.year() as u32, 4);
+    out.push(b'-');
+    push_digits(out, date.month(), 2);
+    out.push(b'-');
+    push_digits(out, date.day(), 2);
+}
+
+impl WriteJson for NaiveDate {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'"');
+        write_date(out, self);
+        out.push(b'"');
+    }
+}
+
+impl WriteJson for NaiveDateTime {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        use chrono::Timelike;
+        out.push(b'"');
+        write_date(out, &self.date());
+        out.push(b' ');
+        push_digits(out, self.hour(), 2);
+        out.push(b':');
+        push_digits(out, self.minute(), 2);
+        out.push(b':');
+        push_digits(out, self.second(), 2);
+        out.push(b'"');
+    }
+}
+
+impl<T: WriteJson> WriteJson for Option<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.write_json(out),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+}
+
 /// A field type that parses from a JSON request body.
 pub trait FromJson: Sized {
     /// Parses a JSON value; the error is a message for the client.
@@ -292,6 +385,30 @@ mod tests {
         assert_eq!(dt.to_json(), Value::from("0987-06-05 04:03:02"));
         assert_eq!(dt.date().to_json(), Value::from("0987-06-05"));
         assert_eq!(0.1f32.to_json(), Value::from(0.1));
+        let far = NaiveDate::from_ymd_opt(12345, 1, 2).unwrap_or_default();
+        assert_eq!(far.to_json(), Value::from("12345-01-02"));
+    }
+
+    #[test]
+    fn written_json_equals_the_value() {
+        fn same<T: WriteJson + ToJson>(v: T) {
+            let mut out = Vec::new();
+            v.write_json(&mut out);
+            assert_eq!(
+                serde_json::from_slice::<Value>(&out).ok(),
+                Some(v.to_json())
+            );
+        }
+        same(-7_i32);
+        same(i64::MIN);
+        same(0.25_f64);
+        same(0.1_f32);
+        same(true);
+        same("a \"quoted\" \\ line\n".to_owned());
+        same(Some(3_i32));
+        same(None::<String>);
+        same(parse_datetime("2020-01-02 03:04:05.6").unwrap_or_default());
+        same(parse_date("1999-12-31").unwrap_or_default());
     }
 
     #[test]

@@ -8,9 +8,9 @@ mod sqlite;
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
+use diesel::SqliteConnection;
 #[cfg(feature = "postgres")]
-use diesel::PgConnection;
-use diesel::{Connection, SqliteConnection};
+use diesel::{Connection, PgConnection};
 
 pub use config::{Config, ConfigError, Engine};
 pub use extract::DbConn;

@@ -182,12 +182,11 @@ impl ApiService {
             .db
             .run(move |conn| endpoint.handle(&api_req, conn, default_auth.as_ref()))
             .await?;
-        let body = serde_json::to_vec(&reply.body).map_err(|e| Error::Internal(e.to_string()))?;
         let mut resp = HttpResponse::build(reply.status);
         resp.content_type(ContentType::json());
         if let Some(location) = reply.location {
             resp.insert_header((LOCATION, location));
         }
-        Ok(resp.body(body))
+        Ok(resp.body(reply.body))
     }
 }

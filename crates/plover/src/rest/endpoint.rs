@@ -95,7 +95,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
                     return Err(Error::Forbidden);
                 }
-                Ok(Reply::ok(Value::Object(self.one(&cx, conn, obj)?)))
+                Ok(Reply::ok(self.one(&cx, conn, obj)?))
             }
         }
     }
@@ -108,14 +108,9 @@ struct Parsed<M: RestModel> {
 }
 
 impl<M: RestModel> Prepared<M> {
-    fn one(
-        &self,
-        cx: &Context<'_>,
-        conn: &mut Conn<'_>,
-        obj: M,
-    ) -> Result<Map<String, Value>, Error> {
+    fn one(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Vec<u8>, Error> {
         self.serialize(cx, conn, std::slice::from_ref(&obj))?
-            .pop()
+            .into_single()
             .ok_or_else(|| Error::Internal("serialization lost the object".into()))
     }
 
@@ -135,26 +130,24 @@ impl<M: RestModel> Prepared<M> {
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
-        // Moved, not cloned: `json!` would serialize the objects once more.
-        let objects: Vec<Value> = self
-            .serialize(cx, conn, &rows)?
-            .into_iter()
-            .map(Value::Object)
-            .collect();
+        let objects = self.serialize(cx, conn, &rows)?;
         let next = if has_next {
             req.page_link(query.page + 1)
         } else {
             String::new()
         };
-        Ok(Reply::ok(json!({
-            "meta": {
-                "model": self.name,
-                "page": query.page,
-                "previous": req.page_link(query.page - 1),
-                "next": next,
-            },
-            "objects": Value::Array(objects),
-        })))
+        let meta = json!({
+            "model": self.name,
+            "page": query.page,
+            "previous": req.page_link(query.page - 1),
+            "next": next,
+        });
+        let mut body = b"{\"meta\":".to_vec();
+        serde_json::to_writer(&mut body, &meta).map_err(|e| Error::Internal(e.to_string()))?;
+        body.extend_from_slice(b",\"objects\":");
+        objects.write_array(&mut body);
+        body.push(b'}');
+        Ok(Reply::ok(body))
     }
 
     /// Parses the body into changes, with the key the client used for each field given.
@@ -260,7 +253,7 @@ impl<M: RestModel> Prepared<M> {
         Ok(Reply {
             status: StatusCode::CREATED,
             location: Some(format!("{}{}/", req.list_path, pk)),
-            body: Value::Object(obj),
+            body: obj,
         })
     }
 
@@ -294,7 +287,7 @@ impl<M: RestModel> Prepared<M> {
                 .next();
             self.one(cx, conn, row.ok_or(Error::NotFound)?)
         })?;
-        Ok(Reply::ok(Value::Object(obj)))
+        Ok(Reply::ok(obj))
     }
 
     fn remove(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Reply, Error> {
@@ -316,6 +309,6 @@ impl<M: RestModel> Prepared<M> {
                 )) => Error::Conflict("other rows refer to this object".into()),
                 other => other,
             })?;
-        Ok(Reply::ok(json!({ "deleted": 1 })))
+        Ok(Reply::ok(br#"{"deleted":1}"#.to_vec()))
     }
 }

@@ -1,6 +1,7 @@
 //! The REST API: resources, their options and hooks, and the HTTP endpoints.
 
 mod api;
+mod data;
 mod delete;
 mod endpoint;
 mod prepared;
@@ -8,4 +9,5 @@ mod request;
 mod resource;
 
 pub use api::{RestApi, DEFAULT_MAX_BODY_BYTES};
+pub use data::Data;
 pub use resource::{Context, DefaultHooks, Hooks, Resource, Scope};

@@ -2,11 +2,13 @@
 //! the serialization of its objects (SPEC.md section 3).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use actix_web::http::Method;
 use serde_json::{Map, Value};
 
+use super::data::Data;
 use super::resource::{Context, Hooks, Resource};
 use crate::auth::Authenticator;
 use crate::db::Conn;
@@ -26,13 +28,58 @@ pub(crate) trait Nested: Send + Sync {
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         ids: &[i64],
-    ) -> Result<HashMap<i64, Value>, Error>;
+    ) -> Result<NestedObjects, Error>;
+}
+
+/// Serialized objects: their JSON text one after another, and where each one is.
+#[derive(Debug, Default)]
+pub(crate) struct Serialized {
+    buf: Vec<u8>,
+    spans: Vec<Range<usize>>,
+}
+
+impl Serialized {
+    /// The objects as a JSON array, appended to `out`.
+    pub(crate) fn write_array(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (n, span) in self.spans.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.buf[span.clone()]);
+        }
+        out.push(b']');
+    }
+
+    /// The only object (detail, create, update).
+    pub(crate) fn into_single(self) -> Option<Vec<u8>> {
+        match self.spans.as_slice() {
+            [span] if span.start == 0 && span.end == self.buf.len() => Some(self.buf),
+            _ => None,
+        }
+    }
+}
+
+/// The serialized objects of an included resource, by primary key.
+#[derive(Debug, Default)]
+pub(crate) struct NestedObjects {
+    objects: Serialized,
+    index: HashMap<i64, usize>,
+}
+
+impl NestedObjects {
+    fn get(&self, pk: i64) -> Option<&[u8]> {
+        let span = self.objects.spans.get(*self.index.get(&pk)?)?;
+        Some(&self.objects.buf[span.clone()])
+    }
 }
 
 /// A resource ready to serve.
 pub(crate) struct Prepared<M: RestModel> {
     pub(crate) name: String,
     pub(crate) exposed: Vec<bool>,
+    /// The exposed fields in output order, with their JSON key text (`"user_id":`).
+    keys: Vec<(usize, Vec<u8>)>,
     pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
     pub(crate) rules: FilterRules,
     pub(crate) owner: Option<usize>,
@@ -136,9 +183,24 @@ impl<M: RestModel> Prepared<M> {
             exposed: exposed.clone(),
             nested: nested_rules,
         };
+        let keys = (0..n)
+            .filter(|&i| exposed[i])
+            .map(|i| {
+                let field = &meta.fields[i];
+                let key = if includes[i].is_some() {
+                    field.name
+                } else {
+                    field.json_key()
+                };
+                let mut text = serde_json::to_vec(key).unwrap_or_default();
+                text.push(b':');
+                (i, text)
+            })
+            .collect();
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
             exposed,
+            keys,
             includes,
             rules,
             owner,
@@ -150,16 +212,16 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
-    /// The objects of `rows`, nested resources included: one query per included field and
-    /// nesting level, whatever the number of rows.
+    /// The objects of `rows` as JSON text, nested resources included: one query per included
+    /// field and nesting level, whatever the number of rows. Rows go straight to text unless
+    /// `prepare_data` looks at them.
     pub(crate) fn serialize(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         rows: &[M],
-    ) -> Result<Vec<Map<String, Value>>, Error> {
-        let meta = M::meta();
-        let mut nested: Vec<(usize, HashMap<i64, Value>)> = Vec::new();
+    ) -> Result<Serialized, Error> {
+        let mut nested: Vec<(usize, NestedObjects)> = Vec::new();
         for (idx, include) in self.includes.iter().enumerate() {
             if let (Some(include), true) = (include, self.exposed[idx]) {
                 let mut ids: Vec<i64> = rows
@@ -169,35 +231,69 @@ impl<M: RestModel> Prepared<M> {
                 ids.sort_unstable();
                 ids.dedup();
                 let objects = if ids.is_empty() {
-                    HashMap::new()
+                    NestedObjects::default()
                 } else {
                     include.serialize_ids(cx, conn, &ids)?
                 };
                 nested.push((idx, objects));
             }
         }
-        let mut out = Vec::with_capacity(rows.len());
+        let nested_of = |idx: usize| nested.iter().find(|(i, _)| *i == idx).map(|(_, o)| o);
+        let mut out = Serialized::default();
         for row in rows {
-            let mut data = Map::new();
-            for (idx, field) in meta.fields.iter().enumerate() {
-                if !self.exposed[idx] {
-                    continue;
-                }
-                let value = row.field_json(idx);
-                match nested.iter().find(|(i, _)| *i == idx) {
-                    Some((_, objects)) => {
-                        let obj = value.as_i64().and_then(|id| objects.get(&id).cloned());
-                        data.insert(field.name.to_owned(), obj.unwrap_or(Value::Null));
+            let build = || self.map_of(row, &nested_of);
+            let mut data = Data::new(&build);
+            self.hooks.prepare_data(cx, row, &mut data);
+            let start = out.buf.len();
+            match data.into_map() {
+                Some(map) => serde_json::to_writer(&mut out.buf, &map)
+                    .map_err(|e| Error::Internal(e.to_string()))?,
+                None => {
+                    out.buf.push(b'{');
+                    for (n, (idx, key)) in self.keys.iter().enumerate() {
+                        if n > 0 {
+                            out.buf.push(b',');
+                        }
+                        out.buf.extend_from_slice(key);
+                        match nested_of(*idx) {
+                            Some(objects) => {
+                                let obj =
+                                    row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                                out.buf.extend_from_slice(obj.unwrap_or(b"null"));
+                            }
+                            None => row.write_field(*idx, &mut out.buf),
+                        }
                     }
-                    None => {
-                        data.insert(field.json_key().to_owned(), value);
-                    }
+                    out.buf.push(b'}');
                 }
             }
-            self.hooks.prepare_data(cx, row, &mut data);
-            out.push(data);
+            out.spans.push(start..out.buf.len());
         }
         Ok(out)
+    }
+
+    /// One row as a map (for `prepare_data`).
+    fn map_of<'n>(
+        &self,
+        row: &M,
+        nested_of: &dyn Fn(usize) -> Option<&'n NestedObjects>,
+    ) -> Map<String, Value> {
+        let meta = M::meta();
+        let mut map = Map::new();
+        for (idx, _) in &self.keys {
+            let field = &meta.fields[*idx];
+            match nested_of(*idx) {
+                Some(objects) => {
+                    let obj = row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                    let value = obj.and_then(|text| serde_json::from_slice(text).ok());
+                    map.insert(field.name.to_owned(), value.unwrap_or(Value::Null));
+                }
+                None => {
+                    map.insert(field.json_key().to_owned(), row.field_json(*idx));
+                }
+            }
+        }
+        map
     }
 
     /// The `get_query` scope of this request.
@@ -235,13 +331,14 @@ impl<M: RestModel> Nested for Prepared<M> {
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         ids: &[i64],
-    ) -> Result<HashMap<i64, Value>, Error> {
+    ) -> Result<NestedObjects, Error> {
         let rows = M::load(conn, &Select::ids_in(M::meta().pk, ids))?;
         let objects = self.serialize(cx, conn, &rows)?;
-        Ok(rows
+        let index = rows
             .iter()
-            .map(RestModel::pk)
-            .zip(objects.into_iter().map(Value::Object))
-            .collect())
+            .enumerate()
+            .map(|(n, row)| (row.pk(), n))
+            .collect();
+        Ok(NestedObjects { objects, index })
     }
 }

@@ -80,12 +80,13 @@ impl ApiRequest {
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) status: StatusCode,
-    pub(crate) body: Value,
+    /// JSON text.
+    pub(crate) body: Vec<u8>,
     pub(crate) location: Option<String>,
 }
 
 impl Reply {
-    pub(crate) fn ok(body: Value) -> Reply {
+    pub(crate) fn ok(body: Vec<u8>) -> Reply {
         Reply {
             status: StatusCode::OK,
             body,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use actix_web::http::Method;
 use serde_json::{Map, Value};
 
+use super::data::Data;
 use crate::auth::{AuthUser, Authenticator};
 use crate::error::Error;
 use crate::model::RestModel;
@@ -97,8 +98,8 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     /// Restricts every query of the resource, list and detail alike (a hidden row is 404).
     fn get_query(&self, _cx: &Context<'_>, _scope: &mut Scope) {}
 
-    /// Adjusts the serialized object (add, change or remove keys).
-    fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Map<String, Value>) {}
+    /// Adjusts the serialized object (add, change or remove keys through `data`).
+    fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Data<'_>) {}
 
     /// Adjusts the parsed changes before a POST or PUT is saved; `raw` is the body as sent.
     /// An error answers the request (e.g. `Error::field("password", "...")`).
