@@ -638,6 +638,13 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
         )
         .register_resource(
             Resource::<Sample>::new()
+                .name("cursor")
+                .keyset_pagination(true)
+                .paginate_by(3)
+                .auth(open()),
+        )
+        .register_resource(
+            Resource::<Sample>::new()
                 .name("noid")
                 .fields(["name", "qty"])
                 .auth(open()),

@@ -551,3 +551,86 @@ async fn the_largest_page_number_is_past_the_end() {
     assert_eq!(ids, Vec::<i64>::new());
     assert_eq!(meta["next"], json!(""));
 }
+
+// --- keyset (cursor) pagination -----------------------------------------------------------------
+
+/// Follows `next` links from `uri`; returns (page, ids, previous) per page.
+async fn walk(app: &TestApp, uri: &str) -> Vec<(Value, Vec<i64>, Value)> {
+    let mut pages = Vec::new();
+    let mut uri = uri.to_owned();
+    loop {
+        let (meta, ids) = page(app, &uri).await;
+        pages.push((meta["page"].clone(), ids, meta["previous"].clone()));
+        match meta["next"].as_str() {
+            Some("") => return pages,
+            Some(next) => uri = next.to_owned(),
+            None => panic!("no next link"),
+        }
+    }
+}
+
+#[actix_web::test]
+async fn cursor_pages_walk_every_row_once_in_order_with_ties() {
+    let qtys = [3, 1, 3, 2, 3, 1, 2, 3];
+    let rows: Vec<(i32, bool, Option<&str>)> = qtys.iter().map(|q| (*q, true, None)).collect();
+    let app = TestApp::with_seed(&samples(&rows)).await;
+    let pages = walk(&app, "/api/cursor/?ordering=-qty&qty__gte=1").await;
+    let ids: Vec<Vec<i64>> = pages.iter().map(|(_, ids, _)| ids.clone()).collect();
+    // qty descending, ties by id ascending: 3: 1,3,5,8; 2: 4,7; 1: 2,6.
+    assert_eq!(ids, vec![vec![1, 3, 5], vec![8, 4, 7], vec![2, 6]]);
+    let numbers: Vec<Value> = pages.iter().map(|(n, _, _)| n.clone()).collect();
+    assert_eq!(numbers, vec![json!(1), json!(2), json!(3)]);
+    // Cursor pages lead forward only; the first page still links nowhere back.
+    assert!(pages.iter().all(|(_, _, previous)| previous == ""));
+    let (meta, _) = page(&app, "/api/cursor/?ordering=-qty&qty__gte=1&key=k&secret=s").await;
+    let next = meta["next"].as_str().unwrap();
+    assert!(
+        next.starts_with("/api/cursor/?ordering=-qty&qty__gte=1&cursor="),
+        "{next}"
+    );
+}
+
+#[actix_web::test]
+async fn rows_added_before_the_cursor_do_not_shift_the_next_page() {
+    let app = TestApp::with_seed(&amodels(0)).await;
+    app.sql(&samples(&[
+        (1, true, None),
+        (2, true, None),
+        (3, true, None),
+        (4, true, None),
+    ]));
+    let (meta, ids) = page(&app, "/api/cursor/?ordering=qty").await;
+    assert_eq!(ids, [1, 2, 3]);
+    // A new row sorting first would push an OFFSET page by one; the cursor page is stable.
+    app.sql(
+        "INSERT INTO sample (id, name, qty, stamp) VALUES (9, 's9', 0, '2020-01-01 00:00:00');",
+    );
+    let (_, ids) = page(&app, meta["next"].as_str().unwrap()).await;
+    assert_eq!(ids, [4]);
+}
+
+#[actix_web::test]
+async fn a_nullable_ordering_column_pages_by_number() {
+    let app = TestApp::with_seed(&samples(&[
+        (1, true, Some("b")),
+        (2, true, None),
+        (3, true, Some("a")),
+        (4, true, Some("c")),
+    ]))
+    .await;
+    let (meta, ids) = page(&app, "/api/cursor/?ordering=remark").await;
+    assert_eq!(ids, [2, 3, 1]);
+    assert_eq!(meta["next"], json!("/api/cursor/?ordering=remark&page=2"));
+}
+
+#[actix_web::test]
+async fn bad_cursors_are_400() {
+    let app = TestApp::with_seed(&samples(&[(1, true, None)])).await;
+    for cursor in ["nope", "W10", "WzEsWzFdXQ", "WzIsWyJ4IiwxXV0"] {
+        let resp = app
+            .get(&format!("/api/cursor/?ordering=qty&cursor={cursor}"))
+            .await;
+        assert_param_error(&resp, "cursor");
+    }
+    assert_param_error(&app.get("/api/sample/?cursor=WzIsWzEsMV1d").await, "cursor");
+}

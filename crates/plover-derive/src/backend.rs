@@ -132,6 +132,17 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             for f in &s.filters {
                 q = q.filter(<#ident as __p::SqlQueries<#db>>::condition(f, 0)?);
             }
+            if !s.any_of.is_empty() {
+                let mut ors = ::std::vec::Vec::with_capacity(s.any_of.len());
+                for conj in &s.any_of {
+                    let mut ands = ::std::vec::Vec::with_capacity(conj.len());
+                    for f in conj {
+                        ands.push(<#ident as __p::SqlQueries<#db>>::condition(f, 0)?);
+                    }
+                    ors.push(__p::all(ands)?);
+                }
+                q = q.filter(__p::any(ors)?);
+            }
             for &(i, desc) in &s.order {
                 q = q.then_order_by(#order(i, desc)?);
             }

@@ -72,12 +72,14 @@ pub fn pks<T: TryFrom<i64>>(ids: &[i64]) -> Vec<T> {
     ids.iter().filter_map(|&i| T::try_from(i).ok()).collect()
 }
 
-/// Conditions of one backend that combine with OR.
+/// Conditions of one backend that combine with OR or AND.
 pub trait AnyOf: Sized {
     /// The combined condition.
     type Output;
     /// The OR of all (an error for none).
     fn any_of(self) -> Result<Self::Output, Error>;
+    /// The AND of all (an error for none).
+    fn all_of(self) -> Result<Self::Output, Error>;
 }
 
 macro_rules! any_of_impl {
@@ -91,6 +93,13 @@ macro_rules! any_of_impl {
                     .ok_or_else(|| Error::Internal("a filter without values".into()))?;
                 Ok(iter.fold(first, |acc, c| Box::new(acc.or(c)) as Cond<T, $db>))
             }
+            fn all_of(self) -> Result<Self::Output, Error> {
+                let mut iter = self.into_iter();
+                let first = iter
+                    .next()
+                    .ok_or_else(|| Error::Internal("an empty conjunction".into()))?;
+                Ok(iter.fold(first, |acc, c| Box::new(acc.and(c)) as Cond<T, $db>))
+            }
         }
     };
 }
@@ -101,6 +110,11 @@ any_of_impl!(diesel::pg::Pg);
 /// The OR of conditions (one value of a repeated filter key each).
 pub fn any<V: AnyOf>(conds: V) -> Result<V::Output, Error> {
     conds.any_of()
+}
+
+/// The AND of conditions (of `Select::any_of`).
+pub fn all<V: AnyOf>(conds: V) -> Result<V::Output, Error> {
+    conds.all_of()
 }
 
 /// `expr COLLATE "C"`: code-point order of text on PostgreSQL, as SQLite's default.

@@ -26,6 +26,7 @@ async fn main() -> std::io::Result<()> {
     .register::<Relationship>()
     .register_resource(
         Resource::<Message>::new()
+            .keyset_pagination(true)
             .filter_exclude(["user__password", "user__email"])
             .owner_field("user")
             .auth(UserAuthentication::new(&auth)),

@@ -1,6 +1,7 @@
 //! Backend-neutral selections (filters, ordering, pagination) that generated code turns into
 //! typed diesel queries, and the parsing of list query strings into them.
 
+pub mod cursor;
 mod params;
 mod parse;
 
@@ -74,6 +75,8 @@ pub struct Select {
     pub limit: Option<i64>,
     /// Rows to skip.
     pub offset: i64,
+    /// A further condition as an OR of ANDs (keyset pagination); empty: none.
+    pub any_of: Vec<Vec<Filter>>,
 }
 
 impl Select {

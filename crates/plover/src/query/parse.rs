@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 
 /// Parameters that are never filters.
-pub const RESERVED: [&str; 5] = ["ordering", "limit", "page", "key", "secret"];
+pub const RESERVED: [&str; 6] = ["ordering", "limit", "page", "cursor", "key", "secret"];
 
 /// What a resource allows to filter and order on, computed once at set-up.
 #[derive(Debug, Clone)]
@@ -72,6 +72,7 @@ pub fn parse_list_query(
         },
         limit: Some(limit + 1),
         offset,
+        any_of: Vec::new(),
     };
     let pk = rules.meta.pk;
     if !select.order.iter().any(|(f, _)| *f == pk) {

@@ -14,7 +14,7 @@ use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
-use crate::query::{parse_list_query, Param, Select};
+use crate::query::{cursor, parse_list_query, Param, Select};
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -123,23 +123,45 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_get(cx, None) {
             return Err(Error::Forbidden);
         }
+        let meta = M::meta();
         let mut query = parse_list_query(&req.query, &self.rules, self.paginate_by)?;
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);
         query.select.filters = filters;
+        let keyset = self.keyset && cursor::supports(meta, &query.select.order);
+        let from_cursor = match req.param("cursor") {
+            Some(token) if keyset => {
+                let (page, any_of) = cursor::decode(token, meta, &query.select.order)?;
+                query.page = page;
+                query.select.offset = 0;
+                query.select.any_of = any_of;
+                true
+            }
+            Some(_) => return Err(Error::param("cursor", "this list does not page by cursor")),
+            None => false,
+        };
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
-        let objects = self.serialize(cx, conn, &rows)?;
-        let next = if has_next {
-            req.page_link(query.page + 1)
-        } else {
-            String::new()
+        let next = match rows.last() {
+            Some(last) if has_next && keyset => {
+                let values = query.select.order.iter().map(|(i, _)| last.field_json(*i));
+                req.link("cursor", &cursor::encode(query.page + 1, values.collect()))
+            }
+            _ if has_next => req.page_link(query.page + 1),
+            _ => String::new(),
         };
+        // Cursor pages lead forward only.
+        let previous = if from_cursor {
+            String::new()
+        } else {
+            req.page_link(query.page - 1)
+        };
+        let objects = self.serialize(cx, conn, &rows)?;
         let meta = json!({
             "model": self.name,
             "page": query.page,
-            "previous": req.page_link(query.page - 1),
+            "previous": previous,
             "next": next,
         });
         let mut body = b"{\"meta\":".to_vec();

@@ -87,6 +87,7 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) allowed_methods: Vec<Method>,
     pub(crate) hooks: Arc<dyn Hooks<M>>,
     pub(crate) paginate_by: i64,
+    pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
 }
 
@@ -208,6 +209,7 @@ impl<M: RestModel> Prepared<M> {
             allowed_methods: resource.allowed_methods,
             hooks: resource.hooks,
             paginate_by: resource.paginate_by,
+            keyset: resource.keyset,
             delete_recursive: resource.delete_recursive,
         }
     }

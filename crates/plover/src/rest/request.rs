@@ -65,14 +65,28 @@ impl ApiRequest {
         if page < 1 {
             return String::new();
         }
+        self.link("page", &page.to_string())
+    }
+
+    /// A link to this list with every parameter kept but the page position (`page`, `cursor`)
+    /// and the credentials (`key`, `secret`), and `name=value` added.
+    pub(crate) fn link(&self, name: &str, value: &str) -> String {
         let mut out = form_urlencoded::Serializer::new(String::new());
         for (k, v) in &self.query {
-            if !matches!(k.as_str(), "page" | "key" | "secret") {
+            if !matches!(k.as_str(), "page" | "cursor" | "key" | "secret") {
                 out.append_pair(k, v);
             }
         }
-        out.append_pair("page", &page.to_string());
+        out.append_pair(name, value);
         format!("{}?{}", self.list_path, out.finish())
+    }
+
+    /// The first value of a query parameter.
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 

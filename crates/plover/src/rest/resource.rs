@@ -166,6 +166,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) filter_recursive: bool,
     pub(crate) include: Vec<(String, Arc<dyn super::prepared::Nested>)>,
     pub(crate) paginate_by: i64,
+    pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<String>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -205,6 +206,7 @@ impl<M: RestModel> Resource<M> {
             filter_recursive: true,
             include: Vec::new(),
             paginate_by: 20,
+            keyset: false,
             delete_recursive: true,
             owner_field: None,
             auth: None,
@@ -259,6 +261,14 @@ impl<M: RestModel> Resource<M> {
     /// Page size and upper bound of `limit` (default 20).
     pub fn paginate_by(mut self, n: i64) -> Self {
         self.paginate_by = n.max(1);
+        self
+    }
+
+    /// Keyset pagination: `next` links carry a `cursor` (the ordering values of the page's
+    /// last row) instead of a page number, so that deep pages cost what the first one does.
+    /// Applies when every ordering column is non-nullable; `page=` keeps working.
+    pub fn keyset_pagination(mut self, keyset: bool) -> Self {
+        self.keyset = keyset;
         self
     }
 

@@ -1,0 +1,131 @@
+//! The hot paths of a request: query-string parsing, filter compilation, serialization of a
+//! 20-row page with and without an included resource, and the Basic-auth credential check.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use plover::__private::SqlQueries;
+use plover::auth::CredentialCache;
+use plover::query::{parse_list_query, FilterRules};
+use plover::RestModel;
+use plover_tests::{Message, TestApp};
+
+fn pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+fn message_rules() -> FilterRules {
+    let meta = Message::meta();
+    FilterRules {
+        meta,
+        fields: None,
+        exclude: vec!["user__password".into(), "user__email".into()],
+        recursive: true,
+        exposed: vec![true; meta.fields.len()],
+        nested: HashMap::new(),
+    }
+}
+
+fn query_string(c: &mut Criterion) {
+    let rules = message_rules();
+    let query = pairs("user__username=user42&id__lt=5000&id__gte=100&content__ilike=%25hello%25&ordering=-pub_date,id&limit=20&page=3");
+    c.bench_function("parse_list_query", |b| {
+        b.iter(|| parse_list_query(&query, &rules, 20).unwrap())
+    });
+}
+
+fn filter_compilation(c: &mut Criterion) {
+    use diesel::sqlite::Sqlite;
+    let rules = message_rules();
+    let query = pairs("user__username=user42&id__lt=5000&id__gte=100&content__ilike=%25hello%25");
+    let parsed = parse_list_query(&query, &rules, 20).unwrap();
+    c.bench_function("compile_filters_to_sql", |b| {
+        b.iter(|| {
+            let mut sql = String::new();
+            for f in &parsed.select.filters {
+                let cond = <Message as SqlQueries<Sqlite>>::condition(f, 0).unwrap();
+                sql.push_str(&diesel::debug_query::<Sqlite, _>(&cond).to_string());
+            }
+            sql
+        })
+    });
+}
+
+fn seed(n: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO \"user\" (id, username, password, email, join_date, active, admin) VALUES \
+         (1, 'u1', '', 'u1@x', '2020-01-01 00:00:00', TRUE, FALSE), \
+         (2, 'u2', '', 'u2@x', '2020-01-01 00:00:00', TRUE, FALSE);\
+         INSERT INTO message (id, user_id, content, pub_date) VALUES ",
+    );
+    let rows: Vec<String> = (1..=n)
+        .map(|i| {
+            format!(
+                "({i}, {}, 'message number {i}', '2020-01-01 00:00:00')",
+                i % 2 + 1
+            )
+        })
+        .collect();
+    sql.push_str(&rows.join(","));
+    sql.push(';');
+    sql
+}
+
+fn list_page(c: &mut Criterion) {
+    let rt = actix_web::rt::System::new();
+    let app = rt.block_on(TestApp::with_seed(&seed(100)));
+    let mut group = c.benchmark_group("list_20_rows");
+    for (name, path) in [("with_include", "/api/message/"), ("plain", "/api/msgff/")] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let resp = rt.block_on(app.get(path));
+                assert_eq!(resp.code(), 200);
+                resp
+            })
+        });
+    }
+    group.finish();
+}
+
+fn credentials(c: &mut Criterion) {
+    let hash = plover::accounts::make_password("correct horse", 4).unwrap();
+    let cache = CredentialCache::new(Duration::from_secs(3600), 1000);
+    assert!(cache.check("alice", &hash, "correct horse", || {
+        plover::accounts::check_password("correct horse", &hash)
+    }));
+    let mut group = c.benchmark_group("credential_check");
+    group.bench_function("cached", |b| {
+        b.iter(|| {
+            cache.check("alice", &hash, "correct horse", || {
+                plover::accounts::check_password("correct horse", &hash)
+            })
+        })
+    });
+    group.bench_function("bcrypt_cost_4", |b| {
+        b.iter_batched(
+            || CredentialCache::new(Duration::from_secs(3600), 1000),
+            |fresh| {
+                fresh.check("alice", &hash, "correct horse", || {
+                    plover::accounts::check_password("correct horse", &hash)
+                })
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    query_string,
+    filter_compilation,
+    list_page,
+    credentials
+);
+criterion_main!(benches);

@@ -1,0 +1,1 @@
+//! Criterion benchmarks of Plover's hot paths: `cargo bench -p plover-benches`.
