@@ -156,9 +156,10 @@ pub struct Note {
 /// `CREATE TABLE IF NOT EXISTS` statements of the four tables (SQLite).
 pub const SCHEMA_SQLITE: &str = r#"
 CREATE TABLE IF NOT EXISTS "user" (
-    id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, password TEXT NOT NULL DEFAULT '',
+    id INTEGER PRIMARY KEY, username TEXT NOT NULL, password TEXT NOT NULL DEFAULT '',
     email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT 1,
     admin BOOLEAN NOT NULL DEFAULT 0);
+CREATE UNIQUE INDEX IF NOT EXISTS user_username ON "user"(username);
 CREATE TABLE IF NOT EXISTS relationship (
     id INTEGER PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
     to_user_id INTEGER NOT NULL REFERENCES "user"(id));
@@ -175,9 +176,10 @@ CREATE TABLE IF NOT EXISTS note (
 /// `CREATE TABLE IF NOT EXISTS` statements of the four tables (PostgreSQL).
 pub const SCHEMA_PG: &str = r#"
 CREATE TABLE IF NOT EXISTS "user" (
-    id SERIAL PRIMARY KEY, username TEXT NOT NULL UNIQUE, password TEXT NOT NULL DEFAULT '',
+    id SERIAL PRIMARY KEY, username TEXT NOT NULL, password TEXT NOT NULL DEFAULT '',
     email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT TRUE,
     admin BOOLEAN NOT NULL DEFAULT FALSE);
+CREATE UNIQUE INDEX IF NOT EXISTS user_username ON "user"(username);
 CREATE TABLE IF NOT EXISTS relationship (
     id SERIAL PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
     to_user_id INTEGER NOT NULL REFERENCES "user"(id));
