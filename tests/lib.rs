@@ -37,67 +37,15 @@ use plover::auth::{AuthRequest, AuthUser};
 use plover::db::{Conn, Engine};
 use plover::prelude::*;
 use plover::query::Op;
-use plover::rest::{Context, Data, Scope};
+use plover::rest::{Context, Scope};
 use serde_json::{Map, Value};
 
 pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
 
-/// The diesel schema of the models defined here (the microblog's are in `microblog::schema`).
+/// The diesel schema of the models defined here (the conformance app's are in
+/// `plover_conformance_app::models::schema`, the microblog's in `microblog::schema`).
 #[allow(missing_docs)]
 pub mod schema {
-    diesel::table! {
-        /// Head of the A <- B <- C <- D chain.
-        amodel (id) { id -> Integer, a_field -> Text, }
-    }
-    diesel::table! {
-        /// Refers to an AModel.
-        bmodel (id) { id -> Integer, a_id -> Integer, b_field -> Text, }
-    }
-    diesel::table! {
-        /// Refers to a BModel.
-        cmodel (id) { id -> Integer, b_id -> Integer, c_field -> Text, }
-    }
-    diesel::table! {
-        /// Refers to a CModel.
-        dmodel (id) { id -> Integer, c_id -> Integer, d_field -> Text, }
-    }
-    diesel::table! {
-        /// Referred to through a nullable key.
-        emodel (id) { id -> Integer, e_field -> Text, }
-    }
-    diesel::table! {
-        /// Nullable reference to an EModel.
-        fmodel (id) { id -> Integer, e_id -> Nullable<Integer>, f_field -> Text, }
-    }
-    diesel::table! {
-        /// Nullable reference to an AModel, dates, `check_*` hooks.
-        hmodel (id) {
-            id -> Integer,
-            a_id -> Nullable<Integer>,
-            h_field -> Text,
-            h_date -> Nullable<Timestamp>,
-            h_day -> Nullable<Date>,
-        }
-    }
-    diesel::table! {
-        /// API keys.
-        apikey (id) { id -> Integer, key -> Text, secret -> Text, }
-    }
-    diesel::table! {
-        /// Every scalar type.
-        sample (id) {
-            id -> Integer,
-            name -> Text,
-            qty -> Integer,
-            big -> BigInt,
-            ratio -> Double,
-            flag -> Bool,
-            body -> Text,
-            remark -> Nullable<Text>,
-            day -> Nullable<Date>,
-            stamp -> Timestamp,
-        }
-    }
     diesel::table! {
         /// A model with a field excluded at the model level.
         vault (id) { id -> Integer, label -> Text, pin -> Text, }
@@ -108,141 +56,10 @@ pub mod schema {
     }
 }
 
-use schema::{
-    amodel, apikey, bmodel, cmodel, deposit, dmodel, emodel, fmodel, hmodel, sample, vault,
+pub use plover_conformance_app::models::{
+    AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample,
 };
-
-/// Head of the A <- B <- C <- D chain.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = amodel)]
-pub struct AModel {
-    /// Primary key.
-    pub id: i32,
-    /// Text.
-    pub a_field: String,
-}
-
-/// Refers to an AModel (non-nullable).
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = bmodel)]
-pub struct BModel {
-    /// Primary key.
-    pub id: i32,
-    /// The AModel.
-    #[rest(fk = AModel)]
-    pub a_id: i32,
-    /// Text.
-    pub b_field: String,
-}
-
-/// Refers to a BModel (non-nullable).
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = cmodel)]
-pub struct CModel {
-    /// Primary key.
-    pub id: i32,
-    /// The BModel.
-    #[rest(fk = BModel)]
-    pub b_id: i32,
-    /// Text.
-    pub c_field: String,
-}
-
-/// Refers to a CModel (non-nullable).
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = dmodel)]
-pub struct DModel {
-    /// Primary key.
-    pub id: i32,
-    /// The CModel.
-    #[rest(fk = CModel)]
-    pub c_id: i32,
-    /// Text.
-    pub d_field: String,
-}
-
-/// Referred to by FModel through a nullable key.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = emodel)]
-pub struct EModel {
-    /// Primary key.
-    pub id: i32,
-    /// Text.
-    pub e_field: String,
-}
-
-/// Nullable reference to an EModel.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = fmodel)]
-pub struct FModel {
-    /// Primary key.
-    pub id: i32,
-    /// The EModel, if any.
-    #[rest(fk = EModel)]
-    pub e_id: Option<i32>,
-    /// Text.
-    pub f_field: String,
-}
-
-/// Nullable reference to an AModel, dates, and the `check_*` hooks.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = hmodel)]
-pub struct HModel {
-    /// Primary key.
-    pub id: i32,
-    /// The AModel, if any.
-    #[rest(fk = AModel)]
-    pub a_id: Option<i32>,
-    /// Text.
-    pub h_field: String,
-    /// A date-time.
-    pub h_date: Option<chrono::NaiveDateTime>,
-    /// A date.
-    pub h_day: Option<chrono::NaiveDate>,
-}
-
-/// An API key pair.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = apikey)]
-pub struct ApiKey {
-    /// Primary key.
-    pub id: i32,
-    /// The public key (unique).
-    pub key: String,
-    /// The secret.
-    pub secret: String,
-}
-
-/// Every scalar type.
-#[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = sample)]
-pub struct Sample {
-    /// Primary key.
-    pub id: i32,
-    /// Unique name.
-    pub name: String,
-    /// 32-bit integer.
-    pub qty: i32,
-    /// 64-bit integer.
-    #[rest(default = 0)]
-    pub big: i64,
-    /// Double.
-    #[rest(default = 0.0)]
-    pub ratio: f64,
-    /// Boolean.
-    #[rest(default = false)]
-    pub flag: bool,
-    /// Text with a default.
-    #[rest(default = String::new())]
-    pub body: String,
-    /// Nullable text.
-    pub remark: Option<String>,
-    /// Nullable date.
-    pub day: Option<chrono::NaiveDate>,
-    /// Date-time, now by default.
-    #[rest(default = plover::value::now())]
-    pub stamp: chrono::NaiveDateTime,
-}
+use schema::{deposit, vault};
 
 /// A model whose `pin` is excluded at the model level: never serialized, filtered or ordered.
 #[derive(Debug, Clone, RestModel)]
@@ -271,53 +88,16 @@ pub struct Deposit {
     pub amount: i32,
 }
 
-/// `CREATE TABLE` statements of the models defined here (SQLite); real foreign keys with no
-/// `ON DELETE` action, as in the conformance app.
+/// `CREATE TABLE` statements of the models defined here (SQLite); the conformance app's and the
+/// microblog's come from those crates.
 pub const SCHEMA_SQLITE: &str = r#"
-CREATE TABLE amodel (id INTEGER PRIMARY KEY, a_field TEXT NOT NULL);
-CREATE TABLE bmodel (id INTEGER PRIMARY KEY,
-    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
-CREATE TABLE cmodel (id INTEGER PRIMARY KEY,
-    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
-CREATE TABLE dmodel (id INTEGER PRIMARY KEY,
-    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
-CREATE TABLE emodel (id INTEGER PRIMARY KEY, e_field TEXT NOT NULL);
-CREATE TABLE fmodel (id INTEGER PRIMARY KEY,
-    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
-CREATE TABLE hmodel (id INTEGER PRIMARY KEY,
-    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
-    h_date TIMESTAMP NULL, h_day DATE NULL);
-CREATE TABLE apikey (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, secret TEXT NOT NULL);
-CREATE TABLE sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
-    flag BOOLEAN NOT NULL DEFAULT 0, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
-    day DATE NULL, stamp TIMESTAMP NOT NULL);
 CREATE TABLE vault (id INTEGER PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
 CREATE TABLE deposit (id INTEGER PRIMARY KEY,
     vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
 "#;
 
-/// `CREATE TABLE` statements of the models defined here (PostgreSQL): the same tables as
-/// [`SCHEMA_SQLITE`], with `SERIAL` keys.
+/// The same tables as [`SCHEMA_SQLITE`] on PostgreSQL, with `SERIAL` keys.
 pub const SCHEMA_PG: &str = r#"
-CREATE TABLE amodel (id SERIAL PRIMARY KEY, a_field TEXT NOT NULL);
-CREATE TABLE bmodel (id SERIAL PRIMARY KEY,
-    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
-CREATE TABLE cmodel (id SERIAL PRIMARY KEY,
-    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
-CREATE TABLE dmodel (id SERIAL PRIMARY KEY,
-    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
-CREATE TABLE emodel (id SERIAL PRIMARY KEY, e_field TEXT NOT NULL);
-CREATE TABLE fmodel (id SERIAL PRIMARY KEY,
-    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
-CREATE TABLE hmodel (id SERIAL PRIMARY KEY,
-    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
-    h_date TIMESTAMP NULL, h_day DATE NULL);
-CREATE TABLE apikey (id SERIAL PRIMARY KEY, key TEXT NOT NULL UNIQUE, secret TEXT NOT NULL);
-CREATE TABLE sample (id SERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
-    flag BOOLEAN NOT NULL DEFAULT FALSE, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
-    day DATE NULL, stamp TIMESTAMP NOT NULL);
 CREATE TABLE vault (id SERIAL PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
 CREATE TABLE deposit (id SERIAL PRIMARY KEY,
     vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
@@ -358,59 +138,6 @@ pub fn on_postgres() -> bool {
 
 /// The calls that recording hooks and authenticators saw, in order (e.g. `check_get:list`).
 pub type CallLog = Arc<Mutex<Vec<String>>>;
-
-/// The `user` resource: active users only (`get_query`), passwords hashed on the way in
-/// (`save_object`).
-struct UserHooks(HashPassword);
-
-impl Hooks<User> for UserHooks {
-    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope) {
-        scope.eq("active", true);
-    }
-
-    fn save_object(
-        &self,
-        cx: &Context<'_>,
-        changes: &mut UserChanges,
-        raw: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.0.save_object(cx, changes, raw)
-    }
-}
-
-/// `prepare_data` of `/api/note/`: adds the number of characters of the message.
-struct NoteLength;
-
-impl Hooks<Note> for NoteLength {
-    fn prepare_data(&self, _cx: &Context<'_>, obj: &Note, data: &mut Data<'_>) {
-        data.insert("message_length", obj.message.chars().count());
-    }
-}
-
-/// The `check_*` hooks of `/api/hmodel/`: `private` rows cannot be read, `locked*` rows cannot
-/// be edited or deleted.
-struct HModelChecks;
-
-impl Hooks<HModel> for HModelChecks {
-    fn check_get(&self, _cx: &Context<'_>, obj: Option<&HModel>) -> bool {
-        obj.is_none_or(|h| h.h_field != "private")
-    }
-    fn check_put(&self, _cx: &Context<'_>, obj: &HModel) -> bool {
-        !obj.h_field.starts_with("locked")
-    }
-    fn check_delete(&self, _cx: &Context<'_>, obj: &HModel) -> bool {
-        !obj.h_field.starts_with("locked")
-    }
-}
-
-/// `check_post` of `/v2/note/`: never.
-struct NoPost;
-
-impl Hooks<Note> for NoPost {
-    fn check_post(&self, _cx: &Context<'_>) -> bool {
-        false
-    }
-}
 
 /// `check_get` of `/api/nolist/`: the list is refused, details are allowed.
 struct NoList;
@@ -483,190 +210,96 @@ impl Authenticator for Recording {
     }
 }
 
-fn user_resource(auth: &Auth<User>) -> Resource<User> {
-    Resource::<User>::new()
-        .exclude(["password", "email"])
-        .filter_exclude(["password", "email"])
-        .hooks(UserHooks(HashPassword(auth.clone())))
-}
-
-fn all_methods() -> Vec<Method> {
-    vec![Method::GET, Method::POST, Method::PUT, Method::DELETE]
-}
-
 fn open() -> Authentication {
     Authentication::new(vec![])
 }
 
-/// The `/api` registrations.
+/// The `/api` registrations: the conformance app's, and more registrations of the same models
+/// with other options.
 fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
-    let mut api = RestApi::new(db);
-    api.register_resource(user_resource(auth).auth(AdminAuthentication::new(auth)))
-        .register_resource(
-            Resource::<ApiKey>::new()
-                .fields(["id", "key"])
-                .auth(AdminAuthentication::with_methods(auth, all_methods()))
-                .allowed_methods([Method::GET, Method::POST, Method::DELETE]),
-        )
-        .register_resource(
-            Resource::<Message>::new()
-                .owner_field("user")
-                .include("user", user_resource(auth))
-                .filter_exclude(["user__password", "user__email"])
-                .auth(UserAuthentication::new(auth)),
-        )
-        .register_resource(
-            Resource::<Relationship>::new()
-                .include("to_user", user_resource(auth))
-                .filter_exclude([
-                    "from_user__password",
-                    "from_user__email",
-                    "to_user__password",
-                    "to_user__email",
-                ]),
-        )
-        .register_resource(
-            Resource::<Note>::new()
-                .hooks(NoteLength)
-                .auth(ApiKeyAuthentication::<ApiKey>::new(all_methods())),
-        )
-        .register_resource(Resource::<AModel>::new().auth(open()))
-        .register_resource(
-            Resource::<BModel>::new()
-                .include("a", Resource::<AModel>::new())
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<CModel>::new()
-                .include(
-                    "b",
-                    Resource::<BModel>::new().include("a", Resource::<AModel>::new()),
-                )
-                .auth(open()),
-        )
-        .register_resource(Resource::<DModel>::new().auth(open()))
-        .register_resource(
-            Resource::<EModel>::new()
-                .paginate_by(5)
-                .delete_recursive(false)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<FModel>::new()
-                .include("e", Resource::<EModel>::new())
-                .filter_recursive(false)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<HModel>::new()
-                .filter_fields(["id", "h_field", "h_date", "h_day"])
-                .hooks(HModelChecks)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Sample>::new().auth(Authentication::new(vec![Method::DELETE])),
-        )
-        .register_resource(
-            Resource::<Sample>::new()
-                .name("slim")
-                .fields(["id", "name", "qty"])
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Sample>::new()
-                .name("lean")
-                .exclude(["body", "remark", "stamp"])
-                .auth(open()),
-        )
-        .register_resource(Resource::<Vault>::new().auth(open()))
-        .register_resource(Resource::<Deposit>::new().auth(open()))
-        .register_resource(
-            Resource::<DModel>::new()
-                .name("dchain")
-                .include(
-                    "c",
-                    Resource::<CModel>::new()
-                        .filter_exclude(["c_field"])
-                        .include(
-                            "b",
-                            Resource::<BModel>::new()
-                                .exclude(["b_field"])
-                                .include("a", Resource::<AModel>::new()),
-                        ),
-                )
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Message>::new()
-                .name("msgff")
-                .filter_fields(["content", "user__username"]),
-        )
-        .register_resource(
-            Resource::<Message>::new()
-                .name("msgfk")
-                .filter_fields(["user"]),
-        )
-        .register_resource(
-            Resource::<EModel>::new()
-                .name("audited")
-                .hooks(Audit(log.clone()))
-                .auth(Recording(log.clone())),
-        )
-        .register_resource(
-            Resource::<AModel>::new()
-                .name("nolist")
-                .hooks(NoList)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<AModel>::new()
-                .name("scoped")
-                .hooks(HideHidden)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<AModel>::new()
-                .name("a_norec")
-                .delete_recursive(false)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<AModel>::new()
-                .name("readonly_a")
-                .allowed_methods([Method::GET])
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Sample>::new()
-                .name("cursor")
-                .keyset_pagination(true)
-                .paginate_by(3)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Sample>::new()
-                .name("noid")
-                .fields(["name", "qty"])
-                .auth(open()),
-        );
-    api
-}
-
-/// The `/v2` registrations: `UserAuthentication` by default.
-fn v2(db: Database, auth: &Auth<User>) -> RestApi {
-    let mut api = RestApi::new(db)
-        .prefix("/v2")
-        .name("v2")
-        .default_auth(UserAuthentication::new(auth));
+    let mut api = plover_conformance_app::api(db, auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
     api.register_resource(
-        Resource::<Relationship>::new()
-            .name("follow")
-            .owner_field("from_user"),
+        Resource::<Sample>::new()
+            .name("slim")
+            .fields(["id", "name", "qty"])
+            .auth(open()),
     )
     .register_resource(
-        Resource::<Note>::new()
-            .hooks(NoPost)
-            .allowed_methods([Method::GET, Method::POST]),
+        Resource::<Sample>::new()
+            .name("lean")
+            .exclude(["body", "remark", "stamp"])
+            .auth(open()),
+    )
+    .register_resource(Resource::<Vault>::new().auth(open()))
+    .register_resource(Resource::<Deposit>::new().auth(open()))
+    .register_resource(
+        Resource::<DModel>::new()
+            .name("dchain")
+            .include(
+                "c",
+                Resource::<CModel>::new()
+                    .filter_exclude(["c_field"])
+                    .include(
+                        "b",
+                        Resource::<BModel>::new()
+                            .exclude(["b_field"])
+                            .include("a", Resource::<AModel>::new()),
+                    ),
+            )
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Message>::new()
+            .name("msgff")
+            .filter_fields(["content", "user__username"]),
+    )
+    .register_resource(
+        Resource::<Message>::new()
+            .name("msgfk")
+            .filter_fields(["user"]),
+    )
+    .register_resource(
+        Resource::<EModel>::new()
+            .name("audited")
+            .hooks(Audit(log.clone()))
+            .auth(Recording(log.clone())),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("nolist")
+            .hooks(NoList)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("scoped")
+            .hooks(HideHidden)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("a_norec")
+            .delete_recursive(false)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("readonly_a")
+            .allowed_methods([Method::GET])
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("cursor")
+            .keyset_pagination(true)
+            .paginate_by(3)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("noid")
+            .fields(["name", "qty"])
+            .auth(open()),
     );
     api
 }
@@ -952,10 +585,12 @@ impl TestApp {
         db.run_blocking(|conn| match conn.engine() {
             Engine::Sqlite => {
                 conn.batch_execute(microblog::SCHEMA_SQLITE)?;
+                conn.batch_execute(plover_conformance_app::models::SCHEMA_SQLITE)?;
                 conn.batch_execute(SCHEMA_SQLITE)
             }
             Engine::Postgres => {
                 conn.batch_execute(microblog::SCHEMA_PG)?;
+                conn.batch_execute(plover_conformance_app::models::SCHEMA_PG)?;
                 conn.batch_execute(SCHEMA_PG)
             }
         })
@@ -970,7 +605,9 @@ impl TestApp {
         let auth = Auth::<User>::with_cost(4);
         let log = CallLog::default();
         let api = api(db.clone(), &auth, &log).setup();
-        let v2 = v2(db.clone(), &auth).setup();
+        let v2 =
+            plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES)
+                .setup();
         let small = small(db.clone()).setup();
         let service =
             test::init_service(App::new().configure(api).configure(v2).configure(small)).await;

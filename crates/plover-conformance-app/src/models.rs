@@ -3,6 +3,7 @@
 use plover::RestModel;
 
 /// The diesel schema of these models.
+#[allow(missing_docs)]
 pub mod schema {
     diesel::table! {
         /// AModel.
