@@ -247,6 +247,16 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
+    /// With an owner field: 403 unless the authenticated user owns `obj` (PUT, DELETE).
+    fn check_owner(&self, cx: &Context<'_>, obj: &M) -> Result<(), Error> {
+        match self.owner_user(cx)? {
+            Some((user, idx)) if !self.hooks.validate_owner(user, obj, idx) => {
+                Err(Error::Forbidden)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn create(
         &self,
         cx: &Context<'_>,
@@ -286,11 +296,7 @@ impl<M: RestModel> Prepared<M> {
         conn: &mut Conn<'_>,
         obj: M,
     ) -> Result<Reply, Error> {
-        if let Some((user, idx)) = self.owner_user(cx)? {
-            if !self.hooks.validate_owner(user, &obj, idx) {
-                return Err(Error::Forbidden);
-            }
-        }
+        self.check_owner(cx, &obj)?;
         if !self.hooks.check_put(cx, &obj) {
             return Err(Error::Forbidden);
         }
@@ -313,11 +319,7 @@ impl<M: RestModel> Prepared<M> {
     }
 
     fn remove(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Reply, Error> {
-        if let Some((user, idx)) = self.owner_user(cx)? {
-            if !self.hooks.validate_owner(user, &obj, idx) {
-                return Err(Error::Forbidden);
-            }
-        }
+        self.check_owner(cx, &obj)?;
         if !self.hooks.check_delete(cx, &obj) {
             return Err(Error::Forbidden);
         }
