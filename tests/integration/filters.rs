@@ -338,6 +338,79 @@ async fn foreign_key_filters_by_field_or_column_name() {
 }
 
 #[actix_web::test]
+async fn equality_on_a_unique_field_through_a_foreign_key() {
+    // `user__username` (#[rest(unique)]) and `user__id` (the key) with one value compare the
+    // foreign key with a scalar subquery; the rows must be those of `IN (...)`, on every page.
+    let app = TestApp::new().await;
+    let alice = app.user("alice", "pw");
+    let bob = app.user("bob", "pw");
+    app.sql(&format!(
+        "INSERT INTO message VALUES (1, {bob}, 'b1', '2020-01-03 00:00:00'),
+            (2, {alice}, 'a1', '2020-01-09 00:00:00'), (3, {bob}, 'b2', '2020-01-01 00:00:00'),
+            (4, {bob}, 'b3', '2020-01-05 00:00:00'), (5, {alice}, 'a2', '2020-01-02 00:00:00'),
+            (6, {bob}, 'b4', '2020-01-04 00:00:00');"
+    ));
+    let b = bob.to_string();
+    let newest_first = ("ordering", "-pub_date");
+    for (pairs, expected) in [
+        (
+            vec![("user__username", "bob"), newest_first],
+            vec![4, 6, 1, 3],
+        ),
+        (
+            vec![("user__username__in", "bob"), newest_first],
+            vec![4, 6, 1, 3],
+        ),
+        (
+            vec![("user__id", b.as_str()), newest_first],
+            vec![4, 6, 1, 3],
+        ),
+        (
+            vec![
+                ("user__username", "bob"),
+                newest_first,
+                ("limit", "2"),
+                ("page", "2"),
+            ],
+            vec![1, 3],
+        ),
+        (
+            vec![
+                ("user__username", "bob"),
+                ("user__username", "alice"),
+                newest_first,
+            ],
+            vec![2, 4, 6, 1, 5, 3],
+        ),
+        (
+            vec![("user__username", "bob"), ("content__ne", "b2")],
+            vec![1, 4, 6],
+        ),
+        (vec![("user__username", "nobody")], vec![]),
+    ] {
+        assert_eq!(
+            app.get(&url("/api/message/", &pairs)).await.ids(),
+            expected,
+            "{pairs:?}"
+        );
+    }
+
+    // Two hops: only the last one selects a single row; the outer one still selects many.
+    let app = TestApp::with_seed(CHAINS).await;
+    app.sql(
+        "INSERT INTO bmodel (id, a_id, b_field) VALUES (3, 2, 'b3');
+        INSERT INTO cmodel (id, b_id, c_field) VALUES (3, 3, 'c3');",
+    );
+    for pairs in [[("b__a__id", "2")], [("b__a__a_field", "a2")]] {
+        assert_eq!(
+            app.get(&url("/api/cmodel/", &pairs)).await.ids(),
+            [2, 3],
+            "{pairs:?}"
+        );
+    }
+}
+
+#[actix_web::test]
 async fn joins_of_one_two_and_three_hops() {
     let app = TestApp::with_seed(CHAINS).await;
     let cases: &[PathCase<'_>] = &[

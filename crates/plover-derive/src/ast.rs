@@ -23,6 +23,8 @@ pub(crate) struct Field {
     pub(crate) fk: Option<Type>,
     pub(crate) default: Default,
     pub(crate) excluded: bool,
+    /// `#[rest(unique)]`.
+    pub(crate) unique: bool,
 }
 
 pub(crate) struct Model {
@@ -148,6 +150,7 @@ impl Model {
                 fk: fa.fk,
                 default: fa.default,
                 excluded: fa.exclude,
+                unique: fa.unique,
             });
         }
         for (name, lit) in &attrs.exclude {

@@ -8,7 +8,7 @@ use crate::ctxt::Ctxt;
 /// Struct-level attribute keys.
 pub(crate) const STRUCT_KEYS: &str = "exclude, name";
 /// Field-level attribute keys.
-pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, name";
+pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, unique, name";
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -37,6 +37,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) default: Default,
     pub(crate) exclude: bool,
     pub(crate) primary_key: bool,
+    /// `#[rest(unique)]`: the column has a unique index.
+    pub(crate) unique: bool,
     pub(crate) name: Option<LitStr>,
 }
 
@@ -111,6 +113,7 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         default: Default::None,
         exclude: false,
         primary_key: false,
+        unique: false,
         name: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
@@ -127,6 +130,8 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 out.exclude = true;
             } else if meta.path.is_ident("primary_key") {
                 out.primary_key = true;
+            } else if meta.path.is_ident("unique") {
+                out.unique = true;
             } else if meta.path.is_ident("name") {
                 out.name = Some(meta.value()?.parse()?);
             } else {

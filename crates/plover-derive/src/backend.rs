@@ -307,16 +307,23 @@ fn condition_arm(model: &Model, i: usize, f: &Field, backend: &Backend) -> Token
                 quote!(#table::#id)
             };
             // Spanned at the user's `fk = Type`, so that a type that is not a model, or whose
-            // primary key has another type than the field, is reported there, and once.
+            // primary key has another type than the field, is reported there.
             let sub = quote_spanned!(target.span()=>
                 <#target as __p::SqlQueries<#db>>::pk_subquery(f, depth + 1)?
             );
             let in_sub = quote_spanned!(target.span()=> eq_any(sub));
+            let eq_sub = quote_spanned!(target.span()=> eq(sub.single_value()));
             quote! {
                 #i if !leaf => {
                     let sub = #sub;
-                    ::core::result::Result::Ok(::std::boxed::Box::new(#column.#in_sub.nullable())
-                        as __p::Cond<#table::table, #db>)
+                    if __p::selects_one::<#target>(f, depth + 1) {
+                        ::core::result::Result::Ok(::std::boxed::Box::new(
+                            #table::#id.nullable().#eq_sub,
+                        ) as __p::Cond<#table::table, #db>)
+                    } else {
+                        ::core::result::Result::Ok(::std::boxed::Box::new(#column.#in_sub.nullable())
+                            as __p::Cond<#table::table, #db>)
+                    }
                 }
                 #leaf
             }

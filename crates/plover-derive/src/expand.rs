@@ -217,6 +217,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let nullable = f.nullable;
     let required = !primary_key && !f.nullable && matches!(f.default, Default::None);
     let excluded = f.excluded;
+    let unique = primary_key || f.unique;
     let fk = match &f.fk {
         Some(ty) => {
             quote_spanned!(ty.span()=> ::core::option::Option::Some(<#ty as __p::RestModel>::meta))
@@ -233,6 +234,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
             primary_key: #primary_key,
             required: #required,
             excluded: #excluded,
+            unique: #unique,
             fk: #fk,
         }
     }

@@ -41,6 +41,20 @@ pub trait SqlQueries<DB: Backend>: RestModel {
     fn pk_subquery(filter: &Filter, depth: usize) -> Result<Self::PkQuery, Error>;
 }
 
+/// Whether `filter` from path position `depth` on selects at most one row of `M`: a single
+/// value compared for equality with a unique field (`#[rest(unique)]` or the primary key).
+/// A foreign key then compares with a scalar subquery instead of `IN (...)`, so that both
+/// engines can read an index on (foreign key, ordering column) in order and stop at the limit.
+pub fn selects_one<M: RestModel>(filter: &Filter, depth: usize) -> bool {
+    depth + 1 == filter.path.len()
+        && filter.values.len() == 1
+        && matches!(filter.op, Op::Eq | Op::In)
+        && M::meta()
+            .fields
+            .get(filter.path[depth])
+            .is_some_and(|f| f.unique)
+}
+
 /// The values of a filter as the field's Rust type.
 pub fn values<T: FromParam>(filter: &Filter) -> Result<Vec<T>, Error> {
     filter.values.iter().map(value::<T>).collect()

@@ -53,6 +53,9 @@ pub struct FieldMeta {
     pub required: bool,
     /// Excluded at the model level (`#[rest(exclude = ...)]`): never serialized or filterable.
     pub excluded: bool,
+    /// Whether no two rows share a value (the primary key, or `#[rest(unique)]`): an equality
+    /// filter through a foreign key to it then selects at most one row.
+    pub unique: bool,
     /// The related model of a foreign key.
     pub fk: Option<fn() -> &'static ModelMeta>,
 }

@@ -75,6 +75,7 @@ pub struct User {
     /// Primary key.
     pub id: i32,
     /// Unique login name.
+    #[rest(unique)]
     pub username: String,
     /// bcrypt hash (`""`: no usable password).
     #[rest(default = String::new())]
@@ -168,7 +169,7 @@ CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
 CREATE TABLE IF NOT EXISTS message (
     id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
     content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
-CREATE INDEX IF NOT EXISTS message_user_id ON message(user_id);
+CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
 CREATE TABLE IF NOT EXISTS note (
     id INTEGER PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
 "#;
@@ -188,7 +189,7 @@ CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
 CREATE TABLE IF NOT EXISTS message (
     id SERIAL PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
     content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
-CREATE INDEX IF NOT EXISTS message_user_id ON message(user_id);
+CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
 CREATE TABLE IF NOT EXISTS note (
     id SERIAL PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
 "#;
