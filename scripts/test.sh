@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, and
-# the black-box conformance suite of ../shared/conformance against the conformance app, on
+# Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, the
+# browser tests in headless Chromium, and the black-box conformance suite of ../shared/conformance against the conformance app, on
 # SQLite and on a throw-away PostgreSQL server, plus the two-process scale-out test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,17 +12,30 @@ trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
+# Headless Chromium and ChromeDriver for the browser tests (Debian packages).
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    else
+        echo "test.sh: the browser tests need chromium and chromium-driver (apt-get install)" >&2
+        exit 1
+    fi
+fi
+
 PG_URL="$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")"
 echo "== cargo test (SQLite)"
 cargo test --workspace
 echo "== integration tests on PostgreSQL"
 PLOVER_TEST_PG_URL="$PG_URL" cargo test -p plover-tests --test integration
+echo "== browser tests (headless Chromium; screenshots in target/browser/)"
+cargo test -p plover-tests --test browser -- --ignored
 
 cargo build --release -p plover-conformance-app
 APP=target/release/plover-conformance-app
 echo "== conformance, SQLite"
-PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m rest -q
+PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m "rest or accounts" -q
 echo "== conformance, PostgreSQL"
-PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m rest -q
+PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m "rest or accounts" -q
 echo "== scale-out, PostgreSQL"
 python3 scripts/scaleout.py "$APP" "$PG_URL"

@@ -562,6 +562,19 @@ impl TestApp {
     /// On SQLite, a new file in a temporary directory; on PostgreSQL ([`PG_URL_VAR`]), a new
     /// database, dropped with the application.
     pub async fn with_options(seed: &str, options: &str) -> TestApp {
+        TestApp::build(seed, options, |auth| auth).await
+    }
+
+    /// A fresh application without rows whose sessions last `lifetime`.
+    pub async fn with_session_lifetime(lifetime: std::time::Duration) -> TestApp {
+        TestApp::build("", "", |auth| auth.session_lifetime(lifetime)).await
+    }
+
+    async fn build(
+        seed: &str,
+        options: &str,
+        configure: impl FnOnce(Auth<User>) -> Auth<User>,
+    ) -> TestApp {
         let (db, store) = match pg_admin_url() {
             None => {
                 let dir = TempDir::new();
@@ -595,22 +608,30 @@ impl TestApp {
             }
         })
         .expect("schema");
-        let app = TestApp::serve(db, store).await;
+        let auth = configure(Auth::<User>::new(db.clone()).cost(4));
+        let app = TestApp::serve(db, store, auth).await;
         app.sql(seed);
         app
     }
 
     /// The application over `db`, whose storage is `store`.
-    async fn serve(db: Database, store: Store) -> TestApp {
-        let auth = Auth::<User>::with_cost(4);
+    async fn serve(db: Database, store: Store, auth: Auth<User>) -> TestApp {
         let log = CallLog::default();
         let api = api(db.clone(), &auth, &log).setup();
         let v2 =
             plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES)
                 .setup();
         let small = small(db.clone()).setup();
-        let service =
-            test::init_service(App::new().configure(api).configure(v2).configure(small)).await;
+        let service = test::init_service(
+            App::new()
+                .wrap(auth.session_middleware())
+                .configure(auth.setup())
+                .configure(api)
+                .configure(v2)
+                .configure(small)
+                .configure(plover_conformance_app::pages),
+        )
+        .await;
         let service = Rc::new(service);
         let call: Caller = Box::new(move |req: TestRequest| {
             let service = service.clone();
@@ -653,7 +674,8 @@ impl TestApp {
             )
         };
         let db = Database::from_url(&url).expect("a valid database URL");
-        TestApp::serve(db, Store::Sqlite(dir)).await
+        let auth = Auth::new(db.clone()).cost(4);
+        TestApp::serve(db, Store::Sqlite(dir), auth).await
     }
 
     /// Runs SQL statements on the database (seeding). On PostgreSQL, the `SERIAL` sequences
@@ -772,6 +794,147 @@ impl TestApp {
     pub async fn delete(&self, uri: &str) -> Resp {
         self.send(TestRequest::delete().uri(uri)).await
     }
+}
+
+/// A client that keeps the session cookie between requests, as a browser does.
+pub struct Browser<'a> {
+    app: &'a TestApp,
+    cookie: std::cell::RefCell<Option<String>>,
+}
+
+impl TestApp {
+    /// A new client without cookies.
+    pub fn browser(&self) -> Browser<'_> {
+        Browser {
+            app: self,
+            cookie: std::cell::RefCell::new(None),
+        }
+    }
+}
+
+impl Browser<'_> {
+    /// The session cookie's value, if the client holds one.
+    pub fn cookie(&self) -> Option<String> {
+        self.cookie.borrow().clone()
+    }
+
+    /// Replaces the session cookie (`None`: no cookie).
+    pub fn set_cookie(&self, value: Option<String>) {
+        *self.cookie.borrow_mut() = value;
+    }
+
+    /// Sends `req` with the session cookie and keeps the one the response sets.
+    pub async fn send(&self, req: TestRequest) -> Resp {
+        let req = match self.cookie() {
+            Some(value) => req.insert_header((
+                "cookie",
+                format!("{}={value}", plover::accounts::SESSION_COOKIE),
+            )),
+            None => req,
+        };
+        let resp = self.app.send(req).await;
+        for set in resp.headers.get_all("set-cookie") {
+            let set = set.to_str().expect("an ASCII Set-Cookie");
+            let Some((name, rest)) = set.split_once('=') else {
+                continue;
+            };
+            if name.trim() != plover::accounts::SESSION_COOKIE {
+                continue;
+            }
+            let value = rest.split(';').next().unwrap_or_default().trim().to_owned();
+            // A removal sets an empty value. The `Max-Age` is not applied: this client keeps
+            // sending what it got, as a stolen copy of a cookie would be sent.
+            self.set_cookie((!value.is_empty()).then_some(value));
+        }
+        resp
+    }
+
+    /// `GET uri`.
+    pub async fn get(&self, uri: &str) -> Resp {
+        self.send(TestRequest::get().uri(uri)).await
+    }
+
+    /// `POST uri` with a form body.
+    pub async fn post_form(&self, uri: &str, fields: &[(&str, &str)]) -> Resp {
+        self.send(form_request(Method::POST, uri, fields)).await
+    }
+
+    /// The CSRF token in the page at `uri`.
+    pub async fn csrf(&self, uri: &str) -> String {
+        let page = self.get(uri).await;
+        page.expect(200);
+        input_value(&page.text(), "csrf_token").expect("a csrf_token input")
+    }
+
+    /// Logs in through the form (with its CSRF token); returns the POST's response.
+    pub async fn login(&self, username: &str, password: &str) -> Resp {
+        let token = self.csrf("/accounts/login/").await;
+        self.post_form(
+            "/accounts/login/",
+            &[
+                ("username", username),
+                ("password", password),
+                ("csrf_token", &token),
+            ],
+        )
+        .await
+    }
+
+    /// The username on the homepage's `[user:...]` marker (`""`: anonymous).
+    pub async fn whoami(&self) -> String {
+        let text = self.get("/").await.expect(200).text();
+        let start = text.find("[user:").expect("the [user:] marker") + "[user:".len();
+        let end = start + text[start..].find(']').expect("the marker's end");
+        text[start..end].to_owned()
+    }
+}
+
+/// The `value` of the `<input>` named `name` in an HTML page, with its character references
+/// decoded.
+pub fn input_value(html: &str, name: &str) -> Option<String> {
+    let at = html.find(&format!("name=\"{name}\""))?;
+    let tag_start = html[..at].rfind('<')?;
+    let tag_end = at + html[at..].find('>')?;
+    let tag = &html[tag_start..tag_end];
+    let value = tag.find("value=\"")? + "value=\"".len();
+    Some(unescape_html(&tag[value..value + tag[value..].find('"')?]))
+}
+
+/// Decodes the character references of HTML text (`&amp;`, `&#34;`, `&#x27;`...).
+pub fn unescape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let Some(semi) = rest.find(';') else { break };
+        let entity = &rest[1..semi];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => entity
+                .strip_prefix("#x")
+                .or_else(|| entity.strip_prefix("#X"))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A request with a JSON body.

@@ -5,11 +5,51 @@
 pub mod models;
 
 use actix_web::http::Method;
+use actix_web::{web, HttpResponse};
 use microblog::{HashPassword, Message, Note, Relationship, User};
 use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample};
 use plover::prelude::*;
 use plover::rest::{Context, Data, Scope};
 use serde_json::{Map, Value};
+
+/// HTML-escapes text for the plain pages.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn page(title: &str, body: &str) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(format!(
+            "<!doctype html><meta charset=\"utf-8\"><title>{title}</title>{body}"
+        ))
+}
+
+/// `GET /`, the homepage of APP.md section 3: `[user:NAME]` for the logged-in user.
+pub async fn homepage(user: Option<LoggedInUser<User>>) -> HttpResponse {
+    let name = user.map(|u| escape(&u.username)).unwrap_or_default();
+    page(
+        "Plover conformance app",
+        &format!("<p>[user:{name}]</p><p><a href=\"/accounts/login/\">Log in</a></p>"),
+    )
+}
+
+/// `GET /private/`, a `login_required` page: `[private:NAME]`.
+pub async fn private(user: LoggedInUser<User>) -> HttpResponse {
+    page(
+        "Private",
+        &format!("<p>[private:{}]</p>", escape(&user.username)),
+    )
+}
+
+/// The plain pages of APP.md section 3.
+pub fn pages(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(homepage))
+        .route("/private/", web::get().to(private));
+}
 
 /// `UserResource` of APP.md: active users only, passwords hashed on the way in.
 pub struct UserHooks(pub HashPassword);

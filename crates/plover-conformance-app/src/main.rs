@@ -5,7 +5,7 @@
 //!                        [--secret-key KEY] [--max-body-bytes N]
 //! ```
 
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::{App, HttpServer};
 use microblog::{ensure_user, User};
 use plover::prelude::*;
 use plover_conformance_app::{api, models, v2};
@@ -15,6 +15,7 @@ struct Args {
     bind: String,
     database: String,
     admin: Option<(String, String)>,
+    secret_key: Option<String>,
     max_body_bytes: usize,
 }
 
@@ -23,6 +24,7 @@ fn parse_args() -> Result<Args, String> {
         bind: "127.0.0.1:8000".into(),
         database: "sqlite://conformance.db".into(),
         admin: None,
+        secret_key: None,
         max_body_bytes: plover::rest::DEFAULT_MAX_BODY_BYTES,
     };
     let mut it = std::env::args().skip(1);
@@ -37,7 +39,11 @@ fn parse_args() -> Result<Args, String> {
                 args.admin = Some((user.to_owned(), password.to_owned()));
             }
             "--secret-key" => {
-                value()?;
+                let key = value()?;
+                if key.len() < 32 {
+                    return Err("--secret-key needs at least 32 bytes".into());
+                }
+                args.secret_key = Some(key);
             }
             "--max-body-bytes" => {
                 args.max_body_bytes = value()?
@@ -50,12 +56,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-async fn homepage() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body("<!doctype html><title>Plover conformance app</title><p>[user:]</p>")
-}
-
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
     let args =
@@ -65,18 +65,24 @@ async fn main() -> std::io::Result<()> {
         microblog::create_tables(conn, models::SCHEMA_SQLITE, models::SCHEMA_PG)
     })
     .map_err(std::io::Error::other)?;
-    let auth = Auth::<User>::with_cost(4);
+    let mut auth = Auth::<User>::new(db.clone()).cost(4);
+    if let Some(key) = &args.secret_key {
+        auth = auth.secret_key(key.as_bytes());
+    }
     if let Some((user, password)) = &args.admin {
         ensure_user(&db, &auth, user, password, true).map_err(std::io::Error::other)?;
     }
     let api = api(db.clone(), &auth, args.max_body_bytes).setup();
     let v2 = v2(db, &auth, args.max_body_bytes).setup();
+    let accounts = auth.setup();
     eprintln!("plover-conformance-app listening on {}", args.bind);
     HttpServer::new(move || {
         App::new()
+            .wrap(auth.session_middleware())
+            .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())
-            .route("/", web::get().to(homepage))
+            .configure(plover_conformance_app::pages)
     })
     .bind(&args.bind)?
     .run()

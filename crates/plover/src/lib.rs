@@ -46,7 +46,9 @@ pub use plover_derive::RestModel;
 
 /// The names most applications use.
 pub mod prelude {
-    pub use crate::accounts::{check_password, make_password, Auth, UserModel};
+    pub use crate::accounts::{
+        check_password, make_password, Auth, CsrfToken, LoggedInUser, UserModel,
+    };
     pub use crate::auth::{
         AdminAuthentication, ApiKeyAuthentication, Authentication, Authenticator,
         UserAuthentication,
@@ -63,6 +65,10 @@ mod getting_started_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/reference.md")]
 mod reference_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/accounts.md")]
+mod accounts_doctests {}
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]

@@ -3,6 +3,8 @@
 
 use plover::prelude::*;
 
+pub mod pages;
+
 /// The diesel schema.
 pub mod schema {
     diesel::table! {
@@ -239,6 +241,41 @@ pub fn ensure_user(
         };
         User::insert(conn, changes).map(|_| ())
     })
+}
+
+/// Everything the example serves except the session middleware (wrap the `App` with
+/// `auth.session_middleware()`): the REST API under `/api/`, the login and logout views under
+/// `/accounts/`, and the HTML pages.
+pub fn routes(
+    db: &Database,
+    auth: &Auth<User>,
+) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
+    let user_resource = || Resource::<User>::new().exclude(["password", "email"]);
+    let mut api = RestApi::new(db.clone());
+    api.register_resource(
+        user_resource()
+            .filter_exclude(["password", "email"])
+            .hooks(HashPassword(auth.clone()))
+            .auth(AdminAuthentication::new(auth)),
+    )
+    .register::<Relationship>()
+    .register_resource(
+        Resource::<Message>::new()
+            .keyset_pagination(true)
+            .filter_exclude(["user__password", "user__email"])
+            .owner_field("user")
+            .auth(UserAuthentication::new(auth)),
+    )
+    .register::<Note>();
+    let api = api.setup();
+    let accounts = auth.setup();
+    let db = actix_web::web::Data::new(db.clone());
+    move |cfg| {
+        cfg.app_data(db.clone());
+        accounts(cfg);
+        api(cfg);
+        pages::configure(cfg);
+    }
 }
 
 /// Hashes an incoming `password` before it is saved (flask-peewee's `UserResource`).

@@ -1,8 +1,11 @@
-//! The microblog example: `cargo run -p microblog` serves its REST API on
-//! http://127.0.0.1:8000/api/ from `microblog.db` (created on first start).
+//! The microblog example: `cargo run -p microblog` serves its pages on http://127.0.0.1:8000/
+//! and its REST API under /api/, from `microblog.db` (created on first start).
+//!
+//! Environment: `DATABASE_URL` (default `sqlite://microblog.db`), `BIND` (default
+//! `127.0.0.1:8000`), `SECRET_KEY` (at least 32 bytes; default: a random key per start).
 
-use actix_web::{web, App, HttpResponse, HttpServer};
-use microblog::{create_tables, ensure_user, HashPassword, Message, Note, Relationship, User};
+use actix_web::{App, HttpServer};
+use microblog::{create_tables, ensure_user, User};
 use plover::prelude::*;
 
 #[actix_web::main]
@@ -12,37 +15,22 @@ async fn main() -> std::io::Result<()> {
     let db = Database::from_url(&url).map_err(std::io::Error::other)?;
     db.run_blocking(|conn| create_tables(conn, "", ""))
         .map_err(std::io::Error::other)?;
-    let auth = Auth::<User>::new();
+    let mut auth = Auth::<User>::new(db.clone());
+    if let Ok(key) = std::env::var("SECRET_KEY") {
+        if key.len() < 32 {
+            return Err(std::io::Error::other("SECRET_KEY needs at least 32 bytes"));
+        }
+        auth = auth.secret_key(key.as_bytes());
+    }
     ensure_user(&db, &auth, "admin", "admin", true).map_err(std::io::Error::other)?;
 
-    let user_resource = || Resource::<User>::new().exclude(["password", "email"]);
-    let mut api = RestApi::new(db);
-    api.register_resource(
-        user_resource()
-            .filter_exclude(["password", "email"])
-            .hooks(HashPassword(auth.clone()))
-            .auth(AdminAuthentication::new(&auth)),
-    )
-    .register::<Relationship>()
-    .register_resource(
-        Resource::<Message>::new()
-            .keyset_pagination(true)
-            .filter_exclude(["user__password", "user__email"])
-            .owner_field("user")
-            .auth(UserAuthentication::new(&auth)),
-    )
-    .register::<Note>();
-    let api = api.setup();
+    let routes = microblog::routes(&db, &auth);
 
-    eprintln!("microblog: http://{bind}/api/message/ (admin login: admin / admin)");
+    eprintln!("microblog: http://{bind}/ (log in as admin / admin)");
     HttpServer::new(move || {
         App::new()
-            .configure(api.clone())
-            .route("/", web::get().to(|| async {
-                HttpResponse::Ok()
-                    .content_type("text/html; charset=utf-8")
-                    .body("<h1>Plover microblog</h1><p>The API is at <a href=\"/api/message/\">/api/</a>.</p>")
-            }))
+            .wrap(auth.session_middleware())
+            .configure(routes.clone())
     })
     .bind(bind)?
     .run()

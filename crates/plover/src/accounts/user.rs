@@ -3,9 +3,14 @@
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
+use std::time::Duration;
+
+use actix_web::cookie::Key;
+
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
+use super::session::Settings;
 use crate::auth::{AuthUser, CredentialCache};
-use crate::db::Conn;
+use crate::db::{Conn, Database};
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
@@ -66,8 +71,33 @@ pub trait UserModel: RestModel {
     }
 }
 
-/// The accounts component: finds users and checks their credentials. REST authentication
-/// (`UserAuthentication`) and, later, the session login views share one `Auth`.
+/// The accounts component (SPEC.md section 9): finds users and checks their credentials for
+/// the REST layer (`UserAuthentication`), and serves session login and logout.
+///
+/// Built once at start, then cloned freely (clones share one state):
+///
+/// ```
+/// # use plover::prelude::*;
+/// # use std::time::Duration;
+/// # diesel::table! { user (id) { id -> Integer, username -> Text, password -> Text } }
+/// # #[derive(Clone, RestModel)]
+/// # #[diesel(table_name = user)]
+/// # pub struct User { pub id: i32, pub username: String, pub password: String }
+/// # impl UserModel for User {
+/// #     fn username(&self) -> &str { &self.username }
+/// #     fn password_hash(&self) -> &str { &self.password }
+/// #     fn password_hash_mut(&mut self) -> &mut String { &mut self.password }
+/// # }
+/// let db = Database::from_url("sqlite://app.db").expect("a valid URL");
+/// let auth = Auth::<User>::new(db)
+///     .prefix("/accounts")                                  // the default
+///     .default_next_url("/")                                // the default
+///     .secret_key(b"at least 32 bytes of random secret material")
+///     .session_lifetime(Duration::from_secs(14 * 24 * 3600)); // the default
+/// let app = actix_web::App::new()
+///     .wrap(auth.session_middleware())
+///     .configure(auth.setup());
+/// ```
 #[derive(Debug)]
 pub struct Auth<U: UserModel> {
     inner: Arc<AuthInner>,
@@ -76,7 +106,7 @@ pub struct Auth<U: UserModel> {
 
 #[derive(Debug)]
 struct AuthInner {
-    cost: u32,
+    settings: Settings,
     cache: CredentialCache,
     /// A hash at `cost`, checked against for unknown usernames.
     dummy: OnceLock<String>,
@@ -91,18 +121,17 @@ impl<U: UserModel> Clone for Auth<U> {
     }
 }
 
-impl<U: UserModel> Default for Auth<U> {
-    fn default() -> Self {
-        Auth::new()
-    }
-}
-
 impl<U: UserModel> Auth<U> {
-    /// An accounts component for the user model `U`.
-    pub fn new() -> Auth<U> {
+    /// An accounts component for the user model `U`, whose users live in `db`. Sessions are
+    /// keyed by a random key until [`Auth::secret_key`] sets one.
+    pub fn new(db: Database) -> Auth<U> {
+        Auth::from_settings(Settings::new(db))
+    }
+
+    fn from_settings(settings: Settings) -> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
-                cost: DEFAULT_COST,
+                settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
             }),
@@ -110,21 +139,94 @@ impl<U: UserModel> Auth<U> {
         }
     }
 
-    /// Sets the bcrypt cost of [`Auth::make_password`] (4 to 31; tests use 4).
-    pub fn with_cost(cost: u32) -> Auth<U> {
-        Auth {
-            inner: Arc::new(AuthInner {
-                cost,
-                cache: CredentialCache::default(),
-                dummy: OnceLock::new(),
-            }),
-            _user: PhantomData,
-        }
+    fn with(self, change: impl FnOnce(&mut Settings)) -> Auth<U> {
+        let mut settings = self.inner.settings.clone();
+        change(&mut settings);
+        Auth::from_settings(settings)
+    }
+
+    /// Sets the bcrypt cost of [`Auth::make_password`] (4 to 31; default 12; tests use 4).
+    pub fn cost(self, cost: u32) -> Auth<U> {
+        self.with(|s| s.cost = cost)
+    }
+
+    /// Where the login and logout views are mounted (default `/accounts`).
+    pub fn prefix(self, prefix: &str) -> Auth<U> {
+        let prefix = prefix.trim_end_matches('/').to_owned();
+        self.with(|s| s.prefix = prefix)
+    }
+
+    /// Where a login or logout without a usable `next` goes (default `/`, the homepage).
+    pub fn default_next_url(self, url: &str) -> Auth<U> {
+        let url = url.to_owned();
+        self.with(|s| s.default_next_url = url)
+    }
+
+    /// The key that signs and encrypts session cookies, derived from `secret` (at least 32
+    /// bytes of random material, from configuration). Every process that serves the same users
+    /// needs the same secret. Without it, a random key per start: sessions end on restart.
+    ///
+    /// # Panics
+    /// If `secret` is shorter than 32 bytes (a configuration mistake, found at start).
+    pub fn secret_key(self, secret: &[u8]) -> Auth<U> {
+        assert!(
+            secret.len() >= 32,
+            "Auth::secret_key needs at least 32 bytes of random material"
+        );
+        let key = Key::derive_from(secret);
+        self.with(|s| s.key = key)
+    }
+
+    /// How long a login lasts (default 14 days): the cookie's `Max-Age`, and a limit checked on
+    /// the server against the login time kept inside the encrypted session.
+    pub fn session_lifetime(self, lifetime: Duration) -> Auth<U> {
+        self.with(|s| s.lifetime = lifetime)
+    }
+
+    /// Whether the session cookie carries `Secure` (default false; set it when the site is
+    /// served over HTTPS only).
+    pub fn secure_cookie(self, secure: bool) -> Auth<U> {
+        self.with(|s| s.secure = secure)
+    }
+
+    /// The session settings.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The database of the users.
+    pub fn db(&self) -> &Database {
+        &self.inner.settings.db
+    }
+
+    /// The login view's path, `{prefix}/login/`.
+    pub fn login_url(&self) -> String {
+        format!("{}/login/", self.inner.settings.prefix)
+    }
+
+    /// The logout view's path, `{prefix}/logout/`.
+    pub fn logout_url(&self) -> String {
+        format!("{}/logout/", self.inner.settings.prefix)
     }
 
     /// Hashes a password at this component's cost.
     pub fn make_password(&self, raw: &str) -> Result<String, PasswordError> {
-        make_password(raw, self.inner.cost)
+        make_password(raw, self.inner.settings.cost)
+    }
+
+    /// The user with primary key `id`, active or not.
+    pub fn find_user_by_id(&self, conn: &mut Conn<'_>, id: i64) -> Result<Option<U>, Error> {
+        let meta = U::meta();
+        let select = Select {
+            filters: vec![Filter {
+                path: vec![meta.pk],
+                op: Op::Eq,
+                values: vec![Param::Int(id)],
+            }],
+            limit: Some(1),
+            ..Select::default()
+        };
+        Ok(U::load(conn, &select)?.into_iter().next())
     }
 
     /// The user named `username`, active or not.
@@ -153,7 +255,7 @@ impl<U: UserModel> Auth<U> {
             _ => {
                 // Spend the time a real check would, so that timing does not reveal names.
                 let dummy = self.inner.dummy.get_or_init(|| {
-                    make_password("plover-dummy", self.inner.cost).unwrap_or_default()
+                    make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
                 });
                 let _ = check_password(password, dummy);
                 return None;

@@ -1,0 +1,184 @@
+//! The login and logout views, mounted by [`Auth::setup`].
+
+use actix_session::{Session, SessionExt};
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
+use serde::Deserialize;
+
+use super::next::safe_next;
+use super::session::{current_user, end_login, start_login, CsrfToken};
+use super::user::{Auth, UserModel};
+use crate::error::Error;
+
+/// The login form page (`templates/accounts/login.html`).
+#[derive(Template)]
+#[template(path = "accounts/login.html")]
+struct LoginPage<'a> {
+    /// Where the form posts: the login view.
+    action: &'a str,
+    /// The session's CSRF token.
+    csrf_token: &'a str,
+    /// Where to go after the login, as given.
+    next: &'a str,
+    /// The username typed in, kept after a failed attempt.
+    username: &'a str,
+    /// The error of a failed attempt.
+    error: Option<&'a str>,
+    /// The user already logged in, if any.
+    user: Option<&'a str>,
+    /// The logout view.
+    logout: &'a str,
+}
+
+/// The one message for every failed login: it does not tell which part was wrong.
+const LOGIN_FAILED: &str = "Incorrect username or password.";
+
+/// The fields of the login form; absent ones are empty.
+#[derive(Debug, Default, Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    next: Option<String>,
+    #[serde(default)]
+    csrf_token: Option<String>,
+}
+
+impl<U: UserModel + Clone + Send + 'static> Auth<U> {
+    /// Mounts `GET|POST {prefix}/login/` and `GET|POST {prefix}/logout/`, and registers this
+    /// `Auth` as app data for [`LoggedInUser`](super::LoggedInUser). Configure it on the `App`
+    /// (not inside a scope), together with [`Auth::session_middleware`].
+    pub fn setup(&self) -> impl Fn(&mut web::ServiceConfig) + Clone {
+        let auth = self.clone();
+        move |cfg: &mut web::ServiceConfig| {
+            cfg.app_data(web::Data::new(auth.clone()));
+            cfg.service(
+                web::resource(auth.login_url())
+                    .route(web::get().to(login_page::<U>))
+                    .route(web::post().to(login_submit::<U>)),
+            );
+            cfg.service(
+                web::resource(auth.logout_url())
+                    .route(web::get().to(logout::<U>))
+                    .route(web::post().to(logout::<U>)),
+            );
+        }
+    }
+}
+
+/// `next` from the query string.
+fn query_next(req: &HttpRequest) -> Option<String> {
+    form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(k, _)| k == "next")
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A 302 to `next` if it is safe, else to the default next URL.
+fn redirect_next<U: UserModel>(auth: &Auth<U>, next: Option<&str>) -> HttpResponse {
+    let location = next
+        .and_then(safe_next)
+        .unwrap_or_else(|| auth.settings().default_next_url.clone());
+    HttpResponse::Found()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+fn render_login<U: UserModel>(
+    auth: &Auth<U>,
+    csrf: &CsrfToken,
+    user: Option<&U>,
+    next: &str,
+    username: &str,
+    error: Option<&str>,
+) -> Result<HttpResponse, Error> {
+    let page = LoginPage {
+        action: &auth.login_url(),
+        csrf_token: csrf.value(),
+        next,
+        username,
+        error,
+        user: user.map(UserModel::username),
+        logout: &auth.logout_url(),
+    };
+    let body = page
+        .render()
+        .map_err(|e| Error::Internal(format!("login template: {e}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body))
+}
+
+/// `GET {prefix}/login/`: the form, also for a user who is logged in already.
+async fn login_page<U: UserModel + Clone + Send + 'static>(
+    req: HttpRequest,
+    auth: web::Data<Auth<U>>,
+    csrf: CsrfToken,
+) -> Result<HttpResponse, Error> {
+    let user = current_user::<U>(&req).await?;
+    let next = query_next(&req).unwrap_or_default();
+    render_login(&auth, &csrf, user.as_ref(), &next, "", None)
+}
+
+/// `POST {prefix}/login/`: checks the CSRF token, then the credentials; on success renews the
+/// session and redirects to `next`, else shows the form again with one error.
+async fn login_submit<U: UserModel + Clone + Send + 'static>(
+    req: HttpRequest,
+    auth: web::Data<Auth<U>>,
+    csrf: CsrfToken,
+    form: web::Form<LoginForm>,
+) -> Result<HttpResponse, Error> {
+    let form = form.into_inner();
+    if csrf.verify(form.csrf_token.as_deref()).is_err() {
+        return Ok(forbidden(&auth));
+    }
+    let next = form.next.clone().or_else(|| query_next(&req));
+    let checker = auth.get_ref().clone();
+    let (username, password) = (form.username.clone(), form.password);
+    let user = auth
+        .db()
+        .run(move |conn| Ok(checker.authenticate(conn, &username, &password)))
+        .await
+        .unwrap_or(None);
+    let Some(user) = user else {
+        let current = current_user::<U>(&req).await?;
+        let next = next.unwrap_or_default();
+        return render_login(
+            &auth,
+            &csrf,
+            current.as_ref(),
+            &next,
+            &form.username,
+            Some(LOGIN_FAILED),
+        );
+    };
+    start_login(&req.get_session(), user.pk(), auth.settings().lifetime)?;
+    Ok(redirect_next(&auth, next.as_deref()))
+}
+
+/// `GET|POST {prefix}/logout/`: ends the session (no CSRF token needed) and redirects to a safe
+/// `next` or the default.
+async fn logout<U: UserModel + Clone + Send + 'static>(
+    req: HttpRequest,
+    auth: web::Data<Auth<U>>,
+    session: Session,
+) -> HttpResponse {
+    end_login(&session);
+    redirect_next(&auth, query_next(&req).as_deref())
+}
+
+/// 403 for a form posted without this session's CSRF token, as a page with a way back.
+fn forbidden<U: UserModel>(auth: &Auth<U>) -> HttpResponse {
+    HttpResponse::Forbidden()
+        .content_type("text/html; charset=utf-8")
+        .body(format!(
+            "<!doctype html><meta charset=\"utf-8\"><title>Form expired</title>\
+             <p>This form has expired or did not come from this site. \
+             <a href=\"{}\">Open the login page again</a>.</p>",
+            auth.login_url()
+        ))
+}
