@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, the
-# browser tests in headless Chromium, and the black-box conformance suite of ../shared/conformance against the conformance app, on
-# SQLite and on a throw-away PostgreSQL server, plus the two-process scale-out test.
+# browser tests in headless Chromium, and the whole black-box conformance suite of
+# ../shared/conformance against the conformance app (REST, accounts, admin), on SQLite and on
+# a throw-away PostgreSQL server, plus the two-process scale-out test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED="${PLOVER_SHARED:-$(cd .. && pwd)/shared}"
@@ -34,8 +35,8 @@ cargo test -p plover-tests --test browser -- --ignored
 cargo build --release -p plover-conformance-app
 APP=target/release/plover-conformance-app
 echo "== conformance, SQLite"
-PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m "rest or accounts" -q
+PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
 echo "== conformance, PostgreSQL"
-PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -m "rest or accounts" -q
+PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
 echo "== scale-out, PostgreSQL"
 python3 scripts/scaleout.py "$APP" "$PG_URL"

@@ -78,15 +78,17 @@ async fn browser(driver: &Driver, profile: &TempDir) -> Client {
         .expect("a WebDriver session")
 }
 
-/// The microblog example on a fresh SQLite database, with users alice (password `pw`) and
-/// bob, served on a free loopback port; returns its base URL.
-fn serve_microblog(dir: &TempDir) -> String {
+/// The microblog example on a fresh SQLite database, with the user alice (password `pw`,
+/// an administrator if `admin`) and the rows of `seed` (SQL), served on a free loopback port;
+/// returns its base URL.
+fn serve_microblog(dir: &TempDir, admin: bool, seed: &str) -> String {
     let url = format!("sqlite://{}", dir.path().join("mb.db").display());
     let db = Database::from_url(&url).expect("a database");
     db.run_blocking(|c| create_tables(c, "", ""))
         .expect("tables");
     let auth = Auth::<User>::new(db.clone()).cost(4);
-    ensure_user(&db, &auth, "alice", "pw", false).expect("alice");
+    ensure_user(&db, &auth, "alice", "pw", admin).expect("alice");
+    db.run_blocking(|c| c.batch_execute(seed)).expect("seed");
     let routes = microblog::routes(&db, &auth);
     let server = HttpServer::new(move || {
         App::new()
@@ -102,6 +104,8 @@ fn serve_microblog(dir: &TempDir) -> String {
 }
 
 async fn screenshot(client: &Client, name: &str) {
+    // A wide window for the admin's tables.
+    let _ = client.set_window_size(1280, 860).await;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
     std::fs::create_dir_all(&dir).expect("target/browser");
     let png = client.screenshot().await.expect("a screenshot");
@@ -147,7 +151,7 @@ async fn path_and_query(client: &Client) -> String {
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn log_in_through_the_form_post_a_message_and_log_out() {
     let data = TempDir::new();
-    let base = serve_microblog(&data);
+    let base = serve_microblog(&data, false, "");
     let driver = Driver::start();
     let profile = TempDir::new();
     let client = browser(&driver, &profile).await;
@@ -222,6 +226,199 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
         .await
         .starts_with("/accounts/login/"));
     screenshot(&client, "accounts-logged-out").await;
+
+    client.close().await.expect("browser closed");
+}
+
+/// Rows for the admin walk: bob with 25 messages (two index pages), a note.
+const ADMIN_SEED: &str = "
+INSERT INTO \"user\" (id, username, password, email, join_date, active, admin)
+    VALUES (2, 'bob', '', 'bob@example.com', '2024-01-01 00:00:00', 1, 0),
+           (3, 'carol', '', 'carol@example.com', '2024-01-02 00:00:00', 1, 0);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 25)
+INSERT INTO message (user_id, content, pub_date)
+    SELECT 2, printf('bob says %02d', i), printf('2024-02-%02d 12:00:00', i) FROM n;
+INSERT INTO message (user_id, content, pub_date) VALUES (3, 'carol was here', '2024-03-01 08:00:00');
+INSERT INTO note (message, created) VALUES ('remember the milk', '2024-01-05 09:00:00');
+";
+
+async fn click(client: &Client, locator: Locator<'_>) {
+    client
+        .find(locator)
+        .await
+        .expect("an element to click")
+        .click()
+        .await
+        .expect("clicked");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_walk_sort_filter_page_add_edit_delete_export() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+
+    // Log in as the administrator through the login form the admin redirects to.
+    client.goto(&format!("{base}/admin/")).await.expect("goto");
+    assert!(path_and_query(&client)
+        .await
+        .starts_with("/accounts/login/?next="));
+    fill(&client, "#username", "alice").await;
+    fill(&client, "#password", "pw").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/admin/");
+    let text = body_text(&client).await;
+    assert!(text.contains("New messages this week"), "{text}");
+    for model in ["message", "note", "relationship", "user"] {
+        assert!(text.contains(model), "{model}: {text}");
+    }
+    screenshot(&client, "admin-dashboard").await;
+
+    // The message index: 20 a page, sorted by a click on a column title, paged.
+    click(&client, Locator::LinkText("message")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 20);
+    click(&client, Locator::LinkText("content")).await;
+    let first = client
+        .find(Locator::Css("tbody tr td:nth-child(4)"))
+        .await
+        .expect("a cell")
+        .text()
+        .await
+        .expect("text");
+    assert_eq!(first, "bob says 01");
+    click(&client, Locator::LinkText("content ▲")).await;
+    let first = client
+        .find(Locator::Css("tbody tr td:nth-child(4)"))
+        .await
+        .expect("a cell")
+        .text()
+        .await
+        .expect("text");
+    assert_eq!(first, "carol was here", "descending");
+    click(&client, Locator::Css("a[rel=next]")).await;
+    assert!(body_text(&client).await.contains("Page 2"));
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 6);
+
+    // A filter through the filter form, in REST syntax.
+    client
+        .goto(&format!("{base}/admin/message/"))
+        .await
+        .expect("goto");
+    client
+        .find(Locator::Css("#filter-key"))
+        .await
+        .expect("filter select")
+        .select_by_value("content__like")
+        .await
+        .expect("chosen");
+    fill(&client, "#filter-value", "%1_").await;
+    click(&client, Locator::Css(".filter-form button")).await;
+    assert!(path_and_query(&client)
+        .await
+        .contains("content__like=%251_"));
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 10, "bob says 10 to 19");
+    screenshot(&client, "admin-index").await;
+
+    // Add a note.
+    client
+        .goto(&format!("{base}/admin/note/add/"))
+        .await
+        .expect("goto");
+    fill(&client, "#f-message", "added from the admin").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/note/");
+    assert!(body_text(&client).await.contains("added from the admin"));
+
+    // Edit a message with an invalid date: the message next to the field, nothing lost.
+    client
+        .goto(&format!("{base}/admin/message/26/"))
+        .await
+        .expect("goto");
+    fill(&client, "#f-content", "carol edited").await;
+    client
+        .execute(
+            "document.getElementById('f-pub_date').type = 'text';\
+             document.getElementById('f-pub_date').value = 'yesterday';",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    let text = body_text(&client).await;
+    assert!(text.contains("Please correct the errors below."), "{text}");
+    let error = client
+        .find(Locator::Css("#e-pub_date"))
+        .await
+        .expect("a message next to pub_date")
+        .text()
+        .await
+        .expect("text");
+    assert!(!error.is_empty());
+    let kept = client
+        .find(Locator::Css("#f-content"))
+        .await
+        .expect("content")
+        .prop("value")
+        .await
+        .expect("value");
+    assert_eq!(
+        kept.as_deref(),
+        Some("carol edited"),
+        "the submitted text is kept"
+    );
+    screenshot(&client, "admin-edit-invalid").await;
+
+    // Delete carol: the page lists her message, which goes with her.
+    client
+        .goto(&format!("{base}/admin/user/3/delete/"))
+        .await
+        .expect("goto");
+    let text = body_text(&client).await;
+    assert!(text.contains("carol was here"), "{text}");
+    screenshot(&client, "admin-delete").await;
+    click(&client, Locator::Css("form button.danger")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/user/");
+    assert!(!body_text(&client).await.contains("carol"));
+
+    // Export bob's messages as CSV, through the export form.
+    client
+        .goto(&format!(
+            "{base}/admin/message/export/?content__like=bob%25"
+        ))
+        .await
+        .expect("goto");
+    screenshot(&client, "admin-export").await;
+    let csv = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             const form = document.querySelector('form.export-form');\
+             fetch(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form)) })\
+               .then(r => r.text()).then(done);",
+            vec![],
+        )
+        .await
+        .expect("the export");
+    let csv = csv.as_str().expect("text").to_owned();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "id,user,content,pub_date");
+    assert_eq!(lines.len(), 26, "a header and 25 rows");
+    assert_eq!(lines[1], "1,2,bob says 01,2024-02-01 12:00:00");
 
     client.close().await.expect("browser closed");
 }

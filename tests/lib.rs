@@ -629,6 +629,7 @@ impl TestApp {
                 .configure(api)
                 .configure(v2)
                 .configure(small)
+                .configure(plover_conformance_app::admin(&auth).setup())
                 .configure(plover_conformance_app::pages),
         )
         .await;

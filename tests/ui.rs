@@ -26,4 +26,5 @@ fn ui() {
     t.compile_fail("ui/default_on_primary_key.rs");
     t.compile_fail("ui/api_name_clash.rs");
     t.compile_fail("ui/table_name_string.rs");
+    t.compile_fail("ui/display_unknown_field.rs");
 }

@@ -121,11 +121,33 @@ fn credentials(c: &mut Criterion) {
     group.finish();
 }
 
+/// A failed login costs the same for an unknown user (a dummy bcrypt check) as for a wrong
+/// password (the real one): the figures should be close, so that timing does not reveal names.
+fn failed_logins(c: &mut Criterion) {
+    let rt = actix_web::rt::System::new();
+    let app = rt.block_on(TestApp::new());
+    app.user("alice", "right");
+    let mut group = c.benchmark_group("failed_login_cost_4");
+    for (name, username) in [("unknown_user", "nobody"), ("wrong_password", "alice")] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let found = app
+                    .db
+                    .run_blocking(|conn| Ok(app.auth.authenticate(conn, username, "wrong")))
+                    .unwrap();
+                assert!(found.is_none());
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     query_string,
     filter_compilation,
     list_page,
-    credentials
+    credentials,
+    failed_logins
 );
 criterion_main!(benches);

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod accounts;
+mod admin;
 mod auth;
 mod crud;
 mod errors;

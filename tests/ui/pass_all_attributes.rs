@@ -31,7 +31,7 @@ diesel::allow_tables_to_appear_in_same_query!(author, book);
 
 #[derive(Debug, RestModel)]
 #[diesel(table_name = author)]
-#[rest(name = "writer", exclude = "secret, ratio")]
+#[rest(name = "writer", exclude = "secret, ratio", display = "{handle} ({pk})")]
 pub struct Author {
     #[rest(primary_key)]
     pub pk: i64,
@@ -44,6 +44,7 @@ pub struct Author {
     pub ratio: f32,
     #[rest(default = true)]
     pub active: bool,
+    #[rest(unique)]
     pub born: Option<chrono::NaiveDate>,
     #[rest(default = plover::value::now())]
     pub joined: chrono::NaiveDateTime,
@@ -76,6 +77,20 @@ fn main() {
         .field("ratio")
         .is_some_and(|(_, f)| f.excluded && !f.required));
     assert!(author.field("handle").is_some_and(|(_, f)| f.required));
+    assert!(author.field("born").is_some_and(|(_, f)| f.unique));
+    assert!(author.field("pk").is_some_and(|(_, f)| f.unique));
+    assert!(author.field("handle").is_some_and(|(_, f)| !f.unique));
+    let ann = Author {
+        pk: 7,
+        handle: "ann".into(),
+        secret: String::new(),
+        score: 0.0,
+        ratio: 0.0,
+        active: true,
+        born: None,
+        joined: plover::value::now(),
+    };
+    assert_eq!(plover::RestModel::display(&ann), "ann (7)");
 
     let book = Book::meta();
     assert_eq!(book.name, "book");

@@ -8,6 +8,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use microblog::{HashPassword, Message, Note, Relationship, User};
 use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample};
+use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData, PanelForm};
 use plover::prelude::*;
 use plover::rest::{Context, Data, Scope};
 use serde_json::{Map, Value};
@@ -200,4 +201,113 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             .allowed_methods([Method::GET, Method::POST]),
     );
     api
+}
+
+/// The number of messages of each user of an admin page: one grouped count for the page.
+fn message_counts(conn: &mut plover::db::Conn<'_>, users: &[User]) -> Result<Vec<String>, Error> {
+    use diesel::dsl::count_star;
+    use diesel::prelude::*;
+    use microblog::schema::message;
+    let ids: Vec<i32> = users.iter().map(|u| u.id).collect();
+    let query = message::table
+        .filter(message::user_id.eq_any(ids))
+        .group_by(message::user_id)
+        .select((message::user_id, count_star()));
+    let counts: Vec<(i32, i64)> = match conn {
+        plover::db::Conn::Sqlite(c) => query.load(*c)?,
+        plover::db::Conn::Pg(c) => query.load(*c)?,
+    };
+    let counts: std::collections::HashMap<i32, i64> = counts.into_iter().collect();
+    Ok(users
+        .iter()
+        .map(|u| counts.get(&u.id).copied().unwrap_or(0).to_string())
+        .collect())
+}
+
+/// The "Notes" panel of APP.md section 5: the three newest notes and a form to add one.
+pub struct NotesPanel;
+
+impl AdminPanel for NotesPanel {
+    fn data(&self, conn: &mut plover::db::Conn<'_>) -> Result<PanelData, Error> {
+        let newest = plover::query::Select {
+            order: vec![(Note::meta().pk, true)],
+            limit: Some(3),
+            ..Default::default()
+        };
+        Ok(PanelData {
+            items: Note::load(conn, &newest)?
+                .into_iter()
+                .map(|n| n.message)
+                .collect(),
+            forms: vec![PanelForm {
+                action: "create".into(),
+                field: "message".into(),
+                label: "New note".into(),
+                button: "Add".into(),
+            }],
+        })
+    }
+
+    fn post(
+        &self,
+        action: &str,
+        form: &[(String, String)],
+        conn: &mut plover::db::Conn<'_>,
+    ) -> Result<(), Error> {
+        if action != "create" {
+            return Err(Error::NotFound);
+        }
+        let message = form
+            .iter()
+            .find(|(k, _)| k == "message")
+            .map(|(_, v)| v.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| Error::field("message", "write a note first"))?;
+        let mut changes = microblog::NoteChanges {
+            message: Some(message),
+            ..Default::default()
+        };
+        Note::fill_defaults(&mut changes);
+        conn.transaction(|conn| Note::insert(conn, changes))
+            .map(|_| ())
+    }
+}
+
+/// The admin of APP.md section 5.
+pub fn admin(auth: &Auth<User>) -> Admin<User> {
+    let mut admin = Admin::new(auth);
+    admin
+        .register(
+            ModelAdmin::<User>::new()
+                .columns([
+                    Column::field("id"),
+                    Column::field("username"),
+                    Column::field("email"),
+                    Column::field("active"),
+                    Column::field("admin"),
+                    Column::per_page("message_count", message_counts),
+                ])
+                .exclude(["password"]),
+        )
+        .register(
+            ModelAdmin::<Message>::new()
+                .columns(["id", "user", "content", "pub_date"].map(Column::field))
+                .foreign_key_lookup("user", "username"),
+        )
+        .register(ModelAdmin::<Note>::new())
+        .register(
+            ModelAdmin::<AModel>::new()
+                .columns([
+                    Column::field("id"),
+                    Column::field("a_field"),
+                    Column::computed("shout", |a: &AModel| a.a_field.to_uppercase()),
+                ])
+                .delete_collect_objects(true)
+                .delete_recursive(true),
+        )
+        .register(ModelAdmin::<BModel>::new().columns(["id", "a", "b_field"].map(Column::field)))
+        .register(ModelAdmin::<CModel>::new())
+        .register(ModelAdmin::<DModel>::new())
+        .register_panel("Notes", NotesPanel);
+    admin
 }

@@ -75,6 +75,7 @@ async fn main() -> std::io::Result<()> {
     let api = api(db.clone(), &auth, args.max_body_bytes).setup();
     let v2 = v2(db, &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
+    let admin = plover_conformance_app::admin(&auth).setup();
     eprintln!("plover-conformance-app listening on {}", args.bind);
     HttpServer::new(move || {
         App::new()
@@ -82,6 +83,7 @@ async fn main() -> std::io::Result<()> {
             .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())
+            .configure(admin.clone())
             .configure(plover_conformance_app::pages)
     })
     .bind(&args.bind)?

@@ -65,6 +65,7 @@ use schema::*;
 /// Head of the A <- B <- C <- D chain.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = amodel)]
+#[rest(display = "{a_field}")]
 pub struct AModel {
     /// Primary key.
     pub id: i32,
@@ -75,6 +76,7 @@ pub struct AModel {
 /// Refers to an AModel.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = bmodel)]
+#[rest(display = "{b_field}")]
 pub struct BModel {
     /// Primary key.
     pub id: i32,
@@ -88,6 +90,7 @@ pub struct BModel {
 /// Refers to a BModel.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = cmodel)]
+#[rest(display = "{c_field}")]
 pub struct CModel {
     /// Primary key.
     pub id: i32,
@@ -101,6 +104,7 @@ pub struct CModel {
 /// Refers to a CModel.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = dmodel)]
+#[rest(display = "{d_field}")]
 pub struct DModel {
     /// Primary key.
     pub id: i32,
@@ -114,6 +118,7 @@ pub struct DModel {
 /// Referred to by FModel through a nullable key.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = emodel)]
+#[rest(display = "{e_field}")]
 pub struct EModel {
     /// Primary key.
     pub id: i32,
@@ -124,6 +129,7 @@ pub struct EModel {
 /// Nullable reference to an EModel.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = fmodel)]
+#[rest(display = "{f_field}")]
 pub struct FModel {
     /// Primary key.
     pub id: i32,
@@ -137,6 +143,7 @@ pub struct FModel {
 /// Nullable reference, dates, and the `check_*` hooks.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = hmodel)]
+#[rest(display = "{h_field}")]
 pub struct HModel {
     /// Primary key.
     pub id: i32,
@@ -154,6 +161,7 @@ pub struct HModel {
 /// An API key pair.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = apikey)]
+#[rest(display = "{key}")]
 pub struct ApiKey {
     /// Primary key.
     pub id: i32,
@@ -166,6 +174,7 @@ pub struct ApiKey {
 /// Every scalar type.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = sample)]
+#[rest(display = "{name}")]
 pub struct Sample {
     /// Primary key.
     pub id: i32,

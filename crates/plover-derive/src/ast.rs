@@ -34,6 +34,8 @@ pub(crate) struct Model {
     pub(crate) table: Path,
     pub(crate) fields: Vec<Field>,
     pub(crate) pk: usize,
+    /// `#[rest(display = "...")]`.
+    pub(crate) display: Option<syn::LitStr>,
 }
 
 impl Model {
@@ -201,6 +203,7 @@ impl Model {
             table,
             fields,
             pk,
+            display: attrs.display,
         })
     }
 }

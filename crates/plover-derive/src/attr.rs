@@ -6,7 +6,7 @@ use syn::{Attribute, Expr, LitStr, Path, Type};
 use crate::ctxt::Ctxt;
 
 /// Struct-level attribute keys.
-pub(crate) const STRUCT_KEYS: &str = "exclude, name";
+pub(crate) const STRUCT_KEYS: &str = "exclude, name, display";
 /// Field-level attribute keys.
 pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, unique, name";
 
@@ -19,6 +19,8 @@ pub(crate) struct StructAttrs {
     /// `exclude = "a, b"`: each name with the literal it came from.
     pub(crate) exclude: Vec<(String, LitStr)>,
     pub(crate) name: Option<LitStr>,
+    /// `display = "{field} ..."`: the text of a row in the admin.
+    pub(crate) display: Option<LitStr>,
 }
 
 /// How a field gets a value when a POST does not give one.
@@ -94,6 +96,8 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
                     }
                 } else if meta.path.is_ident("name") {
                     out.name = Some(meta.value()?.parse()?);
+                } else if meta.path.is_ident("display") {
+                    out.display = Some(meta.value()?.parse()?);
                 } else {
                     return Err(unknown(&meta, STRUCT_KEYS));
                 }

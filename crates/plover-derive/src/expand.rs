@@ -56,6 +56,10 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let id = &f.ident;
         quote!(#i => changes.#id.is_some(),)
     });
+    let changes_json_arms = data_fields.iter().map(|(i, f)| {
+        let id = &f.ident;
+        quote!(#i => changes.#id.as_ref().map(__p::ToJson::to_json),)
+    });
     let defaults = data_fields.iter().filter_map(|(_, f)| match &f.default {
         Default::Expr(e) => {
             let id = &f.ident;
@@ -69,6 +73,18 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         }
         _ => None,
     });
+
+    let display = match &model.display {
+        Some(lit) => quote_spanned!(lit.span()=> {
+            #[allow(unused_variables)]
+            let Self { #(#idents),* } = self;
+            ::std::format!(#lit)
+        }),
+        None => {
+            let text = format!("{name} #{{}}");
+            quote!(::std::format!(#text, self.#pk_ident))
+        }
+    };
 
     let backends = [&backend::SQLITE, &backend::PG].map(|b| backend::items(model, b));
     let dispatch = |op: &str, args: TokenStream| {
@@ -105,6 +121,8 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     load_ids: __load_ids,
                     delete_ids: __delete_ids,
                     nullify: __nullify,
+                    load_display: __load_display,
+                    load_fields: __load_fields,
                 },
             };
 
@@ -126,6 +144,25 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 #delete_ids
             }
 
+            fn __load_display(
+                conn: &mut __p::Conn<'_>,
+                s: &__p::Select,
+            ) -> ::core::result::Result<::std::vec::Vec<(i64, ::std::string::String)>, __p::Error> {
+                let rows = <#ident as __p::RestModel>::load(conn, s)?;
+                ::core::result::Result::Ok(rows.iter().map(|r| (__p::RestModel::pk(r), __p::RestModel::display(r))).collect())
+            }
+
+            fn __load_fields(
+                conn: &mut __p::Conn<'_>,
+                s: &__p::Select,
+                fields: &[usize],
+            ) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<__p::serde_json::Value>>, __p::Error> {
+                let rows = <#ident as __p::RestModel>::load(conn, s)?;
+                ::core::result::Result::Ok(rows.iter()
+                    .map(|r| fields.iter().map(|&f| __p::RestModel::field_json(r, f)).collect())
+                    .collect())
+            }
+
             fn __nullify(
                 conn: &mut __p::Conn<'_>,
                 field: usize,
@@ -144,6 +181,11 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
 
                 fn pk(&self) -> i64 {
                     i64::from(self.#pk_ident)
+                }
+
+                #[allow(clippy::useless_format)]
+                fn display(&self) -> ::std::string::String {
+                    #display
                 }
 
                 fn field_json(&self, field: usize) -> __p::serde_json::Value {
@@ -175,6 +217,16 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     match field {
                         #(#is_set_arms)*
                         _ => false,
+                    }
+                }
+
+                fn changes_json(
+                    changes: &#changes,
+                    field: usize,
+                ) -> ::core::option::Option<__p::serde_json::Value> {
+                    match field {
+                        #(#changes_json_arms)*
+                        _ => ::core::option::Option::None,
                     }
                 }
 

@@ -81,6 +81,21 @@ pub fn pg_pattern(pattern: String) -> String {
     }
 }
 
+/// `%text%` with `\`, `%` and `_` escaped by `\`, for `LIKE ... ESCAPE '\'`: a literal
+/// substring on both engines.
+pub fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// Primary keys in the model's key type, dropping those out of its range.
 pub fn pks<T: TryFrom<i64>>(ids: &[i64]) -> Vec<T> {
     ids.iter().filter_map(|&i| T::try_from(i).ok()).collect()
@@ -248,7 +263,7 @@ macro_rules! __plover_condition {
                 .map(|v| ::std::boxed::Box::new($c.gt(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
             Op::Gte => $crate::__private::any($crate::__private::values::<$ty>($f)?.into_iter()
                 .map(|v| ::std::boxed::Box::new($c.ge(v).nullable()) as $cond).collect::<::std::vec::Vec<$cond>>()),
-            Op::Like | Op::ILike => $crate::__plover_condition!(@like $f, $c, $cond),
+            Op::Like | Op::ILike | Op::Contains => $crate::__plover_condition!(@like $f, $c, $cond),
         }
     }};
     (@like $f:ident, $c:ident, $cond:ty) => {
@@ -263,6 +278,8 @@ macro_rules! __plover_condition {
                 .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
                 .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like(v.to_lowercase()).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+            $crate::__private::Op::Contains => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
+                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like($crate::__private::contains_pattern(&v.to_lowercase())).escape('\\').nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
     }};
@@ -275,6 +292,8 @@ macro_rules! __plover_condition {
                 .map(|v| ::std::boxed::Box::new(c.like($crate::__private::pg_pattern(v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
                 .map(|v| ::std::boxed::Box::new(c.ilike($crate::__private::pg_pattern(v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+            $crate::__private::Op::Contains => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
+                .map(|v| ::std::boxed::Box::new(c.ilike($crate::__private::contains_pattern(&v)).escape('\\').nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
     }};

@@ -29,6 +29,7 @@
 extern crate self as plover;
 
 pub mod accounts;
+pub mod admin;
 pub mod auth;
 pub mod db;
 mod error;
@@ -69,6 +70,10 @@ mod reference_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/accounts.md")]
 mod accounts_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/admin.md")]
+mod admin_doctests {}
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]

@@ -72,6 +72,12 @@ impl FieldMeta {
     }
 }
 
+/// `(primary key, display text)` of the rows of a selection.
+pub type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, Error>;
+
+/// Some fields (by index) of the rows of a selection, one JSON value per field.
+pub type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Value>>, Error>;
+
 /// Type-erased database operations of a model, used where the model is only known at run time
 /// (foreign-key checks and recursive deletes).
 #[derive(Debug)]
@@ -82,6 +88,10 @@ pub struct ModelOps {
     pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
     /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.
     pub nullify: fn(&mut Conn<'_>, usize, &[i64]) -> Result<usize, Error>,
+    /// The primary key and display text of the rows of a selection.
+    pub load_display: LoadDisplay,
+    /// Some fields (by index) of the rows of a selection, as JSON values.
+    pub load_fields: LoadFields,
 }
 
 /// Compile-time metadata of a model.
@@ -116,6 +126,28 @@ impl ModelMeta {
     }
 }
 
+/// Checks that `id` is the primary key of a row of the model that `field` refers to: a 400
+/// validation error on `key` otherwise. Fields that are not foreign keys pass.
+pub(crate) fn check_reference(
+    conn: &mut Conn<'_>,
+    field: &FieldMeta,
+    key: &str,
+    id: i64,
+) -> Result<(), Error> {
+    let Some(target) = field.fk else {
+        return Ok(());
+    };
+    let target = target();
+    let found = (target.ops.load_ids)(conn, &Select::ids_in(target.pk, &[id]))?;
+    if found.is_empty() {
+        return Err(Error::field(
+            key,
+            format!("no {} with id {id}", target.name),
+        ));
+    }
+    Ok(())
+}
+
 /// A registered model, collected at link time to find the foreign keys that point at a model.
 #[derive(Debug)]
 pub struct ModelEntry(pub fn() -> &'static ModelMeta);
@@ -145,6 +177,10 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// The primary key.
     fn pk(&self) -> i64;
 
+    /// The row as text for people (the admin's delete page and selects):
+    /// `#[rest(display = "{field} ...")]`, else `"<name> #<pk>"`.
+    fn display(&self) -> String;
+
     /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).
     fn field_json(&self, field: usize) -> Value;
 
@@ -156,6 +192,9 @@ pub trait RestModel: Sized + Send + Sync + 'static {
 
     /// Whether field `field` of `changes` was given.
     fn is_set(changes: &Self::Changes, field: usize) -> bool;
+
+    /// Field `field` of `changes` as JSON, if given.
+    fn changes_json(changes: &Self::Changes, field: usize) -> Option<Value>;
 
     /// Fills the fields that were not given with their defaults (`None` for nullable fields).
     fn fill_defaults(changes: &mut Self::Changes);

@@ -3,6 +3,7 @@
 
 use plover::prelude::*;
 
+pub mod admin;
 pub mod pages;
 
 /// The diesel schema.
@@ -73,6 +74,7 @@ use schema::{message, note, relationship, user};
 /// A user of the microblog and of the accounts component.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = user)]
+#[rest(display = "{username}")]
 pub struct User {
     /// Primary key.
     pub id: i32,
@@ -116,6 +118,7 @@ impl UserModel for User {
 /// `from_user` follows `to_user`.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = relationship)]
+#[rest(display = "{from_user_id}->{to_user_id}")]
 pub struct Relationship {
     /// Primary key.
     pub id: i32,
@@ -130,6 +133,7 @@ pub struct Relationship {
 /// A posted message.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
+#[rest(display = "{content}")]
 pub struct Message {
     /// Primary key.
     pub id: i32,
@@ -146,6 +150,7 @@ pub struct Message {
 /// A free-standing note.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = note)]
+#[rest(display = "{message}")]
 pub struct Note {
     /// Primary key.
     pub id: i32,
@@ -216,7 +221,8 @@ pub fn create_tables(
     }
 }
 
-/// The user named `username` with the given password and admin flag, created if missing.
+/// The user named `username` with the given password and admin flag, created if missing
+/// (also when another process creates it at the same moment).
 pub fn ensure_user(
     db: &Database,
     auth: &Auth<User>,
@@ -239,13 +245,18 @@ pub fn ensure_user(
             active: Some(true),
             admin: Some(admin),
         };
-        User::insert(conn, changes).map(|_| ())
+        match User::insert(conn, changes) {
+            Ok(_) => Ok(()),
+            // Another process starting at the same time made it first.
+            Err(_) if auth.find_user(conn, username)?.is_some() => Ok(()),
+            Err(e) => Err(e),
+        }
     })
 }
 
 /// Everything the example serves except the session middleware (wrap the `App` with
 /// `auth.session_middleware()`): the REST API under `/api/`, the login and logout views under
-/// `/accounts/`, and the HTML pages.
+/// `/accounts/`, the admin under `/admin/`, and the HTML pages.
 pub fn routes(
     db: &Database,
     auth: &Auth<User>,
@@ -269,11 +280,13 @@ pub fn routes(
     .register::<Note>();
     let api = api.setup();
     let accounts = auth.setup();
+    let admin = admin::admin(auth).setup();
     let db = actix_web::web::Data::new(db.clone());
     move |cfg| {
         cfg.app_data(db.clone());
         accounts(cfg);
         api(cfg);
+        admin(cfg);
         pages::configure(cfg);
     }
 }

@@ -19,14 +19,16 @@ fn escape(text: &str) -> String {
 
 /// The page frame: title, navigation for `user`, content.
 fn layout(title: &str, user: Option<&User>, content: &str) -> HttpResponse {
-    let nav = match user {
-        Some(u) => format!(
+    let nav =
+        match user {
+            Some(u) => format!(
             "<span>Logged in as <strong>{}</strong></span> <a href=\"/post/\">Post a message</a> \
-             <a href=\"/accounts/logout/\">Log out</a>",
-            escape(&u.username)
+             {}<a href=\"/accounts/logout/\">Log out</a>",
+            escape(&u.username),
+            if u.admin { "<a href=\"/admin/\">Admin</a> " } else { "" }
         ),
-        None => "<a href=\"/accounts/login/\">Log in</a>".into(),
-    };
+            None => "<a href=\"/accounts/login/\">Log in</a>".into(),
+        };
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .body(format!(

@@ -253,7 +253,8 @@ pub struct LoginRedirect {
 }
 
 impl LoginRedirect {
-    fn new(login_url: &str, req: &HttpRequest) -> LoginRedirect {
+    /// A redirect of `req` to `login_url`, with `next` = its path and query.
+    pub fn new(login_url: &str, req: &HttpRequest) -> LoginRedirect {
         let original = req
             .uri()
             .path_and_query()

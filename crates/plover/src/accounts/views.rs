@@ -136,7 +136,11 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     if csrf.verify(form.csrf_token.as_deref()).is_err() {
         return Ok(forbidden(&auth));
     }
-    let next = form.next.clone().or_else(|| query_next(&req));
+    let next = form
+        .next
+        .clone()
+        .filter(|n| !n.is_empty())
+        .or_else(|| query_next(&req));
     let checker = auth.get_ref().clone();
     let (username, password) = (form.username.clone(), form.password);
     let user = auth

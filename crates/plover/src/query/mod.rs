@@ -31,6 +31,9 @@ pub enum Op {
     Like,
     /// case-insensitive `LIKE`, for all of Unicode
     ILike,
+    /// contains the text as a literal substring (`%` and `_` are plain), case-insensitive
+    /// for all of Unicode; not a query-string operator (the admin's lookups use it)
+    Contains,
 }
 
 impl Op {

@@ -4,7 +4,7 @@
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{all_models, ModelMeta};
+use crate::model::{all_models, FieldMeta, ModelMeta};
 use crate::query::Select;
 
 /// Foreign keys deeper than this are a cycle in the schema, not data.
@@ -33,31 +33,92 @@ fn delete_at(
             meta.name
         )));
     }
-    let target_type = (meta.type_id)();
-    for referrer in all_models() {
-        for (idx, field) in referrer.fields.iter().enumerate() {
-            let Some(target) = field.fk else { continue };
-            if (target().type_id)() != target_type {
-                continue;
-            }
-            let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
-            if children.is_empty() {
-                continue;
-            }
-            if !recursive {
-                return Err(Error::Conflict(format!(
-                    "{} rows of {} refer to this {}",
-                    children.len(),
-                    referrer.name,
-                    meta.name
-                )));
-            }
-            if field.nullable {
-                (referrer.ops.nullify)(conn, idx, ids)?;
-            } else {
-                delete_at(conn, referrer, &children, true, depth + 1)?;
-            }
+    for (referrer, idx, field) in referrers(meta) {
+        let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
+        if children.is_empty() {
+            continue;
+        }
+        if !recursive {
+            return Err(Error::Conflict(format!(
+                "{} rows of {} refer to this {}",
+                children.len(),
+                referrer.name,
+                meta.name
+            )));
+        }
+        if field.nullable {
+            (referrer.ops.nullify)(conn, idx, ids)?;
+        } else {
+            delete_at(conn, referrer, &children, true, depth + 1)?;
         }
     }
     (meta.ops.delete_ids)(conn, ids)
+}
+
+/// Every foreign key that points at `meta`: (the referring model, the field's index, the field).
+fn referrers(
+    meta: &'static ModelMeta,
+) -> impl Iterator<Item = (&'static ModelMeta, usize, &'static FieldMeta)> {
+    let target_type = (meta.type_id)();
+    all_models().flat_map(move |referrer| {
+        referrer
+            .fields
+            .iter()
+            .enumerate()
+            .filter(move |(_, f)| f.fk.is_some_and(|t| (t().type_id)() == target_type))
+            .map(move |(idx, f)| (referrer, idx, f))
+    })
+}
+
+/// Rows that a recursive delete of `ids` would reach, for a confirmation page.
+#[derive(Debug)]
+pub(crate) struct Dependents {
+    /// Their model.
+    pub(crate) model: &'static ModelMeta,
+    /// Their primary keys.
+    pub(crate) ids: Vec<i64>,
+    /// Whether they would only get NULL in a foreign key (else they would be deleted).
+    pub(crate) nullified: bool,
+}
+
+/// Collects, without changing anything, the rows a recursive delete of `ids` of `meta` would
+/// delete or set to NULL: one query per foreign key and level, whatever the number of rows.
+pub(crate) fn collect_dependents(
+    conn: &mut Conn<'_>,
+    meta: &'static ModelMeta,
+    ids: &[i64],
+) -> Result<Vec<Dependents>, Error> {
+    let mut out = Vec::new();
+    collect_at(conn, meta, ids, 0, &mut out)?;
+    Ok(out)
+}
+
+fn collect_at(
+    conn: &mut Conn<'_>,
+    meta: &'static ModelMeta,
+    ids: &[i64],
+    depth: usize,
+    out: &mut Vec<Dependents>,
+) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(Error::Internal(format!(
+            "foreign keys to {} nest too deep",
+            meta.name
+        )));
+    }
+    for (referrer, idx, field) in referrers(meta) {
+        let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
+        if children.is_empty() {
+            continue;
+        }
+        if !field.nullable {
+            collect_at(conn, referrer, &children, depth + 1, out)?;
+        }
+        out.push(Dependents {
+            model: referrer,
+            ids: children,
+            nullified: field.nullable,
+        });
+    }
+    Ok(())
 }

@@ -13,7 +13,7 @@ use super::resource::Context;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::RestModel;
+use crate::model::{check_reference, RestModel};
 use crate::query::{cursor, parse_list_query, Param, Select};
 
 /// A registered resource, with its model type erased.
@@ -223,18 +223,8 @@ impl<M: RestModel> Prepared<M> {
     ) -> Result<(), Error> {
         let meta = M::meta();
         for (idx, key) in sent {
-            let (Some(target), Some(id)) =
-                (meta.fields[*idx].fk, data.get(key).and_then(Value::as_i64))
-            else {
-                continue;
-            };
-            let target = target();
-            let found = (target.ops.load_ids)(conn, &Select::ids_in(target.pk, &[id]))?;
-            if found.is_empty() {
-                return Err(Error::field(
-                    key.clone(),
-                    format!("no {} with id {id}", target.name),
-                ));
+            if let Some(id) = data.get(key).and_then(Value::as_i64) {
+                check_reference(conn, &meta.fields[*idx], key, id)?;
             }
         }
         Ok(())

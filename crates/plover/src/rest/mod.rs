@@ -2,7 +2,7 @@
 
 mod api;
 mod data;
-mod delete;
+pub(crate) mod delete;
 mod endpoint;
 mod prepared;
 mod request;

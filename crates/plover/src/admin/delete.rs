@@ -1,0 +1,79 @@
+//! The delete page: the row, the rows a delete would reach, and the confirmation.
+
+use askama::Template;
+
+use super::page::{Chrome, Reply};
+use super::prepared::{Cx, PreparedAdmin};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::Select;
+use crate::rest::delete::{collect_dependents, delete_rows};
+
+/// Most rows listed per group; the rest are counted.
+const LISTED: usize = 100;
+
+/// Dependent rows of one model.
+pub(crate) struct Group {
+    pub(crate) model: &'static str,
+    /// Whether they would be deleted (else set to NULL).
+    pub(crate) deleted: bool,
+    pub(crate) rows: Vec<String>,
+    pub(crate) more: usize,
+}
+
+#[derive(Template)]
+#[template(path = "admin/delete.html")]
+pub(crate) struct DeletePage<'a> {
+    pub(crate) chrome: &'a Chrome,
+    pub(crate) title: String,
+    pub(crate) url: String,
+    pub(crate) display: String,
+    pub(crate) action: String,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) collected: bool,
+    pub(crate) recursive: bool,
+}
+
+impl<M: RestModel> PreparedAdmin<M> {
+    /// `GET|POST {prefix}/{name}/{pk}/delete/`.
+    pub(crate) fn delete_view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        row: M,
+    ) -> Result<Reply, Error> {
+        let meta = M::meta();
+        let pk = row.pk();
+        if cx.req.post {
+            let recursive = self.delete_recursive;
+            conn.transaction(|conn| delete_rows(conn, meta, &[pk], recursive))?;
+            return Ok(Reply::Redirect(self.url(cx)));
+        }
+        let mut groups = Vec::new();
+        if self.delete_collect_objects {
+            for dependents in collect_dependents(conn, meta, &[pk])? {
+                let shown = &dependents.ids[..dependents.ids.len().min(LISTED)];
+                let model = dependents.model;
+                let rows = (model.ops.load_display)(conn, &Select::ids_in(model.pk, shown))?;
+                groups.push(Group {
+                    model: model.name,
+                    deleted: !dependents.nullified,
+                    rows: rows.into_iter().map(|(_, text)| text).collect(),
+                    more: dependents.ids.len() - shown.len(),
+                });
+            }
+        }
+        let url = self.url(cx);
+        Reply::page(&DeletePage {
+            chrome: cx.chrome,
+            title: format!("Delete {}", row.display()),
+            display: row.display(),
+            action: format!("{url}{pk}/delete/"),
+            url,
+            groups,
+            collected: self.delete_collect_objects,
+            recursive: self.delete_recursive,
+        })
+    }
+}

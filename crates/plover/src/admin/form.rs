@@ -1,0 +1,363 @@
+//! Add and edit forms: typed inputs, validation messages next to the fields, and nothing
+//! written (or lost) when a submit fails.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use actix_web::ResponseError;
+use askama::Template;
+use serde_json::Value;
+
+use super::page::{input_value, Chrome, Reply};
+use super::prepared::{Cx, PreparedAdmin};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
+use crate::query::Select;
+
+/// Most rows a foreign-key select lists; above, a number input takes the key.
+const MAX_SELECT_OPTIONS: i64 = 500;
+
+/// How a field is entered.
+pub(crate) enum Widget {
+    Text,
+    Number {
+        step: &'static str,
+    },
+    Checkbox,
+    Date,
+    DateTime,
+    /// `(value, text, selected)` options; the first is empty when the field is nullable.
+    Select(Vec<(String, String, bool)>),
+    /// A type-ahead search over `url`; `text` is the current row's text.
+    Lookup {
+        url: String,
+        text: String,
+    },
+}
+
+/// One input of the form.
+pub(crate) struct FormField {
+    pub(crate) name: &'static str,
+    pub(crate) widget: Widget,
+    /// The value shown (as submitted after a failed submit).
+    pub(crate) value: String,
+    pub(crate) checked: bool,
+    pub(crate) error: Option<String>,
+    pub(crate) help: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "admin/add.html")]
+pub(crate) struct AddPage<'a> {
+    pub(crate) chrome: &'a Chrome,
+    pub(crate) title: String,
+    pub(crate) url: String,
+    pub(crate) action: String,
+    pub(crate) fields: Vec<FormField>,
+    pub(crate) error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/edit.html")]
+pub(crate) struct EditPage<'a> {
+    pub(crate) chrome: &'a Chrome,
+    pub(crate) title: String,
+    pub(crate) name: &'a str,
+    pub(crate) url: String,
+    pub(crate) action: String,
+    pub(crate) fields: Vec<FormField>,
+    pub(crate) error: Option<String>,
+    pub(crate) delete: String,
+}
+
+/// A submitted form, parsed: the changes, and a message per field key for what failed.
+struct Submitted<C> {
+    changes: C,
+    errors: BTreeMap<String, String>,
+}
+
+/// The JSON value of a submitted text for a field (`None`: a message for the person).
+fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() && field.kind != FieldKind::Text {
+        return if field.nullable {
+            Ok(Value::Null)
+        } else {
+            Err("This field is required.".into())
+        };
+    }
+    match field.kind {
+        FieldKind::Int32 | FieldKind::Int64 => trimmed
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| "Enter a whole number.".into()),
+        FieldKind::Float => match trimmed.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Value::from(v)),
+            _ => Err("Enter a number.".into()),
+        },
+        FieldKind::Text => Ok(Value::String(raw.to_owned())),
+        FieldKind::Date => Ok(Value::String(trimmed.to_owned())),
+        // A date-time picker sends `YYYY-MM-DDTHH:MM`, without seconds when they are zero.
+        FieldKind::DateTime if trimmed.len() == 16 => Ok(Value::String(format!("{trimmed}:00"))),
+        FieldKind::DateTime | FieldKind::Bool => Ok(Value::String(trimmed.to_owned())),
+    }
+}
+
+impl<M: RestModel> PreparedAdmin<M> {
+    /// Parses the submitted form. On add every form field counts; on edit a field absent
+    /// from the POST stays as it is, but for checkboxes (absent = false).
+    fn parse_form(&self, cx: &Cx<'_>, adding: bool) -> Submitted<M::Changes> {
+        let meta = M::meta();
+        let mut changes = M::Changes::default();
+        let mut errors = BTreeMap::new();
+        for &idx in &self.form_fields {
+            let field = &meta.fields[idx];
+            let value = if field.kind == FieldKind::Bool {
+                let on = cx
+                    .req
+                    .field(field.name)
+                    .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off"));
+                Value::Bool(on)
+            } else {
+                match cx.req.field(field.name) {
+                    Some(raw) => match parse_input(field, raw) {
+                        Ok(value) => value,
+                        Err(message) => {
+                            errors.insert(field.name.to_owned(), message);
+                            continue;
+                        }
+                    },
+                    None if adding && field.required => {
+                        errors.insert(field.name.to_owned(), "This field is required.".into());
+                        continue;
+                    }
+                    None => continue,
+                }
+            };
+            if let Err(message) = M::set_json(&mut changes, idx, &value) {
+                errors.insert(field.name.to_owned(), message);
+            }
+        }
+        Submitted { changes, errors }
+    }
+
+    /// Checks the submitted foreign keys and writes, in one transaction.
+    fn save(
+        &self,
+        conn: &mut Conn<'_>,
+        changes: M::Changes,
+        pk: Option<i64>,
+    ) -> Result<i64, Error> {
+        let meta = M::meta();
+        conn.transaction(|conn| {
+            for &idx in &self.form_fields {
+                if let Some(id) = M::changes_json(&changes, idx).and_then(|v| v.as_i64()) {
+                    check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
+                }
+            }
+            match pk {
+                None => M::insert(conn, changes),
+                Some(pk) => M::update(conn, pk, changes).map(|_| pk),
+            }
+        })
+    }
+
+    /// `GET|POST {prefix}/{name}/add/` (`row` = None) and `{prefix}/{name}/{pk}/`.
+    pub(crate) fn form_view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        row: Option<M>,
+    ) -> Result<Reply, Error> {
+        let adding = row.is_none();
+        if !cx.req.post {
+            let values = |idx: usize| match &row {
+                Some(r) => Some(r.field_json(idx)),
+                None => {
+                    let mut defaults = M::Changes::default();
+                    M::fill_defaults(&mut defaults);
+                    M::changes_json(&defaults, idx)
+                }
+            };
+            let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
+            return self.render_form(cx, row.as_ref(), fields, None, StatusCode::OK);
+        }
+        let Submitted {
+            mut changes,
+            mut errors,
+        } = self.parse_form(cx, adding);
+        let mut message = None;
+        if errors.is_empty() {
+            if adding {
+                M::fill_defaults(&mut changes);
+            }
+            match self.save(conn, changes, row.as_ref().map(RestModel::pk)) {
+                Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
+                Err(Error::Validation { fields, .. }) => errors.extend(fields),
+                Err(Error::Conflict(conflict)) => message = Some(conflict),
+                // A unique value that is taken: the database reports it.
+                Err(e) if e.status_code() == StatusCode::CONFLICT => {
+                    message = Some("A unique value is already taken; change it.".into())
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        let status = if message.is_some() {
+            StatusCode::CONFLICT
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        // Show what was submitted, not what is stored.
+        let submitted = |idx: usize| {
+            let field = &M::meta().fields[idx];
+            match cx.req.field(field.name) {
+                _ if field.kind == FieldKind::Bool => Some(Value::Bool(
+                    cx.req
+                        .field(field.name)
+                        .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off")),
+                )),
+                Some(raw) => Some(Value::String(raw.to_owned())),
+                None => row.as_ref().map(|r| r.field_json(idx)),
+            }
+        };
+        let fields = self.form_fields(cx, conn, &submitted, &errors)?;
+        let summary = message.or_else(|| Some("Please correct the errors below.".into()));
+        self.render_form(cx, row.as_ref(), fields, summary, status)
+    }
+
+    fn render_form(
+        &self,
+        cx: &Cx<'_>,
+        row: Option<&M>,
+        fields: Vec<FormField>,
+        error: Option<String>,
+        status: StatusCode,
+    ) -> Result<Reply, Error> {
+        let url = self.url(cx);
+        match row {
+            None => Reply::page_with(
+                status,
+                &AddPage {
+                    chrome: cx.chrome,
+                    title: format!("Add {}", self.name),
+                    action: format!("{url}add/"),
+                    url,
+                    fields,
+                    error,
+                },
+            ),
+            Some(row) => Reply::page_with(
+                status,
+                &EditPage {
+                    chrome: cx.chrome,
+                    title: format!("Edit {}", row.display()),
+                    name: &self.name,
+                    action: format!("{url}{}/", row.pk()),
+                    delete: format!("{url}{}/delete/", row.pk()),
+                    url,
+                    fields,
+                    error,
+                },
+            ),
+        }
+    }
+
+    /// The inputs, with the values `value` gives and the messages of `errors`.
+    fn form_fields(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        value: &dyn Fn(usize) -> Option<Value>,
+        errors: &BTreeMap<String, String>,
+    ) -> Result<Vec<FormField>, Error> {
+        let meta = M::meta();
+        let mut out = Vec::with_capacity(self.form_fields.len());
+        for &idx in &self.form_fields {
+            let field = &meta.fields[idx];
+            let current = value(idx).unwrap_or(Value::Null);
+            let text = input_value(&current);
+            let (widget, help) = match (field.kind, field.fk) {
+                (_, Some(target)) => {
+                    let target = target();
+                    match self.lookups.get(&idx) {
+                        Some(_) => {
+                            // Stored (a number) or submitted (text) key.
+                            let key = current
+                                .as_i64()
+                                .or_else(|| current.as_str().and_then(|s| s.trim().parse().ok()));
+                            let shown = match key {
+                                Some(id) => (target.ops.load_display)(
+                                    conn,
+                                    &Select::ids_in(target.pk, &[id]),
+                                )?
+                                .into_iter()
+                                .next()
+                                .map(|(_, t)| t)
+                                .unwrap_or_default(),
+                                None => String::new(),
+                            };
+                            (
+                                Widget::Lookup {
+                                    url: format!("{}lookup/{}/", self.url(cx), field.name),
+                                    text: shown,
+                                },
+                                "Type to search; the number is the key.",
+                            )
+                        }
+                        None => self.select_or_number(conn, field, target, &text)?,
+                    }
+                }
+                (FieldKind::Bool, _) => (Widget::Checkbox, ""),
+                (FieldKind::Int32 | FieldKind::Int64, _) => (Widget::Number { step: "1" }, ""),
+                (FieldKind::Float, _) => (Widget::Number { step: "any" }, ""),
+                (FieldKind::Date, _) => (Widget::Date, "YYYY-MM-DD"),
+                (FieldKind::DateTime, _) => (Widget::DateTime, "YYYY-MM-DD HH:MM:SS"),
+                (FieldKind::Text, _) => (Widget::Text, ""),
+            };
+            out.push(FormField {
+                name: field.name,
+                widget,
+                checked: current == Value::Bool(true),
+                // A date-time picker wants `YYYY-MM-DDTHH:MM:SS`.
+                value: if field.kind == FieldKind::DateTime && text.len() >= 19 {
+                    text.replacen(' ', "T", 1)
+                } else {
+                    text
+                },
+                error: errors.get(field.name).cloned(),
+                help,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A select of the related rows, or a number input when there are too many to list.
+    fn select_or_number(
+        &self,
+        conn: &mut Conn<'_>,
+        field: &FieldMeta,
+        target: &'static crate::model::ModelMeta,
+        current: &str,
+    ) -> Result<(Widget, &'static str), Error> {
+        let select = Select {
+            order: vec![(target.pk, false)],
+            limit: Some(MAX_SELECT_OPTIONS + 1),
+            ..Select::default()
+        };
+        let rows = (target.ops.load_display)(conn, &select)?;
+        if rows.len() as i64 > MAX_SELECT_OPTIONS {
+            return Ok((Widget::Number { step: "1" }, "The key of the related row."));
+        }
+        let mut options = Vec::with_capacity(rows.len() + 1);
+        if field.nullable || current.is_empty() {
+            options.push((String::new(), "---------".to_owned(), current.is_empty()));
+        }
+        for (id, text) in rows {
+            let value = id.to_string();
+            let selected = value == current;
+            options.push((value, format!("{text} (#{id})"), selected));
+        }
+        Ok((Widget::Select(options), ""))
+    }
+}

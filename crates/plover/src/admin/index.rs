@@ -1,0 +1,302 @@
+//! The index of a model: columns, sorting, REST-syntax filters, pages, bulk delete.
+
+use std::collections::HashMap;
+
+use askama::Template;
+
+use super::page::{display_value, Chrome, Reply};
+use super::prepared::{bad_request, encode_query, Cx, PreparedAdmin, PreparedColumn};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::{parse_list_query, Select};
+use crate::rest::delete::delete_rows;
+
+/// A column header.
+pub(crate) struct Header {
+    pub(crate) title: String,
+    /// The link that sorts by this column (fields only).
+    pub(crate) sort: Option<String>,
+    /// `"asc"` or `"desc"` when the index is sorted by it.
+    pub(crate) sorted: &'static str,
+}
+
+/// A row: its key, its cells, its edit link.
+pub(crate) struct Row {
+    pub(crate) pk: i64,
+    pub(crate) cells: Vec<String>,
+    pub(crate) edit: String,
+}
+
+/// An active filter, with the link that removes it.
+pub(crate) struct ActiveFilter {
+    pub(crate) key: String,
+    pub(crate) value: String,
+    pub(crate) remove: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/index.html")]
+pub(crate) struct IndexPage<'a> {
+    pub(crate) chrome: &'a Chrome,
+    pub(crate) title: String,
+    pub(crate) name: &'a str,
+    pub(crate) url: String,
+    pub(crate) headers: Vec<Header>,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) filters: Vec<ActiveFilter>,
+    /// `field__op` keys offered by the "add a filter" form.
+    pub(crate) filter_keys: Vec<String>,
+    /// Query pairs kept by the filter form (all but page).
+    pub(crate) keep: Vec<(String, String)>,
+    pub(crate) page: i64,
+    pub(crate) previous: Option<String>,
+    pub(crate) next: Option<String>,
+    /// Where the bulk form posts: this page, query included.
+    pub(crate) action: String,
+    pub(crate) export: String,
+}
+
+/// Pairs that are filters (not ordering or paging).
+fn is_filter(key: &str) -> bool {
+    !matches!(key, "ordering" | "page" | "limit")
+}
+
+impl<M: RestModel> PreparedAdmin<M> {
+    /// `GET {prefix}/{name}/`.
+    pub(crate) fn index_page(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        let meta = M::meta();
+        // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
+        // index with that filter added, in the REST syntax.
+        if let Some(key) = cx.req.param("_fk") {
+            let mut pairs: Vec<(String, String)> = cx
+                .req
+                .query
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "_fk" | "_fv" | "page"))
+                .cloned()
+                .collect();
+            pairs.push((
+                key.to_owned(),
+                cx.req.param("_fv").unwrap_or_default().to_owned(),
+            ));
+            return Ok(Reply::Redirect(format!(
+                "{}?{}",
+                self.url(cx),
+                encode_query(&pairs)
+            )));
+        }
+        let query = parse_list_query(&cx.req.query, &self.rules, self.paginate_by)?;
+        let mut rows = M::load(conn, &query.select)?;
+        let has_next = rows.len() as i64 > query.limit;
+        rows.truncate(query.limit as usize);
+
+        let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.columns.len());
+        for column in &self.columns {
+            columns.push(match column {
+                PreparedColumn::Field(idx) => self.field_cells(conn, &rows, *idx)?,
+                PreparedColumn::Computed(_, value) => rows.iter().map(|r| value(r)).collect(),
+                PreparedColumn::Page(title, values) => {
+                    let cells = values(conn, &rows)?;
+                    if cells.len() != rows.len() {
+                        return Err(Error::Internal(format!(
+                            "column {title} gave {} values for {} rows",
+                            cells.len(),
+                            rows.len()
+                        )));
+                    }
+                    cells
+                }
+            });
+        }
+        let url = self.url(cx);
+        let table_rows = rows
+            .iter()
+            .enumerate()
+            .map(|(n, row)| Row {
+                pk: row.pk(),
+                cells: columns.iter().map(|c| c[n].clone()).collect(),
+                edit: format!("{url}{}/", row.pk()),
+            })
+            .collect();
+
+        let pairs = &cx.req.query;
+        let ordering = cx.req.param("ordering").unwrap_or_default();
+        let with = |key: &str, value: Option<String>| {
+            let mut kept: Vec<(String, String)> = pairs
+                .iter()
+                .filter(|(k, _)| k != key && k != "page")
+                .cloned()
+                .collect();
+            if let Some(v) = value {
+                kept.push((key.to_owned(), v));
+            }
+            format!("{url}?{}", encode_query(&kept))
+        };
+        let headers = self
+            .columns
+            .iter()
+            .map(|c| match c {
+                PreparedColumn::Field(idx) => {
+                    let name = meta.fields[*idx].name;
+                    let sorted = if ordering == name {
+                        "asc"
+                    } else if ordering.strip_prefix('-') == Some(name) {
+                        "desc"
+                    } else {
+                        ""
+                    };
+                    let next = if sorted == "asc" {
+                        format!("-{name}")
+                    } else {
+                        name.to_owned()
+                    };
+                    Header {
+                        title: name.to_owned(),
+                        sort: Some(with("ordering", Some(next))),
+                        sorted,
+                    }
+                }
+                PreparedColumn::Computed(title, _) | PreparedColumn::Page(title, _) => Header {
+                    title: title.clone(),
+                    sort: None,
+                    sorted: "",
+                },
+            })
+            .collect();
+        let filters = pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, _))| is_filter(k))
+            .map(|(i, (k, v))| {
+                let rest: Vec<(String, String)> = pairs
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, (key, _))| *j != i && key != "page")
+                    .map(|(_, p)| p.clone())
+                    .collect();
+                ActiveFilter {
+                    key: k.clone(),
+                    value: v.clone(),
+                    remove: format!("{url}?{}", encode_query(&rest)),
+                }
+            })
+            .collect();
+        let page_link = |page: i64| with("page", Some(page.to_string()));
+        let filter_query: Vec<(String, String)> = pairs
+            .iter()
+            .filter(|(k, _)| is_filter(k))
+            .cloned()
+            .collect();
+        Reply::page(&IndexPage {
+            chrome: cx.chrome,
+            title: self.name.clone(),
+            name: &self.name,
+            headers,
+            rows: table_rows,
+            filters,
+            filter_keys: self.filter_keys(),
+            keep: pairs.iter().filter(|(k, _)| k != "page").cloned().collect(),
+            page: query.page,
+            previous: (query.page > 1).then(|| page_link(query.page - 1)),
+            next: has_next.then(|| page_link(query.page + 1)),
+            action: cx.req.path_and_query(),
+            export: if filter_query.is_empty() {
+                format!("{url}export/")
+            } else {
+                format!("{url}export/?{}", encode_query(&filter_query))
+            },
+            url,
+        })
+    }
+
+    /// The cells of a field column: the value, or for a foreign key the related row's text
+    /// (one query for the page).
+    fn field_cells(
+        &self,
+        conn: &mut Conn<'_>,
+        rows: &[M],
+        idx: usize,
+    ) -> Result<Vec<String>, Error> {
+        let field = self.field(idx);
+        let values: Vec<serde_json::Value> = rows.iter().map(|r| r.field_json(idx)).collect();
+        let Some(target) = field.fk.map(|t| t()) else {
+            return Ok(values.iter().map(display_value).collect());
+        };
+        let ids: Vec<i64> = values
+            .iter()
+            .filter_map(serde_json::Value::as_i64)
+            .collect();
+        let texts: HashMap<i64, String> = if ids.is_empty() {
+            HashMap::new()
+        } else {
+            (target.ops.load_display)(conn, &Select::ids_in(target.pk, &ids))?
+                .into_iter()
+                .collect()
+        };
+        Ok(values
+            .iter()
+            .map(|v| match v.as_i64() {
+                Some(id) => texts.get(&id).cloned().unwrap_or_else(|| id.to_string()),
+                None => String::new(),
+            })
+            .collect())
+    }
+
+    /// The `field__op` keys the filter form offers: every filterable field with the operators
+    /// of its type.
+    fn filter_keys(&self) -> Vec<String> {
+        use crate::model::FieldKind;
+        let meta = M::meta();
+        let mut keys = Vec::new();
+        for (idx, field) in meta.fields.iter().enumerate() {
+            if !self.rules.exposed[idx] || self.rules.exclude.iter().any(|e| e == field.name) {
+                continue;
+            }
+            if let Some(allowed) = &self.rules.fields {
+                if !allowed.iter().any(|a| a == field.name) {
+                    continue;
+                }
+            }
+            let ops: &[&str] = match field.kind {
+                FieldKind::Text => &["eq", "ne", "like", "ilike", "in"],
+                FieldKind::Bool => &["eq"],
+                _ => &["eq", "ne", "lt", "lte", "gt", "gte", "in"],
+            };
+            for op in ops {
+                keys.push(if *op == "eq" {
+                    field.name.to_owned()
+                } else {
+                    format!("{}__{op}", field.name)
+                });
+            }
+            if field.nullable {
+                keys.push(format!("{}__is", field.name));
+            }
+        }
+        keys
+    }
+
+    /// `POST {prefix}/{name}/`: `action=delete` with the selected `id`s, in one transaction;
+    /// then back to the index.
+    pub(crate) fn bulk_action(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        match cx.req.field("action") {
+            Some("delete") => {}
+            Some(other) => return Err(bad_request(format!("unknown action '{other}'"))),
+            None => return Err(bad_request("choose an action")),
+        }
+        let ids = cx
+            .req
+            .form
+            .iter()
+            .filter(|(k, _)| k == "id")
+            .map(|(_, v)| v.parse::<i64>())
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|_| bad_request("the selected rows are not primary keys"))?;
+        if !ids.is_empty() {
+            let recursive = self.delete_recursive;
+            conn.transaction(|conn| delete_rows(conn, M::meta(), &ids, recursive))?;
+        }
+        Ok(Reply::Redirect(cx.req.path_and_query()))
+    }
+}

@@ -1,0 +1,192 @@
+//! `ModelAdmin`: how one model appears in the admin.
+
+use std::sync::Arc;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::RestModel;
+
+/// Computes one column for a whole page of rows (one query for the page, not one per row).
+pub type PageColumn<M> =
+    Arc<dyn Fn(&mut Conn<'_>, &[M]) -> Result<Vec<String>, Error> + Send + Sync>;
+
+/// A column of the admin index.
+pub enum Column<M> {
+    /// A model field, by API or column name: shown as stored, sortable.
+    Field(String),
+    /// A value computed from each row.
+    Computed {
+        /// The column title.
+        title: String,
+        /// The value of a row.
+        value: Arc<dyn Fn(&M) -> String + Send + Sync>,
+    },
+    /// A value computed for a page of rows at once, with the database (counts, sums...).
+    PageComputed {
+        /// The column title.
+        title: String,
+        /// The values of the page's rows, in order.
+        values: PageColumn<M>,
+    },
+}
+
+impl<M> Column<M> {
+    /// A model field.
+    pub fn field(name: &str) -> Column<M> {
+        Column::Field(name.to_owned())
+    }
+
+    /// A value computed from each row: `Column::computed("shout", |a: &AModel| a.a_field.to_uppercase())`.
+    pub fn computed(
+        title: &str,
+        value: impl Fn(&M) -> String + Send + Sync + 'static,
+    ) -> Column<M> {
+        Column::Computed {
+            title: title.to_owned(),
+            value: Arc::new(value),
+        }
+    }
+
+    /// A value computed for the whole page with one query of your own, for counts and sums
+    /// over related rows: the function gets the page's rows and returns one value per row.
+    pub fn per_page(
+        title: &str,
+        values: impl Fn(&mut Conn<'_>, &[M]) -> Result<Vec<String>, Error> + Send + Sync + 'static,
+    ) -> Column<M> {
+        Column::PageComputed {
+            title: title.to_owned(),
+            values: Arc::new(values),
+        }
+    }
+}
+
+impl<M> From<&str> for Column<M> {
+    fn from(name: &str) -> Column<M> {
+        Column::field(name)
+    }
+}
+
+/// The options of one model in the admin (flask-peewee's `ModelAdmin`).
+///
+/// ```
+/// # use plover::prelude::*;
+/// # use plover::admin::{Column, ModelAdmin};
+/// # diesel::table! { amodel (id) { id -> Integer, a_field -> Text } }
+/// # #[derive(RestModel)] #[diesel(table_name = amodel)] #[rest(display = "{a_field}")]
+/// # pub struct AModel { pub id: i32, pub a_field: String }
+/// let admin = ModelAdmin::<AModel>::new()
+///     .columns(vec![
+///         Column::field("id"),
+///         Column::field("a_field"),
+///         Column::computed("shout", |a: &AModel| a.a_field.to_uppercase()),
+///     ])
+///     .paginate_by(50);
+/// ```
+pub struct ModelAdmin<M: RestModel> {
+    pub(crate) name: Option<String>,
+    pub(crate) columns: Vec<Column<M>>,
+    pub(crate) fields: Option<Vec<String>>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) filter_fields: Option<Vec<String>>,
+    pub(crate) filter_exclude: Vec<String>,
+    pub(crate) paginate_by: i64,
+    pub(crate) filter_paginate_by: i64,
+    pub(crate) foreign_key_lookups: Vec<(String, String)>,
+    pub(crate) delete_collect_objects: bool,
+    pub(crate) delete_recursive: bool,
+}
+
+impl<M: RestModel> Default for ModelAdmin<M> {
+    fn default() -> Self {
+        ModelAdmin::new()
+    }
+}
+
+impl<M: RestModel> ModelAdmin<M> {
+    /// Every field in forms and columns, 20 rows a page, dependents collected and deleted.
+    pub fn new() -> ModelAdmin<M> {
+        ModelAdmin {
+            name: None,
+            columns: Vec::new(),
+            fields: None,
+            exclude: Vec::new(),
+            filter_fields: None,
+            filter_exclude: Vec::new(),
+            paginate_by: 20,
+            filter_paginate_by: 15,
+            foreign_key_lookups: Vec::new(),
+            delete_collect_objects: true,
+            delete_recursive: true,
+        }
+    }
+
+    /// The URL name (default: the model's API name).
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    /// The index columns, in order (default: the primary key and every form field).
+    pub fn columns(mut self, columns: impl IntoIterator<Item = Column<M>>) -> Self {
+        self.columns = columns.into_iter().collect();
+        self
+    }
+
+    /// The fields the add and edit forms offer (default: every field but the primary key).
+    pub fn fields<'a>(mut self, fields: impl IntoIterator<Item = &'a str>) -> Self {
+        self.fields = Some(fields.into_iter().map(str::to_owned).collect());
+        self
+    }
+
+    /// Fields the forms and the export never offer; they are not filterable or orderable in
+    /// the admin either (also through joins from other models' admins).
+    pub fn exclude<'a>(mut self, fields: impl IntoIterator<Item = &'a str>) -> Self {
+        self.exclude = fields.into_iter().map(str::to_owned).collect();
+        self
+    }
+
+    /// The only filter paths the index and the export accept (REST syntax, e.g. `user__username`).
+    pub fn filter_fields<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> Self {
+        self.filter_fields = Some(paths.into_iter().map(str::to_owned).collect());
+        self
+    }
+
+    /// Filter paths refused (with everything below them).
+    pub fn filter_exclude<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> Self {
+        self.filter_exclude = paths.into_iter().map(str::to_owned).collect();
+        self
+    }
+
+    /// Rows per index page (default 20).
+    pub fn paginate_by(mut self, n: i64) -> Self {
+        self.paginate_by = n.max(1);
+        self
+    }
+
+    /// Rows per page of a foreign-key lookup (default 15).
+    pub fn filter_paginate_by(mut self, n: i64) -> Self {
+        self.filter_paginate_by = n.max(1);
+        self
+    }
+
+    /// A foreign key chosen with a type-ahead search on a column of the related model
+    /// (`("user", "username")`), instead of a select listing the related rows.
+    pub fn foreign_key_lookup(mut self, field: &str, column: &str) -> Self {
+        self.foreign_key_lookups
+            .push((field.to_owned(), column.to_owned()));
+        self
+    }
+
+    /// Whether the delete page lists the rows a delete would reach (default true).
+    pub fn delete_collect_objects(mut self, on: bool) -> Self {
+        self.delete_collect_objects = on;
+        self
+    }
+
+    /// Whether deletes take dependent rows along (default true); when false, a row that
+    /// others refer to cannot be deleted (409).
+    pub fn delete_recursive(mut self, on: bool) -> Self {
+        self.delete_recursive = on;
+        self
+    }
+}

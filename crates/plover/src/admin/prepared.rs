@@ -1,0 +1,311 @@
+//! A `ModelAdmin` checked and turned into set-up-time tables, and the type-erased interface
+//! the dispatcher calls.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+
+use super::model_admin::{Column, ModelAdmin, PageColumn};
+use super::page::{Chrome, Reply};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::{FieldMeta, ModelMeta, RestModel};
+use crate::query::FilterRules;
+
+/// The parts of an admin request the views use, detached from actix.
+#[derive(Debug)]
+pub(crate) struct AdminRequest {
+    /// Whether this is a POST.
+    pub(crate) post: bool,
+    /// The path, as requested.
+    pub(crate) path: String,
+    /// The decoded query pairs.
+    pub(crate) query: Vec<(String, String)>,
+    /// The decoded form fields of a POST.
+    pub(crate) form: Vec<(String, String)>,
+}
+
+impl AdminRequest {
+    /// The first value of a form field.
+    pub(crate) fn field(&self, name: &str) -> Option<&str> {
+        self.form
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The first value of a query parameter.
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The path with the query string, as requested.
+    pub(crate) fn path_and_query(&self) -> String {
+        if self.query.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}?{}", self.path, encode_query(&self.query))
+        }
+    }
+}
+
+/// `k=v&...`, form-encoded.
+pub(crate) fn encode_query(pairs: &[(String, String)]) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
+/// What every view gets besides the connection.
+pub(crate) struct Cx<'a> {
+    pub(crate) chrome: &'a Chrome,
+    pub(crate) req: &'a AdminRequest,
+}
+
+/// A registered model with its type erased.
+pub(crate) trait AdminModel: Send + Sync {
+    fn name(&self) -> &str;
+    fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    fn bulk(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    fn add(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    fn edit(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
+    fn delete(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
+    fn export(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error>;
+}
+
+/// An index column, resolved.
+pub(crate) enum PreparedColumn<M> {
+    Field(usize),
+    Computed(String, std::sync::Arc<dyn Fn(&M) -> String + Send + Sync>),
+    Page(String, PageColumn<M>),
+}
+
+/// A foreign key chosen by a type-ahead lookup.
+pub(crate) struct Lookup {
+    pub(crate) target: &'static ModelMeta,
+    pub(crate) column: usize,
+}
+
+/// A `ModelAdmin` after set-up.
+pub(crate) struct PreparedAdmin<M: RestModel> {
+    pub(crate) name: String,
+    pub(crate) columns: Vec<PreparedColumn<M>>,
+    /// The fields of the add and edit forms, in model order (never the primary key).
+    pub(crate) form_fields: Vec<usize>,
+    pub(crate) rules: FilterRules,
+    pub(crate) paginate_by: i64,
+    pub(crate) filter_paginate_by: i64,
+    pub(crate) lookups: HashMap<usize, Lookup>,
+    pub(crate) delete_collect_objects: bool,
+    pub(crate) delete_recursive: bool,
+}
+
+/// What one registration shows in forms, known before every model is prepared (joins from
+/// other models' admins honour it).
+pub(crate) struct Exposure {
+    pub(crate) exposed: Vec<bool>,
+    pub(crate) filter_fields: Option<Vec<String>>,
+    pub(crate) filter_exclude: Vec<String>,
+}
+
+fn field_index(meta: &ModelMeta, name: &str, what: &str) -> usize {
+    match meta.field(name) {
+        Some((idx, _)) => idx,
+        None => panic!(
+            "plover admin: {what} names `{name}`, which is not a field of {}",
+            meta.name
+        ),
+    }
+}
+
+impl<M: RestModel> ModelAdmin<M> {
+    /// The fields the forms show, and the primary key: what the admin lets people see and
+    /// filter.
+    pub(crate) fn exposure(&self) -> Exposure {
+        let meta = M::meta();
+        let mut exposed: Vec<bool> = meta.fields.iter().map(|f| !f.excluded).collect();
+        if let Some(fields) = &self.fields {
+            let chosen: Vec<usize> = fields
+                .iter()
+                .map(|f| field_index(meta, f, "`fields`"))
+                .collect();
+            for (i, e) in exposed.iter_mut().enumerate() {
+                *e = *e && (chosen.contains(&i) || i == meta.pk);
+            }
+        }
+        for name in &self.exclude {
+            exposed[field_index(meta, name, "`exclude`")] = false;
+        }
+        exposed[meta.pk] = true;
+        Exposure {
+            exposed,
+            filter_fields: self.filter_fields.clone(),
+            filter_exclude: self.filter_exclude.clone(),
+        }
+    }
+
+    /// Checks the options against the model and builds the tables. Misconfigurations panic
+    /// here, at start.
+    pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
+        let meta = M::meta();
+        let exposure = self.exposure();
+        let form_fields: Vec<usize> = (0..meta.fields.len())
+            .filter(|&i| i != meta.pk && exposure.exposed[i])
+            .collect();
+        for (i, field) in meta.fields.iter().enumerate() {
+            assert!(
+                !(field.required && !form_fields.contains(&i) && i != meta.pk),
+                "plover admin: the {} forms hide `{}`, which is required: show it or give it a \
+                 default (#[rest(default = ...)])",
+                meta.name,
+                field.name
+            );
+        }
+        let mut columns: Vec<PreparedColumn<M>> = self
+            .columns
+            .into_iter()
+            .map(|c| match c {
+                Column::Field(name) => {
+                    let idx = field_index(meta, &name, "a column");
+                    assert!(
+                        exposure.exposed[idx],
+                        "plover admin: column `{name}` of {} is a field its forms hide",
+                        meta.name
+                    );
+                    PreparedColumn::Field(idx)
+                }
+                Column::Computed { title, value } => PreparedColumn::Computed(title, value),
+                Column::PageComputed { title, values } => PreparedColumn::Page(title, values),
+            })
+            .collect();
+        if columns.is_empty() {
+            columns = (0..meta.fields.len())
+                .filter(|&i| exposure.exposed[i])
+                .map(PreparedColumn::Field)
+                .collect();
+        }
+        let lookups = self
+            .foreign_key_lookups
+            .iter()
+            .map(|(field, column)| {
+                let idx = field_index(meta, field, "`foreign_key_lookups`");
+                let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
+                    panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
+                };
+                let column = field_index(target, column, "`foreign_key_lookups`");
+                (idx, Lookup { target, column })
+            })
+            .collect();
+        PreparedAdmin {
+            name: self.name.unwrap_or_else(|| meta.name.to_owned()),
+            columns,
+            form_fields,
+            rules: rules_for(meta, &exposure, exposures, 0),
+            paginate_by: self.paginate_by,
+            filter_paginate_by: self.filter_paginate_by,
+            lookups,
+            delete_collect_objects: self.delete_collect_objects,
+            delete_recursive: self.delete_recursive,
+        }
+    }
+}
+
+/// Filter rules of one admin: its exposed fields, and through a foreign key to another
+/// registered model, that model's rules (so `user__password` is refused where the user admin
+/// hides `password`).
+fn rules_for(
+    meta: &'static ModelMeta,
+    exposure: &Exposure,
+    exposures: &HashMap<TypeId, Exposure>,
+    depth: usize,
+) -> FilterRules {
+    let mut nested = HashMap::new();
+    if depth < 4 {
+        for (idx, field) in meta.fields.iter().enumerate() {
+            let Some(target) = field.fk.map(|t| t()) else {
+                continue;
+            };
+            if let Some(inner) = exposures.get(&(target.type_id)()) {
+                nested.insert(idx, rules_for(target, inner, exposures, depth + 1));
+            }
+        }
+    }
+    // Fields the forms hide are refused like `filter_exclude` paths.
+    let mut exclude = exposure.filter_exclude.clone();
+    exclude.extend(
+        meta.fields
+            .iter()
+            .zip(&exposure.exposed)
+            .filter(|(_, shown)| !**shown)
+            .map(|(f, _)| f.name.to_owned()),
+    );
+    FilterRules {
+        meta,
+        fields: exposure.filter_fields.clone(),
+        exclude,
+        recursive: true,
+        exposed: exposure.exposed.clone(),
+        nested,
+    }
+}
+
+impl<M: RestModel> PreparedAdmin<M> {
+    /// A field of the model.
+    pub(crate) fn field(&self, idx: usize) -> &'static FieldMeta {
+        &M::meta().fields[idx]
+    }
+
+    /// The row with primary key `raw` (404 when absent or not a key).
+    pub(crate) fn find(&self, conn: &mut Conn<'_>, raw: &str) -> Result<M, Error> {
+        let meta = M::meta();
+        let pk = raw.parse::<i64>().map_err(|_| Error::NotFound)?;
+        M::load(conn, &crate::query::Select::ids_in(meta.pk, &[pk]))?
+            .into_iter()
+            .next()
+            .ok_or(Error::NotFound)
+    }
+
+    /// `{prefix}/{name}/`.
+    pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
+        format!("{}/{}/", cx.chrome.prefix, self.name)
+    }
+}
+
+impl<M: RestModel> AdminModel for PreparedAdmin<M> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        self.index_page(cx, conn)
+    }
+    fn bulk(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        self.bulk_action(cx, conn)
+    }
+    fn add(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        self.form_view(cx, conn, None)
+    }
+    fn edit(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
+        let row = self.find(conn, pk)?;
+        self.form_view(cx, conn, Some(row))
+    }
+    fn delete(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
+        let row = self.find(conn, pk)?;
+        self.delete_view(cx, conn, row)
+    }
+    fn export(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        self.export_view(cx, conn)
+    }
+    fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error> {
+        self.lookup_json(cx, conn, field)
+    }
+}
+
+/// A 400 page for a request the view cannot serve.
+pub(crate) fn bad_request(message: impl Into<String>) -> Error {
+    Error::BadBody(message.into())
+}
