@@ -114,10 +114,26 @@ async fn screenshot(client: &Client, name: &str) {
 }
 
 async fn body_text(client: &Client) -> String {
+    text_of(client, "body").await
+}
+
+/// The `value` property of the element `css` (what the input holds now).
+async fn value_of(client: &Client, css: &str) -> Option<String> {
     client
-        .find(Locator::Css("body"))
+        .find(Locator::Css(css))
         .await
-        .expect("a body")
+        .expect(css)
+        .prop("value")
+        .await
+        .expect("its value")
+}
+
+/// The visible text of the element `css`.
+async fn text_of(client: &Client, css: &str) -> String {
+    client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
         .text()
         .await
         .expect("its text")
@@ -162,13 +178,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
         path_and_query(&client).await,
         "/accounts/login/?next=%2Fpost%2F"
     );
-    let next = client
-        .find(Locator::Css("input[name=next]"))
-        .await
-        .expect("next")
-        .prop("value")
-        .await
-        .expect("its value");
+    let next = value_of(&client, "input[name=next]").await;
     assert_eq!(next.as_deref(), Some("/post/"));
 
     // A wrong password: the form again, with the error, the username kept.
@@ -178,13 +188,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     assert!(body_text(&client)
         .await
         .contains("Incorrect username or password."));
-    let kept = client
-        .find(Locator::Css("#username"))
-        .await
-        .expect("username")
-        .prop("value")
-        .await
-        .expect("value");
+    let kept = value_of(&client, "#username").await;
     assert_eq!(kept.as_deref(), Some("alice"));
     screenshot(&client, "accounts-login-failed").await;
 
@@ -286,22 +290,10 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
         .expect("rows");
     assert_eq!(rows.len(), 20);
     click(&client, Locator::LinkText("content")).await;
-    let first = client
-        .find(Locator::Css("tbody tr td:nth-child(4)"))
-        .await
-        .expect("a cell")
-        .text()
-        .await
-        .expect("text");
+    let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "bob says 01");
     click(&client, Locator::LinkText("content ▲")).await;
-    let first = client
-        .find(Locator::Css("tbody tr td:nth-child(4)"))
-        .await
-        .expect("a cell")
-        .text()
-        .await
-        .expect("text");
+    let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "carol was here", "descending");
     click(&client, Locator::Css("a[rel=next]")).await;
     assert!(body_text(&client).await.contains("Page 2"));
@@ -362,21 +354,9 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     click(&client, Locator::Css(".edit-form button[type=submit]")).await;
     let text = body_text(&client).await;
     assert!(text.contains("Please correct the errors below."), "{text}");
-    let error = client
-        .find(Locator::Css("#e-pub_date"))
-        .await
-        .expect("a message next to pub_date")
-        .text()
-        .await
-        .expect("text");
+    let error = text_of(&client, "#e-pub_date").await;
     assert!(!error.is_empty());
-    let kept = client
-        .find(Locator::Css("#f-content"))
-        .await
-        .expect("content")
-        .prop("value")
-        .await
-        .expect("value");
+    let kept = value_of(&client, "#f-content").await;
     assert_eq!(
         kept.as_deref(),
         Some("carol edited"),

@@ -27,12 +27,7 @@ fn delete_at(
     recursive: bool,
     depth: usize,
 ) -> Result<usize, Error> {
-    if depth > MAX_DEPTH {
-        return Err(Error::Internal(format!(
-            "foreign keys to {} nest too deep",
-            meta.name
-        )));
-    }
+    check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
         let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
         if children.is_empty() {
@@ -53,6 +48,17 @@ fn delete_at(
         }
     }
     (meta.ops.delete_ids)(conn, ids)
+}
+
+/// Foreign keys deeper than [`MAX_DEPTH`] are a cycle in the schema.
+fn check_depth(meta: &ModelMeta, depth: usize) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(Error::Internal(format!(
+            "foreign keys to {} nest too deep",
+            meta.name
+        )));
+    }
+    Ok(())
 }
 
 /// Every foreign key that points at `meta`: (the referring model, the field's index, the field).
@@ -100,12 +106,7 @@ fn collect_at(
     depth: usize,
     out: &mut Vec<Dependents>,
 ) -> Result<(), Error> {
-    if depth > MAX_DEPTH {
-        return Err(Error::Internal(format!(
-            "foreign keys to {} nest too deep",
-            meta.name
-        )));
-    }
+    check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
         let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
         if children.is_empty() {
