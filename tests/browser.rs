@@ -145,14 +145,28 @@ async fn fill(client: &Client, css: &str, text: &str) {
     field.send_keys(text).await.expect("typed");
 }
 
-async fn submit(client: &Client) {
+/// Clicks the element `locator` and waits until the page it leads to has replaced the
+/// current one (a click returns before a form submission has navigated).
+async fn click(client: &Client, locator: Locator<'_>) {
+    let old = client.find(Locator::Css("html")).await.expect("a page");
     client
-        .find(Locator::Css("button[type=submit]"))
+        .find(locator)
         .await
-        .expect("a submit button")
+        .expect("an element to click")
         .click()
         .await
         .expect("clicked");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // The old document's root goes stale when the new page replaces it.
+    while old.tag_name().await.is_ok() {
+        assert!(Instant::now() < deadline, "the click led to no new page");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Submits the page's form and waits for the answer.
+async fn submit(client: &Client) {
+    click(client, Locator::Css("button[type=submit]")).await;
 }
 
 async fn path_and_query(client: &Client) -> String {
@@ -216,13 +230,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     assert_eq!(cookies, json!(""));
 
     // Log out: anonymous again, and the protected page asks for a login.
-    client
-        .find(Locator::LinkText("Log out"))
-        .await
-        .expect("a logout link")
-        .click()
-        .await
-        .expect("clicked");
+    click(&client, Locator::LinkText("Log out")).await;
     assert_eq!(path_and_query(&client).await, "/");
     assert!(body_text(&client).await.contains("Log in"));
     client.goto(&format!("{base}/post/")).await.expect("goto");
@@ -245,16 +253,6 @@ INSERT INTO message (user_id, content, pub_date)
 INSERT INTO message (user_id, content, pub_date) VALUES (3, 'carol was here', '2024-03-01 08:00:00');
 INSERT INTO note (message, created) VALUES ('remember the milk', '2024-01-05 09:00:00');
 ";
-
-async fn click(client: &Client, locator: Locator<'_>) {
-    client
-        .find(locator)
-        .await
-        .expect("an element to click")
-        .click()
-        .await
-        .expect("clicked");
-}
 
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
