@@ -3,7 +3,7 @@
 use askama::Template;
 use serde_json::Value;
 
-use super::page::{Chrome, Reply};
+use super::page::{plain_text, Chrome, Reply};
 use super::prepared::{bad_request, Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
@@ -32,15 +32,6 @@ fn csv_field(text: &str, out: &mut String) {
         out.push('"');
     } else {
         out.push_str(text);
-    }
-}
-
-/// A value as CSV text: NULL empty, booleans `true`/`false`.
-fn csv_value(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -143,7 +134,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 if n > 0 {
                     csv.push(',');
                 }
-                csv_field(&csv_value(value), &mut csv);
+                csv_field(&plain_text(value), &mut csv);
             }
             csv.push_str("\r\n");
         }

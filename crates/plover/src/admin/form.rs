@@ -8,7 +8,7 @@ use actix_web::ResponseError;
 use askama::Template;
 use serde_json::Value;
 
-use super::page::{input_value, Chrome, Reply};
+use super::page::{plain_text, Chrome, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
@@ -104,6 +104,13 @@ fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String> {
     }
 }
 
+/// Whether the checkbox `name` was sent checked (absent = false).
+fn checked(cx: &Cx<'_>, name: &str) -> bool {
+    cx.req
+        .field(name)
+        .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off"))
+}
+
 impl<M: RestModel> PreparedAdmin<M> {
     /// Parses the submitted form. On add every form field counts; on edit a field absent
     /// from the POST stays as it is, but for checkboxes (absent = false).
@@ -114,11 +121,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         for &idx in &self.form_fields {
             let field = &meta.fields[idx];
             let value = if field.kind == FieldKind::Bool {
-                let on = cx
-                    .req
-                    .field(field.name)
-                    .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off"));
-                Value::Bool(on)
+                Value::Bool(checked(cx, field.name))
             } else {
                 match cx.req.field(field.name) {
                     Some(raw) => match parse_input(field, raw) {
@@ -172,13 +175,11 @@ impl<M: RestModel> PreparedAdmin<M> {
     ) -> Result<Reply, Error> {
         let adding = row.is_none();
         if !cx.req.post {
+            let mut defaults = M::Changes::default();
+            M::fill_defaults(&mut defaults);
             let values = |idx: usize| match &row {
                 Some(r) => Some(r.field_json(idx)),
-                None => {
-                    let mut defaults = M::Changes::default();
-                    M::fill_defaults(&mut defaults);
-                    M::changes_json(&defaults, idx)
-                }
+                None => M::changes_json(&defaults, idx),
             };
             let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
             return self.render_form(cx, row.as_ref(), fields, None, StatusCode::OK);
@@ -212,11 +213,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let submitted = |idx: usize| {
             let field = &M::meta().fields[idx];
             match cx.req.field(field.name) {
-                _ if field.kind == FieldKind::Bool => Some(Value::Bool(
-                    cx.req
-                        .field(field.name)
-                        .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off")),
-                )),
+                _ if field.kind == FieldKind::Bool => Some(Value::Bool(checked(cx, field.name))),
                 Some(raw) => Some(Value::String(raw.to_owned())),
                 None => row.as_ref().map(|r| r.field_json(idx)),
             }
@@ -276,7 +273,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         for &idx in &self.form_fields {
             let field = &meta.fields[idx];
             let current = value(idx).unwrap_or(Value::Null);
-            let text = input_value(&current);
+            let text = plain_text(&current);
             let (widget, help) = match (field.kind, field.fk) {
                 (_, Some(target)) => {
                     let target = target();

@@ -133,8 +133,9 @@ pub(crate) fn display_value(value: &Value) -> String {
     }
 }
 
-/// A stored value as a form input's value: `YYYY-MM-DD HH:MM:SS` for date-times.
-pub(crate) fn input_value(value: &Value) -> String {
+/// A stored value as plain text, for form inputs and CSV: NULL empty, booleans
+/// `true`/`false`, date-times `YYYY-MM-DD HH:MM:SS`.
+pub(crate) fn plain_text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
