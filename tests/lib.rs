@@ -40,6 +40,8 @@ use plover::query::Op;
 use plover::rest::{Context, Scope};
 use serde_json::{Map, Value};
 
+mod views_routes;
+
 pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
 
 /// The diesel schema of the models defined here (the conformance app's are in
@@ -630,7 +632,8 @@ impl TestApp {
                 .configure(v2)
                 .configure(small)
                 .configure(plover_conformance_app::admin(&auth).setup())
-                .configure(plover_conformance_app::pages),
+                .configure(plover_conformance_app::pages)
+                .configure(views_routes::routes(db.clone())),
         )
         .await;
         let service = Rc::new(service);

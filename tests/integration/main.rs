@@ -12,3 +12,4 @@ mod filters;
 mod ordering_pagination;
 mod serialization;
 mod setup;
+mod views;

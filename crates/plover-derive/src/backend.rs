@@ -59,11 +59,12 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, order, load, load_ids, delete_ids, nullify, insert, update] = [
+    let [select, order, load, load_ids, count, delete_ids, nullify, insert, update] = [
         "select",
         "order",
         "load",
         "load_ids",
+        "count",
         "delete_ids",
         "nullify",
         "insert",
@@ -188,6 +189,14 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             use __p::diesel::prelude::*;
             let ids: ::std::vec::Vec<#pk_ty> = #select(s)?.select(#table::#pk_ident).load(c)?;
             ::core::result::Result::Ok(ids.into_iter().map(i64::from).collect())
+        }
+
+        fn #count(
+            c: &mut #connection,
+            s: &__p::Select,
+        ) -> ::core::result::Result<i64, __p::Error> {
+            use __p::diesel::prelude::*;
+            ::core::result::Result::Ok(#select(&s.conditions_only())?.count().get_result(c)?)
         }
 
         fn #delete_ids(

@@ -91,9 +91,10 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
         quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
     };
-    let [load, load_ids, delete_ids, nullify, insert, update] = [
+    let [load, load_ids, count, delete_ids, nullify, insert, update] = [
         dispatch("load", quote!(s)),
         dispatch("load_ids", quote!(s)),
+        dispatch("count", quote!(s)),
         dispatch("delete_ids", quote!(ids)),
         dispatch("nullify", quote!(field, ids)),
         dispatch("insert", quote!(changes)),
@@ -119,6 +120,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 type_id: || ::core::any::TypeId::of::<#ident>(),
                 ops: __p::ModelOps {
                     load_ids: __load_ids,
+                    count: __count,
                     delete_ids: __delete_ids,
                     nullify: __nullify,
                     load_display: __load_display,
@@ -135,6 +137,13 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 s: &__p::Select,
             ) -> ::core::result::Result<::std::vec::Vec<i64>, __p::Error> {
                 #load_ids
+            }
+
+            fn __count(
+                conn: &mut __p::Conn<'_>,
+                s: &__p::Select,
+            ) -> ::core::result::Result<i64, __p::Error> {
+                #count
             }
 
             fn __delete_ids(

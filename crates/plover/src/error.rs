@@ -78,6 +78,30 @@ impl Error {
         }
     }
 
+    /// What an HTML page tells people about this error: what to do, never internals.
+    pub(crate) fn public_message(&self) -> String {
+        match self {
+            Error::NotFound => "There is nothing here.".into(),
+            Error::Forbidden => "You may not do this here.".into(),
+            Error::Unauthorized => "Log in to see this.".into(),
+            Error::MethodNotAllowed(_) => "This page does not take that method.".into(),
+            Error::PayloadTooLarge => "What you sent is too large.".into(),
+            Error::BadParam { param, message } => format!("{param}: {message}"),
+            Error::BadBody(message) | Error::Conflict(message) => message.clone(),
+            Error::Validation { message, fields } => {
+                let details: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!("{message}: {}", details.join("; "))
+            }
+            Error::Unavailable => "The database is unavailable; try again.".into(),
+            Error::Database(_) => match self.classify() {
+                Some((_, message)) => message.into(),
+                None => "Something went wrong; the details are in the server's log.".into(),
+            },
+            Error::Internal(_) => "Something went wrong; the details are in the server's log.".into(),
+        }
+    }
+
     /// The error a database error stands for: constraint violations are the client's.
     fn classify(&self) -> Option<(StatusCode, &'static str)> {
         match self {

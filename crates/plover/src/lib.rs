@@ -37,6 +37,7 @@ pub mod model;
 pub mod query;
 pub mod rest;
 pub mod value;
+pub mod views;
 
 #[doc(hidden)]
 pub mod __private;

@@ -84,6 +84,9 @@ pub type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Val
 pub struct ModelOps {
     /// Primary keys of the rows matching a selection.
     pub load_ids: fn(&mut Conn<'_>, &Select) -> Result<Vec<i64>, Error>,
+    /// `SELECT COUNT(*)` of the rows a selection's conditions match (its ordering and window
+    /// are ignored).
+    pub count: fn(&mut Conn<'_>, &Select) -> Result<i64, Error>,
     /// Deletes the rows with these primary keys.
     pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
     /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.

@@ -83,6 +83,15 @@ pub struct Select {
 }
 
 impl Select {
+    /// The same conditions, without ordering or page window (for counting).
+    pub fn conditions_only(&self) -> Select {
+        Select {
+            filters: self.filters.clone(),
+            any_of: self.any_of.clone(),
+            ..Select::default()
+        }
+    }
+
     /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).
     pub fn ids_in(field: usize, ids: &[i64]) -> Select {
         Select {

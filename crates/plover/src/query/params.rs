@@ -72,3 +72,26 @@ fn parse_bool(raw: &str) -> Option<bool> {
         _ => None,
     }
 }
+
+// Rust values as filter values (for `Resource` scopes and `views::Query`).
+macro_rules! param_from {
+    ($($ty:ty => $variant:ident($conv:expr)),* $(,)?) => {
+        $(impl From<$ty> for Param {
+            fn from(value: $ty) -> Param {
+                Param::$variant($conv(value))
+            }
+        })*
+    };
+}
+
+param_from! {
+    bool => Bool(std::convert::identity),
+    i32 => Int(i64::from),
+    i64 => Int(std::convert::identity),
+    f64 => Float(std::convert::identity),
+    String => Text(std::convert::identity),
+    &str => Text(str::to_owned),
+    &String => Text(String::clone),
+    NaiveDate => Date(std::convert::identity),
+    NaiveDateTime => DateTime(std::convert::identity),
+}

@@ -57,26 +57,6 @@ impl Scope {
     }
 }
 
-macro_rules! param_from {
-    ($($t:ty => $variant:ident($conv:expr)),* $(,)?) => {$(
-        impl From<$t> for Param {
-            fn from(v: $t) -> Param {
-                Param::$variant($conv(v))
-            }
-        }
-    )*};
-}
-param_from!(
-    bool => Bool(std::convert::identity),
-    i32 => Int(i64::from),
-    i64 => Int(std::convert::identity),
-    f64 => Float(std::convert::identity),
-    String => Text(std::convert::identity),
-    &str => Text(str::to_owned),
-    chrono::NaiveDate => Date(std::convert::identity),
-    chrono::NaiveDateTime => DateTime(std::convert::identity),
-);
-
 /// The overridable behaviour of a resource (flask-peewee's `RestResource` methods). Every
 /// method has a default; implement the ones you need.
 ///

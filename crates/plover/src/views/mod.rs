@@ -1,0 +1,57 @@
+//! Helpers for the application's own views (flask-peewee's `utils`): [`Query`] to load rows by
+//! field names, [`get_object_or_404`], pages of a query ([`PaginatedQuery`], [`Page`]) and
+//! [`object_list`] to render one with an askama template, and [`HtmlError`] to answer errors
+//! as HTML pages.
+//!
+//! A JSON view returns `Result<_, plover::Error>` and its errors are JSON bodies (SPEC.md
+//! section 7); an HTML view returns `Result<HttpResponse, HtmlError>` and the same errors are
+//! HTML pages with the same statuses.
+//!
+//! ```no_run
+//! # use actix_web::{web, HttpResponse};
+//! # use plover::prelude::*;
+//! # use plover::db::DbConn;
+//! # use plover::views::{get_object_or_404, render, HtmlError};
+//! # diesel::table! { note (id) { id -> Integer, text -> Text } }
+//! # #[derive(RestModel)] #[diesel(table_name = note)]
+//! # pub struct Note { pub id: i32, pub text: String }
+//! #[derive(askama::Template)]
+//! #[template(source = "<h1>{{ note.text }}</h1>", ext = "html")]
+//! struct NotePage {
+//!     note: Note,
+//! }
+//!
+//! // GET /notes/{id}/: the note, or a 404 page.
+//! async fn note(id: web::Path<i64>, db: DbConn) -> Result<HttpResponse, HtmlError> {
+//!     let id = id.into_inner();
+//!     let note = db.run(move |conn| get_object_or_404::<Note>(conn, id)).await?;
+//!     render(&NotePage { note })
+//! }
+//! ```
+
+mod html;
+mod paginate;
+mod query;
+
+pub use html::{render, HtmlError};
+pub use paginate::{object_list, Page, PageAt, PaginatedQuery, PAGINATE_BY};
+pub use query::Query;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::{FieldKind, RestModel};
+use crate::query::Select;
+
+/// The row of `M` with primary key `pk`, or [`Error::NotFound`] (a 404: a JSON body from a
+/// JSON view, a page from an HTML view through [`HtmlError`]). To load by a filter instead,
+/// use [`Query::get_or_404`].
+pub fn get_object_or_404<M: RestModel>(conn: &mut Conn<'_>, pk: i64) -> Result<M, Error> {
+    let meta = M::meta();
+    if meta.pk_field().kind == FieldKind::Int32 && i32::try_from(pk).is_err() {
+        return Err(Error::NotFound);
+    }
+    M::load(conn, &Select::ids_in(meta.pk, &[pk]))?
+        .into_iter()
+        .next()
+        .ok_or(Error::NotFound)
+}

@@ -1,0 +1,216 @@
+//! `Query`: a selection of one model built by field names, for application views.
+
+use std::marker::PhantomData;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::model::{FieldKind, ModelMeta, RestModel};
+use crate::query::{Filter, Op, Param, Select};
+
+/// Rows of `M` to load: conditions by field name (through foreign keys as `user__username`),
+/// an ordering, a limit. Everything runs in SQL with bound values.
+///
+/// A name that is not a field, or a value that does not fit its field, is a programming error:
+/// it is reported when the query runs, as a 500 with the details in the log (never a panic).
+///
+/// ```no_run
+/// # use plover::prelude::*;
+/// # use plover::query::Op;
+/// # use plover::views::Query;
+/// # diesel::table! { user (id) { id -> Integer, username -> Text } }
+/// # diesel::table! { message (id) { id -> Integer, user_id -> Integer, content -> Text } }
+/// # diesel::allow_tables_to_appear_in_same_query!(user, message);
+/// # #[derive(RestModel)] #[diesel(table_name = user)]
+/// # pub struct User { pub id: i32, pub username: String }
+/// # #[derive(RestModel)] #[diesel(table_name = message)]
+/// # pub struct Message { pub id: i32, #[rest(fk = User)] pub user_id: i32, pub content: String }
+/// # fn f(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
+/// let newest: Vec<Message> = Query::new()
+///     .filter("user__username", Op::Eq, "alice")
+///     .order_by("-id")
+///     .limit(10)
+///     .all(conn)?;
+/// # Ok(()) }
+/// ```
+pub struct Query<M: RestModel> {
+    select: Select,
+    /// The first mistake in building the query, reported when it runs.
+    error: Option<String>,
+    model: PhantomData<fn() -> M>,
+}
+
+impl<M: RestModel> Clone for Query<M> {
+    fn clone(&self) -> Self {
+        Query {
+            select: self.select.clone(),
+            error: self.error.clone(),
+            model: PhantomData,
+        }
+    }
+}
+
+impl<M: RestModel> std::fmt::Debug for Query<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("model", &M::meta().name)
+            .field("select", &self.select)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<M: RestModel> Default for Query<M> {
+    fn default() -> Self {
+        Query::new()
+    }
+}
+
+impl<M: RestModel> Query<M> {
+    /// Every row, by primary key.
+    pub fn new() -> Query<M> {
+        Query {
+            select: Select::default(),
+            error: None,
+            model: PhantomData,
+        }
+    }
+
+    /// Rows whose field at `path` compares with `value` by `op`. `path` is a field name, or
+    /// foreign keys then a field of the related model (`user__username`); a foreign key alone
+    /// compares its primary key (`user`, or `user_id`). `Op::Is` takes `Param::Null`.
+    pub fn filter(self, path: &str, op: Op, value: impl Into<Param>) -> Query<M> {
+        self.filter_any(path, op, [value])
+    }
+
+    /// Like [`Query::filter`] with several values, combined with OR (with AND for `Op::Ne`):
+    /// `filter_any("id", Op::In, ids)`.
+    pub fn filter_any<V: Into<Param>>(
+        mut self,
+        path: &str,
+        op: Op,
+        values: impl IntoIterator<Item = V>,
+    ) -> Query<M> {
+        let values: Vec<Param> = values.into_iter().map(Into::into).collect();
+        match resolve(M::meta(), path).and_then(|(path, kind)| {
+            match values.iter().find(|v| !fits(kind, op, v)) {
+                Some(v) => Err(format!("{v:?} does not fit the {kind:?} field `{path:?}`")),
+                None => Ok(path),
+            }
+        }) {
+            Ok(path) => self.select.filters.push(Filter { path, op, values }),
+            Err(e) => self.fail(format!("filter on `{path}`: {e}")),
+        }
+        self
+    }
+
+    /// Orders by a field (`"pub_date"`), descending with a leading `-` (`"-pub_date"`); call
+    /// again for further keys. The primary key always breaks ties, so pages never overlap.
+    pub fn order_by(mut self, field: &str) -> Query<M> {
+        let (name, desc) = match field.strip_prefix('-') {
+            Some(rest) => (rest, true),
+            None => (field, false),
+        };
+        match M::meta().field(name) {
+            Some((idx, _)) => self.select.order.push((idx, desc)),
+            None => self.fail(format!("order_by `{field}`: no such field")),
+        }
+        self
+    }
+
+    /// At most `n` rows.
+    pub fn limit(mut self, n: i64) -> Query<M> {
+        self.select.limit = Some(n.max(0));
+        self
+    }
+
+    /// The rows.
+    pub fn all(&self, conn: &mut Conn<'_>) -> Result<Vec<M>, Error> {
+        M::load(conn, &self.ordered()?)
+    }
+
+    /// The first row, if any.
+    pub fn first(&self, conn: &mut Conn<'_>) -> Result<Option<M>, Error> {
+        let mut select = self.ordered()?;
+        select.limit = Some(1);
+        Ok(M::load(conn, &select)?.into_iter().next())
+    }
+
+    /// The first row, or [`Error::NotFound`] (a 404).
+    pub fn get_or_404(&self, conn: &mut Conn<'_>) -> Result<M, Error> {
+        self.first(conn)?.ok_or(Error::NotFound)
+    }
+
+    /// How many rows match (`SELECT COUNT(*)`; ordering and limit do not count).
+    pub fn count(&self, conn: &mut Conn<'_>) -> Result<i64, Error> {
+        self.check()?;
+        (M::meta().ops.count)(conn, &self.select)
+    }
+
+    /// One page window of the rows: `limit` rows after `offset`.
+    pub(crate) fn window(&self, conn: &mut Conn<'_>, offset: i64, limit: i64) -> Result<Vec<M>, Error> {
+        let mut select = self.ordered()?;
+        select.offset = offset;
+        select.limit = Some(limit);
+        M::load(conn, &select)
+    }
+
+    fn fail(&mut self, message: String) {
+        self.error.get_or_insert(message);
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match &self.error {
+            Some(e) => Err(Error::Internal(format!("{} query: {e}", M::meta().name))),
+            None => Ok(()),
+        }
+    }
+
+    /// The selection with the primary key appended as the last ordering key.
+    fn ordered(&self) -> Result<Select, Error> {
+        self.check()?;
+        let mut select = self.select.clone();
+        let pk = M::meta().pk;
+        if !select.order.iter().any(|(f, _)| *f == pk) {
+            select.order.push((pk, false));
+        }
+        Ok(select)
+    }
+}
+
+/// The field indexes of a `__`-separated path, and the kind of the compared field.
+fn resolve(meta: &'static ModelMeta, path: &str) -> Result<(Vec<usize>, FieldKind), String> {
+    let mut meta = meta;
+    let mut indexes = Vec::new();
+    let mut parts = path.split("__").peekable();
+    while let Some(name) = parts.next() {
+        let Some((idx, field)) = meta.field(name) else {
+            return Err(format!("{} has no field `{name}`", meta.name));
+        };
+        indexes.push(idx);
+        if parts.peek().is_none() {
+            return Ok((indexes, field.kind));
+        }
+        match field.fk {
+            Some(target) => meta = target(),
+            None => return Err(format!("`{name}` is not a foreign key")),
+        }
+    }
+    Err("the path is empty".into())
+}
+
+/// Whether `value` can be compared with a field of `kind` by `op`.
+fn fits(kind: FieldKind, op: Op, value: &Param) -> bool {
+    match value {
+        Param::Null => op == Op::Is,
+        Param::Int(v) => match kind {
+            FieldKind::Int32 => i32::try_from(*v).is_ok(),
+            FieldKind::Int64 => true,
+            _ => false,
+        },
+        Param::Float(v) => kind == FieldKind::Float && v.is_finite(),
+        Param::Bool(_) => kind == FieldKind::Bool,
+        Param::Text(_) => kind == FieldKind::Text,
+        Param::Date(_) => kind == FieldKind::Date,
+        Param::DateTime(_) => kind == FieldKind::DateTime,
+    }
+}
