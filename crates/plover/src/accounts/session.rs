@@ -96,6 +96,18 @@ impl<U: UserModel> Auth<U> {
             .session_lifecycle(PersistentSession::default().session_ttl(ttl))
             .build()
     }
+
+    /// Logs `user` in on this request's session (flask-peewee's `auth.login_user`), e.g. right
+    /// after a sign-up. As with the login view, the session is renewed and gets a new CSRF
+    /// token; the user is the request's user from the next request on.
+    pub fn login_user(&self, req: &HttpRequest, user: &U) -> Result<(), Error> {
+        start_login(&req.get_session(), user.pk(), self.settings().lifetime)
+    }
+
+    /// Ends this request's session (flask-peewee's `auth.logout_user`).
+    pub fn logout_user(&self, req: &HttpRequest) {
+        end_login(&req.get_session());
+    }
 }
 
 fn unix_now() -> i64 {
