@@ -10,7 +10,10 @@ use crate::Message;
 
 /// One message as a page.
 #[derive(askama::Template)]
-#[template(source = "<h1>Message {{ m.id }}</h1><p>{{ m.content }}</p>", ext = "html")]
+#[template(
+    source = "<h1>Message {{ m.id }}</h1><p>{{ m.content }}</p>",
+    ext = "html"
+)]
 struct MessagePage {
     m: Message,
 }
@@ -65,7 +68,9 @@ async fn messages(req: HttpRequest, db: DbConn) -> Result<HttpResponse, HtmlErro
     let mut query = Query::<Message>::new();
     let user = form_urlencoded::parse(req.query_string().as_bytes()).find(|(k, _)| k == "user");
     if let Some((_, user)) = user {
-        let id: i64 = user.parse().map_err(|_| Error::param("user", "expected an id"))?;
+        let id: i64 = user
+            .parse()
+            .map_err(|_| Error::param("user", "expected an id"))?;
         query = query.filter("user", Op::Eq, id);
     }
     object_list(&req, &db, query.paginate_by(3), |page| MessageList { page }).await

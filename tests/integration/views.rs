@@ -49,9 +49,16 @@ async fn get_object_or_404_renders_the_row_or_an_html_404() {
     );
     let html = found.text();
     assert!(!html.contains("<3>"), "escaped: {html}");
-    assert!(unescape_html(&html).contains("<p>message <3></p>"), "{html}");
+    assert!(
+        unescape_html(&html).contains("<p>message <3></p>"),
+        "{html}"
+    );
 
-    for missing in ["/views/message/99/", "/views/message/0/", "/views/message/99999999999/"] {
+    for missing in [
+        "/views/message/99/",
+        "/views/message/0/",
+        "/views/message/99999999999/",
+    ] {
         let resp = app.get(missing).await;
         resp.expect(404);
         assert_eq!(
@@ -59,7 +66,11 @@ async fn get_object_or_404_renders_the_row_or_an_html_404() {
             Some("text/html; charset=utf-8"),
             "{missing}"
         );
-        assert!(resp.text().contains("<h1>Not Found</h1>"), "{}", resp.text());
+        assert!(
+            resp.text().contains("<h1>Not Found</h1>"),
+            "{}",
+            resp.text()
+        );
     }
 }
 
@@ -69,7 +80,10 @@ async fn get_object_or_404_in_a_json_view_answers_the_json_error() {
     let found = app.get("/views/message/2.json").await.json_with(200);
     assert_eq!(found["content"], "message <2>");
     let missing = app.get("/views/message/42.json").await;
-    assert_eq!(missing.json_with(404), serde_json::json!({"error": "Not found"}));
+    assert_eq!(
+        missing.json_with(404),
+        serde_json::json!({"error": "Not found"})
+    );
 }
 
 #[actix_web::test]
@@ -77,7 +91,11 @@ async fn get_or_404_loads_by_a_filter_through_a_foreign_key() {
     let app = app().await;
     let alice = app.get("/views/by/alice/latest/").await;
     alice.expect(200);
-    assert!(alice.text().contains("<h1>Message 7</h1>"), "{}", alice.text());
+    assert!(
+        alice.text().contains("<h1>Message 7</h1>"),
+        "{}",
+        alice.text()
+    );
     let bob = app.get("/views/by/bob/latest/").await;
     assert!(bob.text().contains("<h1>Message 8</h1>"), "{}", bob.text());
     app.get("/views/by/carol/latest/").await.expect(404);
@@ -92,12 +110,21 @@ async fn object_list_pages_count_and_link_in_order() {
     assert_eq!(listed(&html), vec![1, 2, 3]);
     assert!(html.contains("8 messages, page 1 of 3"), "{html}");
     assert_eq!(link(&html, "prev"), None);
-    assert_eq!(link(&html, "next").as_deref(), Some("/views/messages/?page=2"));
+    assert_eq!(
+        link(&html, "next").as_deref(),
+        Some("/views/messages/?page=2")
+    );
 
     let second = app.get("/views/messages/?page=2").await.text();
     assert_eq!(listed(&second), vec![4, 5, 6]);
-    assert_eq!(link(&second, "prev").as_deref(), Some("/views/messages/?page=1"));
-    assert_eq!(link(&second, "next").as_deref(), Some("/views/messages/?page=3"));
+    assert_eq!(
+        link(&second, "prev").as_deref(),
+        Some("/views/messages/?page=1")
+    );
+    assert_eq!(
+        link(&second, "next").as_deref(),
+        Some("/views/messages/?page=3")
+    );
 
     let last = app.get("/views/messages/?page=3").await.text();
     assert_eq!(listed(&last), vec![7, 8]);
@@ -113,7 +140,10 @@ async fn a_page_past_the_end_is_empty_and_bad_pages_are_400() {
     assert_eq!(listed(&html), Vec::<i64>::new());
     assert!(html.contains("page 9 of 3"), "{html}");
     // As in the REST API, the previous page of a page past the end is page - 1.
-    assert_eq!(link(&html, "prev").as_deref(), Some("/views/messages/?page=8"));
+    assert_eq!(
+        link(&html, "prev").as_deref(),
+        Some("/views/messages/?page=8")
+    );
     assert_eq!(link(&html, "next"), None);
     let huge = app.get("/views/messages/?page=9223372036854775807").await;
     huge.expect(200);
@@ -122,11 +152,21 @@ async fn a_page_past_the_end_is_empty_and_bad_pages_are_400() {
     for bad in ["0", "-1", "abc", "1.5", "", "99999999999999999999"] {
         let resp = app.get(&format!("/views/messages/?page={bad}")).await;
         resp.expect(400);
-        assert_eq!(resp.header("content-type"), Some("text/html; charset=utf-8"));
-        assert!(resp.text().contains("page: expected an integer"), "{bad}: {}", resp.text());
+        assert_eq!(
+            resp.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(
+            resp.text().contains("page: expected an integer"),
+            "{bad}: {}",
+            resp.text()
+        );
         let json = app.get(&format!("/views/messages.json?page={bad}")).await;
         assert!(
-            json.json_with(400)["error"].as_str().unwrap().contains("'page'"),
+            json.json_with(400)["error"]
+                .as_str()
+                .unwrap()
+                .contains("'page'"),
             "{bad}"
         );
     }

@@ -98,7 +98,9 @@ impl Error {
                 Some((_, message)) => message.into(),
                 None => "Something went wrong; the details are in the server's log.".into(),
             },
-            Error::Internal(_) => "Something went wrong; the details are in the server's log.".into(),
+            Error::Internal(_) => {
+                "Something went wrong; the details are in the server's log.".into()
+            }
         }
     }
 

@@ -147,7 +147,12 @@ impl<M: RestModel> Query<M> {
     }
 
     /// One page window of the rows: `limit` rows after `offset`.
-    pub(crate) fn window(&self, conn: &mut Conn<'_>, offset: i64, limit: i64) -> Result<Vec<M>, Error> {
+    pub(crate) fn window(
+        &self,
+        conn: &mut Conn<'_>,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<M>, Error> {
         let mut select = self.ordered()?;
         select.offset = offset;
         select.limit = Some(limit);
