@@ -1,9 +1,18 @@
 //! SPEC.md section 10 and conformance/APP.md sections 5 and 7: the admin area. Order of checks,
 //! index (ordering, computed columns, pages, filters, excluded fields), HTML escaping, add and
-//! edit forms, delete page and bulk delete, export, foreign-key lookup and the dashboard panel.
+//! edit forms, delete page and bulk delete, export, foreign-key lookup (also in the filter
+//! form), the dashboard panel, and an application's own templates.
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::test::{self, TestRequest};
+use actix_web::App;
+use askama::Template;
+use plover::admin::views::{FormView, IndexView};
+use plover::admin::{Admin, AdminTemplates, ModelAdmin};
 use plover_tests::{
-    assert_param_error, input_value, unescape_html, url, Browser, Resp, TestApp, CHAINS,
+    assert_param_error, input_value, unescape_html, url, AModel, BModel, Browser, Resp, TestApp,
+    CHAINS,
 };
 use serde_json::{json, Value};
 
@@ -461,6 +470,55 @@ async fn index_filter_form_redirects_to_the_rest_syntax() {
     assert!(!pairs.iter().any(|(k, _)| k.starts_with('_') || k == "page"));
     let html = root.get(&location).await.expect(200).text();
     assert_eq!(row_ids(&html), [1]);
+}
+
+/// The opening tag of the filter form's option for the key `key`.
+fn filter_option<'a>(html: &'a str, key: &str) -> &'a str {
+    let start = html
+        .find(&format!("<option value=\"{key}\""))
+        .unwrap_or_else(|| panic!("an option {key}: {html}"));
+    &html[start..start + html[start..].find('>').expect("the tag's end")]
+}
+
+#[actix_web::test]
+async fn index_filter_keys_of_a_looked_up_foreign_key_carry_the_lookup() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    let html = root.get("/admin/message/").await.expect(200).text();
+    // The keys that take one user's key search users; the others are typed in.
+    for key in ["user", "user__ne"] {
+        assert!(
+            filter_option(&html, key).contains("data-lookup=\"/admin/message/lookup/user/\""),
+            "{key}: {}",
+            filter_option(&html, key)
+        );
+    }
+    for key in [
+        "user__lt",
+        "user__in",
+        "id",
+        "content",
+        "content__like",
+        "pub_date",
+    ] {
+        assert!(
+            !filter_option(&html, key).contains("data-lookup"),
+            "{key}: {}",
+            filter_option(&html, key)
+        );
+    }
+    // The search box is there for the script, hidden without it.
+    assert!(
+        html.contains("<span class=\"lookup filter-lookup\" hidden>"),
+        "{html}"
+    );
+    root.get("/admin/message/lookup/user/?q=ro")
+        .await
+        .json_with(200);
+
+    // A foreign key without a lookup: typed in.
+    let html = root.get("/admin/bmodel/").await.expect(200).text();
+    assert!(!filter_option(&html, "a").contains("data-lookup"), "{html}");
 }
 
 #[actix_web::test]
@@ -1424,4 +1482,171 @@ async fn the_notes_panel_shows_the_3_newest_and_creates_notes() {
         .await
         .expect(404);
     assert_eq!(app.count("note"), 5);
+}
+
+/// An application's templates for one model: the index (in the admin's layout) and the edit
+/// form (a page of its own) replaced; add, delete and export the crate's.
+struct PlainTemplates;
+
+#[derive(askama::Template)]
+#[template(
+    ext = "html",
+    source = "<ul class=\"plain\">{% for row in view.rows %}<li id=\"row-{{ row.pk }}\">\
+              {% for cell in row.cells %}[{{ cell }}]{% endfor %}</li>{% endfor %}</ul>"
+)]
+struct PlainIndex<'a> {
+    view: &'a IndexView,
+}
+
+#[derive(askama::Template)]
+#[template(
+    ext = "html",
+    source = "<!doctype html><title>{{ view.title }}</title>\
+              {% if let Some(e) = view.error %}<p class=\"plain-error\">{{ e }}</p>{% endif %}\
+              <form method=\"post\" action=\"{{ view.action }}\" class=\"plain-edit\">\
+              <input type=\"hidden\" name=\"csrf_token\" value=\"{{ view.chrome.csrf }}\">\
+              {% for f in view.fields %}<label>{{ f.name }} <input name=\"{{ f.name }}\" \
+              value=\"{{ f.value }}\"></label>{% if let Some(e) = f.error %}<em>{{ e }}</em>\
+              {% endif %}{% endfor %}</form>"
+)]
+struct PlainEdit<'a> {
+    view: &'a FormView,
+}
+
+fn template_error(e: askama::Error) -> plover::Error {
+    plover::Error::Internal(e.to_string())
+}
+
+impl AdminTemplates for PlainTemplates {
+    fn index(&self, view: &IndexView) -> Result<String, plover::Error> {
+        let content = PlainIndex { view }.render().map_err(template_error)?;
+        view.chrome.page(&format!("Plain {}", view.title), &content)
+    }
+
+    fn edit(&self, view: &FormView) -> Result<String, plover::Error> {
+        PlainEdit { view }.render().map_err(template_error)
+    }
+}
+
+/// Serves `req` by `service`: the status and the body.
+async fn call<S, R, B, E>(service: &S, req: R) -> (u16, String)
+where
+    S: Service<R, Response = ServiceResponse<B>, Error = E>,
+    E: std::fmt::Debug,
+    B: MessageBody,
+{
+    let resp = test::call_service(service, req).await;
+    let status = resp.status().as_u16();
+    let body = test::read_body(resp).await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[actix_web::test]
+async fn an_application_replaces_the_index_and_edit_templates_of_a_model() {
+    let app = TestApp::with_seed(
+        "INSERT INTO amodel (id, a_field) VALUES (1, '<b>a1</b>');
+         INSERT INTO bmodel (id, a_id, b_field) VALUES (1, 1, '<b>bold</b>');",
+    )
+    .await;
+    let root = admin(&app).await;
+    let token = root.csrf("/admin/").await;
+    let cookie = format!(
+        "{}={}",
+        plover::accounts::SESSION_COOKIE,
+        root.cookie().expect("a session")
+    );
+    // An admin of the application's own, over the same database and sessions.
+    let mut custom = Admin::new(&app.auth);
+    custom
+        .register(ModelAdmin::<BModel>::new().templates(PlainTemplates))
+        .register(ModelAdmin::<AModel>::new());
+    let service = test::init_service(
+        App::new()
+            .wrap(app.auth.session_middleware())
+            .configure(app.auth.setup())
+            .configure(custom.setup()),
+    )
+    .await;
+    let get = |uri: &str| {
+        TestRequest::get()
+            .uri(uri)
+            .insert_header(("cookie", cookie.clone()))
+            .to_request()
+    };
+
+    // The index: the application's template with the real rows, escaped, in the admin's frame.
+    let (status, html) = call(&service, get("/admin/bmodel/")).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains("<ul class=\"plain\"><li id=\"row-1\">"),
+        "{html}"
+    );
+    assert!(!html.contains("<b>"), "escaped: {html}");
+    assert!(
+        unescape_html(&html).contains("[1][<b>a1</b>][<b>bold</b>]"),
+        "{html}"
+    );
+    assert!(html.contains("<h1>Plain bmodel</h1>"), "{html}");
+    assert!(html.contains("/admin/static/admin.css"), "{html}");
+    assert!(!html.contains("filter-form"), "{html}");
+
+    // The edit form: the application's page.
+    let (status, html) = call(&service, get("/admin/bmodel/1/")).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("class=\"plain-edit\""), "{html}");
+    assert!(
+        !html.contains("edit-form") && !html.contains("<b>"),
+        "{html}"
+    );
+    assert_eq!(
+        input_value(&html, "b_field").as_deref(),
+        Some("<b>bold</b>")
+    );
+
+    // A failed edit keeps its status and shows the application's form with the errors.
+    let (status, html) = call(
+        &service,
+        TestRequest::post()
+            .uri("/admin/bmodel/1/")
+            .insert_header(("cookie", cookie.clone()))
+            .set_form([
+                ("a", "999"),
+                ("b_field", "<b>changed</b>"),
+                ("csrf_token", token.as_str()),
+            ])
+            .to_request(),
+    )
+    .await;
+    assert_eq!(status, 400, "{html}");
+    assert!(html.contains("class=\"plain-error\""), "{html}");
+    assert!(html.contains("<em>"), "a message next to a: {html}");
+    assert_eq!(
+        input_value(&html, "b_field").as_deref(),
+        Some("<b>changed</b>")
+    );
+    assert_eq!(
+        app.query_text("SELECT b_field FROM bmodel WHERE id = 1")
+            .as_deref(),
+        Some("<b>bold</b>")
+    );
+
+    // The pages it does not replace, and the other model's, are the crate's.
+    for uri in [
+        "/admin/bmodel/add/",
+        "/admin/bmodel/1/delete/",
+        "/admin/bmodel/export/",
+        "/admin/amodel/",
+        "/admin/amodel/1/",
+    ] {
+        let (status, html) = call(&service, get(uri)).await;
+        assert_eq!(status, 200, "{uri}: {html}");
+        assert!(!html.contains("plain"), "{uri}: {html}");
+        assert!(html.contains("<nav class=\"side\""), "{uri}: {html}");
+        assert!(!html.contains("<b>"), "{uri}: {html}");
+    }
+    let (_, html) = call(&service, get("/admin/amodel/")).await;
+    assert!(html.contains("class=\"filter-form\""), "{html}");
+    assert!(unescape_html(&html).contains("<b>a1</b>"), "{html}");
+    let (_, html) = call(&service, get("/admin/bmodel/add/")).await;
+    assert!(html.contains("class=\"edit-form\""), "{html}");
 }

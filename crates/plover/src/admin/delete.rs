@@ -1,9 +1,10 @@
 //! The delete page: the row, the rows a delete would reach, and the confirmation.
 
-use askama::Template;
+use actix_web::http::StatusCode;
 
-use super::page::{Chrome, Reply};
+use super::page::Reply;
 use super::prepared::{Cx, PreparedAdmin};
+use super::views::{DeleteView, Group};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -12,28 +13,6 @@ use crate::rest::delete::{collect_dependents, delete_rows};
 
 /// Most rows listed per group; the rest are counted.
 const LISTED: usize = 100;
-
-/// Dependent rows of one model.
-pub(crate) struct Group {
-    pub(crate) model: &'static str,
-    /// Whether they would be deleted (else set to NULL).
-    pub(crate) deleted: bool,
-    pub(crate) rows: Vec<String>,
-    pub(crate) more: usize,
-}
-
-#[derive(Template)]
-#[template(path = "admin/delete.html")]
-pub(crate) struct DeletePage<'a> {
-    pub(crate) chrome: &'a Chrome,
-    pub(crate) title: String,
-    pub(crate) url: String,
-    pub(crate) display: String,
-    pub(crate) action: String,
-    pub(crate) groups: Vec<Group>,
-    pub(crate) collected: bool,
-    pub(crate) recursive: bool,
-}
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// `GET|POST {prefix}/{name}/{pk}/delete/`.
@@ -57,7 +36,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 let model = dependents.model;
                 let rows = (model.ops.load_display)(conn, &Select::ids_in(model.pk, shown))?;
                 groups.push(Group {
-                    model: model.name,
+                    model: model.name.to_owned(),
                     deleted: !dependents.nullified,
                     rows: rows.into_iter().map(|(_, text)| text).collect(),
                     more: dependents.ids.len() - shown.len(),
@@ -65,8 +44,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
         }
         let url = self.url(cx);
-        Reply::page(&DeletePage {
-            chrome: cx.chrome,
+        let view = DeleteView {
+            chrome: cx.chrome.clone(),
             title: format!("Delete {}", row.display()),
             display: row.display(),
             action: format!("{url}{pk}/delete/"),
@@ -74,6 +53,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             groups,
             collected: self.delete_collect_objects,
             recursive: self.delete_recursive,
-        })
+        };
+        Ok(Reply::Html(StatusCode::OK, self.templates.delete(&view)?))
     }
 }

@@ -1,10 +1,11 @@
 //! Export of the filtered query to CSV or JSON, with chosen columns.
 
-use askama::Template;
+use actix_web::http::StatusCode;
 use serde_json::Value;
 
-use super::page::{plain_text, Chrome, Reply};
+use super::page::{plain_text, Reply};
 use super::prepared::{bad_request, Cx, PreparedAdmin};
+use super::views::ExportView;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -12,17 +13,6 @@ use crate::query::{parse_list_query, Filter, Op, Param};
 
 /// Rows loaded per query while exporting (keyset on the primary key).
 const CHUNK: i64 = 1000;
-
-#[derive(Template)]
-#[template(path = "admin/export.html")]
-pub(crate) struct ExportPage<'a> {
-    pub(crate) chrome: &'a Chrome,
-    pub(crate) title: String,
-    pub(crate) url: String,
-    pub(crate) action: String,
-    pub(crate) columns: Vec<&'static str>,
-    pub(crate) filters: Vec<(String, String)>,
-}
 
 /// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
 fn csv_field(text: &str, out: &mut String) {
@@ -59,14 +49,18 @@ impl<M: RestModel> PreparedAdmin<M> {
         let query = parse_list_query(&filters, &self.rules, i64::MAX - 1)?;
         let url = self.url(cx);
         if !cx.req.post {
-            return Reply::page(&ExportPage {
-                chrome: cx.chrome,
+            let view = ExportView {
+                chrome: cx.chrome.clone(),
                 title: format!("Export {}", self.name),
                 action: cx.req.path_and_query(),
                 url,
-                columns: exportable.iter().map(|&i| meta.fields[i].name).collect(),
+                columns: exportable
+                    .iter()
+                    .map(|&i| meta.fields[i].name.to_owned())
+                    .collect(),
                 filters,
-            });
+            };
+            return Ok(Reply::Html(StatusCode::OK, self.templates.export(&view)?));
         }
         let mut chosen = Vec::new();
         for (_, name) in cx.req.form.iter().filter(|(k, _)| k == "fields") {

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use actix_web::http::StatusCode;
 use actix_web::ResponseError;
-use askama::Template;
 use serde_json::Value;
 
-use super::page::{plain_text, Chrome, Reply};
+use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
+use super::views::{FormField, FormView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
@@ -17,59 +17,6 @@ use crate::query::Select;
 
 /// Most rows a foreign-key select lists; above, a number input takes the key.
 const MAX_SELECT_OPTIONS: i64 = 500;
-
-/// How a field is entered.
-pub(crate) enum Widget {
-    Text,
-    Number {
-        step: &'static str,
-    },
-    Checkbox,
-    Date,
-    DateTime,
-    /// `(value, text, selected)` options; the first is empty when the field is nullable.
-    Select(Vec<(String, String, bool)>),
-    /// A type-ahead search over `url`; `text` is the current row's text.
-    Lookup {
-        url: String,
-        text: String,
-    },
-}
-
-/// One input of the form.
-pub(crate) struct FormField {
-    pub(crate) name: &'static str,
-    pub(crate) widget: Widget,
-    /// The value shown (as submitted after a failed submit).
-    pub(crate) value: String,
-    pub(crate) checked: bool,
-    pub(crate) error: Option<String>,
-    pub(crate) help: &'static str,
-}
-
-#[derive(Template)]
-#[template(path = "admin/add.html")]
-pub(crate) struct AddPage<'a> {
-    pub(crate) chrome: &'a Chrome,
-    pub(crate) title: String,
-    pub(crate) url: String,
-    pub(crate) action: String,
-    pub(crate) fields: Vec<FormField>,
-    pub(crate) error: Option<String>,
-}
-
-#[derive(Template)]
-#[template(path = "admin/edit.html")]
-pub(crate) struct EditPage<'a> {
-    pub(crate) chrome: &'a Chrome,
-    pub(crate) title: String,
-    pub(crate) name: &'a str,
-    pub(crate) url: String,
-    pub(crate) action: String,
-    pub(crate) fields: Vec<FormField>,
-    pub(crate) error: Option<String>,
-    pub(crate) delete: String,
-}
 
 /// A submitted form, parsed: the changes, and a message per field key for what failed.
 struct Submitted<C> {
@@ -232,32 +179,29 @@ impl<M: RestModel> PreparedAdmin<M> {
         status: StatusCode,
     ) -> Result<Reply, Error> {
         let url = self.url(cx);
-        match row {
-            None => Reply::page_with(
-                status,
-                &AddPage {
-                    chrome: cx.chrome,
-                    title: format!("Add {}", self.name),
-                    action: format!("{url}add/"),
-                    url,
-                    fields,
-                    error,
-                },
+        let (title, action, delete) = match row {
+            None => (format!("Add {}", self.name), format!("{url}add/"), None),
+            Some(row) => (
+                format!("Edit {}", row.display()),
+                format!("{url}{}/", row.pk()),
+                Some(format!("{url}{}/delete/", row.pk())),
             ),
-            Some(row) => Reply::page_with(
-                status,
-                &EditPage {
-                    chrome: cx.chrome,
-                    title: format!("Edit {}", row.display()),
-                    name: &self.name,
-                    action: format!("{url}{}/", row.pk()),
-                    delete: format!("{url}{}/delete/", row.pk()),
-                    url,
-                    fields,
-                    error,
-                },
-            ),
-        }
+        };
+        let view = FormView {
+            chrome: cx.chrome.clone(),
+            title,
+            name: self.name.clone(),
+            url,
+            action,
+            fields,
+            error,
+            delete,
+        };
+        let html = match row {
+            None => self.templates.add(&view)?,
+            Some(_) => self.templates.edit(&view)?,
+        };
+        Ok(Reply::Html(status, html))
     }
 
     /// The inputs, with the values `value` gives and the messages of `errors`.
@@ -296,7 +240,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                             };
                             (
                                 Widget::Lookup {
-                                    url: format!("{}lookup/{}/", self.url(cx), field.name),
+                                    url: self.lookup_url(cx, field),
                                     text: shown,
                                 },
                                 "Type to search; the number is the key.",
@@ -313,7 +257,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 (FieldKind::Text, _) => (Widget::Text, ""),
             };
             out.push(FormField {
-                name: field.name,
+                name: field.name.to_owned(),
                 widget,
                 checked: current == Value::Bool(true),
                 // A date-time picker wants `YYYY-MM-DDTHH:MM:SS`.
@@ -323,7 +267,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     text
                 },
                 error: errors.get(field.name).cloned(),
-                help,
+                help: help.to_owned(),
             });
         }
         Ok(out)

@@ -2,60 +2,16 @@
 
 use std::collections::HashMap;
 
-use askama::Template;
+use actix_web::http::StatusCode;
 
-use super::page::{display_value, Chrome, Reply};
+use super::page::{display_value, Reply};
 use super::prepared::{bad_request, encode_query, Cx, PreparedAdmin, PreparedColumn};
+use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{parse_list_query, Select};
 use crate::rest::delete::delete_rows;
-
-/// A column header.
-pub(crate) struct Header {
-    pub(crate) title: String,
-    /// The link that sorts by this column (fields only).
-    pub(crate) sort: Option<String>,
-    /// `"asc"` or `"desc"` when the index is sorted by it.
-    pub(crate) sorted: &'static str,
-}
-
-/// A row: its key, its cells, its edit link.
-pub(crate) struct Row {
-    pub(crate) pk: i64,
-    pub(crate) cells: Vec<String>,
-    pub(crate) edit: String,
-}
-
-/// An active filter, with the link that removes it.
-pub(crate) struct ActiveFilter {
-    pub(crate) key: String,
-    pub(crate) value: String,
-    pub(crate) remove: String,
-}
-
-#[derive(Template)]
-#[template(path = "admin/index.html")]
-pub(crate) struct IndexPage<'a> {
-    pub(crate) chrome: &'a Chrome,
-    pub(crate) title: String,
-    pub(crate) name: &'a str,
-    pub(crate) url: String,
-    pub(crate) headers: Vec<Header>,
-    pub(crate) rows: Vec<Row>,
-    pub(crate) filters: Vec<ActiveFilter>,
-    /// `field__op` keys offered by the "add a filter" form.
-    pub(crate) filter_keys: Vec<String>,
-    /// Query pairs kept by the filter form (all but page).
-    pub(crate) keep: Vec<(String, String)>,
-    pub(crate) page: i64,
-    pub(crate) previous: Option<String>,
-    pub(crate) next: Option<String>,
-    /// Where the bulk form posts: this page, query included.
-    pub(crate) action: String,
-    pub(crate) export: String,
-}
 
 /// Pairs that are filters (not ordering or paging).
 fn is_filter(key: &str) -> bool {
@@ -188,14 +144,14 @@ impl<M: RestModel> PreparedAdmin<M> {
             .filter(|(k, _)| is_filter(k))
             .cloned()
             .collect();
-        Reply::page(&IndexPage {
-            chrome: cx.chrome,
+        let view = IndexView {
+            chrome: cx.chrome.clone(),
             title: self.name.clone(),
-            name: &self.name,
+            name: self.name.clone(),
             headers,
             rows: table_rows,
             filters,
-            filter_keys: self.filter_keys(),
+            filter_keys: self.filter_keys(cx),
             keep: pairs.iter().filter(|(k, _)| k != "page").cloned().collect(),
             page: query.page,
             previous: (query.page > 1).then(|| page_link(query.page - 1)),
@@ -207,7 +163,8 @@ impl<M: RestModel> PreparedAdmin<M> {
                 format!("{url}export/?{}", encode_query(&filter_query))
             },
             url,
-        })
+        };
+        Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
     }
 
     /// The cells of a field column: the value, or for a foreign key the related row's text
@@ -244,8 +201,8 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// The `field__op` keys the filter form offers: every filterable field with the operators
-    /// of its type.
-    fn filter_keys(&self) -> Vec<String> {
+    /// of its type; the keys that take one related row's key carry the field's lookup.
+    fn filter_keys(&self, cx: &Cx<'_>) -> Vec<FilterKey> {
         use crate::model::FieldKind;
         let meta = M::meta();
         let mut keys = Vec::new();
@@ -263,15 +220,25 @@ impl<M: RestModel> PreparedAdmin<M> {
                 FieldKind::Bool => &["eq"],
                 _ => &["eq", "ne", "lt", "lte", "gt", "gte", "in"],
             };
+            let lookup = self
+                .lookups
+                .contains_key(&idx)
+                .then(|| self.lookup_url(cx, field));
             for op in ops {
-                keys.push(if *op == "eq" {
-                    field.name.to_owned()
-                } else {
-                    format!("{}__{op}", field.name)
+                keys.push(FilterKey {
+                    key: if *op == "eq" {
+                        field.name.to_owned()
+                    } else {
+                        format!("{}__{op}", field.name)
+                    },
+                    lookup: lookup.clone().filter(|_| matches!(*op, "eq" | "ne")),
                 });
             }
             if field.nullable {
-                keys.push(format!("{}__is", field.name));
+                keys.push(FilterKey {
+                    key: format!("{}__is", field.name),
+                    lookup: None,
+                });
             }
         }
         keys

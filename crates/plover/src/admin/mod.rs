@@ -1,6 +1,8 @@
 //! The admin area (SPEC.md section 10): a dashboard with panels, and per model an index
 //! (columns, sorting, REST-syntax filters, pages, bulk delete), add and edit forms, a delete
-//! page with the dependent rows, CSV/JSON export and foreign-key lookups.
+//! page with the dependent rows, CSV/JSON export and foreign-key lookups. A model's pages can
+//! be rendered by the application's own templates ([`AdminTemplates`], over the data of
+//! [`views`]).
 //!
 //! ```no_run
 //! # use plover::prelude::*;
@@ -34,6 +36,8 @@ mod model_admin;
 mod page;
 mod panel;
 mod prepared;
+mod templates;
+pub mod views;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -45,12 +49,14 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
+pub use templates::{AdminTemplates, DefaultTemplates};
 
 use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
 use crate::error::Error;
 use crate::model::RestModel;
-use page::{error_page, Chrome, Reply};
+use page::{error_page, Reply};
 use prepared::{AdminModel, AdminRequest, Cx, Exposure};
+use views::Chrome;
 
 /// Largest form body the admin reads (1 MiB).
 const MAX_FORM_BYTES: usize = 1024 * 1024;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -94,6 +95,7 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) foreign_key_lookups: Vec<(String, String)>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
+    pub(crate) templates: Arc<dyn AdminTemplates>,
 }
 
 impl<M: RestModel> Default for ModelAdmin<M> {
@@ -117,6 +119,7 @@ impl<M: RestModel> ModelAdmin<M> {
             foreign_key_lookups: Vec::new(),
             delete_collect_objects: true,
             delete_recursive: true,
+            templates: Arc::new(DefaultTemplates),
         }
     }
 
@@ -187,6 +190,13 @@ impl<M: RestModel> ModelAdmin<M> {
     /// others refer to cannot be deleted (409).
     pub fn delete_recursive(mut self, on: bool) -> Self {
         self.delete_recursive = on;
+        self
+    }
+
+    /// The templates of this model's pages (default: the crate's, [`DefaultTemplates`]);
+    /// see [`AdminTemplates`].
+    pub fn templates(mut self, templates: impl AdminTemplates) -> Self {
+        self.templates = Arc::new(templates);
         self
     }
 }

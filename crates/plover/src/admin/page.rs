@@ -1,26 +1,12 @@
-//! What admin views answer, the page frame they share, and values as text.
+//! What admin views answer, the error page, templates rendered, and values as text.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use askama::Template;
 use serde_json::Value;
 
+use super::views::Chrome;
 use crate::error::Error;
-
-/// The frame of every admin page: who is logged in, the models to navigate to.
-#[derive(Debug, Clone)]
-pub(crate) struct Chrome {
-    /// The admin's URL prefix (`/admin`).
-    pub(crate) prefix: String,
-    /// The logged-in user's name.
-    pub(crate) user: String,
-    /// The logout URL (back to the login page afterwards).
-    pub(crate) logout: String,
-    /// `(name, url)` of every registered model.
-    pub(crate) models: Vec<(String, String)>,
-    /// The session's CSRF token.
-    pub(crate) csrf: String,
-}
 
 /// What a view answers.
 #[derive(Debug)]
@@ -42,15 +28,7 @@ pub(crate) enum Reply {
 impl Reply {
     /// A 200 page from a template.
     pub(crate) fn page(template: &impl Template) -> Result<Reply, Error> {
-        Reply::page_with(StatusCode::OK, template)
-    }
-
-    /// A page with this status from a template.
-    pub(crate) fn page_with(status: StatusCode, template: &impl Template) -> Result<Reply, Error> {
-        let html = template
-            .render()
-            .map_err(|e| Error::Internal(format!("admin template: {e}")))?;
-        Ok(Reply::Html(status, html))
+        Ok(Reply::Html(StatusCode::OK, render(template)?))
     }
 
     /// The HTTP response.
@@ -80,6 +58,13 @@ impl Reply {
                 .body(body),
         }
     }
+}
+
+/// The HTML of a template.
+pub(crate) fn render(template: &impl Template) -> Result<String, Error> {
+    template
+        .render()
+        .map_err(|e| Error::Internal(format!("admin template: {e}")))
 }
 
 /// An error as an admin page.

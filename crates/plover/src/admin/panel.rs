@@ -2,6 +2,7 @@
 
 use askama::Template;
 
+use super::page::render;
 use crate::db::Conn;
 use crate::error::Error;
 
@@ -72,9 +73,7 @@ pub trait AdminPanel: Send + Sync + 'static {
     /// The panel's HTML: by default the crate's `admin/panels/default.html`. Override it to
     /// render a template of your own; escape what you insert.
     fn render(&self, view: &PanelView<'_>) -> Result<String, Error> {
-        DefaultPanel { view }
-            .render()
-            .map_err(|e| Error::Internal(format!("panel template: {e}")))
+        render(&DefaultPanel { view })
     }
 }
 

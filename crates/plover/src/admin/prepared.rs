@@ -5,7 +5,9 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::model_admin::{Column, ModelAdmin, PageColumn};
-use super::page::{Chrome, Reply};
+use super::page::Reply;
+use super::templates::AdminTemplates;
+use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
@@ -103,6 +105,7 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) lookups: HashMap<usize, Lookup>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
+    pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -211,6 +214,7 @@ impl<M: RestModel> ModelAdmin<M> {
             lookups,
             delete_collect_objects: self.delete_collect_objects,
             delete_recursive: self.delete_recursive,
+            templates: self.templates,
         }
     }
 }
@@ -273,6 +277,11 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// `{prefix}/{name}/`.
     pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
         format!("{}/{}/", cx.chrome.prefix, self.name)
+    }
+
+    /// The JSON lookup of a foreign key, `{prefix}/{name}/lookup/{field}/`.
+    pub(crate) fn lookup_url(&self, cx: &Cx<'_>, field: &FieldMeta) -> String {
+        format!("{}lookup/{}/", self.url(cx), field.name)
     }
 }
 

@@ -1,0 +1,263 @@
+//! What the admin's model pages show: the data of the index, add, edit, delete and export
+//! pages, as the crate's templates and an application's own ([`AdminTemplates`]) read it.
+//!
+//! The admin fills these in; an application only reads them (they are `#[non_exhaustive]`).
+//! Every text is the raw value: a template escapes it (askama does by default, so never
+//! `|safe` a field of a view). Each view is also the crate's own template:
+//! `view.render()` gives the default page.
+//!
+//! [`AdminTemplates`]: super::AdminTemplates
+
+use askama::Template;
+
+use super::page::render;
+use crate::error::Error;
+
+/// The frame of every admin page: who is logged in, the models to navigate to.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Chrome {
+    /// The admin's URL prefix (`/admin`).
+    pub prefix: String,
+    /// The logged-in user's name.
+    pub user: String,
+    /// The logout URL (back to the login page afterwards).
+    pub logout: String,
+    /// `(name, url)` of every registered model.
+    pub models: Vec<(String, String)>,
+    /// The session's CSRF token: every POST form carries it as `csrf_token`.
+    pub csrf: String,
+}
+
+/// The admin's layout around HTML that is already escaped.
+#[derive(Template)]
+#[template(path = "admin/page.html")]
+struct Framed<'a> {
+    chrome: &'a Chrome,
+    title: &'a str,
+    content: &'a str,
+}
+
+impl Chrome {
+    /// A whole admin page: the crate's layout (head, stylesheet, script, navigation) titled
+    /// `title` (escaped) around `content_html`, which is inserted as it is. Render
+    /// `content_html` with a template of your own, which escapes what it inserts (askama
+    /// does by default); never pass unescaped data.
+    pub fn page(&self, title: &str, content_html: &str) -> Result<String, Error> {
+        render(&Framed {
+            chrome: self,
+            title,
+            content: content_html,
+        })
+    }
+}
+
+/// The index of a model, `GET {prefix}/{name}/` (template `admin/index.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/index.html")]
+#[non_exhaustive]
+pub struct IndexView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title (the model's admin name).
+    pub title: String,
+    /// The model's admin name, the `{name}` of its URLs.
+    pub name: String,
+    /// The index URL, `{prefix}/{name}/`; the add page is `{url}add/`.
+    pub url: String,
+    /// The column headers.
+    pub headers: Vec<Header>,
+    /// The rows of this page.
+    pub rows: Vec<Row>,
+    /// The filters of the query, each with the link that removes it.
+    pub filters: Vec<ActiveFilter>,
+    /// The `field__op` keys the "add a filter" form offers (sent as `_fk`, the value as `_fv`).
+    pub filter_keys: Vec<FilterKey>,
+    /// The query pairs the filter form keeps (hidden inputs): all but `page`.
+    pub keep: Vec<(String, String)>,
+    /// The page number, from 1.
+    pub page: i64,
+    /// The previous page's link, if any.
+    pub previous: Option<String>,
+    /// The next page's link, if any.
+    pub next: Option<String>,
+    /// Where the bulk form (`action=delete` and the selected `id`s) posts: this page.
+    pub action: String,
+    /// The export page of the filtered rows.
+    pub export: String,
+}
+
+/// A column header of the index.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Header {
+    /// The field's name, or a computed column's title.
+    pub title: String,
+    /// The link that sorts by this column (model fields only).
+    pub sort: Option<String>,
+    /// `"asc"` or `"desc"` when the index is sorted by this column, else `""`.
+    pub sorted: &'static str,
+}
+
+/// A row of the index.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Row {
+    /// The primary key (the `id` value of the bulk form's checkbox).
+    pub pk: i64,
+    /// The cells, in the order of the headers: a foreign key as the related row's text.
+    pub cells: Vec<String>,
+    /// The row's edit page.
+    pub edit: String,
+}
+
+/// A filter of the index query.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ActiveFilter {
+    /// The `field__op` key, in the REST syntax.
+    pub key: String,
+    /// The value, as given.
+    pub value: String,
+    /// The index without this filter.
+    pub remove: String,
+}
+
+/// A key of the "add a filter" form.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FilterKey {
+    /// The `field__op` key (`content__like`, `user`...).
+    pub key: String,
+    /// For a key that takes one related row's key (`user`, `user__ne`) of a foreign key with
+    /// a `foreign_key_lookup`: the JSON lookup URL, `{prefix}/{name}/lookup/{field}/`.
+    pub lookup: Option<String>,
+}
+
+/// The add form, `{prefix}/{name}/add/`, and the edit form, `{prefix}/{name}/{pk}/`
+/// (template `admin/form.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/form.html")]
+#[non_exhaustive]
+pub struct FormView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title: `Add {name}` or `Edit {row's text}`.
+    pub title: String,
+    /// The model's admin name.
+    pub name: String,
+    /// The index URL, `{prefix}/{name}/` (where Cancel leads).
+    pub url: String,
+    /// Where the form posts.
+    pub action: String,
+    /// The inputs, in model order.
+    pub fields: Vec<FormField>,
+    /// After a failed submit: what went wrong as a whole.
+    pub error: Option<String>,
+    /// On edit, the row's delete page; `None` on add.
+    pub delete: Option<String>,
+}
+
+/// How a form field is entered.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Widget {
+    /// A text input.
+    Text,
+    /// A number input.
+    Number {
+        /// Its `step`: `"1"` or `"any"`.
+        step: &'static str,
+    },
+    /// A checkbox (absent from the POST = false).
+    Checkbox,
+    /// A date picker.
+    Date,
+    /// A date-time picker.
+    DateTime,
+    /// A foreign key's select: `(value, text, selected)` options; the first is empty when
+    /// the field may be empty.
+    Select(Vec<(String, String, bool)>),
+    /// A foreign key's type-ahead: a number input for the key and a search over `url`.
+    Lookup {
+        /// The JSON lookup URL, `{prefix}/{name}/lookup/{field}/`.
+        url: String,
+        /// The current related row's text.
+        text: String,
+    },
+}
+
+/// An input of the add or edit form.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FormField {
+    /// The field's name: the input's `name`.
+    pub name: String,
+    /// How it is entered.
+    pub widget: Widget,
+    /// The value shown: the stored one, or after a failed submit the submitted one.
+    pub value: String,
+    /// Whether a checkbox is checked.
+    pub checked: bool,
+    /// What is wrong with the submitted value.
+    pub error: Option<String>,
+    /// A hint (may be empty).
+    pub help: String,
+}
+
+/// The delete page, `GET {prefix}/{name}/{pk}/delete/` (template `admin/delete.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/delete.html")]
+#[non_exhaustive]
+pub struct DeleteView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title, `Delete {row's text}`.
+    pub title: String,
+    /// The index URL (where Cancel leads).
+    pub url: String,
+    /// The row's text.
+    pub display: String,
+    /// Where the confirmation posts.
+    pub action: String,
+    /// The rows that refer to it, per model (empty unless `delete_collect_objects`).
+    pub groups: Vec<Group>,
+    /// Whether the dependent rows were collected (`delete_collect_objects`).
+    pub collected: bool,
+    /// Whether the delete takes them along (`delete_recursive`); else it is refused while
+    /// they exist.
+    pub recursive: bool,
+}
+
+/// The rows of one model that a delete reaches.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Group {
+    /// The model's name.
+    pub model: String,
+    /// Whether they are deleted (else their reference is set to NULL).
+    pub deleted: bool,
+    /// The rows' texts, at most 100.
+    pub rows: Vec<String>,
+    /// How many more there are.
+    pub more: usize,
+}
+
+/// The export form, `GET {prefix}/{name}/export/` (template `admin/export.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/export.html")]
+#[non_exhaustive]
+pub struct ExportView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title, `Export {name}`.
+    pub title: String,
+    /// The index URL (where Cancel leads).
+    pub url: String,
+    /// Where the form (`fields` checkboxes, `format` `csv` or `json`) posts.
+    pub action: String,
+    /// The exportable columns: the primary key and the form fields.
+    pub columns: Vec<String>,
+    /// The filters the export applies (`field__op`, value).
+    pub filters: Vec<(String, String)>,
+}
