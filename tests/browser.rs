@@ -325,6 +325,61 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(rows.len(), 10, "bob says 10 to 19");
     screenshot(&client, "admin-index").await;
 
+    // A filter on the user through the filter form's type-ahead: the search shows for the key
+    // `user` only, and the chosen user's key becomes the value.
+    client
+        .goto(&format!("{base}/admin/message/"))
+        .await
+        .expect("goto");
+    let search = client
+        .find(Locator::Css(".filter-lookup"))
+        .await
+        .expect("the filter's search");
+    assert!(
+        !search.is_displayed().await.expect("shown?"),
+        "not for `id`"
+    );
+    client
+        .find(Locator::Css("#filter-key"))
+        .await
+        .expect("filter select")
+        .select_by_value("user")
+        .await
+        .expect("chosen");
+    assert!(search.is_displayed().await.expect("shown?"), "for `user`");
+    fill(&client, ".filter-lookup .lookup-q", "CAR").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let carol = loop {
+        let found = client
+            .find_all(Locator::Css(".filter-lookup .lookup-results li"))
+            .await
+            .expect("results");
+        if let [only] = &found[..] {
+            if only.text().await.is_ok_and(|t| t == "carol (#3)") {
+                break only.clone();
+            }
+        }
+        assert!(Instant::now() < deadline, "carol alone in the results");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    };
+    screenshot(&client, "admin-filter-lookup").await;
+    carol.click().await.expect("carol chosen");
+    assert_eq!(
+        value_of(&client, "#filter-value").await.as_deref(),
+        Some("3")
+    );
+    click(&client, Locator::Css(".filter-form button")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/?user=3");
+    assert_eq!(
+        text_of(&client, "tbody tr td:nth-child(4)").await,
+        "carol was here"
+    );
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 1);
+
     // Add a note.
     client
         .goto(&format!("{base}/admin/note/add/"))
@@ -397,6 +452,112 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(lines[0], "id,user,content,pub_date");
     assert_eq!(lines.len(), 26, "a header and 25 rows");
     assert_eq!(lines[1], "1,2,bob says 01,2024-02-01 12:00:00");
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
+    // alice, and bob with 25 messages and carol with one: two pages of public timeline.
+    let data = TempDir::new();
+    let base = serve_microblog(&data, false, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+
+    // Join from the navigation; a mismatched password first: the message, the values kept.
+    client.goto(&base).await.expect("goto");
+    click(&client, Locator::LinkText("Join")).await;
+    assert_eq!(path_and_query(&client).await, "/join/");
+    fill(&client, "#username", "dora").await;
+    fill(&client, "#email", "dora@example.com").await;
+    fill(&client, "#password", "correct horse").await;
+    fill(&client, "#password2", "correct hose").await;
+    submit(&client).await;
+    let error = text_of(&client, "#password2-error").await;
+    assert_eq!(error, "The two passwords differ.");
+    assert_eq!(
+        value_of(&client, "#username").await.as_deref(),
+        Some("dora")
+    );
+    assert_eq!(
+        value_of(&client, "#email").await.as_deref(),
+        Some("dora@example.com")
+    );
+    assert_eq!(value_of(&client, "#password").await.as_deref(), Some(""));
+    screenshot(&client, "microblog-join-invalid").await;
+    fill(&client, "#password", "correct horse").await;
+    fill(&client, "#password2", "correct horse").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/");
+    assert!(body_text(&client).await.contains("Logged in as dora"));
+
+    // Log out, and in again through the login form.
+    click(&client, Locator::LinkText("Log out")).await;
+    assert_eq!(path_and_query(&client).await, "/");
+    let text = body_text(&client).await;
+    assert!(text.contains("Log in") && !text.contains("dora"), "{text}");
+    click(&client, Locator::LinkText("Log in")).await;
+    fill(&client, "#username", "dora").await;
+    fill(&client, "#password", "correct horse").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/");
+    assert!(body_text(&client).await.contains("Logged in as dora"));
+
+    // Post a message: the newest on the public timeline.
+    click(&client, Locator::LinkText("Post")).await;
+    assert_eq!(path_and_query(&client).await, "/post/");
+    fill(&client, "#content", "Hello from <dora>'s browser").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/");
+    let first = text_of(&client, ".message .content").await;
+    assert_eq!(first, "Hello from <dora>'s browser");
+
+    // Follow bob from his profile, found on the user list.
+    click(&client, Locator::LinkText("Users")).await;
+    click(&client, Locator::Css("a[href=\"/users/bob/\"]")).await;
+    assert_eq!(path_and_query(&client).await, "/users/bob/");
+    assert_eq!(text_of(&client, "#followers").await, "0 followers");
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/users/bob/");
+    assert_eq!(text_of(&client, "#followers").await, "1 follower");
+    assert_eq!(text_of(&client, "button[type=submit]").await, "Unfollow");
+    screenshot(&client, "microblog-profile").await;
+
+    // The private timeline: bob's messages only, newest first, in two pages.
+    click(&client, Locator::LinkText("Private timeline")).await;
+    assert_eq!(path_and_query(&client).await, "/private/");
+    assert_eq!(text_of(&client, ".message .content").await, "bob says 25");
+    let text = body_text(&client).await;
+    assert!(text.contains("page 1 of 2"), "{text}");
+    assert!(
+        !text.contains("carol was here") && !text.contains("Hello from"),
+        "{text}"
+    );
+    screenshot(&client, "microblog-private").await;
+
+    // The public timeline: 27 messages; the next page, then back.
+    click(&client, Locator::LinkText("Public")).await;
+    assert!(body_text(&client).await.contains("page 1 of 2"));
+    click(&client, Locator::Css("a[rel=next]")).await;
+    assert_eq!(path_and_query(&client).await, "/?page=2");
+    assert!(body_text(&client).await.contains("page 2 of 2"));
+    let rows = client
+        .find_all(Locator::Css(".message"))
+        .await
+        .expect("messages");
+    assert_eq!(rows.len(), 7);
+    assert_eq!(text_of(&client, ".message .content").await, "bob says 07");
+    screenshot(&client, "microblog-public-page-2").await;
+    click(&client, Locator::Css("a[rel=prev]")).await;
+    assert_eq!(path_and_query(&client).await, "/?page=1");
+    let rows = client
+        .find_all(Locator::Css(".message"))
+        .await
+        .expect("messages");
+    assert_eq!(rows.len(), 20);
+    screenshot(&client, "microblog-public").await;
 
     client.close().await.expect("browser closed");
 }

@@ -26,7 +26,8 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use actix_web::dev::ServiceResponse;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
 use actix_web::http::{Method, StatusCode};
 use actix_web::test::{self, TestRequest};
@@ -442,16 +443,98 @@ fn with_database(url: &str, name: &str, options: &str) -> String {
     }
 }
 
-/// Where a [`TestApp`]'s database lives; removed on drop.
+/// Where a test's database lives ([`fresh_database`]); removed on drop.
 #[derive(Debug)]
-enum Store {
+pub enum Store {
     /// The directory of an SQLite file.
-    Sqlite(#[allow(dead_code)] TempDir),
+    Sqlite(TempDir),
     /// A PostgreSQL database.
-    Pg(#[allow(dead_code)] PgDatabase),
+    Pg(PgDatabase),
+}
+
+/// A new, empty database for one test, whose URL carries these driver options (a query string
+/// such as `max_connections=1&connection_timeout=0.3`): a file in a temporary directory on
+/// SQLite, or, on PostgreSQL ([`PG_URL_VAR`]), a new database. Keep the [`Store`] as long as
+/// the database is used: dropping it removes the database.
+pub fn fresh_database(options: &str) -> (Database, Store) {
+    match pg_admin_url() {
+        None => {
+            let dir = TempDir::new();
+            let url = format!(
+                "sqlite://{}?{options}",
+                dir.path().join("test.db").display()
+            );
+            (
+                Database::from_url(&url).expect("a valid database URL"),
+                Store::Sqlite(dir),
+            )
+        }
+        Some(admin) => {
+            let pg = PgDatabase::create(&admin);
+            (
+                Database::from_url(&pg.url(options)).expect("a valid database URL"),
+                Store::Pg(pg),
+            )
+        }
+    }
 }
 
 type Caller = Box<dyn Fn(TestRequest) -> Pin<Box<dyn Future<Output = ServiceResponse>>>>;
+
+/// An application as an in-process service: sends requests and reads whole responses.
+pub struct TestService(Caller);
+
+impl std::fmt::Debug for TestService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestService").finish_non_exhaustive()
+    }
+}
+
+impl TestService {
+    /// Initializes `app` (an actix-web `App`) as a test service.
+    pub async fn new<T, B>(app: App<T>) -> TestService
+    where
+        T: ServiceFactory<
+                ServiceRequest,
+                Config = (),
+                Response = ServiceResponse<B>,
+                Error = actix_web::Error,
+                InitError = (),
+            > + 'static,
+        B: MessageBody + 'static,
+    {
+        let service = Rc::new(test::init_service(app).await);
+        TestService(Box::new(move |req: TestRequest| {
+            let service = service.clone();
+            Box::pin(async move {
+                test::call_service(&*service, req.to_request())
+                    .await
+                    .map_into_boxed_body()
+            })
+        }))
+    }
+
+    /// Serves one request.
+    pub async fn send(&self, req: TestRequest) -> Resp {
+        let resp = (self.0)(req).await;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = test::read_body(resp).await;
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// A new client without cookies.
+    pub fn browser(&self) -> Browser<'_> {
+        Browser {
+            service: self,
+            cookie: std::cell::RefCell::new(None),
+        }
+    }
+}
 
 /// A response, read in full.
 #[derive(Debug, Clone)]
@@ -531,7 +614,7 @@ impl Resp {
 
 /// The test application over its own temporary database.
 pub struct TestApp {
-    call: Caller,
+    service: TestService,
     /// The database the application serves.
     pub db: Database,
     /// The accounts component (bcrypt cost 4) that `UserAuthentication` checks against.
@@ -577,26 +660,7 @@ impl TestApp {
         options: &str,
         configure: impl FnOnce(Auth<User>) -> Auth<User>,
     ) -> TestApp {
-        let (db, store) = match pg_admin_url() {
-            None => {
-                let dir = TempDir::new();
-                let url = format!(
-                    "sqlite://{}?{options}",
-                    dir.path().join("test.db").display()
-                );
-                (
-                    Database::from_url(&url).expect("a valid database URL"),
-                    Store::Sqlite(dir),
-                )
-            }
-            Some(admin) => {
-                let pg = PgDatabase::create(&admin);
-                (
-                    Database::from_url(&pg.url(options)).expect("a valid database URL"),
-                    Store::Pg(pg),
-                )
-            }
-        };
+        let (db, store) = fresh_database(options);
         db.run_blocking(|conn| match conn.engine() {
             Engine::Sqlite => {
                 conn.batch_execute(microblog::SCHEMA_SQLITE)?;
@@ -624,7 +688,7 @@ impl TestApp {
             plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES)
                 .setup();
         let small = small(db.clone()).setup();
-        let service = test::init_service(
+        let service = TestService::new(
             App::new()
                 .wrap(auth.session_middleware())
                 .configure(auth.setup())
@@ -636,17 +700,8 @@ impl TestApp {
                 .configure(views_routes::routes(db.clone())),
         )
         .await;
-        let service = Rc::new(service);
-        let call: Caller = Box::new(move |req: TestRequest| {
-            let service = service.clone();
-            Box::pin(async move {
-                test::call_service(&*service, req.to_request())
-                    .await
-                    .map_into_boxed_body()
-            })
-        });
         TestApp {
-            call,
+            service,
             db,
             auth,
             log,
@@ -768,15 +823,7 @@ impl TestApp {
 
     /// Serves one request.
     pub async fn send(&self, req: TestRequest) -> Resp {
-        let resp = (self.call)(req).await;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let body = test::read_body(resp).await;
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        self.service.send(req).await
     }
 
     /// `GET uri`.
@@ -802,17 +849,14 @@ impl TestApp {
 
 /// A client that keeps the session cookie between requests, as a browser does.
 pub struct Browser<'a> {
-    app: &'a TestApp,
+    service: &'a TestService,
     cookie: std::cell::RefCell<Option<String>>,
 }
 
 impl TestApp {
     /// A new client without cookies.
     pub fn browser(&self) -> Browser<'_> {
-        Browser {
-            app: self,
-            cookie: std::cell::RefCell::new(None),
-        }
+        self.service.browser()
     }
 }
 
@@ -836,7 +880,7 @@ impl Browser<'_> {
             )),
             None => req,
         };
-        let resp = self.app.send(req).await;
+        let resp = self.service.send(req).await;
         for set in resp.headers.get_all("set-cookie") {
             let set = set.to_str().expect("an ASCII Set-Cookie");
             let Some((name, rest)) = set.split_once('=') else {

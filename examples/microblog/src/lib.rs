@@ -1,10 +1,16 @@
-//! The models of Plover's microblog example (the data set of the benchmark peer): users who
-//! follow each other and post messages, and free-standing notes.
+//! Plover's microblog example, flask-peewee's example app (a small Twitter clone) in Rust:
+//! users who join, follow each other and post messages, and free-standing notes (the data set
+//! of the benchmark peer). [`routes`] serves the HTML pages ([`pages`]), the REST API under
+//! `/api/`, the login and logout views under `/accounts/` and the admin under `/admin/`;
+//! [`seed_demo`] fills an empty database with a small demo data set.
 
 use plover::prelude::*;
 
 pub mod admin;
 pub mod pages;
+pub mod seed;
+
+pub use seed::seed_demo;
 
 /// The diesel schema.
 pub mod schema {

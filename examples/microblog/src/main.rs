@@ -1,11 +1,14 @@
-//! The microblog example: `cargo run -p microblog` serves its pages on http://127.0.0.1:8000/
-//! and its REST API under /api/, from `microblog.db` (created on first start).
+//! The microblog example: `cargo run -p microblog` serves its pages on http://127.0.0.1:8000/,
+//! its REST API under /api/ and its admin under /admin/, from `microblog.db` (created on first
+//! start). An empty database gets the demo data set first (`seed_demo`): log in as
+//! `admin` / `admin`, or as `alice`, `bob` or `carol` with the password `password`.
 //!
 //! Environment: `DATABASE_URL` (default `sqlite://microblog.db`), `BIND` (default
 //! `127.0.0.1:8000`), `SECRET_KEY` (at least 32 bytes; default: a random key per start).
 
 use actix_web::{App, HttpServer};
-use microblog::{create_tables, ensure_user, User};
+use microblog::seed::{DEMO_PASSWORD, DEMO_USERS};
+use microblog::{create_tables, ensure_user, seed_demo, User};
 use plover::prelude::*;
 
 #[actix_web::main]
@@ -22,11 +25,18 @@ async fn main() -> std::io::Result<()> {
         }
         auth = auth.secret_key(key.as_bytes());
     }
+    // Only on an empty database: a database with users (the benchmark's) is left as it is.
+    if seed_demo(&db, &auth).map_err(std::io::Error::other)? {
+        eprintln!("microblog: seeded the demo data set");
+    }
     ensure_user(&db, &auth, "admin", "admin", true).map_err(std::io::Error::other)?;
 
     let routes = microblog::routes(&db, &auth);
 
-    eprintln!("microblog: http://{bind}/ (log in as admin / admin)");
+    eprintln!(
+        "microblog: http://{bind}/ (log in as admin / admin (admin), or {} / {DEMO_PASSWORD})",
+        DEMO_USERS.join(", ")
+    );
     HttpServer::new(move || {
         App::new()
             .wrap(auth.session_middleware())

@@ -1,0 +1,86 @@
+//! The example's HTML pages, flask-peewee's example app in Rust: the public timeline, the
+//! private timeline of followed users, the user list and profiles with follow and unfollow,
+//! posting a message, and joining. Templates are askama's, in `templates/`, extending
+//! `base.html`; the stylesheet is served from `/static/style.css`.
+//!
+//! Login and logout are Plover's accounts views (`/accounts/login/`, `/accounts/logout/`).
+//! Both go to the accounts component's default next URL, `/` (the homepage, as in
+//! flask-peewee), unless a safe `next` says otherwise: a logout lands on a public page, and a
+//! `login_required` page sends people back to itself through `next`.
+//!
+//! Every view answers errors as HTML pages ([`HtmlError`]); every POST form carries the
+//! session's CSRF token.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{web, HttpResponse};
+use askama::Template;
+use plover::views::{render, HtmlError};
+
+mod join;
+mod post;
+mod timeline;
+mod users;
+
+pub use timeline::Timeline;
+
+/// Messages per page on the timelines and profiles, users per page on the user list.
+pub const PER_PAGE: i64 = 20;
+
+/// The longest message, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// The stylesheet, served by the app (no external downloads).
+const STYLE_CSS: &str = include_str!("../../static/style.css");
+
+/// Mounts the pages and the stylesheet.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(timeline::public))
+        .route("/private/", web::get().to(timeline::private))
+        .route("/users/", web::get().to(users::list))
+        .route("/users/{username}/", web::get().to(users::detail))
+        .route("/users/{username}/follow/", web::post().to(users::follow))
+        .route(
+            "/users/{username}/unfollow/",
+            web::post().to(users::unfollow),
+        )
+        .service(
+            web::resource("/post/")
+                .route(web::get().to(post::form))
+                .route(web::post().to(post::submit)),
+        )
+        .service(
+            web::resource("/join/")
+                .route(web::get().to(join::form))
+                .route(web::post().to(join::submit)),
+        )
+        .route("/static/style.css", web::get().to(stylesheet));
+}
+
+/// `GET /static/style.css`: cacheable for a day.
+async fn stylesheet() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "public, max-age=86400"))
+        .body(STYLE_CSS)
+}
+
+/// The path of a user's profile page, the username percent-encoded as one path segment.
+pub fn profile_url(username: &str) -> String {
+    match askama::filters::urlencode_strict(username) {
+        Ok(name) => format!("/users/{name}/"),
+    }
+}
+
+/// 303 See Other to `location`: the answer to a POST that worked.
+fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .finish()
+}
+
+/// A page with another status than 200: a form shown again with what was wrong.
+fn render_status(status: StatusCode, page: &impl Template) -> Result<HttpResponse, HtmlError> {
+    let mut response = render(page)?;
+    *response.status_mut() = status;
+    Ok(response)
+}

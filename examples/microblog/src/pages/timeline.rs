@@ -1,0 +1,117 @@
+//! The public timeline (`/`) and the private one (`/private/`: the people the user follows).
+
+use std::collections::HashMap;
+
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use plover::accounts::LoggedInUser;
+use plover::db::{Conn, DbConn};
+use plover::query::Op;
+use plover::views::{render, HtmlError, Page, PageAt, Query};
+use plover::Error;
+
+use super::PER_PAGE;
+use crate::{Message, Relationship, User};
+
+/// A page of messages, newest first, with their authors' usernames.
+#[derive(Debug)]
+pub struct Timeline {
+    /// The messages of this page, and the links to the others.
+    pub page: Page<Message>,
+    /// Username by user id, for the authors of this page.
+    authors: HashMap<i32, String>,
+}
+
+impl Timeline {
+    /// Loads page `at` of the messages `query` selects, newest first, and their authors.
+    pub fn load(conn: &mut Conn<'_>, query: Query<Message>, at: PageAt) -> Result<Timeline, Error> {
+        let page = query
+            .order_by("-pub_date")
+            .order_by("-id")
+            .paginate_by(PER_PAGE)
+            .load(conn, at)?;
+        let mut ids: Vec<i32> = page.objects.iter().map(|m| m.user_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let authors = if ids.is_empty() {
+            Vec::new()
+        } else {
+            Query::<User>::new()
+                .filter_any("id", Op::In, ids)
+                .all(conn)?
+        };
+        Ok(Timeline {
+            page,
+            authors: authors.into_iter().map(|u| (u.id, u.username)).collect(),
+        })
+    }
+
+    /// The username of a message's author.
+    pub fn author(&self, message: &Message) -> &str {
+        self.authors
+            .get(&message.user_id)
+            .map_or("", String::as_str)
+    }
+}
+
+/// `templates/timeline.html`: either timeline.
+#[derive(Template)]
+#[template(path = "timeline.html")]
+struct TimelinePage {
+    me: Option<User>,
+    /// The private timeline (else the public one).
+    private: bool,
+    /// How many people the user follows (private timeline).
+    following: usize,
+    timeline: Timeline,
+}
+
+/// `GET /`: every message, newest first, 20 a page.
+pub async fn public(
+    req: HttpRequest,
+    me: Option<LoggedInUser<User>>,
+    db: DbConn,
+) -> Result<HttpResponse, HtmlError> {
+    let at = PageAt::of(&req)?;
+    let timeline = db
+        .run(move |conn| Timeline::load(conn, Query::new(), at))
+        .await?;
+    render(&TimelinePage {
+        me: me.map(LoggedInUser::into_inner),
+        private: false,
+        following: 0,
+        timeline,
+    })
+}
+
+/// `GET /private/` (login required): the messages of the people the user follows, newest
+/// first, 20 a page.
+pub async fn private(
+    req: HttpRequest,
+    me: LoggedInUser<User>,
+    db: DbConn,
+) -> Result<HttpResponse, HtmlError> {
+    let at = PageAt::of(&req)?;
+    let me = me.into_inner();
+    let my_id = me.id;
+    let (following, timeline) = db
+        .run(move |conn| {
+            let mut followed: Vec<i32> = Query::<Relationship>::new()
+                .filter("from_user", Op::Eq, my_id)
+                .all(conn)?
+                .into_iter()
+                .map(|r| r.to_user_id)
+                .collect();
+            followed.sort_unstable();
+            followed.dedup();
+            let query = Query::new().filter_any("user", Op::In, followed.iter().copied());
+            Ok((followed.len(), Timeline::load(conn, query, at)?))
+        })
+        .await?;
+    render(&TimelinePage {
+        me: Some(me),
+        private: true,
+        following,
+        timeline,
+    })
+}
