@@ -51,3 +51,42 @@ async fn blank_sql_is_a_no_op_on_every_engine() {
         .run_blocking(|conn| conn.batch_execute("  \n"))
         .expect("blank SQL is accepted");
 }
+
+/// The cache and mmap sizes of a connection to the SQLite database at `url`.
+fn sqlite_sizes(url: &str) -> (i64, i64) {
+    use diesel::sql_types::BigInt;
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Cache {
+        #[diesel(sql_type = BigInt)]
+        cache_size: i64,
+    }
+    #[derive(diesel::QueryableByName)]
+    struct Mmap {
+        #[diesel(sql_type = BigInt)]
+        mmap_size: i64,
+    }
+    let db = Database::from_url(url).expect("a valid URL");
+    db.run_blocking(|conn| match conn {
+        plover::db::Conn::Sqlite(c) => {
+            let cache = diesel::sql_query("PRAGMA cache_size").get_result::<Cache>(*c)?;
+            let mmap = diesel::sql_query("PRAGMA mmap_size").get_result::<Mmap>(*c)?;
+            Ok((cache.cache_size, mmap.mmap_size))
+        }
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("an SQLite URL"),
+    })
+    .expect("the pragmas")
+}
+
+#[test]
+fn sqlite_cache_and_mmap_sizes_are_options() {
+    let dir = TempDir::new();
+    let url = format!("sqlite://{}", dir.path().join("p.db").display());
+    // Defaults: 1,000 KiB of page cache per connection (negative: KiB), no memory mapping.
+    assert_eq!(sqlite_sizes(&url), (-1000, 0));
+    let tuned = format!("{url}?cache_size=300&mmap_size=1048576");
+    assert_eq!(sqlite_sizes(&tuned), (-300, 1048576));
+    let bad = Database::from_url(&format!("{url}?cache_size=lots")).map(|_| ());
+    assert!(bad.is_err_and(|e| e.to_string().contains("cache_size")));
+}

@@ -27,7 +27,8 @@ pub struct Config {
     /// The engine.
     pub engine: Engine,
     /// Driver options: `max_connections`, `connection_timeout` (seconds), `busy_timeout`
-    /// (milliseconds, SQLite); `threadlocals` is accepted and has no effect.
+    /// (milliseconds, SQLite), `cache_size` (KiB per connection, SQLite), `mmap_size` (bytes,
+    /// SQLite); `threadlocals` is accepted and has no effect.
     pub options: BTreeMap<String, String>,
 }
 

@@ -132,7 +132,7 @@ impl Database {
         match config.engine {
             Engine::Sqlite => {
                 let mut known = config::OWN_OPTIONS.to_vec();
-                known.push("busy_timeout");
+                known.extend(["busy_timeout", "cache_size", "mmap_size"]);
                 config.check_options(&known)?;
                 let manager = ConnectionManager::<SqliteConnection>::new(config.name.clone());
                 let pool = Pool::builder()

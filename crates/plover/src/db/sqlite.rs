@@ -13,6 +13,12 @@ diesel::define_sql_function! {
     fn plover_lower(x: Nullable<Text>) -> Nullable<Text>;
 }
 
+/// SQLite's page cache per connection, in KiB: half of SQLite's own default (2,000). Pages
+/// beyond it come from the operating system's file cache, shared by every connection; eight
+/// private caches of 2 MB each held the same pages eight times and pushed a server's memory
+/// past 48 MiB under the benchmark, at no measurable gain in speed.
+const DEFAULT_CACHE_KIB: f64 = 1000.0;
+
 /// Applies Plover's pragmas to every new SQLite connection.
 #[derive(Debug)]
 pub(super) struct Customizer {
@@ -22,11 +28,14 @@ pub(super) struct Customizer {
 impl Customizer {
     pub(super) fn from_config(config: &Config) -> Result<Customizer, ConfigError> {
         let busy = config.number("busy_timeout", 5000.0)? as u64;
+        let cache = config.number("cache_size", DEFAULT_CACHE_KIB)? as u64;
+        let mmap = config.number("mmap_size", 0.0)? as u64;
         Ok(Customizer {
             pragmas: format!(
                 "PRAGMA busy_timeout = {busy}; PRAGMA journal_mode = WAL; \
                  PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-                 PRAGMA case_sensitive_like = ON;"
+                 PRAGMA case_sensitive_like = ON; PRAGMA cache_size = -{cache}; \
+                 PRAGMA mmap_size = {mmap};"
             ),
         })
     }
