@@ -948,6 +948,13 @@ pub fn input_value(html: &str, name: &str) -> Option<String> {
     Some(unescape_html(&tag[value..value + tag[value..].find('"')?]))
 }
 
+/// The `href` of the link with this `rel` in a page (`rel="next" href="..."`), unescaped.
+pub fn link(html: &str, rel: &str) -> Option<String> {
+    let start = html.find(&format!("rel=\"{rel}\" href=\""))? + rel.len() + 13;
+    let end = start + html[start..].find('"')?;
+    Some(unescape_html(&html[start..end]))
+}
+
 /// Decodes the character references of HTML text (`&amp;`, `&#34;`, `&#x27;`...).
 pub fn unescape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

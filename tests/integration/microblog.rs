@@ -11,7 +11,7 @@ use plover::prelude::*;
 use plover::query::Op;
 use plover::views::Query;
 use plover_tests::{
-    datetime, fresh_database, input_value, unescape_html, Browser, Store, TestService,
+    datetime, fresh_database, input_value, link, unescape_html, Browser, Store, TestService,
 };
 
 /// The microblog over its own database (SQLite, or PostgreSQL with `PLOVER_TEST_PG_URL`).
@@ -126,13 +126,6 @@ fn listed(html: &str) -> Vec<i64> {
         .skip(1)
         .filter_map(|s| s.split('"').next()?.parse().ok())
         .collect()
-}
-
-/// The `href` of the link with this `rel`, unescaped.
-fn link(html: &str, rel: &str) -> Option<String> {
-    let start = html.find(&format!("rel=\"{rel}\" href=\""))? + rel.len() + 13;
-    let end = start + html[start..].find('"')?;
-    Some(unescape_html(&html[start..end]))
 }
 
 /// Asserts an HTML page with this status; returns its text.

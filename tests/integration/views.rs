@@ -31,13 +31,6 @@ fn listed(html: &str) -> Vec<i64> {
         .collect()
 }
 
-/// The `href` of the link with this `rel`, unescaped.
-fn link(html: &str, rel: &str) -> Option<String> {
-    let start = html.find(&format!("rel=\"{rel}\" href=\""))? + rel.len() + 13;
-    let end = start + html[start..].find('"')?;
-    Some(unescape_html(&html[start..end]))
-}
-
 #[actix_web::test]
 async fn get_object_or_404_renders_the_row_or_an_html_404() {
     let app = app().await;

@@ -183,6 +183,7 @@ CREATE TABLE IF NOT EXISTS message (
     id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
     content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
 CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
+CREATE INDEX IF NOT EXISTS message_pub_date_id ON message(pub_date, id);
 CREATE TABLE IF NOT EXISTS note (
     id INTEGER PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
 "#;
@@ -203,6 +204,7 @@ CREATE TABLE IF NOT EXISTS message (
     id SERIAL PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
     content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
 CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
+CREATE INDEX IF NOT EXISTS message_pub_date_id ON message(pub_date, id);
 CREATE TABLE IF NOT EXISTS note (
     id SERIAL PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
 "#;
