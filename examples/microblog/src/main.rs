@@ -34,7 +34,7 @@ async fn main() -> std::io::Result<()> {
     let routes = microblog::routes(&db, &auth);
 
     eprintln!(
-        "microblog: http://{bind}/ (log in as admin / admin (admin), or {} / {DEMO_PASSWORD})",
+        "microblog: http://{bind}/ (log in as admin / admin, the administrator, or {} / {DEMO_PASSWORD})",
         DEMO_USERS.join(", ")
     );
     HttpServer::new(move || {
