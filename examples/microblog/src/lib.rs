@@ -230,7 +230,8 @@ pub fn create_tables(
 }
 
 /// The user named `username` with the given password and admin flag, created if missing
-/// (also when another process creates it at the same moment).
+/// (also when another process creates it at the same moment). An existing user is left as it
+/// is, and costs no password hash.
 pub fn ensure_user(
     db: &Database,
     auth: &Auth<User>,
@@ -238,6 +239,10 @@ pub fn ensure_user(
     password: &str,
     admin: bool,
 ) -> Result<(), plover::Error> {
+    let existing = db.run_blocking(|conn| auth.find_user(conn, username))?;
+    if existing.is_some() {
+        return Ok(());
+    }
     let hash = auth
         .make_password(password)
         .map_err(|e| plover::Error::field("password", e.to_string()))?;
