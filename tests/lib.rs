@@ -199,7 +199,7 @@ impl Authenticator for Recording {
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        _conn: &mut Conn<'_>,
+        _db: &mut plover::db::LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
         self.0
             .lock()

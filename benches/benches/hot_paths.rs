@@ -29,6 +29,7 @@ fn message_rules() -> FilterRules {
         recursive: true,
         exposed: vec![true; meta.fields.len()],
         nested: HashMap::new(),
+        limits: plover::query::Limits::default(),
     }
 }
 

@@ -193,7 +193,8 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
     api.register_resource(
         Resource::<Relationship>::new()
             .name("follow")
-            .owner_field("from_user"),
+            .owner_field("from_user")
+            .filter_exclude(["from_user__email", "to_user__email"]),
     )
     .register_resource(
         Resource::<Note>::new()

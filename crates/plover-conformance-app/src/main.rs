@@ -5,7 +5,7 @@
 //!                        [--secret-key KEY] [--max-body-bytes N]
 //! ```
 
-use actix_web::{App, HttpServer};
+use actix_web::App;
 use microblog::{ensure_user, User};
 use plover::prelude::*;
 use plover_conformance_app::{api, models, v2};
@@ -58,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args =
         parse_args().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
@@ -77,15 +78,19 @@ async fn main() -> std::io::Result<()> {
     let accounts = auth.setup();
     let admin = plover_conformance_app::admin(&auth).setup();
     eprintln!("plover-conformance-app listening on {}", args.bind);
-    HttpServer::new(move || {
+    let mut limits = plover::server::Limits::default();
+    limits.max_body_bytes = args.max_body_bytes;
+    plover::server::Server::new(move || {
         App::new()
             .wrap(auth.session_middleware())
+            .wrap(plover::server::Guard::default())
             .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())
             .configure(admin.clone())
             .configure(plover_conformance_app::pages)
     })
+    .limits(limits)
     .bind(&args.bind)?
     .run()
     .await

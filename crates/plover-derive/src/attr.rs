@@ -8,7 +8,7 @@ use crate::ctxt::Ctxt;
 /// Struct-level attribute keys.
 pub(crate) const STRUCT_KEYS: &str = "exclude, name, display";
 /// Field-level attribute keys.
-pub(crate) const FIELD_KEYS: &str = "fk, default, exclude, primary_key, unique, name";
+pub(crate) const FIELD_KEYS: &str = "fk, default, write_only, exclude, primary_key, unique, name";
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -37,6 +37,7 @@ pub(crate) enum Default {
 pub(crate) struct FieldAttrs {
     pub(crate) fk: Option<Type>,
     pub(crate) default: Default,
+    /// `#[rest(write_only)]` (or its older spelling `exclude`).
     pub(crate) exclude: bool,
     pub(crate) primary_key: bool,
     /// `#[rest(unique)]`: the column has a unique index.
@@ -130,7 +131,8 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 } else {
                     Default::Database
                 };
-            } else if meta.path.is_ident("exclude") {
+            } else if meta.path.is_ident("write_only") || meta.path.is_ident("exclude") {
+                // Accepted in bodies and forms, never serialized, filtered or ordered.
                 out.exclude = true;
             } else if meta.path.is_ident("primary_key") {
                 out.primary_key = true;

@@ -116,21 +116,33 @@ macro_rules! any_of_impl {
         impl<T: 'static> AnyOf for Vec<Cond<T, $db>> {
             type Output = Cond<T, $db>;
             fn any_of(self) -> Result<Self::Output, Error> {
-                let mut iter = self.into_iter();
-                let first = iter
-                    .next()
-                    .ok_or_else(|| Error::Internal("a filter without values".into()))?;
-                Ok(iter.fold(first, |acc, c| Box::new(acc.or(c)) as Cond<T, $db>))
+                balanced(self, &|a, b| Box::new(a.or(b)))
+                    .ok_or_else(|| Error::Internal("a filter without values".into()))
             }
             fn all_of(self) -> Result<Self::Output, Error> {
-                let mut iter = self.into_iter();
-                let first = iter
-                    .next()
-                    .ok_or_else(|| Error::Internal("an empty conjunction".into()))?;
-                Ok(iter.fold(first, |acc, c| Box::new(acc.and(c)) as Cond<T, $db>))
+                balanced(self, &|a, b| Box::new(a.and(b)))
+                    .ok_or_else(|| Error::Internal("an empty conjunction".into()))
             }
         }
     };
+}
+
+/// Combines the items pairwise into a balanced tree (`None` for no items): the SQL expression
+/// of n values is then log2(n) deep, far inside SQLite's expression depth limit of 1,000,
+/// where a left-deep chain of a long repeated filter would pass it.
+fn balanced<C>(mut items: Vec<C>, join: &dyn Fn(C, C) -> C) -> Option<C> {
+    while items.len() > 1 {
+        let mut next = Vec::with_capacity(items.len().div_ceil(2));
+        let mut iter = items.into_iter();
+        while let Some(a) = iter.next() {
+            next.push(match iter.next() {
+                Some(b) => join(a, b),
+                None => a,
+            });
+        }
+        items = next;
+    }
+    items.pop()
 }
 any_of_impl!(diesel::sqlite::Sqlite);
 #[cfg(feature = "postgres")]

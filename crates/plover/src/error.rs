@@ -48,6 +48,9 @@ pub enum Error {
     /// The body exceeds the configured limit (413).
     #[error("Request body too large")]
     PayloadTooLarge,
+    /// The body did not arrive within the server's time limit (408).
+    #[error("The request body did not arrive in time")]
+    Timeout,
     /// The database cannot be reached or the pool is exhausted (503).
     #[error("Database unavailable")]
     Unavailable,
@@ -86,6 +89,7 @@ impl Error {
             Error::Unauthorized => "Log in to see this.".into(),
             Error::MethodNotAllowed(_) => "This page does not take that method.".into(),
             Error::PayloadTooLarge => "What you sent is too large.".into(),
+            Error::Timeout => "What you sent did not arrive in time.".into(),
             Error::BadParam { param, message } => format!("{param}: {message}"),
             Error::BadBody(message) | Error::Conflict(message) => message.clone(),
             Error::Validation { message, fields } => {
@@ -126,6 +130,13 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The JSON error body of SPEC.md section 7: `{"error": "<message>"}`.
+    pub(crate) fn to_json(&self) -> String {
+        json!({ "error": self.to_string() }).to_string()
+    }
+}
+
 fn json_error(status: StatusCode, message: &str) -> HttpResponse {
     HttpResponse::build(status).json(json!({ "error": message }))
 }
@@ -142,6 +153,7 @@ impl ResponseError for Error {
             Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::Timeout => StatusCode::REQUEST_TIMEOUT,
             Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) => self
                 .classify()

@@ -244,10 +244,21 @@ impl ToJson for String {
 
 impl FromJson for String {
     fn from_json(value: &Value) -> Result<Self, String> {
-        value
+        let text = value
             .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| "expected a string".to_owned())
+            .ok_or_else(|| "expected a string".to_owned())?;
+        check_text(text)?;
+        Ok(text.to_owned())
+    }
+}
+
+/// Refuses text that no engine stores the same: U+0000 (PostgreSQL refuses it, SQLite cuts C
+/// strings at it). Every text value from a client passes here (SPEC.md section 15).
+pub fn check_text(text: &str) -> Result<(), String> {
+    if text.contains('\0') {
+        Err("text must not contain the character U+0000".to_owned())
+    } else {
+        Ok(())
     }
 }
 

@@ -87,8 +87,8 @@ pub struct User {
     /// Unique login name.
     #[rest(unique)]
     pub username: String,
-    /// bcrypt hash (`""`: no usable password).
-    #[rest(default = String::new())]
+    /// bcrypt hash (`""`: no usable password); write-only: never shown, filtered or ordered.
+    #[rest(write_only, default = String::new())]
     pub password: String,
     /// E-mail address.
     pub email: String,
@@ -282,7 +282,10 @@ pub fn routes(
             .hooks(HashPassword(auth.clone()))
             .auth(AdminAuthentication::new(auth)),
     )
-    .register::<Relationship>()
+    .register_resource(
+        // E-mail addresses are private: no filter reaches them through either user.
+        Resource::<Relationship>::new().filter_exclude(["from_user__email", "to_user__email"]),
+    )
     .register_resource(
         Resource::<Message>::new()
             .keyset_pagination(true)

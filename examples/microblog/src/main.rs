@@ -4,15 +4,17 @@
 //! `admin` / `admin`, or as `alice`, `bob` or `carol` with the password `password`.
 //!
 //! Environment: `DATABASE_URL` (default `sqlite://microblog.db`), `BIND` (default
-//! `127.0.0.1:8000`), `SECRET_KEY` (at least 32 bytes; default: a random key per start).
+//! `127.0.0.1:8000`), `SECRET_KEY` (at least 32 bytes; default: a random key per start),
+//! `RUST_LOG` (default `info`: warnings, and every 5xx with its cause, go to stderr).
 
-use actix_web::{App, HttpServer};
+use actix_web::App;
 use microblog::seed::{DEMO_PASSWORD, DEMO_USERS};
 use microblog::{create_tables, ensure_user, seed_demo, User};
 use plover::prelude::*;
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite://microblog.db".into());
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
     let db = Database::from_url(&url).map_err(std::io::Error::other)?;
@@ -37,9 +39,12 @@ async fn main() -> std::io::Result<()> {
         "microblog: http://{bind}/ (log in as admin / admin, the administrator, or {} / {DEMO_PASSWORD})",
         DEMO_USERS.join(", ")
     );
-    HttpServer::new(move || {
+    // Plover's server and guard bound what each connection may cost: time limits on headers,
+    // bodies and unread responses, no upgrades, safe headers.
+    plover::server::Server::new(move || {
         App::new()
             .wrap(auth.session_middleware())
+            .wrap(plover::server::Guard::default())
             .configure(routes.clone())
     })
     .bind(bind)?

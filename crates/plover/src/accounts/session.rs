@@ -206,7 +206,7 @@ pub(crate) fn auth_of<U: UserModel>(req: &HttpRequest) -> Result<Auth<U>, Error>
 /// # diesel::table! { user (id) { id -> Integer, username -> Text, password -> Text } }
 /// # #[derive(Clone, RestModel)]
 /// # #[diesel(table_name = user)]
-/// # pub struct User { pub id: i32, pub username: String, pub password: String }
+/// # pub struct User { pub id: i32, pub username: String, #[rest(write_only)] pub password: String }
 /// # impl UserModel for User {
 /// #     fn username(&self) -> &str { &self.username }
 /// #     fn password_hash(&self) -> &str { &self.password }

@@ -9,7 +9,7 @@ use actix_web::cookie::Key;
 
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::session::Settings;
-use crate::auth::{AuthUser, CredentialCache};
+use crate::auth::CredentialCache;
 use crate::db::{Conn, Database};
 use crate::error::Error;
 use crate::model::RestModel;
@@ -43,6 +43,10 @@ use crate::query::{Filter, Op, Param, Select};
 pub trait UserModel: RestModel {
     /// The field that holds the username (unique).
     const USERNAME_FIELD: &'static str = "username";
+    /// The field that holds the password hash. It must be write-only at the model level
+    /// (`#[rest(write_only)]`): [`Auth::new`] refuses a user model whose hash some resource,
+    /// filter or admin page could show (SPEC.md section 15).
+    const PASSWORD_FIELD: &'static str = "password";
 
     /// The username.
     fn username(&self) -> &str;
@@ -82,7 +86,7 @@ pub trait UserModel: RestModel {
 /// # diesel::table! { user (id) { id -> Integer, username -> Text, password -> Text } }
 /// # #[derive(Clone, RestModel)]
 /// # #[diesel(table_name = user)]
-/// # pub struct User { pub id: i32, pub username: String, pub password: String }
+/// # pub struct User { pub id: i32, pub username: String, #[rest(write_only)] pub password: String }
 /// # impl UserModel for User {
 /// #     fn username(&self) -> &str { &self.username }
 /// #     fn password_hash(&self) -> &str { &self.password }
@@ -124,7 +128,23 @@ impl<U: UserModel> Clone for Auth<U> {
 impl<U: UserModel> Auth<U> {
     /// An accounts component for the user model `U`, whose users live in `db`. Sessions are
     /// keyed by a random key until [`Auth::secret_key`] sets one.
+    ///
+    /// # Panics
+    /// If the model's [`UserModel::PASSWORD_FIELD`] is not a write-only field
+    /// (`#[rest(write_only)]`): a hash that a client could read or search is a programming
+    /// error, reported at start.
     pub fn new(db: Database) -> Auth<U> {
+        let meta = U::meta();
+        let write_only = meta
+            .field(U::PASSWORD_FIELD)
+            .is_some_and(|(_, field)| field.excluded);
+        assert!(
+            write_only,
+            "plover: the password field `{}` of user model `{}` must be write-only: mark it \
+             #[rest(write_only)]",
+            U::PASSWORD_FIELD,
+            meta.name
+        );
         Auth::from_settings(Settings::new(db))
     }
 
@@ -231,6 +251,9 @@ impl<U: UserModel> Auth<U> {
 
     /// The user named `username`, active or not.
     pub fn find_user(&self, conn: &mut Conn<'_>, username: &str) -> Result<Option<U>, Error> {
+        if crate::value::check_text(username).is_err() {
+            return Ok(None); // no stored name holds U+0000
+        }
         let meta = U::meta();
         let (field, _) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::USERNAME_FIELD))
@@ -248,40 +271,31 @@ impl<U: UserModel> Auth<U> {
     }
 
     /// The active user with these credentials, or `None`; database trouble counts as `None`,
-    /// so that this never fails.
+    /// so that this never fails. The connection stays checked out during the password check;
+    /// where the pool matters, look the user up with [`Auth::find_user`], give the connection
+    /// back, then call [`Auth::verify`].
     pub fn authenticate(&self, conn: &mut Conn<'_>, username: &str, password: &str) -> Option<U> {
-        let user = match self.find_user(conn, username) {
-            Ok(Some(user)) => user,
-            _ => {
-                // Spend the time a real check would, so that timing does not reveal names.
-                let dummy = self.inner.dummy.get_or_init(|| {
-                    make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
-                });
-                let _ = check_password(password, dummy);
-                return None;
-            }
-        };
-        let verified = self
-            .inner
-            .cache
-            .check(username, user.password_hash(), password, || {
-                user.check_password(password)
-            });
-        (verified && user.is_active()).then_some(user)
+        self.verify(self.find_user(conn, username).ok().flatten(), password)
     }
 
-    /// `authenticate`, as the identity the REST layer keeps.
-    pub(crate) fn authenticate_user(
-        &self,
-        conn: &mut Conn<'_>,
-        username: &str,
-        password: &str,
-    ) -> Option<AuthUser> {
-        self.authenticate(conn, username, password)
-            .map(|u| AuthUser {
-                id: u.pk(),
-                username: u.username().to_owned(),
-                admin: u.is_admin(),
-            })
+    /// `user` if `password` is its password and it is active, with no database work: the
+    /// bcrypt check (spared by a short-lived cache of verified credentials). For `None`, the
+    /// time a real check would take is spent all the same, so that timing does not reveal
+    /// which names exist.
+    pub fn verify(&self, user: Option<U>, password: &str) -> Option<U> {
+        let Some(user) = user else {
+            let dummy = self.inner.dummy.get_or_init(|| {
+                make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
+            });
+            let _ = check_password(password, dummy);
+            return None;
+        };
+        let verified =
+            self.inner
+                .cache
+                .check(user.username(), user.password_hash(), password, || {
+                    user.check_password(password)
+                });
+        (verified && user.is_active()).then_some(user)
     }
 }

@@ -141,11 +141,18 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
         .clone()
         .filter(|n| !n.is_empty())
         .or_else(|| query_next(&req));
+    // The user is looked up with a pooled connection, which goes back to the pool before the
+    // password check: a flood of wrong passwords never holds the pool.
     let checker = auth.get_ref().clone();
-    let (username, password) = (form.username.clone(), form.password);
-    let user = auth
+    let username = form.username.clone();
+    let found = auth
         .db()
-        .run(move |conn| Ok(checker.authenticate(conn, &username, &password)))
+        .run(move |conn| checker.find_user(conn, &username))
+        .await
+        .unwrap_or(None);
+    let checker = auth.get_ref().clone();
+    let password = form.password;
+    let user = web::block(move || checker.verify(found, &password))
         .await
         .unwrap_or(None);
     let Some(user) = user else {

@@ -26,7 +26,9 @@ impl<M: RestModel> PreparedAdmin<M> {
         let pk = row.pk();
         if cx.req.post {
             let recursive = self.delete_recursive;
-            conn.transaction(|conn| delete_rows(conn, meta, &[pk], recursive))?;
+            if delete_rows(conn, meta, &[pk], recursive)? == 0 {
+                return Err(Error::NotFound); // a concurrent delete came first
+            }
             return Ok(Reply::Redirect(self.url(cx)));
         }
         let mut groups = Vec::new();

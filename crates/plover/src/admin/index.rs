@@ -155,7 +155,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             keep: pairs.iter().filter(|(k, _)| k != "page").cloned().collect(),
             page: query.page,
             previous: (query.page > 1).then(|| page_link(query.page - 1)),
-            next: has_next.then(|| page_link(query.page + 1)),
+            next: has_next.then(|| page_link(query.page.saturating_add(1))),
             action: cx.req.path_and_query(),
             export: if filter_query.is_empty() {
                 format!("{url}export/")
@@ -260,9 +260,13 @@ impl<M: RestModel> PreparedAdmin<M> {
             .map(|(_, v)| v.parse::<i64>())
             .collect::<Result<Vec<i64>, _>>()
             .map_err(|_| bad_request("the selected rows are not primary keys"))?;
+        let max = self.rules.limits.max_bulk_rows;
+        if ids.len() > max {
+            return Err(bad_request(format!("select at most {max} rows at once")));
+        }
         if !ids.is_empty() {
             let recursive = self.delete_recursive;
-            conn.transaction(|conn| delete_rows(conn, M::meta(), &ids, recursive))?;
+            delete_rows(conn, M::meta(), &ids, recursive)?;
         }
         Ok(Reply::Redirect(cx.req.path_and_query()))
     }

@@ -9,7 +9,7 @@
 //! # use plover::admin::{Admin, Column, ModelAdmin};
 //! # diesel::table! { user (id) { id -> Integer, username -> Text, password -> Text, admin -> Bool } }
 //! # #[derive(Clone, RestModel)] #[diesel(table_name = user)] #[rest(display = "{username}")]
-//! # pub struct User { pub id: i32, pub username: String, pub password: String, pub admin: bool }
+//! # pub struct User { pub id: i32, pub username: String, #[rest(write_only)] pub password: String, pub admin: bool }
 //! # impl UserModel for User {
 //! #     fn username(&self) -> &str { &self.username }
 //! #     fn password_hash(&self) -> &str { &self.password }

@@ -6,6 +6,7 @@ use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
+use crate::query::Limits;
 
 /// Computes one column for a whole page of rows (one query for the page, not one per row).
 pub type PageColumn<M> =
@@ -96,6 +97,7 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) templates: Arc<dyn AdminTemplates>,
+    pub(crate) limits: Limits,
 }
 
 impl<M: RestModel> Default for ModelAdmin<M> {
@@ -120,7 +122,15 @@ impl<M: RestModel> ModelAdmin<M> {
             delete_collect_objects: true,
             delete_recursive: true,
             templates: Arc::new(DefaultTemplates),
+            limits: Limits::default(),
         }
+    }
+
+    /// Bounds on the filters of the index and export, the lookup text and the rows of a bulk
+    /// action (default [`Limits::default`]); a request over them is a 400.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The URL name (default: the model's API name).

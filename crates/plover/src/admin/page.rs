@@ -80,21 +80,10 @@ pub(crate) struct ErrorPage<'a> {
 /// The page of an error: its status, and a message that tells what to do.
 pub(crate) fn error_page(chrome: Option<&Chrome>, error: &Error) -> HttpResponse {
     let status = actix_web::ResponseError::status_code(error);
-    let message = match error {
-        Error::NotFound => "There is nothing here.".to_owned(),
-        Error::Forbidden => "You may not do this here.".to_owned(),
-        Error::BadParam { param, message } => format!("{param}: {message}"),
-        Error::BadBody(message) | Error::Conflict(message) => message.clone(),
-        Error::Validation { message, fields } => {
-            let details: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("{message}: {}", details.join("; "))
-        }
-        Error::Unavailable => "The database is unavailable; try again.".to_owned(),
-        _ => {
-            log::error!("admin: {error}");
-            "Something went wrong; the details are in the server's log.".to_owned()
-        }
-    };
+    if status.is_server_error() {
+        log::error!("admin: {error}");
+    }
+    let message = error.public_message();
     let page = ErrorPage {
         chrome,
         title: status.canonical_reason().unwrap_or("Error").to_owned(),

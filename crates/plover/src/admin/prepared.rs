@@ -11,7 +11,7 @@ use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
-use crate::query::FilterRules;
+use crate::query::{FilterRules, Limits};
 
 /// The parts of an admin request the views use, detached from actix.
 #[derive(Debug)]
@@ -114,6 +114,7 @@ pub(crate) struct Exposure {
     pub(crate) exposed: Vec<bool>,
     pub(crate) filter_fields: Option<Vec<String>>,
     pub(crate) filter_exclude: Vec<String>,
+    pub(crate) limits: Limits,
 }
 
 fn field_index(meta: &ModelMeta, name: &str, what: &str) -> usize {
@@ -149,6 +150,7 @@ impl<M: RestModel> ModelAdmin<M> {
             exposed,
             filter_fields: self.filter_fields.clone(),
             filter_exclude: self.filter_exclude.clone(),
+            limits: self.limits,
         }
     }
 
@@ -255,6 +257,7 @@ fn rules_for(
         recursive: true,
         exposed: exposure.exposed.clone(),
         nested,
+        limits: exposure.limits,
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator};
-use crate::db::Conn;
+use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
@@ -63,7 +63,7 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
         if !req.is_protected(&self.protected_methods) {
             return Ok(None);
@@ -71,6 +71,9 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
         let (key, secret) = Self::pair(req).ok_or(Error::Unauthorized)?;
         if key.is_empty() || secret.is_empty() {
             return Err(Error::Unauthorized);
+        }
+        for (name, text) in [("key", &key), ("secret", &secret)] {
+            crate::value::check_text(text).map_err(|m| Error::param(name, m))?;
         }
         let meta = K::meta();
         let field = |name: &str| {
@@ -88,7 +91,7 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
             limit: Some(1),
             ..Select::default()
         };
-        let row = K::load(conn, &select)?.into_iter().next();
+        let row = K::load(&mut db.conn()?, &select)?.into_iter().next();
         let stored = row.map(|r| r.field_json(secret_field));
         let ok = match &stored {
             Some(Value::String(s)) => bool::from(s.as_bytes().ct_eq(secret.as_bytes())),

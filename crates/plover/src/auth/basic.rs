@@ -6,7 +6,7 @@ use base64::Engine as _;
 
 use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator};
 use crate::accounts::{Auth, UserModel};
-use crate::db::Conn;
+use crate::db::LazyConn;
 use crate::error::Error;
 
 /// The `(username, password)` of a Basic `Authorization` header: UTF-8, split at the first
@@ -26,6 +26,15 @@ pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
         return None;
     }
     Some((user.to_owned(), password.to_owned()))
+}
+
+/// The identity the REST layer keeps of a user.
+fn identity<U: UserModel>(user: &U) -> AuthUser {
+    AuthUser {
+        id: user.pk(),
+        username: user.username().to_owned(),
+        admin: user.is_admin(),
+    }
 }
 
 /// Basic credentials of an active user of the accounts component, for the protected methods.
@@ -56,13 +65,20 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
         if !req.is_protected(&self.protected_methods) {
             return Ok(None);
         }
         let (username, password) = basic_credentials(req.headers).ok_or(Error::Unauthorized)?;
-        match self.auth.authenticate_user(conn, &username, &password) {
+        // Database trouble counts as no such user: this never fails but with a 401.
+        let found = self
+            .auth
+            .find_user(&mut db.conn()?, &username)
+            .ok()
+            .flatten();
+        db.release(); // the password check runs without a pooled connection
+        match self.auth.verify(found, &password).map(|u| identity(&u)) {
             Some(user) if user.admin || !self.admin_only => Ok(Some(user)),
             _ => Err(Error::Unauthorized),
         }
@@ -92,9 +108,9 @@ impl<U: UserModel> Authenticator for AdminAuthentication<U> {
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
-        self.0.authorize(req, conn)
+        self.0.authorize(req, db)
     }
 }
 

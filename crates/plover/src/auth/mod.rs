@@ -11,7 +11,7 @@ pub use apikey::ApiKeyAuthentication;
 pub use basic::{basic_credentials, AdminAuthentication, UserAuthentication};
 pub use cache::CredentialCache;
 
-use crate::db::Conn;
+use crate::db::LazyConn;
 use crate::error::Error;
 
 /// The user a request was authenticated as.
@@ -54,10 +54,14 @@ impl AuthRequest<'_> {
 pub trait Authenticator: Send + Sync + 'static {
     /// `Ok(Some(user))`: authenticated; `Ok(None)`: allowed without a user (an unprotected
     /// method); `Err(Error::Unauthorized)`: refused with the 401 of SPEC.md section 8.
+    ///
+    /// `db` hands out a pooled connection on first use: release it
+    /// ([`LazyConn::release`]) before any slow check such as a password hash, so that a flood
+    /// of wrong credentials never holds the pool.
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error>;
 }
 
@@ -90,7 +94,7 @@ impl Authenticator for Authentication {
     fn authorize(
         &self,
         req: &AuthRequest<'_>,
-        _conn: &mut Conn<'_>,
+        _db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
         if req.is_protected(&self.protected_methods) {
             Err(Error::Unauthorized)

@@ -114,6 +114,45 @@ impl Pooled {
     }
 }
 
+/// A connection taken from the pool only when first asked for, and given back early with
+/// [`LazyConn::release`]: authentication looks a user up, gives the connection back, and only
+/// then spends the time of a password check (SPEC.md section 15: a flood of wrong passwords
+/// never holds pooled connections).
+pub struct LazyConn<'a> {
+    db: &'a Database,
+    pooled: Option<Pooled>,
+}
+
+impl std::fmt::Debug for LazyConn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyConn")
+            .field("checked_out", &self.pooled.is_some())
+            .finish()
+    }
+}
+
+impl<'a> LazyConn<'a> {
+    /// A handle on `db` that holds no connection yet.
+    pub fn new(db: &'a Database) -> LazyConn<'a> {
+        LazyConn { db, pooled: None }
+    }
+
+    /// The connection, checked out of the pool on first use (503 when none comes within the
+    /// pool's timeout).
+    pub fn conn(&mut self) -> Result<Conn<'_>, Error> {
+        let pooled = match &mut self.pooled {
+            Some(pooled) => pooled,
+            empty => empty.insert(self.db.checkout()?),
+        };
+        Ok(pooled.conn())
+    }
+
+    /// Gives the connection back to the pool; a later [`LazyConn::conn`] checks out another.
+    pub fn release(&mut self) {
+        self.pooled = None;
+    }
+}
+
 fn unavailable(e: diesel::r2d2::PoolError) -> Error {
     log::error!("database connection unavailable: {e}");
     Error::Unavailable
@@ -189,6 +228,19 @@ impl Database {
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
         f(&mut self.checkout()?.conn())
+    }
+
+    /// Runs `f` on actix's blocking thread pool with a connection that is checked out only when
+    /// `f` first asks for it ([`LazyConn`]).
+    pub async fn run_lazy<R, F>(&self, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
+        R: Send + 'static,
+    {
+        let db = self.clone();
+        actix_web::web::block(move || f(&mut LazyConn::new(&db)))
+            .await
+            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's

@@ -40,7 +40,8 @@ pub fn decode(
         Some([page, Value::Array(values)]) => (page.as_i64().ok_or_else(bad)?, values),
         _ => return Err(bad()),
     };
-    if page < 2 || values.len() != order.len() || !supports(meta, order) {
+    // The page after it must be representable too: page numbers never wrap around.
+    if page < 2 || page == i64::MAX || values.len() != order.len() || !supports(meta, order) {
         return Err(bad());
     }
     let params = order
@@ -63,11 +64,17 @@ pub fn decode(
     Ok((page, any_of))
 }
 
-/// A JSON value of a serialized field, back as a filter value.
+/// A JSON value of a serialized field, back as a filter value, within the column's range.
 fn param(kind: FieldKind, value: &Value) -> Option<Param> {
     match (kind, value) {
-        (FieldKind::Int32 | FieldKind::Int64, Value::Number(n)) => n.as_i64().map(Param::Int),
-        (FieldKind::Float, Value::Number(n)) => n.as_f64().map(Param::Float),
+        (FieldKind::Int32, Value::Number(n)) => {
+            let v = i32::try_from(n.as_i64()?).ok()?;
+            Some(Param::Int(v.into()))
+        }
+        (FieldKind::Int64, Value::Number(n)) => n.as_i64().map(Param::Int),
+        (FieldKind::Float, Value::Number(n)) => {
+            n.as_f64().filter(|v| v.is_finite()).map(Param::Float)
+        }
         (FieldKind::Bool, Value::Bool(b)) => Some(Param::Bool(*b)),
         (_, Value::String(s)) => Param::parse(kind, s).ok(),
         _ => None,

@@ -2,9 +2,11 @@
 //! typed diesel queries, and the parsing of list query strings into them.
 
 pub mod cursor;
+mod limits;
 mod params;
 mod parse;
 
+pub use limits::Limits;
 pub use params::Param;
 pub use parse::{parse_list_query, FilterRules, ListQuery};
 

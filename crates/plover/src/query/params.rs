@@ -43,7 +43,7 @@ impl Param {
             FieldKind::Bool => parse_bool(raw)
                 .map(Param::Bool)
                 .ok_or_else(|| "expected true, false, 1 or 0".into()),
-            FieldKind::Text => Ok(Param::Text(raw.to_owned())),
+            FieldKind::Text => crate::value::check_text(raw).map(|()| Param::Text(raw.to_owned())),
             FieldKind::Date => parse_date(raw)
                 .map(Param::Date)
                 .ok_or_else(|| "expected a date YYYY-MM-DD".into()),

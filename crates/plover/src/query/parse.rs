@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{Filter, Op, Param, Select};
+use super::{Filter, Limits, Op, Param, Select};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 
@@ -24,6 +24,8 @@ pub struct FilterRules {
     pub exposed: Vec<bool>,
     /// Rules of the included resource per foreign-key field index, applied to joins through it.
     pub nested: HashMap<usize, FilterRules>,
+    /// Bounds on the conditions and values of one request.
+    pub limits: Limits,
 }
 
 /// A parsed list request.
@@ -85,24 +87,29 @@ pub fn parse_list_query(
     })
 }
 
+/// The ordering terms: each a column the resource exposes, none twice (so that the list is
+/// never longer than the model's fields, SPEC.md section 15).
 fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>, Error> {
+    let mut order: Vec<(usize, bool)> = Vec::new();
     if value.is_empty() {
-        return Ok(Vec::new());
+        return Ok(order);
     }
-    value
-        .split(',')
-        .map(|part| {
-            let (name, desc) = match part.strip_prefix('-') {
-                Some(rest) => (rest, true),
-                None => (part, false),
-            };
-            match rules.meta.field(name) {
-                Some((idx, f)) if rules.exposed[idx] && !f.excluded => Ok((idx, desc)),
-                // The value is not echoed: it is arbitrary client text.
-                _ => Err(Error::param("ordering", "not a column of this resource")),
-            }
-        })
-        .collect()
+    for part in value.split(',') {
+        let (name, desc) = match part.strip_prefix('-') {
+            Some(rest) => (rest, true),
+            None => (part, false),
+        };
+        let idx = match rules.meta.field(name) {
+            Some((idx, f)) if rules.exposed[idx] && !f.excluded => idx,
+            // The value is not echoed: it is arbitrary client text.
+            _ => return Err(Error::param("ordering", "not a column of this resource")),
+        };
+        if order.iter().any(|(i, _)| *i == idx) {
+            return Err(Error::param("ordering", "names a column twice"));
+        }
+        order.push((idx, desc));
+    }
+    Ok(order)
 }
 
 fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<Filter>, Error> {
@@ -117,9 +124,28 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
             None => keys.push((k, vec![v])),
         }
     }
-    keys.into_iter()
-        .map(|(key, raw)| parse_filter(key, &raw, rules))
-        .collect()
+    let limits = &rules.limits;
+    if keys.len() > limits.max_conditions {
+        let (key, _) = keys[limits.max_conditions];
+        return Err(Error::param(
+            key,
+            format!("at most {} filter conditions", limits.max_conditions),
+        ));
+    }
+    let mut total = 0;
+    let mut filters = Vec::with_capacity(keys.len());
+    for (key, raw) in keys {
+        let filter = parse_filter(key, &raw, rules)?;
+        total += filter.values.len();
+        if total > limits.max_values {
+            return Err(Error::param(
+                key,
+                format!("at most {} filter values in all", limits.max_values),
+            ));
+        }
+        filters.push(filter);
+    }
+    Ok(filters)
 }
 
 fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, Error> {
@@ -163,16 +189,34 @@ fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, 
     if matches!(op, Op::Like | Op::ILike) && kind != FieldKind::Text {
         return Err(bad("like and ilike apply to text fields only"));
     }
+    let limits = &rules.limits;
     let mut values = Vec::new();
     for v in raw {
-        match op {
-            Op::In => {
-                for item in v.split(',') {
-                    values.push(Param::parse(kind, item).map_err(|m| bad(&m))?);
-                }
+        let items = if op == Op::In {
+            v.split(',').collect()
+        } else {
+            vec![*v]
+        };
+        for item in items {
+            if item.chars().count() > limits.max_value_chars {
+                return Err(bad(&format!(
+                    "a value has at most {} characters",
+                    limits.max_value_chars
+                )));
             }
-            Op::Is => values.push(Param::parse_is(kind, v).map_err(|m| bad(&m))?),
-            _ => values.push(Param::parse(kind, v).map_err(|m| bad(&m))?),
+            values.push(
+                match op {
+                    Op::Is => Param::parse_is(kind, item),
+                    _ => Param::parse(kind, item),
+                }
+                .map_err(|m| bad(&m))?,
+            );
+        }
+        if op == Op::In && values.len() > limits.max_in_values {
+            return Err(bad(&format!(
+                "an in list has at most {} values",
+                limits.max_in_values
+            )));
         }
     }
     Ok(Filter { path, op, values })

@@ -180,7 +180,7 @@ impl ApiService {
         let default_auth = self.default_auth.clone();
         let reply = self
             .db
-            .run(move |conn| endpoint.handle(&api_req, conn, default_auth.as_ref()))
+            .run_lazy(move |db| endpoint.handle(&api_req, db, default_auth.as_ref()))
             .await?;
         let mut resp = HttpResponse::build(reply.status);
         resp.content_type(ContentType::json());

@@ -10,14 +10,58 @@ use crate::query::Select;
 /// Foreign keys deeper than this are a cycle in the schema, not data.
 const MAX_DEPTH: usize = 64;
 
-/// Deletes the rows `ids` of `meta`; with `recursive` false any dependent row is a 409.
+/// Attempts of a recursive delete that keeps meeting dependents inserted while it ran.
+const ATTEMPTS: usize = 3;
+
+/// Deletes the rows `ids` of `meta` in one transaction of its own and returns how many of them
+/// it deleted; with `recursive` false any dependent row is a 409 (SPEC.md section 15, races):
+///
+/// - the count comes from the `DELETE` itself, so of concurrent deletes of one row exactly one
+///   sees it deleted (the others get 0: the callers answer 404);
+/// - a recursive delete that meets a dependent row inserted after it collected the dependents
+///   (a foreign-key violation on PostgreSQL, with dependents found again afterwards) starts
+///   again, and after [`ATTEMPTS`] answers 503 (retry), never 409;
+/// - a foreign-key violation from a table that no model describes is a 409.
 pub(crate) fn delete_rows(
     conn: &mut Conn<'_>,
     meta: &'static ModelMeta,
     ids: &[i64],
     recursive: bool,
 ) -> Result<usize, Error> {
-    delete_at(conn, meta, ids, recursive, 0)
+    let mut seen: Option<Vec<(&str, Vec<i64>)>> = None;
+    for _ in 0..ATTEMPTS {
+        match conn.transaction(|conn| delete_at(conn, meta, ids, recursive, 0)) {
+            Err(e) if is_fk_violation(&e) => {
+                // Dependents that changed since the last failure were inserted meanwhile: try
+                // again. The same dependents twice: the row is held by a table no model
+                // describes.
+                let now: Vec<_> = collect_dependents(conn, meta, ids)?
+                    .into_iter()
+                    .map(|d| (d.model.name, d.ids))
+                    .collect();
+                if !recursive || seen.as_ref() == Some(&now) {
+                    return Err(Error::Conflict("other rows refer to this object".into()));
+                }
+                seen = Some(now);
+            }
+            other => return other,
+        }
+    }
+    log::warn!(
+        "delete of {} rows kept racing inserts of dependent rows",
+        meta.name
+    );
+    Err(Error::Unavailable)
+}
+
+fn is_fk_violation(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Database(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+            _,
+        ))
+    )
 }
 
 fn delete_at(

@@ -11,7 +11,7 @@ use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
 use super::resource::Context;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
-use crate::db::Conn;
+use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::model::{check_reference, RestModel};
 use crate::query::{cursor, parse_list_query, Param, Select};
@@ -22,11 +22,13 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
-    /// Serves a request on one connection; `default_auth` applies when the resource sets none.
+    /// Serves a request; `default_auth` applies when the resource sets none. The connection is
+    /// checked out once authentication has decided (which may look a user up and give the
+    /// connection back before it checks a password).
     fn handle(
         &self,
         req: &ApiRequest,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
         default_auth: &dyn Authenticator,
     ) -> Result<Reply, Error>;
 }
@@ -52,7 +54,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     fn handle(
         &self,
         req: &ApiRequest,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
         default_auth: &dyn Authenticator,
     ) -> Result<Reply, Error> {
         let method = if req.method == Method::HEAD {
@@ -71,7 +73,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             form: req.form(),
         };
         let auth = self.auth.as_deref().unwrap_or(default_auth);
-        let user = auth.authorize(&auth_req, conn)?;
+        let user = auth.authorize(&auth_req, db)?;
+        let conn = &mut db.conn()?;
         let cx = Context {
             method: &method,
             user: user.as_ref(),
@@ -146,9 +149,12 @@ impl<M: RestModel> Prepared<M> {
         let next = match rows.last() {
             Some(last) if has_next && keyset => {
                 let values = query.select.order.iter().map(|(i, _)| last.field_json(*i));
-                req.link("cursor", &cursor::encode(query.page + 1, values.collect()))
+                req.link(
+                    "cursor",
+                    &cursor::encode(query.page.saturating_add(1), values.collect()),
+                )
             }
-            _ if has_next => req.page_link(query.page + 1),
+            _ if has_next => req.page_link(query.page.saturating_add(1)),
             _ => String::new(),
         };
         // Cursor pages lead forward only.
@@ -313,16 +319,9 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_delete(cx, &obj) {
             return Err(Error::Forbidden);
         }
-        let pk = obj.pk();
-        conn.transaction(|conn| delete_rows(conn, M::meta(), &[pk], self.delete_recursive))
-            .map_err(|e| match e {
-                // Rows of a table that no model describes still refer to this one.
-                Error::Database(diesel::result::Error::DatabaseError(
-                    diesel::result::DatabaseErrorKind::ForeignKeyViolation,
-                    _,
-                )) => Error::Conflict("other rows refer to this object".into()),
-                other => other,
-            })?;
+        if delete_rows(conn, M::meta(), &[obj.pk()], self.delete_recursive)? == 0 {
+            return Err(Error::NotFound); // a concurrent delete came first
+        }
         Ok(Reply::ok(br#"{"deleted":1}"#.to_vec()))
     }
 }

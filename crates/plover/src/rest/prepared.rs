@@ -183,6 +183,7 @@ impl<M: RestModel> Prepared<M> {
             recursive: resource.filter_recursive,
             exposed: exposed.clone(),
             nested: nested_rules,
+            limits: resource.limits,
         };
         let keys = (0..n)
             .filter(|&i| exposed[i])

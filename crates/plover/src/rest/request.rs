@@ -118,6 +118,9 @@ pub(crate) async fn read_body(
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| match e {
             actix_web::error::PayloadError::Overflow => Error::PayloadTooLarge,
+            actix_web::error::PayloadError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                Error::Timeout
+            }
             other => Error::BadBody(format!("could not read the body: {other}")),
         })?;
         if buf.len() + chunk.len() > limit {

@@ -9,7 +9,7 @@ use super::data::Data;
 use crate::auth::{AuthUser, Authenticator};
 use crate::error::Error;
 use crate::model::RestModel;
-use crate::query::{Filter, Op, Param};
+use crate::query::{Filter, Limits, Op, Param};
 
 /// What hooks know about the request being served.
 #[derive(Debug, Clone, Copy)]
@@ -146,6 +146,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) filter_recursive: bool,
     pub(crate) include: Vec<(String, Arc<dyn super::prepared::Nested>)>,
     pub(crate) paginate_by: i64,
+    pub(crate) limits: Limits,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<String>,
@@ -186,6 +187,7 @@ impl<M: RestModel> Resource<M> {
             filter_recursive: true,
             include: Vec::new(),
             paginate_by: 20,
+            limits: Limits::default(),
             keyset: false,
             delete_recursive: true,
             owner_field: None,
@@ -241,6 +243,13 @@ impl<M: RestModel> Resource<M> {
     /// Page size and upper bound of `limit` (default 20).
     pub fn paginate_by(mut self, n: i64) -> Self {
         self.paginate_by = n.max(1);
+        self
+    }
+
+    /// Bounds on the filters of one list request (default [`Limits::default`]); a request
+    /// over them is a 400 naming the parameter.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 

@@ -1,0 +1,40 @@
+//! Bounds on the work one request may ask for (SPEC.md section 15).
+
+/// How much one list request (REST, admin index and export) or admin bulk action may ask for.
+/// A request over a bound is a 400 naming the parameter, never a slow query or an engine
+/// error. Set per resource with `Resource::limits` and per model admin with
+/// `ModelAdmin::limits`.
+///
+/// ```
+/// let mut limits = plover::query::Limits::default();
+/// limits.max_in_values = 200;
+/// assert_eq!(limits.max_conditions, 64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Filter conditions (distinct filter keys) in one request (default 64).
+    pub max_conditions: usize,
+    /// Values in one `in` list, all its repetitions together (default 1,000).
+    pub max_in_values: usize,
+    /// Values of all filters of one request together (default 4,000): keeps every query well
+    /// inside the engines' limits on bound parameters.
+    pub max_values: usize,
+    /// Characters in one filter value (default 10,000): keeps `like` patterns inside SQLite's
+    /// pattern limit and their matching cheap.
+    pub max_value_chars: usize,
+    /// Rows one admin bulk action may select (default 1,000).
+    pub max_bulk_rows: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_conditions: 64,
+            max_in_values: 1_000,
+            max_values: 4_000,
+            max_value_chars: 10_000,
+            max_bulk_rows: 1_000,
+        }
+    }
+}
