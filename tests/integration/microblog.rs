@@ -838,3 +838,38 @@ async fn the_api_and_the_admin_are_mounted() {
         Some("/accounts/login/?next=%2Fadmin%2F")
     );
 }
+
+#[actix_web::test]
+async fn no_filter_of_the_api_reaches_a_password_or_an_email() {
+    let blog = Blog::new().await;
+    let bob = blog.user("bob");
+    blog.message(bob, "hello", 1);
+    let client = blog.browser();
+    // Every join from a registered resource to the user model, and the user resource itself
+    // (which needs admin credentials for writes but lists for everyone).
+    for prefix in ["", "user__", "from_user__", "to_user__"] {
+        for (resource, valid) in [
+            ("user", prefix.is_empty()),
+            ("message", prefix == "user__"),
+            (
+                "relationship",
+                prefix.starts_with("from") || prefix.starts_with("to"),
+            ),
+        ] {
+            if !valid {
+                continue;
+            }
+            for field in ["password", "email"] {
+                let param = format!("{prefix}{field}__like");
+                let resp = client.get(&format!("/api/{resource}/?{param}=%25")).await;
+                assert_eq!(
+                    resp.code(),
+                    400,
+                    "/api/{resource}/?{param}: {}",
+                    resp.text()
+                );
+                assert!(resp.text().contains(&param), "{}", resp.text());
+            }
+        }
+    }
+}

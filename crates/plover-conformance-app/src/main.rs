@@ -3,6 +3,7 @@
 //! ```text
 //! plover-conformance-app --bind HOST:PORT --database URL [--admin USER:PASSWORD]
 //!                        [--secret-key KEY] [--max-body-bytes N]
+//!                        [--body-timeout SECS] [--send-timeout SECS]
 //! ```
 
 use actix_web::App;
@@ -17,6 +18,8 @@ struct Args {
     admin: Option<(String, String)>,
     secret_key: Option<String>,
     max_body_bytes: usize,
+    body_timeout: Option<f64>,
+    send_timeout: Option<f64>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -26,6 +29,8 @@ fn parse_args() -> Result<Args, String> {
         admin: None,
         secret_key: None,
         max_body_bytes: plover::rest::DEFAULT_MAX_BODY_BYTES,
+        body_timeout: None,
+        send_timeout: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -50,10 +55,19 @@ fn parse_args() -> Result<Args, String> {
                     .parse()
                     .map_err(|_| "--max-body-bytes takes a number")?
             }
+            "--body-timeout" => args.body_timeout = Some(seconds(&value()?)?),
+            "--send-timeout" => args.send_timeout = Some(seconds(&value()?)?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
     Ok(args)
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
+        _ => Err(format!("expected a number of seconds above 0, not {text}")),
+    }
 }
 
 #[actix_web::main]
@@ -80,10 +94,17 @@ async fn main() -> std::io::Result<()> {
     eprintln!("plover-conformance-app listening on {}", args.bind);
     let mut limits = plover::server::Limits::default();
     limits.max_body_bytes = args.max_body_bytes;
+    if let Some(s) = args.send_timeout {
+        limits.send_timeout = std::time::Duration::from_secs_f64(s);
+    }
+    let mut guard = plover::server::Guard::default();
+    if let Some(s) = args.body_timeout {
+        guard = guard.body_timeout(std::time::Duration::from_secs_f64(s));
+    }
     plover::server::Server::new(move || {
         App::new()
             .wrap(auth.session_middleware())
-            .wrap(plover::server::Guard::default())
+            .wrap(guard)
             .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())

@@ -123,6 +123,22 @@ impl Error {
                 DatabaseErrorKind::NotNullViolation | DatabaseErrorKind::CheckViolation => {
                     Some((StatusCode::BAD_REQUEST, "A value violates a constraint"))
                 }
+                // SQLite's limits on one statement; the request limits keep queries inside them,
+                // this is the backstop (SPEC.md section 15: never a 5xx).
+                DatabaseErrorKind::Unknown if is_engine_limit(info_message(self)) => Some((
+                    StatusCode::BAD_REQUEST,
+                    "The request asks for more than the database takes in one query",
+                )),
+                // PostgreSQL's statement_timeout: the work took too long; try again.
+                DatabaseErrorKind::Unknown
+                    if info_message(self)
+                        .contains("canceling statement due to statement timeout") =>
+                {
+                    Some((
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The query took too long; try again",
+                    ))
+                }
                 _ => None,
             },
             _ => None,
@@ -134,6 +150,26 @@ impl Error {
     /// The JSON error body of SPEC.md section 7: `{"error": "<message>"}`.
     pub(crate) fn to_json(&self) -> String {
         json!({ "error": self.to_string() }).to_string()
+    }
+}
+
+/// Whether an engine refused a statement for its size (SQLite's compile-time limits).
+fn is_engine_limit(message: &str) -> bool {
+    [
+        "too many SQL variables",
+        "LIKE or GLOB pattern too complex",
+        "Expression tree is too large",
+        "string or blob too big",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
+}
+
+/// The message of a database error, or `""`.
+fn info_message(e: &Error) -> &str {
+    match e {
+        Error::Database(diesel::result::Error::DatabaseError(_, info)) => info.message(),
+        _ => "",
     }
 }
 
@@ -163,6 +199,10 @@ impl ResponseError for Error {
     }
 
     fn error_response(&self) -> HttpResponse {
+        // Every 5xx is logged with its cause here, and the body never holds the cause.
+        if self.status_code().is_server_error() {
+            log::error!("{}: {self}", self.status_code());
+        }
         match self {
             Error::Unauthorized => HttpResponse::Unauthorized()
                 .insert_header((header::WWW_AUTHENTICATE, r#"Basic realm="Login Required""#))
@@ -183,15 +223,11 @@ impl ResponseError for Error {
                 }
                 resp
             }
-            Error::Database(inner) => match self.classify() {
+            Error::Database(_) => match self.classify() {
                 Some((status, message)) => json_error(status, message),
-                None => {
-                    log::error!("database error: {inner}");
-                    json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
-                }
+                None => json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
             },
-            Error::Internal(detail) => {
-                log::error!("internal error: {detail}");
+            Error::Internal(_) => {
                 json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
             }
             other => json_error(other.status_code(), &other.to_string()),

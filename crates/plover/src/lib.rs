@@ -80,3 +80,7 @@ mod admin_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]
 mod deployment_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/security.md")]
+mod security_doctests {}

@@ -153,6 +153,26 @@ impl<'a> LazyConn<'a> {
     }
 }
 
+/// Settings of every new PostgreSQL connection.
+#[cfg(feature = "postgres")]
+#[derive(Debug)]
+struct PgSession {
+    /// Milliseconds a statement may run (0: no limit).
+    statement_timeout: u64,
+}
+
+#[cfg(feature = "postgres")]
+impl diesel::r2d2::CustomizeConnection<PgConnection, diesel::r2d2::Error> for PgSession {
+    fn on_acquire(&self, conn: &mut PgConnection) -> Result<(), diesel::r2d2::Error> {
+        use diesel::connection::SimpleConnection;
+        conn.batch_execute(&format!(
+            "SET statement_timeout = {}",
+            self.statement_timeout
+        ))
+        .map_err(diesel::r2d2::Error::QueryError)
+    }
+}
+
 fn unavailable(e: diesel::r2d2::PoolError) -> Error {
     log::error!("database connection unavailable: {e}");
     Error::Unavailable
@@ -187,7 +207,12 @@ impl Database {
             }
             #[cfg(feature = "postgres")]
             Engine::Postgres => {
-                config.check_options(&config::OWN_OPTIONS)?;
+                let mut known = config::OWN_OPTIONS.to_vec();
+                known.extend(config::PG_OPTIONS);
+                config.check_options(&known)?;
+                // Work a client left behind (or any runaway statement) ends at this bound, and
+                // its connection goes back to the pool (SPEC.md section 15).
+                let statement_timeout = config.number("statement_timeout", 30_000.0)? as u64;
                 let manager = ConnectionManager::<PgConnection>::new(config.name.clone());
                 let pool = Pool::builder()
                     .max_size(max.max(1))
@@ -196,6 +221,7 @@ impl Database {
                     // A server restart leaves dead connections in the pool: check each one
                     // as it is checked out, so that they are replaced instead of failing.
                     .test_on_check_out(true)
+                    .connection_customizer(Box::new(PgSession { statement_timeout }))
                     .build_unchecked(manager);
                 Ok(Database {
                     pool: Pools::Pg(pool),

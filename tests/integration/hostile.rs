@@ -1,0 +1,459 @@
+//! SPEC.md section 15 at the level of requests: bounded work per parameter, engine limits that
+//! never surface as a 5xx, U+0000 in text, cursors, secrets that no filter reaches,
+//! authentication that gives its connection back before it checks a password, and the guard's
+//! refusals and headers. The socket-level bounds (timeouts, unread responses, crash
+//! durability) are checked against the release binary by `scripts/hostile.py` and
+//! `scripts/crash.py`.
+
+use actix_web::http::Method;
+use actix_web::test::TestRequest;
+use actix_web::{web, App, HttpResponse};
+use base64::Engine as _;
+use plover::auth::{AuthRequest, Authenticator, UserAuthentication};
+use plover::db::LazyConn;
+use plover::server::Guard;
+use plover_tests::*;
+use serde_json::json;
+
+const PW: &str = "pw";
+
+/// A query string of `key=value` pairs.
+fn query(pairs: &[(String, String)]) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
+/// `count` values `1,2,...` as one comma-separated text.
+fn numbers(count: usize) -> String {
+    (1..=count)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+// --- ordering --------------------------------------------------------------------------------
+
+#[actix_web::test]
+async fn an_ordering_naming_a_column_twice_is_400_everywhere() {
+    let app = TestApp::new().await;
+    for uri in [
+        "/api/sample/?ordering=qty,qty",
+        "/api/sample/?ordering=-id,id",
+        "/api/message/?ordering=user,user_id",
+    ] {
+        assert_param_error(&app.get(uri).await, "ordering");
+    }
+    // Twenty-eight terms: refused at once instead of a query whose cost doubles per term.
+    let long = vec!["qty"; 28].join(",");
+    assert_param_error(
+        &app.get(&format!("/api/sample/?ordering={long}")).await,
+        "ordering",
+    );
+    // Every distinct column once is fine.
+    app.get("/api/sample/?ordering=-qty,name,big,ratio,flag,body,remark,day,stamp,id")
+        .await
+        .expect(200);
+
+    app.user_with("root", PW, true, true);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    let resp = admin.get("/admin/amodel/?ordering=a_field,-a_field").await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+}
+
+// --- limits on filters -----------------------------------------------------------------------
+
+/// 64 distinct, valid filter conditions on `sample`.
+fn sixty_four_conditions() -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for field in ["id", "qty", "big", "ratio", "name", "body", "remark"] {
+        let value = if ["name", "body", "remark"].contains(&field) {
+            "x"
+        } else {
+            "0"
+        };
+        pairs.push((field.to_owned(), value.to_owned()));
+        for op in ["eq", "ne", "lt", "lte", "gt", "gte", "in"] {
+            pairs.push((format!("{field}__{op}"), value.to_owned()));
+        }
+    }
+    for key in [
+        "name__like",
+        "name__ilike",
+        "body__like",
+        "body__ilike",
+        "remark__like",
+        "remark__ilike",
+    ] {
+        pairs.push((key.to_owned(), "%x%".to_owned()));
+    }
+    pairs.push(("id__is".to_owned(), "null".to_owned()));
+    pairs.push(("remark__is".to_owned(), "null".to_owned()));
+    pairs
+}
+
+#[actix_web::test]
+async fn more_than_64_filter_conditions_is_400_naming_the_first_one_over() {
+    let app = TestApp::new().await;
+    let mut pairs = sixty_four_conditions();
+    assert_eq!(pairs.len(), 64);
+    app.get(&format!("/api/sample/?{}", query(&pairs)))
+        .await
+        .expect(200);
+    pairs.push(("day__is".to_owned(), "null".to_owned()));
+    assert_param_error(
+        &app.get(&format!("/api/sample/?{}", query(&pairs))).await,
+        "day__is",
+    );
+    // Repeating a key adds values, not conditions: 200 repetitions of one key are one condition.
+    let repeated: Vec<_> = (0..200)
+        .map(|n| ("qty__lt".to_owned(), n.to_string()))
+        .collect();
+    app.get(&format!("/api/sample/?{}", query(&repeated)))
+        .await
+        .expect(200);
+}
+
+#[actix_web::test]
+async fn an_in_list_over_1000_values_is_400_also_across_repetitions() {
+    let app = TestApp::with_seed(
+        "INSERT INTO sample (id, name, qty, body, stamp) VALUES (7, 'n', 1, '', '2020-01-01 00:00:00');",
+    )
+    .await;
+    let ok = app
+        .get(&format!("/api/sample/?id__in={}", numbers(1000)))
+        .await;
+    assert_eq!(ok.ids(), vec![7]);
+    assert_param_error(
+        &app.get(&format!("/api/sample/?id__in={}", numbers(1001)))
+            .await,
+        "id__in",
+    );
+    let split = format!("/api/sample/?id__in={}&id__in=1001", numbers(1000));
+    assert_param_error(&app.get(&split).await, "id__in");
+}
+
+#[actix_web::test]
+async fn more_than_4000_filter_values_in_all_is_400_naming_the_key_that_passes_it() {
+    let app = TestApp::new().await;
+    let mut pairs: Vec<(String, String)> = ["id__in", "qty__in", "big__in", "name__in"]
+        .iter()
+        .map(|k| (k.to_string(), numbers(1000)))
+        .collect();
+    app.get(&format!("/api/sample/?{}", query(&pairs)))
+        .await
+        .expect(200);
+    pairs.push(("body__in".to_owned(), "a".to_owned()));
+    assert_param_error(
+        &app.get(&format!("/api/sample/?{}", query(&pairs))).await,
+        "body__in",
+    );
+}
+
+#[actix_web::test]
+async fn a_filter_value_over_10000_characters_is_400() {
+    let app = TestApp::new().await;
+    // Characters, not bytes: 10,000 two-byte characters pass.
+    let at_limit = format!("%{}%", "é".repeat(9_998));
+    let pairs = vec![("name__like".to_owned(), at_limit)];
+    app.get(&format!("/api/sample/?{}", query(&pairs)))
+        .await
+        .expect(200);
+    let over = vec![("name__like".to_owned(), "%".repeat(10_001))];
+    assert_param_error(
+        &app.get(&format!("/api/sample/?{}", query(&over))).await,
+        "name__like",
+    );
+}
+
+#[actix_web::test]
+async fn a_long_repeated_filter_stays_inside_the_engines_expression_limits() {
+    let app = TestApp::with_seed(
+        "INSERT INTO sample (id, name, qty, body, stamp) VALUES (1, 'n', 5, '', '2020-01-01 00:00:00');",
+    )
+    .await;
+    // 1,000 values of `lt` combine with OR: as a chain, 1,000 levels deep (SQLite's limit);
+    // as a balanced tree, ten.
+    let pairs: Vec<_> = (0..1000)
+        .map(|n| ("qty__lt".to_owned(), (n - 993).to_string()))
+        .collect();
+    let resp = app.get(&format!("/api/sample/?{}", query(&pairs))).await;
+    assert_eq!(resp.ids(), vec![1], "5 < 5 is false, 5 < 6 is true");
+    let ne: Vec<_> = (0..1000)
+        .map(|n| ("qty__ne".to_owned(), n.to_string()))
+        .filter(|(_, v)| v != "5")
+        .collect();
+    assert_eq!(
+        app.get(&format!("/api/sample/?{}", query(&ne))).await.ids(),
+        vec![1]
+    );
+}
+
+#[actix_web::test]
+async fn an_admin_bulk_action_over_1000_rows_is_400_and_deletes_nothing() {
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'a1');").await;
+    app.user_with("root", PW, true, true);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    let token = admin.csrf("/admin/").await;
+    let ids: Vec<String> = (1..=1001).map(|n| n.to_string()).collect();
+    let mut fields: Vec<(&str, &str)> = ids.iter().map(|id| ("id", id.as_str())).collect();
+    fields.push(("action", "delete"));
+    fields.push(("csrf_token", &token));
+    let resp = admin.post_form("/admin/amodel/", &fields).await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+    assert_eq!(app.count("amodel"), 1);
+}
+
+// --- U+0000 ----------------------------------------------------------------------------------
+
+#[actix_web::test]
+async fn text_holding_u0000_is_400_in_filters_bodies_forms_keys_and_lookups() {
+    let app = TestApp::with_seed("INSERT INTO apikey VALUES (1, 'k', 's');").await;
+    assert_param_error(&app.get("/api/sample/?name=a%00b").await, "name");
+    assert_param_error(&app.get("/api/sample/?name__in=a,b%00").await, "name__in");
+    let resp = app
+        .post("/api/sample/", json!({"name": "a\u{0}b", "qty": 1}))
+        .await;
+    assert_fields(&resp, &["name"]);
+    assert_eq!(app.count("sample"), 0);
+    let resp = app
+        .send(TestRequest::get().uri("/api/note/?key=k%00&secret=s"))
+        .await;
+    assert_param_error(&resp, "key");
+
+    app.user_with("root", PW, true, true);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    let token = admin.csrf("/admin/amodel/add/").await;
+    let resp = admin
+        .post_form(
+            "/admin/amodel/add/",
+            &[("a_field", "a\u{0}b"), ("csrf_token", &token)],
+        )
+        .await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+    assert_eq!(app.count("amodel"), 0);
+    let resp = admin.get("/admin/message/lookup/user/?q=%00").await;
+    assert_param_error(&resp, "q");
+}
+
+// --- cursors ---------------------------------------------------------------------------------
+
+fn cursor(json: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+}
+
+#[actix_web::test]
+async fn a_cursor_out_of_its_columns_range_or_at_the_last_page_number_is_400() {
+    let app = TestApp::new().await;
+    // `?ordering=qty` pages by (qty, id); qty is a 32-bit column.
+    for token in [
+        cursor("[2, [4294967296, 1]]"),
+        cursor("[2, [1, 1e400]]"),
+        cursor(&format!("[{}, [1, 1]]", i64::MAX)),
+        cursor("[2, [1]]"),
+        "not-base64!".to_owned(),
+    ] {
+        let resp = app
+            .get(&format!("/api/cursor/?ordering=qty&cursor={token}"))
+            .await;
+        assert_param_error(&resp, "cursor");
+    }
+    let resp = app
+        .get(&format!(
+            "/api/cursor/?ordering=qty&cursor={}",
+            cursor("[5, [1, 1]]")
+        ))
+        .await;
+    assert_eq!(resp.json_with(200)["meta"]["page"], 5);
+    // A page number near the end of the range is an empty page, not a wrapped link.
+    let resp = app.get(&format!("/api/sample/?page={}", i64::MAX)).await;
+    let body = resp.json_with(200);
+    assert_eq!(body["meta"]["next"], "");
+    assert!(body["meta"]["previous"]
+        .as_str()
+        .is_some_and(|p| p.contains(&(i64::MAX - 1).to_string())));
+}
+
+// --- secrets ---------------------------------------------------------------------------------
+
+#[actix_web::test]
+async fn the_password_hash_is_unreachable_from_every_resource_and_join() {
+    let app = TestApp::new().await;
+    app.user("alice", PW);
+    let bob = app.user("bob", PW);
+    let auth = basic("alice", PW);
+    app.send(
+        TestRequest::post()
+            .uri("/v2/follow/")
+            .insert_header(auth.clone())
+            .set_json(json!({"to_user_id": bob})),
+    )
+    .await
+    .expect(201);
+    for (uri, param) in [
+        (
+            "/v2/follow/?to_user__password__like=%242b%25",
+            "to_user__password__like",
+        ),
+        ("/v2/follow/?from_user__password=x", "from_user__password"),
+        (
+            "/v2/follow/?to_user__email__like=%25",
+            "to_user__email__like",
+        ),
+        ("/v2/follow/?from_user__email=x", "from_user__email"),
+    ] {
+        let resp = app
+            .send(TestRequest::get().uri(uri).insert_header(auth.clone()))
+            .await;
+        assert_param_error(&resp, param);
+    }
+    // Through the read-only relationship API and the nested user, and as an ordering.
+    assert_param_error(
+        &app.get("/api/relationship/?to_user__password__like=%25")
+            .await,
+        "to_user__password__like",
+    );
+    assert_param_error(&app.get("/api/user/?ordering=password").await, "ordering");
+    // Never serialized, nested or not.
+    for uri in ["/api/relationship/", "/v2/follow/"] {
+        let resp = app
+            .send(TestRequest::get().uri(uri).insert_header(auth.clone()))
+            .await;
+        assert!(!resp.text().contains("$2"), "{}", resp.text());
+    }
+}
+
+mod unsafe_user {
+    //! A user model whose password field is not write-only.
+    use plover::prelude::*;
+
+    diesel::table! {
+        leaky (id) { id -> Integer, username -> Text, password -> Text, }
+    }
+
+    /// Its hash could be listed and searched.
+    #[derive(Debug, Clone, RestModel)]
+    #[diesel(table_name = leaky)]
+    pub struct Leaky {
+        pub id: i32,
+        pub username: String,
+        pub password: String,
+    }
+
+    impl UserModel for Leaky {
+        fn username(&self) -> &str {
+            &self.username
+        }
+        fn password_hash(&self) -> &str {
+            &self.password
+        }
+        fn password_hash_mut(&mut self) -> &mut String {
+            &mut self.password
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "must be write-only: mark it #[rest(write_only)]")]
+fn an_accounts_component_refuses_a_user_model_with_a_readable_password() {
+    let db = plover::db::Database::from_url("sqlite://unused.db").expect("a URL");
+    let _ = plover::accounts::Auth::<unsafe_user::Leaky>::new(db);
+}
+
+// --- authentication outside the pool --------------------------------------------------------
+
+#[actix_web::test]
+async fn basic_authentication_gives_the_connection_back_before_the_password_check() {
+    let app = TestApp::with_options("", "max_connections=1&connection_timeout=0.5").await;
+    app.user("alice", PW);
+    let checker = UserAuthentication::new(&app.auth);
+    let db = app.db.clone();
+    let outcome = actix_web::web::block(move || {
+        let (name, value) = basic("alice", "wrong");
+        let mut headers = actix_web::http::header::HeaderMap::new();
+        headers.insert(
+            actix_web::http::header::HeaderName::from_static("authorization"),
+            value.parse().expect("a header value"),
+        );
+        assert_eq!(name, "Authorization");
+        let req = AuthRequest {
+            method: &Method::POST,
+            headers: &headers,
+            query: &[],
+            form: &[],
+        };
+        let mut lazy = LazyConn::new(&db);
+        let refused = checker.authorize(&req, &mut lazy).is_err();
+        // The one connection of the pool is free again: another checkout gets it at once.
+        let free = db.run_blocking(|_| Ok(())).is_ok();
+        (refused, free, format!("{lazy:?}"))
+    })
+    .await
+    .expect("the blocking task");
+    assert_eq!(
+        outcome,
+        (true, true, "LazyConn { checked_out: false }".into())
+    );
+}
+
+// --- the guard -------------------------------------------------------------------------------
+
+async fn guarded() -> TestService {
+    TestService::new(
+        App::new()
+            .wrap(Guard::default())
+            .route(
+                "/page",
+                web::get().to(|| async {
+                    HttpResponse::Ok()
+                        .content_type("text/html; charset=utf-8")
+                        .body("<p>hi</p>")
+                }),
+            )
+            .route(
+                "/data",
+                web::get().to(|| async { HttpResponse::Ok().json(1) }),
+            ),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn the_guard_forbids_framing_of_html_and_sniffing_of_everything() {
+    let service = guarded().await;
+    let page = service.send(TestRequest::get().uri("/page")).await;
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+    assert_eq!(
+        page.header("content-security-policy"),
+        Some("frame-ancestors 'none'")
+    );
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    let data = service.send(TestRequest::get().uri("/data")).await;
+    assert_eq!(data.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(data.header("x-frame-options"), None);
+    let missing = service.send(TestRequest::get().uri("/nope")).await;
+    assert_eq!(missing.header("x-content-type-options"), Some("nosniff"));
+}
+
+#[actix_web::test]
+async fn the_guard_answers_upgrades_and_connect_at_once() {
+    let service = guarded().await;
+    let upgrade = service
+        .send(
+            TestRequest::get()
+                .uri("/data")
+                .insert_header(("Connection", "Upgrade"))
+                .insert_header(("Upgrade", "websocket")),
+        )
+        .await;
+    assert_error(&upgrade, 400);
+    let connect = service
+        .send(TestRequest::default().method(Method::CONNECT).uri("/data"))
+        .await;
+    assert_error(&connect, 400);
+}
