@@ -9,6 +9,7 @@ mod auth;
 mod crud;
 mod errors;
 mod filters;
+mod hostile;
 mod microblog;
 mod ordering_pagination;
 mod serialization;
