@@ -78,9 +78,13 @@ pub struct Vault {
     pub pin: String,
 }
 
-/// Refers to a Vault: joins through it must not reach `pin`.
+/// Refers to a Vault: joins through it must not reach `pin`. Its model rules (every writer):
+/// a deposit into a vault labelled `closed...` is refused; a deposit appends `+<amount>` to its
+/// vault's label, in the same transaction, and is refused afterwards when that label grows
+/// past 12 characters (so a refused deposit shows that the vault's change was rolled back).
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = deposit)]
+#[rest(rules)]
 pub struct Deposit {
     /// Primary key.
     pub id: i32,
@@ -89,6 +93,55 @@ pub struct Deposit {
     pub vault_id: i32,
     /// An amount.
     pub amount: i32,
+}
+
+impl plover::model::Rules for Deposit {
+    fn validate(
+        conn: &mut Conn<'_>,
+        changes: &DepositChanges,
+        _existing: Option<&Deposit>,
+    ) -> Result<(), Error> {
+        let Some(vault) = changes.vault_id else {
+            return Ok(());
+        };
+        let select = plover::query::Select::ids_in(Vault::meta().pk, &[i64::from(vault)]);
+        match Vault::load(conn, &select)?.first() {
+            Some(v) if v.label.starts_with("closed") => {
+                Err(Error::field("vault_id", "this vault is closed"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn before_save(
+        conn: &mut Conn<'_>,
+        changes: &mut DepositChanges,
+        existing: Option<&Deposit>,
+    ) -> Result<(), Error> {
+        let vault = changes
+            .vault_id
+            .or(existing.map(|d| d.vault_id))
+            .unwrap_or_default();
+        let amount = changes
+            .amount
+            .or(existing.map(|d| d.amount))
+            .unwrap_or_default();
+        let select = plover::query::Select::ids_in(Vault::meta().pk, &[i64::from(vault)]);
+        let Some(current) = Vault::load(conn, &select)?.into_iter().next() else {
+            return Ok(()); // the foreign-key check reports it
+        };
+        let label = format!("{}+{amount}", current.label);
+        let too_long = label.chars().count() > 12;
+        let mark = VaultChanges {
+            label: Some(label),
+            ..VaultChanges::default()
+        };
+        Vault::update(conn, i64::from(vault), mark)?;
+        if too_long {
+            return Err(Error::field("amount", "the vault is full"));
+        }
+        Ok(())
+    }
 }
 
 /// `CREATE TABLE` statements of the models defined here (SQLite); the conformance app's and the

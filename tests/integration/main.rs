@@ -12,6 +12,8 @@ mod filters;
 mod hostile;
 mod microblog;
 mod ordering_pagination;
+mod properties;
+mod rules;
 mod serialization;
 mod setup;
 mod views;

@@ -65,12 +65,30 @@ use schema::*;
 /// Head of the A <- B <- C <- D chain.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = amodel)]
-#[rest(display = "{a_field}")]
+#[rest(display = "{a_field}", rules)]
 pub struct AModel {
     /// Primary key.
     pub id: i32,
     /// Text.
     pub a_field: String,
+}
+
+/// APP.md section 2: an `a_field` that starts with `reject-` is a field error, for every
+/// writer (REST and the admin).
+impl plover::model::Rules for AModel {
+    fn validate(
+        _conn: &mut plover::db::Conn<'_>,
+        changes: &AModelChanges,
+        _existing: Option<&AModel>,
+    ) -> Result<(), plover::Error> {
+        match &changes.a_field {
+            Some(text) if text.starts_with("reject-") => Err(plover::Error::field(
+                "a_field",
+                "must not start with \"reject-\"",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Refers to an AModel.

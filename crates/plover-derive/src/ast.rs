@@ -36,6 +36,8 @@ pub(crate) struct Model {
     pub(crate) pk: usize,
     /// `#[rest(display = "...")]`.
     pub(crate) display: Option<syn::LitStr>,
+    /// `#[rest(rules)]`: writes run the model's `Rules`.
+    pub(crate) rules: bool,
 }
 
 impl Model {
@@ -204,6 +206,7 @@ impl Model {
             fields,
             pk,
             display: attrs.display,
+            rules: attrs.rules,
         })
     }
 }

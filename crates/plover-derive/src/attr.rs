@@ -6,7 +6,7 @@ use syn::{Attribute, Expr, LitStr, Path, Type};
 use crate::ctxt::Ctxt;
 
 /// Struct-level attribute keys.
-pub(crate) const STRUCT_KEYS: &str = "exclude, name, display";
+pub(crate) const STRUCT_KEYS: &str = "exclude, name, display, rules";
 /// Field-level attribute keys.
 pub(crate) const FIELD_KEYS: &str = "fk, default, write_only, exclude, primary_key, unique, name";
 
@@ -21,6 +21,8 @@ pub(crate) struct StructAttrs {
     pub(crate) name: Option<LitStr>,
     /// `display = "{field} ..."`: the text of a row in the admin.
     pub(crate) display: Option<LitStr>,
+    /// `rules`: the model implements `plover::model::Rules`.
+    pub(crate) rules: bool,
 }
 
 /// How a field gets a value when a POST does not give one.
@@ -99,6 +101,8 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
                     out.name = Some(meta.value()?.parse()?);
                 } else if meta.path.is_ident("display") {
                     out.display = Some(meta.value()?.parse()?);
+                } else if meta.path.is_ident("rules") {
+                    out.rules = true;
                 } else {
                     return Err(unknown(&meta, STRUCT_KEYS));
                 }

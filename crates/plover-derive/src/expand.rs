@@ -20,6 +20,27 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let name = &model.name;
     let table_name = quote!(#table).to_string().replace(' ', "");
     let pk_index = model.pk;
+    let rules = if model.rules {
+        quote! {
+            fn validate(
+                conn: &mut __p::Conn<'_>,
+                changes: &#changes,
+                existing: ::core::option::Option<&Self>,
+            ) -> ::core::result::Result<(), __p::Error> {
+                <Self as __p::Rules>::validate(conn, changes, existing)
+            }
+
+            fn before_save(
+                conn: &mut __p::Conn<'_>,
+                changes: &mut #changes,
+                existing: ::core::option::Option<&Self>,
+            ) -> ::core::result::Result<(), __p::Error> {
+                <Self as __p::Rules>::before_save(conn, changes, existing)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
 
     let data_fields: Vec<(usize, &Field)> = model
         .fields
@@ -242,6 +263,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 fn fill_defaults(changes: &mut #changes) {
                     #(#defaults)*
                 }
+                #rules
 
                 fn load(
                     conn: &mut __p::Conn<'_>,

@@ -7,7 +7,7 @@ pub use serde_json;
 
 pub use crate::db::{plover_lower, Conn};
 pub use crate::error::Error;
-pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel};
+pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::value::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
 
@@ -289,9 +289,9 @@ macro_rules! __plover_condition {
             $crate::__private::Op::Like => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
                 .map(|v| ::std::boxed::Box::new(c.like(v).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::ILike => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like(v.to_lowercase()).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like($crate::value::fold_case(&v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::Contains => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
-                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like($crate::__private::contains_pattern(&v.to_lowercase())).escape('\\').nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+                .map(|v| ::std::boxed::Box::new($crate::__private::plover_lower(c.nullable()).like($crate::__private::contains_pattern(&$crate::value::fold_case(&v))).escape('\\').nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
     }};
@@ -306,6 +306,11 @@ macro_rules! __plover_condition {
                 .map(|v| ::std::boxed::Box::new(c.ilike($crate::__private::pg_pattern(v)).nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
             $crate::__private::Op::Contains => $crate::__private::any($crate::__private::values::<::std::string::String>($f)?.into_iter()
                 .map(|v| ::std::boxed::Box::new(c.ilike($crate::__private::contains_pattern(&v)).escape('\\').nullable()) as __Cond).collect::<::std::vec::Vec<__Cond>>()),
+            // Comparisons by code point, as ordering, whatever the database's collation.
+            $crate::__private::Op::Lt | $crate::__private::Op::Lte | $crate::__private::Op::Gt | $crate::__private::Op::Gte => {
+                let c = $crate::__private::CollateC(c);
+                $crate::__plover_condition!(@common $f, c, $ty, __Cond)
+            }
             _ => $crate::__plover_condition!(@common $f, c, $ty, __Cond),
         }
     }};

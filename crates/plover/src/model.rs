@@ -151,6 +151,27 @@ pub(crate) fn check_reference(
     Ok(())
 }
 
+/// Writes `changes` the one way every writer does, inside the caller's transaction: the
+/// model's [`Rules`] first, then an insert (`existing` is `None`; returns the new key) or an
+/// update of the given fields of `existing` (nothing to update: no statement).
+pub(crate) fn save<M: RestModel>(
+    conn: &mut Conn<'_>,
+    mut changes: M::Changes,
+    existing: Option<&M>,
+) -> Result<i64, Error> {
+    M::validate(conn, &changes, existing)?;
+    M::before_save(conn, &mut changes, existing)?;
+    match existing {
+        None => M::insert(conn, changes),
+        Some(row) => {
+            if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
+                M::update(conn, row.pk(), changes)?;
+            }
+            Ok(row.pk())
+        }
+    }
+}
+
 /// A registered model, collected at link time to find the foreign keys that point at a model.
 #[derive(Debug)]
 pub struct ModelEntry(pub fn() -> &'static ModelMeta);
@@ -210,4 +231,81 @@ pub trait RestModel: Sized + Send + Sync + 'static {
 
     /// Updates the given fields of one row; returns the number of rows changed.
     fn update(conn: &mut Conn<'_>, pk: i64, changes: Self::Changes) -> Result<usize, Error>;
+
+    /// The model's validation ([`Rules::validate`] with `#[rest(rules)]`; none otherwise).
+    fn validate(
+        _conn: &mut Conn<'_>,
+        _changes: &Self::Changes,
+        _existing: Option<&Self>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The model's before-save step ([`Rules::before_save`] with `#[rest(rules)]`).
+    fn before_save(
+        _conn: &mut Conn<'_>,
+        _changes: &mut Self::Changes,
+        _existing: Option<&Self>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// Rules of a model that every writer runs (SPEC.md section 13): REST POST and PUT, the admin's
+/// add and edit forms. They run inside the write's transaction with its connection, after the
+/// resource's `save_object` (so no resource can bypass them) and before the row is written; an
+/// error writes nothing. Declare them with `#[rest(rules)]` on the struct and implement this
+/// trait; both methods default to doing nothing.
+///
+/// ```
+/// use plover::prelude::*;
+/// use plover::db::Conn;
+/// # diesel::table! { book (id) { id -> Integer, title -> Text, price -> Integer } }
+///
+/// #[derive(RestModel)]
+/// #[diesel(table_name = book)]
+/// #[rest(rules)]
+/// pub struct Book {
+///     pub id: i32,
+///     pub title: String,
+///     pub price: i32,
+/// }
+///
+/// impl plover::model::Rules for Book {
+///     fn validate(
+///         _conn: &mut Conn<'_>,
+///         changes: &BookChanges,
+///         _existing: Option<&Book>,
+///     ) -> Result<(), plover::Error> {
+///         match changes.price {
+///             Some(price) if price < 0 => Err(plover::Error::field("price", "must not be negative")),
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+/// ```
+pub trait Rules: RestModel {
+    /// Field errors of the write about to happen (`Error::field` or `Error::Validation`):
+    /// REST answers 400 with `fields`, the admin shows the form again with the message beside
+    /// the field. `changes` holds the given fields (on create also the defaults); `existing`
+    /// is the row an update changes.
+    fn validate(
+        conn: &mut Conn<'_>,
+        changes: &Self::Changes,
+        existing: Option<&Self>,
+    ) -> Result<(), Error> {
+        let _ = (conn, changes, existing);
+        Ok(())
+    }
+
+    /// A last step before the write, after `validate`: may complete `changes`, and read or
+    /// write other rows in the same transaction ("a loan marks its book as out").
+    fn before_save(
+        conn: &mut Conn<'_>,
+        changes: &mut Self::Changes,
+        existing: Option<&Self>,
+    ) -> Result<(), Error> {
+        let _ = (conn, changes, existing);
+        Ok(())
+    }
 }

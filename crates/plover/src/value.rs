@@ -252,6 +252,17 @@ impl FromJson for String {
     }
 }
 
+/// Text in the case `ilike` and the admin's lookups compare: each character lower-cased on its
+/// own, to one character (`İ` is `i`, `Σ` is `σ` wherever it stands), as PostgreSQL's `ILIKE`
+/// does. Rust's `str::to_lowercase` would turn `İ` into two characters (so `_` no longer
+/// matches it) and a final `Σ` into `ς` (so `%Σ` no longer finds it): the engines would
+/// disagree.
+pub fn fold_case(text: &str) -> String {
+    text.chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect()
+}
+
 /// Refuses text that no engine stores the same: U+0000 (PostgreSQL refuses it, SQLite cuts C
 /// strings at it). Every text value from a client passes here (SPEC.md section 15).
 pub fn check_text(text: &str) -> Result<(), String> {

@@ -92,12 +92,13 @@ impl<M: RestModel> PreparedAdmin<M> {
         Submitted { changes, errors }
     }
 
-    /// Checks the submitted foreign keys and writes, in one transaction.
+    /// Checks the submitted foreign keys, runs the model's rules and writes, in one
+    /// transaction.
     fn save(
         &self,
         conn: &mut Conn<'_>,
         changes: M::Changes,
-        pk: Option<i64>,
+        existing: Option<&M>,
     ) -> Result<i64, Error> {
         let meta = M::meta();
         conn.transaction(|conn| {
@@ -106,10 +107,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
                 }
             }
-            match pk {
-                None => M::insert(conn, changes),
-                Some(pk) => M::update(conn, pk, changes).map(|_| pk),
-            }
+            crate::model::save::<M>(conn, changes, existing)
         })
     }
 
@@ -140,7 +138,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             if adding {
                 M::fill_defaults(&mut changes);
             }
-            match self.save(conn, changes, row.as_ref().map(RestModel::pk)) {
+            match self.save(conn, changes, row.as_ref()) {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(Error::Validation { fields, .. }) => errors.extend(fields),
                 Err(Error::Conflict(conflict)) => message = Some(conflict),

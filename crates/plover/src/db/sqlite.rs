@@ -8,8 +8,9 @@ use diesel::SqliteConnection;
 use super::{Config, ConfigError};
 
 diesel::define_sql_function! {
-    /// Lower-cases text for all of Unicode (SQLite's own `lower` handles ASCII only); used by
-    /// the `ilike` filter on SQLite.
+    /// Lower-cases text for all of Unicode, one character at a time
+    /// ([`crate::value::fold_case`]; SQLite's own `lower` handles ASCII only); used by the
+    /// `ilike` filter on SQLite.
     fn plover_lower(x: Nullable<Text>) -> Nullable<Text>;
 }
 
@@ -45,7 +46,9 @@ impl CustomizeConnection<SqliteConnection, R2d2Error> for Customizer {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), R2d2Error> {
         conn.batch_execute(&self.pragmas)
             .map_err(R2d2Error::QueryError)?;
-        plover_lower_utils::register_impl(conn, |s: Option<String>| s.map(|s| s.to_lowercase()))
-            .map_err(R2d2Error::QueryError)
+        plover_lower_utils::register_impl(conn, |s: Option<String>| {
+            s.map(|s| crate::value::fold_case(&s))
+        })
+        .map_err(R2d2Error::QueryError)
     }
 }

@@ -13,7 +13,7 @@ use super::resource::Context;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::model::{check_reference, RestModel};
+use crate::model::{check_reference, save, RestModel};
 use crate::query::{cursor, parse_list_query, Param, Select};
 
 /// A registered resource, with its model type erased.
@@ -74,15 +74,14 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         };
         let auth = self.auth.as_deref().unwrap_or(default_auth);
         let user = auth.authorize(&auth_req, db)?;
-        let conn = &mut db.conn()?;
         let cx = Context {
             method: &method,
             user: user.as_ref(),
         };
         let Some(raw_pk) = &req.pk else {
             return match method {
-                Method::POST => self.create(&cx, req, conn),
-                _ => self.list(&cx, req, conn),
+                Method::POST => self.create(&cx, req, db),
+                _ => self.list(&cx, req, &mut db.conn()?),
             };
         };
         // A key that is not a value of the primary key's type names no record.
@@ -90,15 +89,17 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             Ok(Param::Int(pk)) => pk,
             _ => return Err(Error::NotFound),
         };
-        let obj = self.find(&cx, conn, pk)?.ok_or(Error::NotFound)?;
+        let obj = self
+            .find(&cx, &mut db.conn()?, pk)?
+            .ok_or(Error::NotFound)?;
         match method {
-            Method::PUT => self.edit(&cx, req, conn, obj),
-            Method::DELETE => self.remove(&cx, conn, obj),
+            Method::PUT => self.edit(&cx, req, db, obj),
+            Method::DELETE => self.remove(&cx, &mut db.conn()?, obj),
             _ => {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
                     return Err(Error::Forbidden);
                 }
-                Ok(Reply::ok(self.one(&cx, conn, obj)?))
+                Ok(Reply::ok(self.one(&cx, &mut db.conn()?, obj)?))
             }
         }
     }
@@ -257,21 +258,23 @@ impl<M: RestModel> Prepared<M> {
         &self,
         cx: &Context<'_>,
         req: &ApiRequest,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Reply, Error> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
         let data = req.json_object()?;
         let Parsed { mut changes, sent } = self.parse_changes(&data, true)?;
+        // `save_object` may hash a password: never while a pooled connection is held.
+        db.release();
         self.hooks.save_object(cx, &mut changes, &data)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
         M::fill_defaults(&mut changes);
-        let (pk, obj) = conn.transaction(|conn| {
+        let (pk, obj) = db.conn()?.transaction(|conn| {
             Self::check_references(conn, &data, &sent)?;
-            let pk = M::insert(conn, changes)?;
+            let pk = save::<M>(conn, changes, None)?;
             let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
                 .into_iter()
                 .next();
@@ -289,7 +292,7 @@ impl<M: RestModel> Prepared<M> {
         &self,
         cx: &Context<'_>,
         req: &ApiRequest,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
         obj: M,
     ) -> Result<Reply, Error> {
         self.check_owner(cx, &obj)?;
@@ -298,14 +301,12 @@ impl<M: RestModel> Prepared<M> {
         }
         let data = req.json_object()?;
         let Parsed { mut changes, sent } = self.parse_changes(&data, false)?;
+        // `save_object` may hash a password: never while a pooled connection is held.
+        db.release();
         self.hooks.save_object(cx, &mut changes, &data)?;
-        let pk = obj.pk();
-        let obj = conn.transaction(|conn| {
+        let obj = db.conn()?.transaction(|conn| {
             Self::check_references(conn, &data, &sent)?;
-            let any = (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i));
-            if any {
-                M::update(conn, pk, changes)?;
-            }
+            let pk = save::<M>(conn, changes, Some(&obj))?;
             let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
                 .into_iter()
                 .next();

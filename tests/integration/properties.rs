@@ -1,0 +1,1787 @@
+//! Property tests (proptest) of the list endpoint against a naive in-memory evaluator of
+//! SPEC.md sections 4, 5 and 12.
+//!
+//! Each case seeds a small random table (0-12 rows: NULLs, Unicode case pairs, `%` and `_`
+//! inside text, integer bounds, dates and date-times with fractional seconds), checks that the
+//! API reads the rows back as seeded, sends a random list request (filters over every
+//! operator, repeated keys, `in` with commas and repetitions, joins two levels deep, an
+//! ordering list, `limit`, `page`, and repeated reserved parameters of which the first counts)
+//! and compares the ids the API lists, in order, and the emptiness of `meta.next` /
+//! `meta.previous`, with what the evaluator computes from the rows. The links are followed
+//! too: they must lead to the neighbouring pages of the same list. Each filter key of a
+//! request is also checked alone, so that a conjunction listing nothing hides no fault.
+//!
+//! The properties: `/api/sample/` (every scalar type), `/api/cmodel/` (joins through `b` and
+//! `b__a`), `/api/emodel/` (`paginate_by = 5`: `limit` clamped), `ilike` lists whatever `like`
+//! lists, and an `ordering` naming a column twice is a 400 (SPEC.md section 15).
+//!
+//! The evaluator's `ilike` lower-cases both sides one character at a time, each to one
+//! character (`İ` is `i`, `Σ` is `σ` wherever it stands), as PostgreSQL's `ILIKE` does and
+//! as Plover's SQLite function does: `str::to_lowercase` would make `_` miss `İ` (two
+//! characters) and `%Σ` miss a final `Σ` (`ς`), and the engines disagree.
+//!
+//! The number of cases per property is `PROPTEST_CASES` (default [`DEFAULT_CASES`]); a failure
+//! prints the `PROPTEST_RNG_SEED` that replays it. The properties are `async` actix tests:
+//! proptest's [`TestRunner`] is driven by hand ([`check_property`]), one application per
+//! property, the tables emptied and seeded again for each case. A failing case is shrunk, and
+//! the panic shows the minimal one: its seed SQL, the request, and what was expected.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::future::Future;
+
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use plover_tests::*;
+use proptest::prelude::*;
+use proptest::sample::{select, Index};
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{contextualize_config, Config, RngSeed, TestCaseError, TestRunner};
+use serde_json::{json, Value};
+
+/// Cases per property when `PROPTEST_CASES` is not set.
+const DEFAULT_CASES: u32 = 48;
+
+/// At most this many shrinking steps for a failing case.
+const MAX_SHRINK_STEPS: u32 = 1000;
+
+/// The default `paginate_by` (of `/api/sample/` and `/api/cmodel/`).
+const PAGINATE_BY: usize = 20;
+
+// --- the runner ----------------------------------------------------------------------------
+
+/// Runs `test` on values of `strategy` as proptest would, awaiting each case: `cases` values
+/// (from `PROPTEST_CASES`, default [`DEFAULT_CASES`]); a failing one is shrunk, and the test
+/// panics with the message of the minimal failing case.
+async fn check_property<S, F, Fut>(name: &str, strategy: S, mut test: F)
+where
+    S: Strategy,
+    F: FnMut(S::Value) -> Fut,
+    Fut: Future<Output = Result<(), TestCaseError>>,
+{
+    let mut config = contextualize_config(Config {
+        cases: DEFAULT_CASES,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // A seed of our own when none is given, so that a failure can tell how to replay it.
+    let seed = match config.rng_seed {
+        RngSeed::Fixed(seed) => seed,
+        RngSeed::Random => {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        }
+    };
+    config.rng_seed = RngSeed::Fixed(seed);
+    let cases = config.cases;
+    let max_shrink = config.max_shrink_iters.min(MAX_SHRINK_STEPS);
+    let mut runner = TestRunner::new(config);
+    for case in 1..=cases {
+        let mut tree = strategy
+            .new_tree(&mut runner)
+            .unwrap_or_else(|e| panic!("{name}: no value generated: {e}"));
+        let Err(mut failure) = test(tree.current()).await else {
+            continue;
+        };
+        let mut steps = 0;
+        if tree.simplify() {
+            while steps < max_shrink {
+                steps += 1;
+                match test(tree.current()).await {
+                    Ok(()) => {
+                        if !tree.complicate() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        failure = e;
+                        if !tree.simplify() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        panic!(
+            "property `{name}` failed at case {case} of {cases} (replay: PROPTEST_RNG_SEED={seed}); \
+             minimal failing case (after {steps} shrinking steps):\n{failure}"
+        );
+    }
+}
+
+fn fail(message: String) -> TestCaseError {
+    TestCaseError::fail(message)
+}
+
+// --- values and columns --------------------------------------------------------------------
+
+/// The type of a column, as the evaluator sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int32,
+    Int64,
+    Float,
+    Bool,
+    Text,
+    Date,
+    Stamp,
+}
+
+/// A value of a row, or a parsed filter value.
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+    Date(NaiveDate),
+    Stamp(NaiveDateTime),
+}
+
+impl Val {
+    /// SQL's comparison of two values of one column: numbers by value, booleans false first,
+    /// text by code point (the byte order of UTF-8), dates and date-times in time.
+    fn compare(&self, other: &Val) -> Ordering {
+        match (self, other) {
+            (Val::Int(a), Val::Int(b)) => a.cmp(b),
+            (Val::Float(a), Val::Float(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+            (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
+            (Val::Text(a), Val::Text(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Val::Date(a), Val::Date(b)) => a.cmp(b),
+            (Val::Stamp(a), Val::Stamp(b)) => a.cmp(b),
+            (a, b) => panic!("values of different kinds compared: {a:?} and {b:?}"),
+        }
+    }
+
+    /// The value as an SQL literal that both engines accept.
+    fn sql(&self) -> String {
+        match self {
+            Val::Int(v) => v.to_string(),
+            Val::Float(v) => format!("{v:?}"),
+            Val::Bool(v) => (if *v { "TRUE" } else { "FALSE" }).to_owned(),
+            Val::Text(v) => format!("'{}'", v.replace('\'', "''")),
+            Val::Date(v) => format!("'{}'", v.format("%Y-%m-%d")),
+            // The form diesel writes on SQLite (`%.f`: 0, 3, 6 or 9 digits), so that SQLite's
+            // text comparisons order the seeded values as the ones the API writes.
+            Val::Stamp(v) => format!("'{}'", v.format("%Y-%m-%d %H:%M:%S%.f")),
+        }
+    }
+
+    /// The value as the API serializes it (SPEC.md section 3).
+    fn json(&self) -> Value {
+        match self {
+            Val::Int(v) => json!(v),
+            Val::Float(v) => json!(v),
+            Val::Bool(v) => json!(v),
+            Val::Text(v) => json!(v),
+            Val::Date(v) => json!(v.format("%Y-%m-%d").to_string()),
+            Val::Stamp(v) => json!(v.format("%Y-%m-%d %H:%M:%S").to_string()),
+        }
+    }
+}
+
+fn opt_sql(v: &Option<Val>) -> String {
+    v.as_ref().map_or_else(|| "NULL".to_owned(), Val::sql)
+}
+
+fn opt_json(v: &Option<Val>) -> Value {
+    v.as_ref().map_or(Value::Null, Val::json)
+}
+
+/// A filterable key of a resource, with the column of the evaluator's row it reads.
+#[derive(Debug)]
+struct Column {
+    key: &'static str,
+    kind: Kind,
+}
+
+/// A column that `ordering` accepts, under each of its names.
+#[derive(Debug)]
+struct Orderable {
+    names: &'static [&'static str],
+    column: usize,
+}
+
+/// A list resource: its path, its `meta.model`, its filter keys (column 0 is the primary key)
+/// and its orderable columns.
+#[derive(Debug)]
+struct Model {
+    path: &'static str,
+    name: &'static str,
+    columns: &'static [Column],
+    orderables: &'static [Orderable],
+    /// The columns filters pick from, the interesting ones (text, NULLs) more often.
+    filter_picks: &'static [usize],
+    paginate_by: usize,
+}
+
+const fn col(key: &'static str, kind: Kind) -> Column {
+    Column { key, kind }
+}
+
+/// `/api/sample/`: every scalar type.
+const SAMPLE: Model = Model {
+    path: "/api/sample/",
+    name: "sample",
+    columns: &[
+        col("id", Kind::Int32),
+        col("name", Kind::Text),
+        col("qty", Kind::Int32),
+        col("big", Kind::Int64),
+        col("ratio", Kind::Float),
+        col("flag", Kind::Bool),
+        col("body", Kind::Text),
+        col("remark", Kind::Text),
+        col("day", Kind::Date),
+        col("stamp", Kind::Stamp),
+    ],
+    orderables: &[
+        Orderable {
+            names: &["id"],
+            column: 0,
+        },
+        Orderable {
+            names: &["name"],
+            column: 1,
+        },
+        Orderable {
+            names: &["qty"],
+            column: 2,
+        },
+        Orderable {
+            names: &["big"],
+            column: 3,
+        },
+        Orderable {
+            names: &["ratio"],
+            column: 4,
+        },
+        Orderable {
+            names: &["flag"],
+            column: 5,
+        },
+        Orderable {
+            names: &["body"],
+            column: 6,
+        },
+        Orderable {
+            names: &["remark"],
+            column: 7,
+        },
+        Orderable {
+            names: &["day"],
+            column: 8,
+        },
+        Orderable {
+            names: &["stamp"],
+            column: 9,
+        },
+        // The nullable columns twice: picked more often.
+        Orderable {
+            names: &["remark"],
+            column: 7,
+        },
+        Orderable {
+            names: &["day"],
+            column: 8,
+        },
+    ],
+    filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 7, 7, 8, 8, 9, 9],
+    paginate_by: PAGINATE_BY,
+};
+
+/// The text columns of [`SAMPLE`].
+const SAMPLE_TEXT_COLUMNS: [usize; 3] = [1, 6, 7];
+
+/// `/api/cmodel/`: its own fields, and the fields of its B and of that B's A, through joins.
+/// The evaluator's row of a C holds the joined values (`b`, `b_id` and `b__id` are one value).
+const CHAIN: Model = Model {
+    path: "/api/cmodel/",
+    name: "cmodel",
+    columns: &[
+        col("id", Kind::Int32),
+        col("c_field", Kind::Text),
+        col("b", Kind::Int32),
+        col("b_id", Kind::Int32),
+        col("b__id", Kind::Int32),
+        col("b__b_field", Kind::Text),
+        col("b__a", Kind::Int32),
+        col("b__a_id", Kind::Int32),
+        col("b__a__id", Kind::Int32),
+        col("b__a__a_field", Kind::Text),
+    ],
+    orderables: &[
+        Orderable {
+            names: &["id"],
+            column: 0,
+        },
+        Orderable {
+            names: &["c_field"],
+            column: 1,
+        },
+        Orderable {
+            names: &["b", "b_id"],
+            column: 2,
+        },
+    ],
+    filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9],
+    paginate_by: PAGINATE_BY,
+};
+
+/// `/api/emodel/`: `paginate_by = 5`, so that a `limit` above it is clamped.
+const EMODEL: Model = Model {
+    path: "/api/emodel/",
+    name: "emodel",
+    columns: &[col("id", Kind::Int32), col("e_field", Kind::Text)],
+    orderables: &[
+        Orderable {
+            names: &["id"],
+            column: 0,
+        },
+        Orderable {
+            names: &["e_field"],
+            column: 1,
+        },
+    ],
+    filter_picks: &[0, 1, 1],
+    paginate_by: 5,
+};
+
+/// A row as the evaluator sees it: one value per column of its [`Model`] (`None`: NULL).
+#[derive(Debug, Clone)]
+struct Row {
+    id: i64,
+    vals: Vec<Option<Val>>,
+}
+
+/// Rows to seed: the SQL that replaces the tables' rows, the evaluator's rows, and the
+/// objects the unfiltered list must serialize, by id.
+#[derive(Debug)]
+struct Table {
+    seed: String,
+    rows: Vec<Row>,
+    objects: Vec<Value>,
+}
+
+// --- generators ----------------------------------------------------------------------------
+
+/// Characters of generated text: Unicode case pairs (`é`/`É`, `ß`/`ẞ`/`SS`/`ss`,
+/// `Σ`/`σ`/`ς`, `İ`/`i`), ASCII, the wildcards, a comma (which splits `in` values), a blank
+/// and a backslash (no escape character).
+const ALPHABET: &[char] = &[
+    'a', 'A', 's', 'S', 'ß', 'ẞ', 'é', 'É', 'Σ', 'σ', 'ς', 'İ', 'i', '%', '_', ',', ' ', '\\', 'z',
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(select(ALPHABET), 0..=4).prop_map(String::from_iter)
+}
+
+fn int32() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        select(&[0, 1, -1, i32::MIN, i32::MIN + 1, i32::MAX - 1, i32::MAX][..]).prop_map(i64::from),
+        -3i64..=40,
+    ]
+}
+
+fn int64() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        select(
+            &[
+                0,
+                1,
+                -1,
+                i64::MIN,
+                i64::MIN + 1,
+                -2_147_483_649,
+                2_147_483_648,
+                i64::MAX - 1,
+                i64::MAX,
+            ][..]
+        ),
+        -3i64..=3,
+    ]
+}
+
+fn float() -> impl Strategy<Value = f64> {
+    select(
+        &[
+            0.0,
+            -0.0,
+            0.1,
+            0.5,
+            -1.5,
+            1.0,
+            2.25,
+            1e300,
+            -1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ][..],
+    )
+}
+
+fn ymd(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap_or_default()
+}
+
+fn day() -> impl Strategy<Value = NaiveDate> {
+    select(vec![
+        ymd(2020, 1, 1),
+        ymd(2020, 1, 2),
+        ymd(1, 1, 1),
+        ymd(1969, 12, 31),
+        ymd(1970, 1, 1),
+        ymd(2000, 2, 29),
+        ymd(9999, 12, 31),
+    ])
+}
+
+/// Date-times at and around midnight and noon, with fractional seconds (microseconds: what
+/// PostgreSQL stores).
+fn stamp() -> impl Strategy<Value = NaiveDateTime> {
+    let times: &[(u32, u32, u32, u32)] = &[
+        (0, 0, 0, 0),
+        (0, 0, 0, 1),
+        (0, 0, 0, 500_000),
+        (0, 0, 1, 0),
+        (12, 30, 0, 0),
+        (12, 30, 0, 250_000),
+        (23, 59, 59, 0),
+        (23, 59, 59, 999_999),
+    ];
+    (day(), select(times)).prop_map(|(d, (h, m, s, us))| {
+        d.and_hms_micro_opt(h, m, s, us)
+            .unwrap_or_else(|| d.and_hms_opt(0, 0, 0).unwrap_or_default())
+    })
+}
+
+/// One value of every kind, for a filter value that does not come from a row.
+#[derive(Debug, Clone)]
+struct Fresh {
+    int32: i64,
+    int64: i64,
+    float: f64,
+    flag: bool,
+    text: String,
+    day: NaiveDate,
+    stamp: NaiveDateTime,
+}
+
+prop_compose! {
+    fn fresh()(
+        int32 in int32(),
+        int64 in int64(),
+        float in float(),
+        flag in any::<bool>(),
+        text in text(),
+        day in day(),
+        stamp in stamp(),
+    ) -> Fresh {
+        Fresh { int32, int64, float, flag, text, day, stamp }
+    }
+}
+
+/// A filter value: a row's value (so that filters hit) or a fresh one, possibly nudged to a
+/// neighbour, how to spell it, and, for `like`/`ilike`, how to turn it into a pattern.
+#[derive(Debug, Clone)]
+struct ValSpec {
+    row: Option<Index>,
+    fresh: Fresh,
+    nudge: Nudge,
+    spelling: Index,
+    upper: bool,
+    blank: Option<Index>,
+    cut: Option<Index>,
+    trail: bool,
+}
+
+prop_compose! {
+    fn val_spec()(
+        row in prop::option::weighted(0.75, any::<Index>()),
+        fresh in fresh(),
+        nudge in prop_oneof![
+            3 => Just(Nudge::None),
+            1 => Just(Nudge::Up),
+            1 => Just(Nudge::Down),
+            1 => Just(Nudge::Truncate),
+        ],
+        spelling in any::<Index>(),
+        upper in any::<bool>(),
+        blank in prop::option::weighted(0.3, any::<Index>()),
+        cut in prop::option::weighted(0.3, any::<Index>()),
+        trail in prop::option::weighted(0.3, Just(())).prop_map(|t| t.is_some()),
+    ) -> ValSpec {
+        ValSpec { row, fresh, nudge, spelling, upper, blank, cut, trail }
+    }
+}
+
+/// A change of a filter value to a close one, to probe the bounds of comparisons.
+#[derive(Debug, Clone, Copy)]
+enum Nudge {
+    None,
+    /// The next value up: +1, the next day, one microsecond later.
+    Up,
+    /// The next value down.
+    Down,
+    /// A date-time without its fractional seconds.
+    Truncate,
+}
+
+impl Nudge {
+    /// `value` nudged, if the result stays a value of `kind` that both engines store.
+    fn apply(self, kind: Kind, value: Val) -> Val {
+        let step = match self {
+            Nudge::None => return value,
+            Nudge::Up => 1,
+            Nudge::Down => -1,
+            Nudge::Truncate => 0,
+        };
+        let in_years = |y: i32| (1..=9999).contains(&y);
+        let nudged = match (&value, kind) {
+            (Val::Int(v), Kind::Int32) => v
+                .checked_add(step)
+                .filter(|n| i32::try_from(*n).is_ok())
+                .map(Val::Int),
+            (Val::Int(v), _) => v.checked_add(step).map(Val::Int),
+            (Val::Date(d), _) => d
+                .checked_add_signed(chrono::TimeDelta::days(step))
+                .filter(|d| in_years(d.year()))
+                .map(Val::Date),
+            (Val::Stamp(t), _) if step == 0 => t.with_nanosecond(0).map(Val::Stamp),
+            (Val::Stamp(t), _) => t
+                .checked_add_signed(chrono::TimeDelta::microseconds(step))
+                .filter(|t| in_years(t.year()))
+                .map(Val::Stamp),
+            _ => None,
+        };
+        nudged.unwrap_or(value)
+    }
+}
+
+/// One filter key: a column, an operator (among those the column's kind allows) and its
+/// repetitions, each a list of values (joined with commas for `in`; others use the first).
+#[derive(Debug, Clone)]
+struct FilterSpec {
+    column: Index,
+    op: Index,
+    reps: Vec<Vec<ValSpec>>,
+}
+
+fn filter_spec() -> impl Strategy<Value = FilterSpec> {
+    let rep = || prop::collection::vec(val_spec(), 1..=3);
+    let reps = prop_oneof![
+        3 => prop::collection::vec(rep(), 1..=1),
+        2 => prop::collection::vec(rep(), 2..=3),
+    ];
+    (any::<Index>(), any::<Index>(), reps).prop_map(|(column, op, reps)| FilterSpec {
+        column,
+        op,
+        reps,
+    })
+}
+
+/// One `ordering` term: an orderable column (and which of its names), descending or not.
+#[derive(Debug, Clone)]
+struct Term {
+    column: Index,
+    name: Index,
+    desc: bool,
+}
+
+fn term() -> impl Strategy<Value = Term> {
+    (any::<Index>(), any::<Index>(), any::<bool>()).prop_map(|(column, name, desc)| Term {
+        column,
+        name,
+        desc,
+    })
+}
+
+/// `None`: no `ordering`; `Some(vec![])`: `ordering=` (the default order).
+fn ordering() -> impl Strategy<Value = Option<Vec<Term>>> {
+    prop::option::weighted(0.8, prop::collection::vec(term(), 0..=3))
+}
+
+/// The request of a case, apart from the rows.
+#[derive(Debug, Clone)]
+struct ListSpec {
+    filters: Vec<FilterSpec>,
+    ordering: Option<Vec<Term>>,
+    limit: Option<usize>,
+    page: Option<usize>,
+    /// A second `ordering`, `limit` and `page`: the first one counts.
+    decoy_ordering: Option<Vec<Term>>,
+    decoy_limit: Option<usize>,
+    decoy_page: Option<usize>,
+    /// Whether the reserved parameters come before the filters.
+    reserved_first: bool,
+}
+
+prop_compose! {
+    fn list_spec()(
+        filters in prop::collection::vec(filter_spec(), 0..=3),
+        ordering in ordering(),
+        limit in prop::option::weighted(0.7, 1usize..=25),
+        page in prop::option::weighted(0.5, 1usize..=4),
+        decoy_ordering in prop::option::weighted(0.1, prop::collection::vec(term(), 1..=2)),
+        decoy_limit in prop::option::weighted(0.1, 1usize..=25),
+        decoy_page in prop::option::weighted(0.1, 1usize..=5),
+        reserved_first in any::<bool>(),
+    ) -> ListSpec {
+        ListSpec {
+            filters, ordering, limit, page, decoy_ordering, decoy_limit, decoy_page, reserved_first,
+        }
+    }
+}
+
+/// A Sample row before ids are assigned: `gap` spaces the ids, `order` shuffles insertion.
+#[derive(Debug, Clone)]
+struct SampleSpec {
+    gap: i64,
+    order: u8,
+    name: String,
+    qty: i64,
+    big: i64,
+    ratio: f64,
+    flag: bool,
+    body: String,
+    remark: Option<String>,
+    day: Option<NaiveDate>,
+    stamp: NaiveDateTime,
+}
+
+prop_compose! {
+    fn sample_spec()(
+        gap in 1i64..=3,
+        order in any::<u8>(),
+        name in text(),
+        qty in int32(),
+        big in int64(),
+        ratio in float(),
+        flag in any::<bool>(),
+        body in text(),
+        remark in prop::option::of(text()),
+        day in prop::option::of(day()),
+        stamp in stamp(),
+    ) -> SampleSpec {
+        SampleSpec { gap, order, name, qty, big, ratio, flag, body, remark, day, stamp }
+    }
+}
+
+fn sample_rows() -> impl Strategy<Value = Vec<SampleSpec>> {
+    prop::collection::vec(sample_spec(), 0..=12)
+}
+
+/// The rows of [`SAMPLE`]: ids increase by `gap`, names are made unique, rows are inserted in
+/// the order of `order`.
+fn sample_table(specs: &[SampleSpec]) -> Table {
+    let mut names = HashSet::new();
+    let mut id = 0;
+    let mut rows = Vec::new();
+    for s in specs {
+        id += s.gap;
+        let name = if names.contains(&s.name) {
+            format!("{}#{id}", s.name)
+        } else {
+            s.name.clone()
+        };
+        names.insert(name.clone());
+        rows.push(Row {
+            id,
+            vals: vec![
+                Some(Val::Int(id)),
+                Some(Val::Text(name)),
+                Some(Val::Int(s.qty)),
+                Some(Val::Int(s.big)),
+                Some(Val::Float(s.ratio)),
+                Some(Val::Bool(s.flag)),
+                Some(Val::Text(s.body.clone())),
+                s.remark.clone().map(Val::Text),
+                s.day.map(Val::Date),
+                Some(Val::Stamp(s.stamp)),
+            ],
+        });
+    }
+    let mut inserted: Vec<(u8, &Row)> = specs.iter().map(|s| s.order).zip(&rows).collect();
+    inserted.sort_by_key(|(order, _)| *order);
+    let mut seed = "DELETE FROM sample;".to_owned();
+    if !inserted.is_empty() {
+        let values: Vec<String> = inserted
+            .iter()
+            .map(|(_, r)| {
+                let vals: Vec<String> = r.vals.iter().map(opt_sql).collect();
+                format!("({})", vals.join(", "))
+            })
+            .collect();
+        seed.push_str(&format!(
+            "\nINSERT INTO sample (id, name, qty, big, ratio, flag, body, remark, day, stamp) \
+             VALUES\n{};",
+            values.join(",\n")
+        ));
+    }
+    let names = [
+        "id", "name", "qty", "big", "ratio", "flag", "body", "remark", "day", "stamp",
+    ];
+    let objects = rows
+        .iter()
+        .map(|r| {
+            Value::Object(
+                names
+                    .iter()
+                    .zip(&r.vals)
+                    .map(|(k, v)| ((*k).to_owned(), opt_json(v)))
+                    .collect(),
+            )
+        })
+        .collect();
+    Table {
+        seed,
+        rows,
+        objects,
+    }
+}
+
+/// The A <- B <- C rows: A ids 1.., B ids 1.. each pointing at an A, C ids spaced by a gap,
+/// each pointing at a B and inserted in the order of its `u8`.
+#[derive(Debug, Clone)]
+struct ChainSpec {
+    a: Vec<String>,
+    b: Vec<(Index, String)>,
+    c: Vec<(i64, u8, Index, String)>,
+}
+
+fn chain_rows() -> impl Strategy<Value = ChainSpec> {
+    (
+        prop::collection::vec(text(), 1..=4),
+        prop::collection::vec((any::<Index>(), text()), 1..=5),
+        prop::collection::vec((1i64..=3, any::<u8>(), any::<Index>(), text()), 0..=12),
+    )
+        .prop_map(|(a, b, c)| ChainSpec { a, b, c })
+}
+
+fn chain_table(spec: &ChainSpec) -> Table {
+    let a: Vec<(i64, String)> = (1..).zip(spec.a.iter().cloned()).collect();
+    let b: Vec<(i64, i64, String)> = (1..)
+        .zip(&spec.b)
+        .map(|(id, (a_idx, field))| (id, a[a_idx.index(a.len())].0, field.clone()))
+        .collect();
+    let mut id = 0;
+    let mut c = Vec::new();
+    for (gap, order, b_idx, field) in &spec.c {
+        id += gap;
+        c.push((id, *order, b[b_idx.index(b.len())].0, field.clone()));
+    }
+    let text = |s: &str| Val::Text(s.to_owned()).sql();
+    let mut seed = "DELETE FROM dmodel; DELETE FROM cmodel; DELETE FROM bmodel; \
+                    DELETE FROM amodel;"
+        .to_owned();
+    let values: Vec<String> = a
+        .iter()
+        .map(|(id, f)| format!("({id}, {})", text(f)))
+        .collect();
+    seed.push_str(&format!(
+        "\nINSERT INTO amodel (id, a_field) VALUES {};",
+        values.join(", ")
+    ));
+    let values: Vec<String> = b
+        .iter()
+        .map(|(id, a_id, f)| format!("({id}, {a_id}, {})", text(f)))
+        .collect();
+    seed.push_str(&format!(
+        "\nINSERT INTO bmodel (id, a_id, b_field) VALUES {};",
+        values.join(", ")
+    ));
+    let mut inserted: Vec<&(i64, u8, i64, String)> = c.iter().collect();
+    inserted.sort_by_key(|(_, order, _, _)| *order);
+    if !inserted.is_empty() {
+        let values: Vec<String> = inserted
+            .iter()
+            .map(|(id, _, b_id, f)| format!("({id}, {b_id}, {})", text(f)))
+            .collect();
+        seed.push_str(&format!(
+            "\nINSERT INTO cmodel (id, b_id, c_field) VALUES {};",
+            values.join(", ")
+        ));
+    }
+    let mut rows = Vec::new();
+    let mut objects = Vec::new();
+    for (id, _, b_id, c_field) in &c {
+        let (_, a_id, b_field) = &b[(b_id - 1) as usize];
+        let (_, a_field) = &a[(a_id - 1) as usize];
+        let int = |v: i64| Some(Val::Int(v));
+        let txt = |v: &str| Some(Val::Text(v.to_owned()));
+        rows.push(Row {
+            id: *id,
+            vals: vec![
+                int(*id),
+                txt(c_field),
+                int(*b_id),
+                int(*b_id),
+                int(*b_id),
+                txt(b_field),
+                int(*a_id),
+                int(*a_id),
+                int(*a_id),
+                txt(a_field),
+            ],
+        });
+        objects.push(json!({
+            "id": id,
+            "b": {"id": b_id, "a": {"id": a_id, "a_field": a_field}, "b_field": b_field},
+            "c_field": c_field,
+        }));
+    }
+    Table {
+        seed,
+        rows,
+        objects,
+    }
+}
+
+/// EModel rows: ids spaced by a gap, inserted in the order of the `u8`.
+fn emodel_rows() -> impl Strategy<Value = Vec<(i64, u8, String)>> {
+    prop::collection::vec((1i64..=3, any::<u8>(), text()), 0..=12)
+}
+
+fn emodel_table(spec: &[(i64, u8, String)]) -> Table {
+    let mut id = 0;
+    let mut rows = Vec::new();
+    let mut objects = Vec::new();
+    let mut inserted = Vec::new();
+    for (gap, order, field) in spec {
+        id += gap;
+        let value = Val::Text(field.clone());
+        inserted.push((*order, format!("({id}, {})", value.sql())));
+        rows.push(Row {
+            id,
+            vals: vec![Some(Val::Int(id)), Some(value)],
+        });
+        objects.push(json!({"id": id, "e_field": field}));
+    }
+    inserted.sort_by_key(|(order, _)| *order);
+    let mut seed = "DELETE FROM fmodel; DELETE FROM emodel;".to_owned();
+    if !inserted.is_empty() {
+        let values: Vec<String> = inserted.into_iter().map(|(_, v)| v).collect();
+        seed.push_str(&format!(
+            "\nINSERT INTO emodel (id, e_field) VALUES {};",
+            values.join(", ")
+        ));
+    }
+    Table {
+        seed,
+        rows,
+        objects,
+    }
+}
+
+// --- resolving a case into a request --------------------------------------------------------
+
+/// An operator of SPEC.md section 5; `Plain` is `field=value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Plain,
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    Is,
+    Like,
+    ILike,
+}
+
+/// The operators of non-text columns (`ne` twice: picked more often).
+const OPS: [Op; 10] = [
+    Op::Plain,
+    Op::Eq,
+    Op::Ne,
+    Op::Ne,
+    Op::Lt,
+    Op::Lte,
+    Op::Gt,
+    Op::Gte,
+    Op::In,
+    Op::Is,
+];
+
+/// The operators of text columns (`ne`, `like` and `ilike` twice: picked more often).
+const TEXT_OPS: [Op; 14] = [
+    Op::Plain,
+    Op::Eq,
+    Op::Ne,
+    Op::Ne,
+    Op::Like,
+    Op::ILike,
+    Op::Lt,
+    Op::Lte,
+    Op::Gt,
+    Op::Gte,
+    Op::In,
+    Op::Is,
+    Op::Like,
+    Op::ILike,
+];
+
+impl Op {
+    fn suffix(self) -> &'static str {
+        match self {
+            Op::Plain => "",
+            Op::Eq => "__eq",
+            Op::Ne => "__ne",
+            Op::Lt => "__lt",
+            Op::Lte => "__lte",
+            Op::Gt => "__gt",
+            Op::Gte => "__gte",
+            Op::In => "__in",
+            Op::Is => "__is",
+            Op::Like => "__like",
+            Op::ILike => "__ilike",
+        }
+    }
+}
+
+/// A filter pair of the request, with what the evaluator needs to read it.
+#[derive(Debug, Clone)]
+struct FilterPair {
+    key: String,
+    column: usize,
+    op: Op,
+    raw: String,
+}
+
+/// A request resolved against the rows of its case.
+#[derive(Debug, Clone)]
+struct Request {
+    pairs: Vec<(String, String)>,
+    filters: Vec<FilterPair>,
+    ordering: Vec<(usize, bool)>,
+    limit: Option<usize>,
+    page: Option<usize>,
+}
+
+impl Request {
+    fn uri(&self, model: &Model) -> String {
+        let pairs: Vec<(&str, &str)> = self
+            .pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        url(model.path, &pairs)
+    }
+}
+
+fn pick<'a, T>(index: &Index, items: &'a [T]) -> &'a T {
+    &items[index.index(items.len())]
+}
+
+/// The value of `spec` for `column`: the chosen row's if it has one there, else the fresh
+/// one of the column's kind.
+fn base_value(spec: &ValSpec, column: &Column, index: usize, rows: &[Row]) -> Val {
+    if let (Some(row), false) = (&spec.row, rows.is_empty()) {
+        if let Some(v) = &pick(row, rows).vals[index] {
+            return spec.nudge.apply(column.kind, v.clone());
+        }
+    }
+    let f = &spec.fresh;
+    let fresh = match column.kind {
+        Kind::Int32 => Val::Int(f.int32),
+        Kind::Int64 => Val::Int(f.int64),
+        Kind::Float => Val::Float(f.float),
+        Kind::Bool => Val::Bool(f.flag),
+        Kind::Text => Val::Text(f.text.clone()),
+        Kind::Date => Val::Date(f.day),
+        Kind::Stamp => Val::Stamp(f.stamp),
+    };
+    spec.nudge.apply(column.kind, fresh)
+}
+
+/// A value as query-string text, in one of the spellings SPEC.md section 5 accepts.
+fn spell(value: &Val, spelling: &Index) -> String {
+    match value {
+        Val::Int(v) => v.to_string(),
+        Val::Float(v) => format!("{v:?}"),
+        Val::Bool(true) => pick(spelling, &["true", "True", "1"]).to_string(),
+        Val::Bool(false) => pick(spelling, &["false", "False", "0"]).to_string(),
+        Val::Text(v) => v.clone(),
+        Val::Date(v) => v.format("%Y-%m-%d").to_string(),
+        Val::Stamp(v) => {
+            let n = spelling.index(6);
+            let micros = v.nanosecond() / 1000;
+            if n == 5 && v.time() == NaiveTime::MIN {
+                return v.format("%Y-%m-%d").to_string();
+            }
+            let sep = [' ', 'T'][n % 2];
+            let fraction = match (micros, n / 2) {
+                (0, 0) => String::new(),
+                (0, 1) => ".0".to_owned(),
+                (0, _) => ".000000".to_owned(),
+                (us, 0) => format!(".{us:06}").trim_end_matches('0').to_owned(),
+                (us, _) => format!(".{us:06}"),
+            };
+            format!(
+                "{}{sep}{}{fraction}",
+                v.format("%Y-%m-%d"),
+                v.format("%H:%M:%S")
+            )
+        }
+    }
+}
+
+/// A `like`/`ilike` pattern made from a value: upper-cased, one character replaced by `_`,
+/// a prefix replaced by `%`, a `%` appended, as the spec says.
+fn pattern(spec: &ValSpec, base: &str) -> String {
+    let mut chars: Vec<char> = if spec.upper {
+        base.to_uppercase().chars().collect()
+    } else {
+        base.chars().collect()
+    };
+    if let (Some(blank), false) = (&spec.blank, chars.is_empty()) {
+        let at = blank.index(chars.len());
+        chars[at] = '_';
+    }
+    if let Some(cut) = &spec.cut {
+        let from = cut.index(chars.len() + 1);
+        chars.drain(..from);
+        chars.insert(0, '%');
+    }
+    if spec.trail {
+        chars.push('%');
+    }
+    chars.into_iter().collect()
+}
+
+/// The ordering terms of `terms`, each column once (later repetitions dropped), with the
+/// name the request uses for each.
+fn resolve_terms(model: &Model, terms: &[Term]) -> Vec<(usize, bool, &'static str)> {
+    let mut out: Vec<(usize, bool, &'static str)> = Vec::new();
+    for t in terms {
+        let orderable = pick(&t.column, model.orderables);
+        if out.iter().any(|(c, _, _)| *c == orderable.column) {
+            continue;
+        }
+        out.push((orderable.column, t.desc, *pick(&t.name, orderable.names)));
+    }
+    out
+}
+
+fn ordering_value(terms: &[(usize, bool, &str)]) -> String {
+    terms
+        .iter()
+        .map(|(_, desc, name)| format!("{}{name}", if *desc { "-" } else { "" }))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn resolve(model: &Model, spec: &ListSpec, rows: &[Row]) -> Request {
+    let mut filters = Vec::new();
+    let mut per_filter: Vec<Vec<FilterPair>> = Vec::new();
+    for f in &spec.filters {
+        let index = *pick(&f.column, model.filter_picks);
+        let column = &model.columns[index];
+        let ops: &[Op] = if column.kind == Kind::Text {
+            &TEXT_OPS
+        } else {
+            &OPS
+        };
+        let op = *pick(&f.op, ops);
+        let key = format!("{}{}", column.key, op.suffix());
+        let mut pairs = Vec::new();
+        for rep in &f.reps {
+            let first = &rep[0];
+            let raw = match op {
+                Op::In => rep
+                    .iter()
+                    .map(|v| spell(&base_value(v, column, index, rows), &v.spelling))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                Op::Is if column.kind == Kind::Bool => pick(
+                    &first.spelling,
+                    &[
+                        "null", "none", "NULL", "None", "true", "True", "FALSE", "false",
+                    ],
+                )
+                .to_string(),
+                Op::Is => {
+                    pick(&first.spelling, &["null", "none", "NULL", "None", "nUlL"]).to_string()
+                }
+                Op::Like | Op::ILike => match base_value(first, column, index, rows) {
+                    Val::Text(t) => pattern(first, &t),
+                    other => spell(&other, &first.spelling),
+                },
+                _ => spell(&base_value(first, column, index, rows), &first.spelling),
+            };
+            pairs.push(FilterPair {
+                key: key.clone(),
+                column: index,
+                op,
+                raw,
+            });
+        }
+        per_filter.push(pairs);
+    }
+    // The repetitions of different keys interleaved: first repetitions first.
+    let longest = per_filter.iter().map(Vec::len).max().unwrap_or(0);
+    for rep in 0..longest {
+        for pairs in &per_filter {
+            if let Some(p) = pairs.get(rep) {
+                filters.push(p.clone());
+            }
+        }
+    }
+
+    let mut reserved: Vec<(String, String)> = Vec::new();
+    let mut ordering = Vec::new();
+    if let Some(terms) = &spec.ordering {
+        let terms = resolve_terms(model, terms);
+        reserved.push(("ordering".to_owned(), ordering_value(&terms)));
+        ordering = terms.iter().map(|(c, d, _)| (*c, *d)).collect();
+    }
+    if let Some(limit) = spec.limit {
+        reserved.push(("limit".to_owned(), limit.to_string()));
+    }
+    if let Some(page) = spec.page {
+        reserved.push(("page".to_owned(), page.to_string()));
+    }
+    if let Some(terms) = &spec.decoy_ordering {
+        let terms = resolve_terms(model, terms);
+        reserved.push(("ordering".to_owned(), ordering_value(&terms)));
+    }
+    if let Some(limit) = spec.decoy_limit {
+        reserved.push(("limit".to_owned(), limit.to_string()));
+    }
+    if let Some(page) = spec.decoy_page {
+        reserved.push(("page".to_owned(), page.to_string()));
+    }
+    // The first of a repeated reserved parameter counts (SPEC.md section 12).
+    let first = |name: &str| {
+        reserved
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+    };
+    let (limit, page) = (first("limit"), first("page"));
+    if spec.ordering.is_none() {
+        if let Some(terms) = &spec.decoy_ordering {
+            ordering = resolve_terms(model, terms)
+                .iter()
+                .map(|(c, d, _)| (*c, *d))
+                .collect();
+        }
+    }
+    let filter_pairs = filters.iter().map(|f| (f.key.clone(), f.raw.clone()));
+    let pairs = if spec.reserved_first {
+        reserved.into_iter().chain(filter_pairs).collect()
+    } else {
+        filter_pairs.chain(reserved).collect()
+    };
+    Request {
+        pairs,
+        filters,
+        ordering,
+        limit,
+        page,
+    }
+}
+
+// --- the evaluator -------------------------------------------------------------------------
+
+/// A parsed filter value; `IsNull` is `is=null` (or `none`).
+#[derive(Debug, Clone)]
+enum Param {
+    Val(Val),
+    IsNull,
+}
+
+/// Parses query-string text as a value of `kind` (SPEC.md section 5).
+fn parse_value(kind: Kind, raw: &str) -> Result<Val, String> {
+    let bad = || format!("the generator made an unparseable {kind:?} value {raw:?}");
+    Ok(match kind {
+        Kind::Int32 | Kind::Int64 => Val::Int(raw.parse().map_err(|_| bad())?),
+        Kind::Float => Val::Float(raw.parse().map_err(|_| bad())?),
+        Kind::Bool => match raw {
+            "true" | "True" | "1" => Val::Bool(true),
+            "false" | "False" | "0" => Val::Bool(false),
+            _ => return Err(bad()),
+        },
+        Kind::Text => Val::Text(raw.to_owned()),
+        Kind::Date => Val::Date(NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| bad())?),
+        Kind::Stamp => {
+            if raw.len() == 10 {
+                let d = NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| bad())?;
+                Val::Stamp(d.and_hms_opt(0, 0, 0).ok_or_else(bad)?)
+            } else {
+                let normalized = raw.replacen('T', " ", 1);
+                Val::Stamp(
+                    NaiveDateTime::parse_from_str(&normalized, "%Y-%m-%d %H:%M:%S%.f")
+                        .map_err(|_| bad())?,
+                )
+            }
+        }
+    })
+}
+
+fn parse_is(raw: &str) -> Result<Param, String> {
+    match raw.to_lowercase().as_str() {
+        "null" | "none" => Ok(Param::IsNull),
+        "true" => Ok(Param::Val(Val::Bool(true))),
+        "false" => Ok(Param::Val(Val::Bool(false))),
+        _ => Err(format!(
+            "the generator made an unparseable is value {raw:?}"
+        )),
+    }
+}
+
+/// SQL `LIKE` without an escape character: `%` any run of characters, `_` one character.
+fn like(text: &str, pattern: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    // matched[i]: the pattern so far matches the first i characters of the text.
+    let mut matched = vec![false; text.len() + 1];
+    matched[0] = true;
+    for p in pattern.chars() {
+        let mut next = vec![false; text.len() + 1];
+        match p {
+            '%' => {
+                let mut any = false;
+                for (i, m) in matched.iter().enumerate() {
+                    any |= *m;
+                    next[i] = any;
+                }
+            }
+            '_' => {
+                next[1..].copy_from_slice(&matched[..text.len()]);
+            }
+            c => {
+                for i in 0..text.len() {
+                    next[i + 1] = matched[i] && text[i] == c;
+                }
+            }
+        }
+        matched = next;
+    }
+    matched[text.len()]
+}
+
+/// Whether a row's value passes one filter key (all its values, per SPEC.md sections 5, 12).
+fn passes(op: Op, params: &[Param], value: Option<&Val>) -> bool {
+    let values = || {
+        params.iter().filter_map(|p| match p {
+            Param::Val(v) => Some(v),
+            Param::IsNull => None,
+        })
+    };
+    if op == Op::Is {
+        return params.iter().any(|p| match p {
+            Param::IsNull => value.is_none(),
+            Param::Val(v) => value.is_some_and(|x| x.compare(v) == Ordering::Equal),
+        });
+    }
+    // Every other operator is false on NULL (`ne` included).
+    let Some(x) = value else {
+        return false;
+    };
+    let text = |v: &Val| match v {
+        Val::Text(t) => t.clone(),
+        other => panic!("like on a non-text value {other:?}"),
+    };
+    match op {
+        Op::Plain | Op::Eq | Op::In => values().any(|v| x.compare(v) == Ordering::Equal),
+        Op::Ne => values().all(|v| x.compare(v) != Ordering::Equal),
+        Op::Lt => values().any(|v| x.compare(v) == Ordering::Less),
+        Op::Lte => values().any(|v| x.compare(v) != Ordering::Greater),
+        Op::Gt => values().any(|v| x.compare(v) == Ordering::Greater),
+        Op::Gte => values().any(|v| x.compare(v) != Ordering::Less),
+        Op::Like => values().any(|v| like(&text(x), &text(v))),
+        // Case-insensitive for all of Unicode: both sides folded one character at a time.
+        Op::ILike => values().any(|v| like(&fold(&text(x)), &fold(&text(v)))),
+        Op::Is => false,
+    }
+}
+
+/// The ids of every row the request lists, in order, over all pages.
+fn evaluate(model: &Model, rows: &[Row], request: &Request) -> Result<Vec<i64>, String> {
+    // Same key: one filter with all its values; different keys: AND.
+    let mut keys: Vec<(&str, usize, Op, Vec<Param>)> = Vec::new();
+    for f in &request.filters {
+        let kind = model.columns[f.column].kind;
+        let mut params = Vec::new();
+        match f.op {
+            Op::In => {
+                for item in f.raw.split(',') {
+                    params.push(Param::Val(parse_value(kind, item)?));
+                }
+            }
+            Op::Is => params.push(parse_is(&f.raw)?),
+            _ => params.push(Param::Val(parse_value(kind, &f.raw)?)),
+        }
+        match keys.iter_mut().find(|(k, _, _, _)| *k == f.key) {
+            Some((_, _, _, all)) => all.extend(params),
+            None => keys.push((&f.key, f.column, f.op, params)),
+        }
+    }
+    let mut listed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| {
+            keys.iter()
+                .all(|(_, column, op, params)| passes(*op, params, r.vals[*column].as_ref()))
+        })
+        .collect();
+    // NULLs first ascending, last descending; the primary key ascending breaks ties.
+    let mut order = request.ordering.clone();
+    if !order.iter().any(|(c, _)| *c == 0) {
+        order.push((0, false));
+    }
+    listed.sort_by(|a, b| {
+        for (column, desc) in &order {
+            let o = match (&a.vals[*column], &b.vals[*column]) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+                (Some(x), Some(y)) => x.compare(y),
+            };
+            let o = if *desc { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    Ok(listed.iter().map(|r| r.id).collect())
+}
+
+/// Page `page` (from 1) of `all`, `limit` ids a page.
+fn page_of(all: &[i64], limit: usize, page: usize) -> Vec<i64> {
+    all.iter()
+        .skip((page - 1) * limit)
+        .take(limit)
+        .copied()
+        .collect()
+}
+
+// --- reading responses ---------------------------------------------------------------------
+
+/// A list response: `meta` and the objects.
+struct Listed {
+    meta: Value,
+    objects: Vec<Value>,
+    ids: Vec<i64>,
+}
+
+async fn list(app: &TestApp, uri: &str) -> Result<Listed, TestCaseError> {
+    let resp = app.get(uri).await;
+    let text = String::from_utf8_lossy(&resp.body).into_owned();
+    if resp.code() != 200 {
+        return Err(fail(format!(
+            "GET {uri}: status {}, body {text}",
+            resp.code()
+        )));
+    }
+    let body: Value = serde_json::from_str(&text)
+        .map_err(|e| fail(format!("GET {uri}: not JSON ({e}): {text}")))?;
+    let objects = body["objects"]
+        .as_array()
+        .ok_or_else(|| fail(format!("GET {uri}: no objects: {text}")))?
+        .clone();
+    let ids = objects
+        .iter()
+        .map(|o| o["id"].as_i64())
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(|| {
+            fail(format!(
+                "GET {uri}: an object without an integer id: {text}"
+            ))
+        })?;
+    Ok(Listed {
+        meta: body["meta"].clone(),
+        objects,
+        ids,
+    })
+}
+
+/// JSON equality with numbers compared by value (`0.0` and `0`, `-0.0` and `0.0` alike).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_json(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+/// Seeds the table and checks that the API serializes exactly the seeded rows (so that the
+/// evaluator reasons about what the database holds).
+async fn seed(app: &TestApp, model: &Model, table: &Table) -> Result<(), TestCaseError> {
+    app.sql(&table.seed);
+    let mut objects = Vec::new();
+    // 12 rows at most: 3 pages of 5; a 4th page would be a fault.
+    for page in 1..=4 {
+        let listed = list(app, &format!("{}?page={page}", model.path)).await?;
+        objects.extend(listed.objects);
+        if listed.meta["next"].as_str().is_none_or(str::is_empty) {
+            break;
+        }
+    }
+    let mut expected = table.objects.clone();
+    expected.sort_by_key(|o| o["id"].as_i64());
+    let same = objects.len() == expected.len()
+        && objects.iter().zip(&expected).all(|(a, b)| same_json(a, b));
+    if !same {
+        return Err(fail(format!(
+            "the seeded rows do not read back as seeded\nseed:\n{}\nexpected objects: {}\n\
+             listed objects: {}",
+            table.seed,
+            Value::Array(expected),
+            Value::Array(objects)
+        )));
+    }
+    Ok(())
+}
+
+/// Checks one list request against the evaluator: the ids of the page, `meta.page`,
+/// `meta.model`, the emptiness of `next`/`previous`, and the pages the links lead to.
+async fn check_list(
+    app: &TestApp,
+    model: &Model,
+    table: &Table,
+    request: &Request,
+) -> Result<(), TestCaseError> {
+    let uri = request.uri(model);
+    let all = evaluate(model, &table.rows, request).map_err(fail)?;
+    let limit = request
+        .limit
+        .unwrap_or(model.paginate_by)
+        .min(model.paginate_by);
+    let page = request.page.unwrap_or(1);
+    let context = || {
+        format!(
+            "seed:\n{}\nrequest: GET {uri}\nquery pairs: {:?}\nevaluator, all pages: {all:?} \
+             (limit {limit}, page {page})",
+            table.seed, request.pairs
+        )
+    };
+    let listed = list(app, &uri)
+        .await
+        .map_err(|e| fail(format!("{e}\n{}", context())))?;
+    let expected = page_of(&all, limit, page);
+    prop_assert_eq!(&listed.ids, &expected, "ids of the page\n{}", context());
+    prop_assert_eq!(
+        listed.meta["model"].as_str(),
+        Some(model.name),
+        "meta.model\n{}",
+        context()
+    );
+    prop_assert_eq!(
+        listed.meta["page"].as_u64(),
+        Some(page as u64),
+        "meta.page\n{}",
+        context()
+    );
+    let link = |name: &str| listed.meta[name].as_str().map(str::to_owned);
+    let (Some(next), Some(previous)) = (link("next"), link("previous")) else {
+        return Err(fail(format!(
+            "meta.next / meta.previous missing: {}\n{}",
+            listed.meta,
+            context()
+        )));
+    };
+    prop_assert_eq!(
+        next.is_empty(),
+        all.len() <= page * limit,
+        "emptiness of meta.next {:?}\n{}",
+        next,
+        context()
+    );
+    prop_assert_eq!(
+        previous.is_empty(),
+        page == 1,
+        "emptiness of meta.previous {:?}\n{}",
+        previous,
+        context()
+    );
+    for (link, target) in [(next, page + 1), (previous, page.saturating_sub(1))] {
+        if link.is_empty() {
+            continue;
+        }
+        let followed = list(app, &link)
+            .await
+            .map_err(|e| fail(format!("following a link: {e}\n{}", context())))?;
+        prop_assert_eq!(
+            &followed.ids,
+            &page_of(&all, limit, target),
+            "ids of page {} through the link {}\n{}",
+            target,
+            link,
+            context()
+        );
+        prop_assert_eq!(
+            followed.meta["page"].as_u64(),
+            Some(target as u64),
+            "meta.page through the link {}\n{}",
+            link,
+            context()
+        );
+    }
+    Ok(())
+}
+
+/// Checks the request, then each of its filter keys alone (with the same ordering), so that
+/// a fault of one operator is not hidden by a conjunction that lists nothing.
+async fn check_request_and_each_key(
+    app: &TestApp,
+    model: &Model,
+    table: &Table,
+    request: &Request,
+) -> Result<(), TestCaseError> {
+    check_list(app, model, table, request).await?;
+    let mut keys: Vec<&str> = Vec::new();
+    for f in &request.filters {
+        if !keys.contains(&f.key.as_str()) {
+            keys.push(&f.key);
+        }
+    }
+    if keys.len() < 2 {
+        return Ok(());
+    }
+    for key in keys {
+        let filters: Vec<FilterPair> = request
+            .filters
+            .iter()
+            .filter(|f| f.key == key)
+            .cloned()
+            .collect();
+        let mut pairs: Vec<(String, String)> = filters
+            .iter()
+            .map(|f| (f.key.clone(), f.raw.clone()))
+            .collect();
+        let ordering = request.pairs.iter().find(|(k, _)| k == "ordering");
+        pairs.extend(ordering.cloned());
+        let alone = Request {
+            pairs,
+            filters,
+            ordering: request.ordering.clone(),
+            limit: None,
+            page: None,
+        };
+        check_list(app, model, table, &alone).await?;
+    }
+    Ok(())
+}
+
+// --- the properties ------------------------------------------------------------------------
+
+/// `/api/sample/`: filters over every operator and type, ordering, limit and page.
+#[actix_web::test]
+async fn sample_list_matches_the_evaluator() {
+    let app = TestApp::new().await;
+    let app = &app;
+    check_property(
+        "sample_list_matches_the_evaluator",
+        (sample_rows(), list_spec()),
+        |(rows, spec)| async move {
+            let table = sample_table(&rows);
+            seed(app, &SAMPLE, &table).await?;
+            let request = resolve(&SAMPLE, &spec, &table.rows);
+            check_request_and_each_key(app, &SAMPLE, &table, &request).await
+        },
+    )
+    .await;
+}
+
+/// `/api/cmodel/`: filters on its own fields and through `b` and `b__a` (two joins deep),
+/// ordering (the foreign key as `b` or `b_id`), limit and page.
+#[actix_web::test]
+async fn join_list_matches_the_evaluator() {
+    let app = TestApp::new().await;
+    let app = &app;
+    check_property(
+        "join_list_matches_the_evaluator",
+        (chain_rows(), list_spec()),
+        |(rows, spec)| async move {
+            let table = chain_table(&rows);
+            seed(app, &CHAIN, &table).await?;
+            let request = resolve(&CHAIN, &spec, &table.rows);
+            check_request_and_each_key(app, &CHAIN, &table, &request).await
+        },
+    )
+    .await;
+}
+
+/// `/api/emodel/` (`paginate_by = 5`): a `limit` above 5 is clamped, pages hold 5 rows.
+#[actix_web::test]
+async fn clamped_list_matches_the_evaluator() {
+    let app = TestApp::new().await;
+    let app = &app;
+    check_property(
+        "clamped_list_matches_the_evaluator",
+        (emodel_rows(), list_spec()),
+        |(rows, spec)| async move {
+            let table = emodel_table(&rows);
+            seed(app, &EMODEL, &table).await?;
+            let request = resolve(&EMODEL, &spec, &table.rows);
+            check_request_and_each_key(app, &EMODEL, &table, &request).await
+        },
+    )
+    .await;
+}
+
+/// Whatever `like` lists (case-sensitive), `ilike` (case-insensitive) lists too, with the
+/// same patterns, on every text column; and both list what the evaluator computes. The
+/// patterns of a column (one made from each row's text, and the generated ones) go in one
+/// request as a repeated key: a row that matches one of them under `like` must match one under
+/// `ilike`.
+#[actix_web::test]
+async fn ilike_lists_whatever_like_lists() {
+    let app = TestApp::new().await;
+    let app = &app;
+    let strategy = (sample_rows(), prop::collection::vec(val_spec(), 1..=4));
+    check_property(
+        "ilike_lists_whatever_like_lists",
+        strategy,
+        |(rows, values)| async move {
+            let table = sample_table(&rows);
+            seed(app, &SAMPLE, &table).await?;
+            for index in SAMPLE_TEXT_COLUMNS {
+                let column = &SAMPLE.columns[index];
+                let mut patterns: Vec<String> = values
+                    .iter()
+                    .map(|v| match base_value(v, column, index, &table.rows) {
+                        Val::Text(t) => pattern(v, &t),
+                        other => spell(&other, &v.spelling),
+                    })
+                    .collect();
+                for (row, v) in table.rows.iter().zip(values.iter().cycle()) {
+                    if let Some(Val::Text(t)) = &row.vals[index] {
+                        patterns.push(pattern(v, t));
+                    }
+                }
+                let request = |op: Op| {
+                    let filters: Vec<FilterPair> = patterns
+                        .iter()
+                        .map(|p| FilterPair {
+                            key: format!("{}{}", column.key, op.suffix()),
+                            column: index,
+                            op,
+                            raw: p.clone(),
+                        })
+                        .collect();
+                    Request {
+                        pairs: filters
+                            .iter()
+                            .map(|f| (f.key.clone(), f.raw.clone()))
+                            .collect(),
+                        filters,
+                        ordering: Vec::new(),
+                        limit: None,
+                        page: None,
+                    }
+                };
+                let (like, ilike) = (request(Op::Like), request(Op::ILike));
+                check_list(app, &SAMPLE, &table, &like).await?;
+                let like_ids = list(app, &like.uri(&SAMPLE)).await?.ids;
+                let ilike_ids = list(app, &ilike.uri(&SAMPLE)).await?.ids;
+                let missing: Vec<i64> = like_ids
+                    .iter()
+                    .filter(|id| !ilike_ids.contains(id))
+                    .copied()
+                    .collect();
+                prop_assert!(
+                    missing.is_empty(),
+                    "rows {:?} match `like` but not `ilike` with the same pattern\nseed:\n{}\n\
+                     GET {} -> {:?}\nGET {} -> {:?}",
+                    missing,
+                    table.seed,
+                    like.uri(&SAMPLE),
+                    like_ids,
+                    ilike.uri(&SAMPLE),
+                    ilike_ids
+                );
+                check_list(app, &SAMPLE, &table, &ilike).await?;
+            }
+            Ok(())
+        },
+    )
+    .await;
+}
+
+/// An `ordering` that names a column twice (in either direction, under either name of a
+/// foreign key) is a 400 naming `ordering` (SPEC.md section 15), whatever else it holds.
+#[actix_web::test]
+async fn ordering_a_column_twice_is_400() {
+    let app = TestApp::new().await;
+    let app = &app;
+    let strategy = (
+        any::<Index>(),
+        prop::collection::vec(term(), 0..=3),
+        term(),
+        any::<Index>(),
+        any::<Index>(),
+        prop::option::of(1usize..=25),
+    );
+    check_property(
+        "ordering_a_column_twice_is_400",
+        strategy,
+        |(model, terms, extra, twice, at, limit)| async move {
+            let model = *pick(&model, &[&SAMPLE, &CHAIN, &EMODEL]);
+            let mut resolved = resolve_terms(model, &terms);
+            if resolved.is_empty() {
+                resolved = resolve_terms(model, std::slice::from_ref(&extra));
+            }
+            // The repeated column, under any of its names and in any direction.
+            let (column, _, _) = *pick(&twice, &resolved);
+            let orderable = model
+                .orderables
+                .iter()
+                .find(|o| o.column == column)
+                .ok_or_else(|| fail("an ordering term of no orderable column".to_owned()))?;
+            let repeated = (column, extra.desc, *pick(&extra.name, orderable.names));
+            let position = at.index(resolved.len() + 1);
+            resolved.insert(position, repeated);
+            let mut pairs = vec![("ordering".to_owned(), ordering_value(&resolved))];
+            if let Some(limit) = limit {
+                pairs.push(("limit".to_owned(), limit.to_string()));
+            }
+            let pairs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let uri = url(model.path, &pairs);
+            let resp = app.get(&uri).await;
+            let text = String::from_utf8_lossy(&resp.body).into_owned();
+            prop_assert_eq!(resp.code(), 400, "GET {}: body {}", uri, text);
+            prop_assert_eq!(
+                resp.header("content-type"),
+                Some("application/json"),
+                "GET {}",
+                uri
+            );
+            let body: Value = serde_json::from_str(&text)
+                .map_err(|e| fail(format!("GET {uri}: not JSON ({e}): {text}")))?;
+            let message = body["error"].as_str().unwrap_or_default();
+            prop_assert!(
+                message.contains("'ordering'"),
+                "GET {}: the error should name 'ordering': {}",
+                uri,
+                text
+            );
+            Ok(())
+        },
+    )
+    .await;
+}
+
+/// One character lower-cased to one character: the case `ilike` compares in.
+fn fold(text: &str) -> String {
+    text.chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect()
+}

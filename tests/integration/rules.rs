@@ -1,0 +1,113 @@
+//! SPEC.md section 13, model rules: validation and a before-save step that every writer runs
+//! (REST POST and PUT through any resource of the model, the admin's add and edit forms),
+//! inside the write's transaction, with the connection at hand.
+
+use plover_tests::*;
+use serde_json::json;
+
+const PW: &str = "pw";
+
+#[actix_web::test]
+async fn a_model_rule_guards_every_resource_of_the_model() {
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'a1');").await;
+    // `amodel` and `scoped` are two resources of AModel with no hooks of their own for this.
+    for resource in ["amodel", "scoped"] {
+        let resp = app
+            .post(
+                &format!("/api/{resource}/"),
+                json!({"a_field": "reject-me"}),
+            )
+            .await;
+        let fields = assert_fields(&resp, &["a_field"]);
+        assert!(fields["a_field"]
+            .as_str()
+            .is_some_and(|m| m.contains("reject-")));
+        let resp = app
+            .put(
+                &format!("/api/{resource}/1/"),
+                json!({"a_field": "reject-too"}),
+            )
+            .await;
+        assert_fields(&resp, &["a_field"]);
+    }
+    assert_eq!(app.count("amodel"), 1);
+    assert_eq!(
+        app.get("/api/amodel/1/").await.json_with(200)["a_field"],
+        "a1"
+    );
+    // A PUT that leaves the field alone passes the rule; other values are fine.
+    app.put("/api/amodel/1/", json!({})).await.expect(200);
+    app.post("/api/amodel/", json!({"a_field": "not-reject-"}))
+        .await
+        .expect(201);
+}
+
+#[actix_web::test]
+async fn a_model_rule_guards_the_admin_forms_keeping_the_typed_values() {
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'a1');").await;
+    app.user_with("root", PW, true, true);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    for uri in ["/admin/amodel/add/", "/admin/amodel/1/"] {
+        let token = admin.csrf(uri).await;
+        let resp = admin
+            .post_form(uri, &[("a_field", "reject-typed"), ("csrf_token", &token)])
+            .await;
+        assert_eq!(resp.code(), 400, "{uri}: {}", resp.text());
+        let html = resp.text();
+        assert_eq!(
+            input_value(&html, "a_field").as_deref(),
+            Some("reject-typed"),
+            "the typed value is kept: {html}"
+        );
+        assert!(html.contains("reject-"), "the message is shown: {html}");
+    }
+    assert_eq!(app.count("amodel"), 1);
+    assert_eq!(
+        app.query_text("SELECT a_field FROM amodel WHERE id = 1")
+            .as_deref(),
+        Some("a1")
+    );
+}
+
+#[actix_web::test]
+async fn a_rule_reads_and_writes_other_rows_in_the_writes_transaction() {
+    let app =
+        TestApp::with_seed("INSERT INTO vault (id, label) VALUES (1, 'v'), (2, 'closed');").await;
+    // Reads another row: a closed vault takes no deposit.
+    let resp = app
+        .post("/api/deposit/", json!({"vault_id": 2, "amount": 5}))
+        .await;
+    assert_fields(&resp, &["vault_id"]);
+    // Writes another row in the same transaction: the vault's label records the deposit.
+    let created = app
+        .post("/api/deposit/", json!({"vault_id": 1, "amount": 5}))
+        .await
+        .json_with(201);
+    assert_eq!(created["amount"], 5);
+    assert_eq!(
+        app.query_text("SELECT label FROM vault WHERE id = 1")
+            .as_deref(),
+        Some("v+5")
+    );
+    let id = created["id"].as_i64().expect("an id");
+    app.put(&format!("/api/deposit/{id}/"), json!({"amount": 7}))
+        .await
+        .expect(200);
+    assert_eq!(
+        app.query_text("SELECT label FROM vault WHERE id = 1")
+            .as_deref(),
+        Some("v+5+7")
+    );
+    // Refused after it wrote the vault: the whole write is rolled back, the vault included.
+    let resp = app
+        .post("/api/deposit/", json!({"vault_id": 1, "amount": 123456789}))
+        .await;
+    assert_fields(&resp, &["amount"]);
+    assert_eq!(app.count("deposit"), 1);
+    assert_eq!(
+        app.query_text("SELECT label FROM vault WHERE id = 1")
+            .as_deref(),
+        Some("v+5+7")
+    );
+}
