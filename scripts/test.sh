@@ -13,6 +13,10 @@ trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
+# Licenses, duplicate crates and sources of every dependency (deny.toml).
+command -v cargo-deny >/dev/null 2>&1 || cargo install --locked --quiet cargo-deny
+cargo deny check licenses bans sources 2>&1 | tail -n 1
+
 # Headless Chromium and ChromeDriver for the browser tests (Debian packages).
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then

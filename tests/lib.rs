@@ -57,12 +57,16 @@ pub mod schema {
         /// Refers to a Vault.
         deposit (id) { id -> Integer, vault_id -> Integer, amount -> Integer, }
     }
+    diesel::table! {
+        /// A model with a read-only field.
+        ticket (id) { id -> Integer, title -> Text, status -> Text, }
+    }
 }
 
 pub use plover_conformance_app::models::{
     AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample,
 };
-use schema::{deposit, vault};
+use schema::{deposit, ticket, vault};
 
 /// A model whose `pin` is excluded at the model level: never serialized, filtered or ordered.
 #[derive(Debug, Clone, RestModel)]
@@ -93,6 +97,19 @@ pub struct Deposit {
     pub vault_id: i32,
     /// An amount.
     pub amount: i32,
+}
+
+/// A model whose `status` is read-only: serialized, never written by a client.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = ticket)]
+pub struct Ticket {
+    /// Primary key.
+    pub id: i32,
+    /// Text.
+    pub title: String,
+    /// Set by the application only.
+    #[rest(read_only, default = "open".to_owned())]
+    pub status: String,
 }
 
 impl plover::model::Rules for Deposit {
@@ -150,6 +167,7 @@ pub const SCHEMA_SQLITE: &str = r#"
 CREATE TABLE vault (id INTEGER PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
 CREATE TABLE deposit (id INTEGER PRIMARY KEY,
     vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
+CREATE TABLE ticket (id INTEGER PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL);
 "#;
 
 /// The same tables as [`SCHEMA_SQLITE`] on PostgreSQL, with `SERIAL` keys.
@@ -157,6 +175,7 @@ pub const SCHEMA_PG: &str = r#"
 CREATE TABLE vault (id SERIAL PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
 CREATE TABLE deposit (id SERIAL PRIMARY KEY,
     vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
+CREATE TABLE ticket (id SERIAL PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL);
 "#;
 
 /// Moves every `SERIAL` sequence of the public schema past the largest `id` of its table, so
@@ -288,6 +307,14 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     )
     .register_resource(Resource::<Vault>::new().auth(open()))
     .register_resource(Resource::<Deposit>::new().auth(open()))
+    .register_resource(Resource::<Ticket>::new().auth(open()))
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("narrow")
+            .fields(["id", "name", "qty"])
+            .writable(["name", "qty"])
+            .auth(open()),
+    )
     .register_resource(
         Resource::<DModel>::new()
             .name("dchain")

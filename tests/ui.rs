@@ -9,6 +9,7 @@ fn ui() {
     t.pass("ui/pass_all_attributes.rs");
     t.compile_fail("ui/unknown_struct_key.rs");
     t.compile_fail("ui/unknown_field_key.rs");
+    t.compile_fail("ui/read_only_and_write_only.rs");
     t.compile_fail("ui/exclude_missing_field.rs");
     t.compile_fail("ui/unsupported_type.rs");
     t.compile_fail("ui/fk_not_a_model.rs");

@@ -344,13 +344,13 @@ async fn unique_violations_are_409_and_write_nothing() {
     let resp = app
         .post("/api/sample/", json!({"name": "one", "qty": 3}))
         .await;
-    assert_error(&resp, 409);
+    assert_conflict_on(&resp, "name");
     assert_no_leak(&resp);
     assert_eq!(app.count("sample"), 2);
     let resp = app
         .put("/api/sample/2/", json!({"name": "one", "qty": 9}))
         .await;
-    assert_error(&resp, 409);
+    assert_conflict_on(&resp, "name");
     assert_no_leak(&resp);
     assert_eq!(
         app.query_text("SELECT name || qty FROM sample WHERE id = 2"),
@@ -368,7 +368,7 @@ async fn unique_violations_are_409_and_write_nothing() {
             .insert_header(basic("root", "pw")),
         )
         .await;
-    assert_error(&resp, 409);
+    assert_conflict_on(&resp, "username");
     app.sql("INSERT INTO apikey VALUES (1, 'k', 's');");
     let resp = app
         .send(
@@ -380,8 +380,21 @@ async fn unique_violations_are_409_and_write_nothing() {
             .insert_header(basic("root", "pw")),
         )
         .await;
-    assert_error(&resp, 409);
+    assert_conflict_on(&resp, "key");
     assert_eq!(app.count("apikey"), 1);
+}
+
+/// A 409 of a unique violation: the error, and `fields` naming the one field (SPEC.md 13).
+#[track_caller]
+fn assert_conflict_on(resp: &Resp, field: &str) {
+    let body = resp.json_with(409);
+    assert!(
+        body["error"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    let fields = body["fields"].as_object().expect("fields");
+    assert_eq!(fields.keys().collect::<Vec<_>>(), [field], "{body}");
+    assert_no_leak(resp);
 }
 
 // --- 413 ----------------------------------------------------------------------------------

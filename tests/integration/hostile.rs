@@ -457,3 +457,38 @@ async fn the_guard_answers_upgrades_and_connect_at_once() {
         .await;
     assert_error(&connect, 400);
 }
+
+// --- multipart framing (found by fuzzing) ------------------------------------------------------
+
+#[actix_web::test]
+async fn a_multipart_body_the_parser_would_choke_on_is_400() {
+    let app = TestApp::new().await;
+    let cases: [(&str, &str); 3] = [
+        // Panicked in the parser: a line `--` with a boundary under four characters.
+        (
+            "multipart/form-data; boundary=",
+            "--\nContent-Disposition: form-data; name=\"data\"\n\n{}\n----\n",
+        ),
+        (
+            "multipart/form-data; boundary=b",
+            "--b\nContent-Disposition: form-data; name=\"data\"\n\n{}\n--\n--b--\n",
+        ),
+        // Never answered: the close delimiter missing after a final line break.
+        (
+            "multipart/form-data; boundary=bbbb",
+            "--bbbb\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n{}\r\n",
+        ),
+    ];
+    for (content_type, body) in cases {
+        let resp = app
+            .send(
+                TestRequest::post()
+                    .uri("/api/amodel/")
+                    .insert_header(("Content-Type", content_type))
+                    .set_payload(body),
+            )
+            .await;
+        assert_error(&resp, 400);
+    }
+    assert_eq!(app.count("amodel"), 0);
+}

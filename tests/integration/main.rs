@@ -9,6 +9,7 @@ mod auth;
 mod crud;
 mod errors;
 mod filters;
+mod fuzz;
 mod hostile;
 mod microblog;
 mod ordering_pagination;

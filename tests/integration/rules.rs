@@ -111,3 +111,62 @@ async fn a_rule_reads_and_writes_other_rows_in_the_writes_transaction() {
         Some("v+5+7")
     );
 }
+
+// --- who may write which field ----------------------------------------------------------------
+
+#[actix_web::test]
+async fn a_read_only_field_is_shown_and_never_written_by_a_client() {
+    let app = TestApp::new().await;
+    let created = app
+        .post("/api/ticket/", json!({"title": "t"}))
+        .await
+        .json_with(201);
+    assert_eq!(created["status"], "open");
+    let id = created["id"].as_i64().expect("an id");
+    let resp = app
+        .post("/api/ticket/", json!({"title": "t2", "status": "closed"}))
+        .await;
+    let fields = assert_fields(&resp, &["status"]);
+    assert_eq!(fields["status"], "this field is read-only");
+    let resp = app
+        .put(
+            &format!("/api/ticket/{id}/"),
+            json!({"title": "u", "status": "closed"}),
+        )
+        .await;
+    assert_fields(&resp, &["status"]);
+    assert_eq!(app.count("ticket"), 1);
+    assert_eq!(
+        app.query_text("SELECT title || '/' || status FROM ticket")
+            .as_deref(),
+        Some("t/open"),
+        "nothing of a refused body is written"
+    );
+}
+
+#[actix_web::test]
+async fn a_resource_narrows_its_writable_fields_against_mass_assignment() {
+    let app = TestApp::new().await;
+    let resp = app
+        .post(
+            "/api/narrow/",
+            json!({"name": "n", "qty": 1, "body": "smuggled"}),
+        )
+        .await;
+    let fields = assert_fields(&resp, &["body"]);
+    assert_eq!(fields["body"], "this field cannot be written here");
+    assert_eq!(app.count("sample"), 0);
+    let created = app
+        .post("/api/narrow/", json!({"name": "n", "qty": 1}))
+        .await
+        .json_with(201);
+    let id = created["id"].as_i64().expect("an id");
+    let resp = app
+        .put(&format!("/api/narrow/{id}/"), json!({"ratio": 2.5}))
+        .await;
+    assert_fields(&resp, &["ratio"]);
+    // The same model through a resource that does not narrow: every field is writable.
+    app.put(&format!("/api/sample/{id}/"), json!({"ratio": 2.5}))
+        .await
+        .expect(200);
+}

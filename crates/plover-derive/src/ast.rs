@@ -23,6 +23,8 @@ pub(crate) struct Field {
     pub(crate) fk: Option<Type>,
     pub(crate) default: Default,
     pub(crate) excluded: bool,
+    /// `#[rest(read_only)]`.
+    pub(crate) read_only: bool,
     /// `#[rest(unique)]`.
     pub(crate) unique: bool,
 }
@@ -154,6 +156,7 @@ impl Model {
                 fk: fa.fk,
                 default: fa.default,
                 excluded: fa.exclude,
+                read_only: fa.read_only,
                 unique: fa.unique,
             });
         }
@@ -162,6 +165,7 @@ impl Model {
                 .iter_mut()
                 .find(|f| &f.name == name || f.ident == name)
             {
+                Some(f) if f.read_only => cx.error(lit, crate::attr::READ_AND_WRITE_ONLY),
                 Some(f) => f.excluded = true,
                 None => cx.error(
                     lit,

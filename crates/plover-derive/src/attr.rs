@@ -8,7 +8,8 @@ use crate::ctxt::Ctxt;
 /// Struct-level attribute keys.
 pub(crate) const STRUCT_KEYS: &str = "exclude, name, display, rules";
 /// Field-level attribute keys.
-pub(crate) const FIELD_KEYS: &str = "fk, default, write_only, exclude, primary_key, unique, name";
+pub(crate) const FIELD_KEYS: &str =
+    "fk, default, read_only, write_only, exclude, primary_key, unique, name";
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -41,11 +42,17 @@ pub(crate) struct FieldAttrs {
     pub(crate) default: Default,
     /// `#[rest(write_only)]` (or its older spelling `exclude`).
     pub(crate) exclude: bool,
+    /// `#[rest(read_only)]`: serialized, never written by a client.
+    pub(crate) read_only: bool,
     pub(crate) primary_key: bool,
     /// `#[rest(unique)]`: the column has a unique index.
     pub(crate) unique: bool,
     pub(crate) name: Option<LitStr>,
 }
+
+pub(crate) const READ_AND_WRITE_ONLY: &str = "a field cannot be both read_only and write_only: \
+     keep `read_only` for a value clients see but never write, or `write_only` for one they \
+     write but never see";
 
 fn unknown(meta: &ParseNestedMeta<'_>, keys: &str) -> syn::Error {
     let key = meta
@@ -121,6 +128,7 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         fk: None,
         default: Default::None,
         exclude: false,
+        read_only: false,
         primary_key: false,
         unique: false,
         name: None,
@@ -137,7 +145,15 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 };
             } else if meta.path.is_ident("write_only") || meta.path.is_ident("exclude") {
                 // Accepted in bodies and forms, never serialized, filtered or ordered.
+                if out.read_only {
+                    return Err(meta.error(READ_AND_WRITE_ONLY));
+                }
                 out.exclude = true;
+            } else if meta.path.is_ident("read_only") {
+                if out.exclude {
+                    return Err(meta.error(READ_AND_WRITE_ONLY));
+                }
+                out.read_only = true;
             } else if meta.path.is_ident("primary_key") {
                 out.primary_key = true;
             } else if meta.path.is_ident("unique") {

@@ -298,8 +298,12 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let column = f.ident.to_string();
     let kind = format_ident!("{}", f.kind.variant());
     let nullable = f.nullable;
-    let required = !primary_key && !f.nullable && matches!(f.default, Default::None);
+    // A read-only field is never in a body: its value comes from a default, a rule or the
+    // database.
+    let required =
+        !primary_key && !f.read_only && !f.nullable && matches!(f.default, Default::None);
     let excluded = f.excluded;
+    let read_only = f.read_only;
     let unique = primary_key || f.unique;
     let fk = match &f.fk {
         Some(ty) => {
@@ -317,6 +321,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
             primary_key: #primary_key,
             required: #required,
             excluded: #excluded,
+            read_only: #read_only,
             unique: #unique,
             fk: #fk,
         }

@@ -165,6 +165,30 @@ fn is_engine_limit(message: &str) -> bool {
     .any(|m| message.contains(m))
 }
 
+impl Error {
+    /// The column of a unique violation, where the engine tells: SQLite's message
+    /// `UNIQUE constraint failed: table.column`, PostgreSQL's detail `Key (column)=(...)`. A
+    /// constraint over several columns names none.
+    pub(crate) fn unique_column(&self) -> Option<&str> {
+        let Error::Database(diesel::result::Error::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            info,
+        )) = self
+        else {
+            return None;
+        };
+        let column = match info.message().strip_prefix("UNIQUE constraint failed: ") {
+            Some(columns) => columns.rsplit_once('.').map(|(_, c)| c)?,
+            None => {
+                let detail = info.details()?.strip_prefix("Key (")?;
+                &detail[..detail.find(")=")?]
+            }
+        };
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        (!column.is_empty() && column.chars().all(plain)).then_some(column)
+    }
+}
+
 /// The message of a database error, or `""`.
 fn info_message(e: &Error) -> &str {
     match e {
@@ -224,7 +248,13 @@ impl ResponseError for Error {
                 resp
             }
             Error::Database(_) => match self.classify() {
-                Some((status, message)) => json_error(status, message),
+                Some((status, message)) => match self.unique_column() {
+                    Some(column) => HttpResponse::build(status).json(json!({
+                        "error": message,
+                        "fields": { column: "this value is already taken" },
+                    })),
+                    None => json_error(status, message),
+                },
                 None => json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
             },
             Error::Internal(_) => {

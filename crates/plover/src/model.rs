@@ -51,8 +51,12 @@ pub struct FieldMeta {
     pub primary_key: bool,
     /// Whether a POST must give it (not null, no default, not the primary key).
     pub required: bool,
-    /// Excluded at the model level (`#[rest(exclude = ...)]`): never serialized or filterable.
+    /// Write-only (`#[rest(write_only)]`, or excluded at the model level): accepted in bodies
+    /// and forms, never serialized, filterable or orderable.
     pub excluded: bool,
+    /// Read-only (`#[rest(read_only)]`): serialized, never written by a client (a body key
+    /// naming it is a 400; admin forms show it disabled).
+    pub read_only: bool,
     /// Whether no two rows share a value (the primary key, or `#[rest(unique)]`): an equality
     /// filter through a foreign key to it then selects at most one row.
     pub unique: bool,

@@ -67,6 +67,9 @@ impl<M: RestModel> PreparedAdmin<M> {
         let mut errors = BTreeMap::new();
         for &idx in &self.form_fields {
             let field = &meta.fields[idx];
+            if field.read_only {
+                continue; // shown disabled, never taken from a form
+            }
             let value = if field.kind == FieldKind::Bool {
                 Value::Bool(checked(cx, field.name))
             } else {
@@ -142,8 +145,14 @@ impl<M: RestModel> PreparedAdmin<M> {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(Error::Validation { fields, .. }) => errors.extend(fields),
                 Err(Error::Conflict(conflict)) => message = Some(conflict),
-                // A unique value that is taken: the database reports it.
+                // A unique value that is taken: the database reports it, and which one.
                 Err(e) if e.status_code() == StatusCode::CONFLICT => {
+                    if let Some(field) = e.unique_column().and_then(|c| M::meta().field(c)) {
+                        errors.insert(
+                            field.1.name.to_owned(),
+                            "This value is already taken.".into(),
+                        );
+                    }
                     message = Some("A unique value is already taken; change it.".into())
                 }
                 Err(other) => return Err(other),
@@ -217,6 +226,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             let current = value(idx).unwrap_or(Value::Null);
             let text = plain_text(&current);
             let (widget, help) = match (field.kind, field.fk) {
+                _ if field.read_only => (Widget::ReadOnly, "Read-only."),
                 (_, Some(target)) => {
                     let target = target();
                     match self.lookups.get(&idx) {

@@ -162,6 +162,8 @@ pub struct FormView {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Widget {
+    /// A read-only field (`#[rest(read_only)]`): its value, shown disabled and never sent.
+    ReadOnly,
     /// A text input.
     Text,
     /// A number input.

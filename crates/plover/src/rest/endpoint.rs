@@ -192,6 +192,14 @@ impl<M: RestModel> Prepared<M> {
                     errors.insert(key.clone(), "unknown field".to_owned());
                 }
                 Some((idx, _)) if idx == meta.pk || Some(idx) == self.owner => {}
+                Some((idx, field)) if !self.writable[idx] => {
+                    let message = if field.read_only {
+                        "this field is read-only"
+                    } else {
+                        "this field cannot be written here"
+                    };
+                    errors.insert(key.clone(), message.to_owned());
+                }
                 Some((idx, _)) => match M::set_json(&mut changes, idx, value) {
                     Ok(()) => sent.push((idx, key.clone())),
                     Err(message) => {
@@ -204,6 +212,7 @@ impl<M: RestModel> Prepared<M> {
         if creating {
             for (idx, field) in meta.fields.iter().enumerate() {
                 if field.required
+                    && self.writable[idx]
                     && Some(idx) != self.owner
                     && !M::is_set(&changes, idx)
                     && !invalid.contains(&idx)

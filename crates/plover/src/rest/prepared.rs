@@ -78,6 +78,8 @@ impl NestedObjects {
 pub(crate) struct Prepared<M: RestModel> {
     pub(crate) name: String,
     pub(crate) exposed: Vec<bool>,
+    /// Per field: whether a client may write it here (not read-only, within `writable`).
+    pub(crate) writable: Vec<bool>,
     /// The exposed fields in output order, with their JSON key text (`"user_id":`).
     keys: Vec<(usize, Vec<u8>)>,
     pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
@@ -138,6 +140,16 @@ impl<M: RestModel> Prepared<M> {
         }
         for f in &resource.exclude {
             exposed[field_index(meta, f, "exclude")] = false;
+        }
+        let mut writable: Vec<bool> = meta.fields.iter().map(|f| !f.read_only).collect();
+        if let Some(fields) = &resource.writable {
+            let listed: Vec<usize> = fields
+                .iter()
+                .map(|f| field_index(meta, f, "writable"))
+                .collect();
+            for (i, w) in writable.iter_mut().enumerate() {
+                *w &= listed.contains(&i);
+            }
         }
         if let Some(paths) = &resource.filter_fields {
             check_paths(meta, paths, "filter_fields");
@@ -202,6 +214,7 @@ impl<M: RestModel> Prepared<M> {
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
             exposed,
+            writable,
             keys,
             includes,
             rules,

@@ -147,6 +147,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) include: Vec<(String, Arc<dyn super::prepared::Nested>)>,
     pub(crate) paginate_by: i64,
     pub(crate) limits: Limits,
+    pub(crate) writable: Option<Vec<String>>,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<String>,
@@ -188,6 +189,7 @@ impl<M: RestModel> Resource<M> {
             include: Vec::new(),
             paginate_by: 20,
             limits: Limits::default(),
+            writable: None,
             keyset: false,
             delete_recursive: true,
             owner_field: None,
@@ -243,6 +245,15 @@ impl<M: RestModel> Resource<M> {
     /// Page size and upper bound of `limit` (default 20).
     pub fn paginate_by(mut self, n: i64) -> Self {
         self.paginate_by = n.max(1);
+        self
+    }
+
+    /// The only fields a client may write through this resource (default: every field but the
+    /// primary key and `#[rest(read_only)]` fields). A body key naming another field is a 400
+    /// on that key, and nothing is written: a resource that shows three fields cannot be made
+    /// to write a fourth.
+    pub fn writable<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+        self.writable = Some(names(fields));
         self
     }
 
