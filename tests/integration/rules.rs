@@ -170,3 +170,89 @@ async fn a_resource_narrows_its_writable_fields_against_mass_assignment() {
         .await
         .expect(200);
 }
+
+// --- users in the admin ---------------------------------------------------------------------
+
+#[actix_web::test]
+async fn the_admin_sets_a_users_password_through_new_password_and_never_shows_a_hash() {
+    let app = TestApp::new().await;
+    app.user_with("root", PW, true, true);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    let form = admin.get("/admin/user/add/").await.text();
+    assert!(form.contains("name=\"new_password\""), "{form}");
+    assert!(!form.contains("name=\"password\""), "{form}");
+    let token = admin.csrf("/admin/user/add/").await;
+    admin
+        .post_form(
+            "/admin/user/add/",
+            &[
+                ("username", "member"),
+                ("email", "m@example.com"),
+                ("new_password", "s3cret pass"),
+                ("active", "1"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await
+        .expect(303);
+    let id = app.query_i64("SELECT id FROM \"user\" WHERE username = 'member'");
+    let stored = app
+        .query_text("SELECT password FROM \"user\" WHERE username = 'member'")
+        .expect("a row");
+    assert!(
+        stored.starts_with("$2"),
+        "a bcrypt hash is stored: {stored}"
+    );
+    // The member can log in with it.
+    let member = app.browser();
+    member.login("member", "s3cret pass").await.expect(302);
+    // Edit with an empty new_password: the password stays; the page shows no hash.
+    let edit = admin.get(&format!("/admin/user/{id}/")).await.text();
+    assert!(!edit.contains(&stored), "the hash is never shown");
+    let token = admin.csrf(&format!("/admin/user/{id}/")).await;
+    admin
+        .post_form(
+            &format!("/admin/user/{id}/"),
+            &[
+                ("username", "member"),
+                ("email", "new@example.com"),
+                ("new_password", ""),
+                ("active", "1"),
+                ("password", "$2b$04$forged"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await
+        .expect(303);
+    assert_eq!(
+        app.query_text("SELECT password FROM \"user\" WHERE username = 'member'"),
+        Some(stored),
+        "unchanged, and a submitted `password` is ignored"
+    );
+    // A password over bcrypt's 72 bytes is an error beside the input, nothing written.
+    let token = admin.csrf(&format!("/admin/user/{id}/")).await;
+    let long = "x".repeat(73);
+    let resp = admin
+        .post_form(
+            &format!("/admin/user/{id}/"),
+            &[
+                ("username", "member"),
+                ("email", "other@example.com"),
+                ("new_password", &long),
+                ("csrf_token", &token),
+            ],
+        )
+        .await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+    assert!(
+        resp.text().contains("id=\"e-new_password\""),
+        "{}",
+        resp.text()
+    );
+    assert_eq!(
+        app.query_text("SELECT email FROM \"user\" WHERE username = 'member'")
+            .as_deref(),
+        Some("new@example.com")
+    );
+}

@@ -58,6 +58,9 @@ fn checked(cx: &Cx<'_>, name: &str) -> bool {
         .is_some_and(|v| !matches!(v, "" | "0" | "false" | "off"))
 }
 
+/// The input of the user model's forms that sets a new password (APP.md section 7).
+const NEW_PASSWORD: &str = "new_password";
+
 impl<M: RestModel> PreparedAdmin<M> {
     /// Parses the submitted form. On add every form field counts; on edit a field absent
     /// from the POST stays as it is, but for checkboxes (absent = false).
@@ -90,6 +93,16 @@ impl<M: RestModel> PreparedAdmin<M> {
             };
             if let Err(message) = M::set_json(&mut changes, idx, &value) {
                 errors.insert(field.name.to_owned(), message);
+            }
+        }
+        if let (Some(idx), Some(hashed)) = (self.password_field, &cx.req.new_password) {
+            match hashed {
+                Ok(hash) => {
+                    let _ = M::set_json(&mut changes, idx, &Value::String(hash.clone()));
+                }
+                Err(message) => {
+                    errors.insert(NEW_PASSWORD.to_owned(), message.clone());
+                }
             }
         }
         Submitted { changes, errors }
@@ -276,6 +289,18 @@ impl<M: RestModel> PreparedAdmin<M> {
                 },
                 error: errors.get(field.name).cloned(),
                 help: help.to_owned(),
+            });
+        }
+        if self.password_field.is_some() {
+            out.push(FormField {
+                name: NEW_PASSWORD.to_owned(),
+                widget: Widget::Password,
+                value: String::new(),
+                checked: false,
+                error: errors.get(NEW_PASSWORD).cloned(),
+                help: "The password is stored hashed and never shown; leave this empty to keep \
+                       the current one."
+                    .to_owned(),
             });
         }
         Ok(out)

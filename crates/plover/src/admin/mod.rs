@@ -125,8 +125,14 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
     pub fn register<M: RestModel>(&mut self, model_admin: ModelAdmin<M>) -> &mut Admin<U> {
         self.exposures
             .insert(TypeId::of::<M>(), model_admin.exposure());
+        // The user model's forms take a new password, hashed by the accounts component.
+        let password_field = (TypeId::of::<M>() == TypeId::of::<U>())
+            .then(|| M::meta().field(U::PASSWORD_FIELD).map(|(idx, _)| idx))
+            .flatten();
         self.registrations.push(Box::new(move |exposures| {
-            Arc::new(model_admin.prepare(exposures)) as Arc<dyn AdminModel>
+            let mut prepared = model_admin.prepare(exposures);
+            prepared.password_field = password_field;
+            Arc::new(prepared) as Arc<dyn AdminModel>
         }));
         self
     }
@@ -269,6 +275,29 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     if segments.first().map(String::as_str) == Some("static") && !post {
         return static_file(segments.get(1).map(String::as_str).unwrap_or_default());
     }
+    // A new password is hashed here, before the view takes a pooled connection.
+    let takes_password = segments.first().is_some_and(|name| {
+        state
+            .models
+            .iter()
+            .any(|m| m.name() == name && m.takes_password())
+    });
+    let raw = form
+        .iter()
+        .find(|(k, _)| k == "new_password")
+        .map(|(_, v)| v.clone())
+        .filter(|v| post && takes_password && !v.is_empty());
+    let new_password = match raw {
+        Some(raw) => {
+            let auth = state.auth.clone();
+            let hashed = web::block(move || auth.make_password(&raw))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            Some(hashed)
+        }
+        None => None,
+    };
     let admin_req = AdminRequest {
         post,
         path: req.path().to_owned(),
@@ -276,6 +305,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
             .into_owned()
             .collect(),
         form,
+        new_password,
     };
     let is_lookup = segments.get(1).map(String::as_str) == Some("lookup");
     let state = state.into_inner();

@@ -24,6 +24,9 @@ pub(crate) struct AdminRequest {
     pub(crate) query: Vec<(String, String)>,
     /// The decoded form fields of a POST.
     pub(crate) form: Vec<(String, String)>,
+    /// For the user model's forms: the hash of a non-empty `new_password`, made before a
+    /// pooled connection was taken, or the message why it could not be.
+    pub(crate) new_password: Option<Result<String, String>>,
 }
 
 impl AdminRequest {
@@ -71,6 +74,8 @@ pub(crate) struct Cx<'a> {
 /// A registered model with its type erased.
 pub(crate) trait AdminModel: Send + Sync {
     fn name(&self) -> &str;
+    /// Whether its forms take a `new_password` (the user model's admin).
+    fn takes_password(&self) -> bool;
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
     fn bulk(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
     fn add(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
@@ -106,6 +111,8 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
+    /// For the user model: its password field, set from the forms' `new_password` input.
+    pub(crate) password_field: Option<usize>,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -217,6 +224,7 @@ impl<M: RestModel> ModelAdmin<M> {
             delete_collect_objects: self.delete_collect_objects,
             delete_recursive: self.delete_recursive,
             templates: self.templates,
+            password_field: None,
         }
     }
 }
@@ -291,6 +299,9 @@ impl<M: RestModel> PreparedAdmin<M> {
 impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn takes_password(&self) -> bool {
+        self.password_field.is_some()
     }
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         self.index_page(cx, conn)

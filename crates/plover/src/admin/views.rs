@@ -164,6 +164,8 @@ pub struct FormView {
 pub enum Widget {
     /// A read-only field (`#[rest(read_only)]`): its value, shown disabled and never sent.
     ReadOnly,
+    /// A new password (the user model's forms): always empty, hashed when given.
+    Password,
     /// A text input.
     Text,
     /// A number input.
