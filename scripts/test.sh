@@ -44,3 +44,5 @@ echo "== conformance, PostgreSQL"
 PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
 echo "== scale-out, PostgreSQL"
 python3 scripts/scaleout.py "$APP" "$PG_URL"
+echo "== faults: PostgreSQL restart under load, pool exhaustion, disconnects mid-body (quick)"
+python3 scripts/faults.py --quick --app "$APP"

@@ -129,6 +129,16 @@ impl Error {
                     StatusCode::BAD_REQUEST,
                     "The request asks for more than the database takes in one query",
                 )),
+                // The server went away under the query (PostgreSQL stopped or restarted), or a
+                // lock outlasted SQLite's busy_timeout: the database is unavailable; try again.
+                DatabaseErrorKind::ClosedConnection => Some((
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database is unavailable; try again",
+                )),
+                DatabaseErrorKind::Unknown if is_unavailable(info_message(self)) => Some((
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database is unavailable; try again",
+                )),
                 // PostgreSQL's statement_timeout: the work took too long; try again.
                 DatabaseErrorKind::Unknown
                     if info_message(self)
@@ -141,6 +151,11 @@ impl Error {
                 }
                 _ => None,
             },
+            // A transaction whose connection broke under it (the server went away).
+            Error::Database(diesel::result::Error::BrokenTransactionManager) => Some((
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The database is unavailable; try again",
+            )),
             _ => None,
         }
     }
@@ -187,6 +202,22 @@ impl Error {
         let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
         (!column.is_empty() && column.chars().all(plain)).then_some(column)
     }
+}
+
+/// Whether an engine reported that it cannot serve right now: a connection closed under the
+/// query, a server shutting down, or a lock held past SQLite's `busy_timeout`.
+fn is_unavailable(message: &str) -> bool {
+    [
+        "server closed the connection",
+        "terminating connection",
+        "connection to server",
+        "the database system is shutting down",
+        "the database system is starting up",
+        "database is locked",
+        "database table is locked",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// The message of a database error, or `""`.
