@@ -201,9 +201,14 @@ fn refuse_large_expect(
         Some(n) if n > limit as u64 => {
             let body = Error::PayloadTooLarge.to_json();
             let mut resp = Response::with_body(actix_http::StatusCode::PAYLOAD_TOO_LARGE, body);
-            resp.headers_mut().insert(
+            let headers = resp.headers_mut();
+            headers.insert(
                 actix_http::header::CONTENT_TYPE,
                 actix_http::header::HeaderValue::from_static("application/json"),
+            );
+            headers.insert(
+                actix_http::header::X_CONTENT_TYPE_OPTIONS,
+                actix_http::header::HeaderValue::from_static("nosniff"),
             );
             Err(resp.map_into_boxed_body())
         }

@@ -1,0 +1,1015 @@
+#!/usr/bin/env python3
+"""Hostile clients against a fresh conformance app (SPEC.md section 15, "Hostile clients and
+bounded cost").
+
+usage: hostile.py [--quick] [--pg POSTGRES_ADMIN_URL] [--app BINARY]
+
+Starts the conformance app itself (default target/release/plover-conformance-app) on a new
+SQLite file, or with --pg on a new database it creates on that PostgreSQL server and drops at
+the end, and checks, printing one line per check with its figures:
+
+  1. bounded work: a 28-term ordering naming one column, 65 filter keys, an `in` list of 1,001
+     values, a 10,001-character filter value and an admin bulk delete of 1,001 ids are 400s (and
+     the values at the limits are not);
+  2. 20 rows of ~900 KB make /api/sample/?limit=20 an ~18 MB page; clients that send that GET
+     and never read are dropped by the app after --send-timeout (3 s) and its VmRSS, measured
+     before, at the peak and 10 s after the last one was dropped, comes back down;
+  3. a stalled body is 408 after --body-timeout (2 s) and closed; upgrade and CONNECT are 4xx at
+     once; `Expect: 100-continue` with 2,000,000 bytes is 413 without `100 Continue`;
+  4. a flood of wrong Basic passwords (16 clients, from another process) on an app with a pool
+     of 2 connections and a 1 s pool timeout: no 503, anonymous GET p99 under 200 ms. The flood
+     user's hash is set to bcrypt cost 10 in the database (the app hashes at cost 4, too fast
+     for a pool held during checks to show); a 2-client flood is measured too, for comparison;
+  5. concurrent deletes of one row, 30 rounds of 30 clients: one 200, the others 404;
+  6. an over-long URI and over-long headers: what the HTTP layer answers (reported only);
+  7. framing headers on HTML pages, and nosniff on every response of the run.
+
+--quick is the CI size (100 stalled clients, 5 s floods; about a minute); the full run uses
+480 stalled clients (about 7 GB at the peak: check 2 is not run with less than 1.5 pages per
+client plus 2 GB available, and the app is killed if the machine falls under 1.5 GB) and 15 s
+floods. The exit status is 1 when any check fails. Python standard library only (psql for
+PostgreSQL).
+"""
+import argparse
+import base64
+import http.client
+import json
+import os
+import re
+import selectors
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ADMIN = ("root", "hostile-admin-pw")
+SEND_TIMEOUT = 3
+BODY_TIMEOUT = 2
+
+FAILURES = []
+
+
+def check(ok, message):
+    """One assertion: a failure is printed at once and makes the exit status 1."""
+    if not ok:
+        FAILURES.append(message)
+        print("    FAIL: " + message, flush=True)
+    return ok
+
+
+def report(name, ok, figures):
+    print("%-4s %-22s %s" % ("ok" if ok else "FAIL", name, figures), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The app and its database
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psql(url, sql):
+    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def with_options(url, options):
+    return url + ("&" if "?" in url else "?") + options if options else url
+
+
+class App:
+    """The conformance app on a free loopback port; its stderr goes to a log file."""
+
+    def __init__(self, binary, db_url, log_path, *extra):
+        self.port = free_port()
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(
+            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url,
+             "--admin", "%s:%s" % ADMIN] + list(extra),
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit("the app exited with %s; log: %s" % (self.proc.returncode,
+                                                                       log_path))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise SystemExit("the app did not answer; log: %s" % log_path)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def threads(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+        return 0
+
+    def client_connections(self):
+        """Client connections the app still holds: its socket descriptors that are accepted
+        TCP connections on its port, or TCP sockets the kernel already closed (a send timeout)
+        that the app has not let go of yet. Database connections, the listener and the
+        runtime's own Unix sockets are not counted."""
+        held = set()
+        fd_dir = "/proc/%d/fd" % self.pid
+        for fd in os.listdir(fd_dir):
+            try:
+                link = os.readlink(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                held.add(int(link[8:-1]))
+        tcp, unix = {}, set()
+        for name in ("tcp", "tcp6"):
+            try:
+                with open("/proc/net/" + name) as f:
+                    next(f)
+                    for line in f:
+                        cols = line.split()
+                        tcp[int(cols[9])] = (int(cols[1].rsplit(":", 1)[1], 16), cols[3])
+            except OSError:
+                pass
+        with open("/proc/net/unix") as f:
+            next(f)
+            for line in f:
+                unix.add(int(line.split()[6]))
+        count = 0
+        for inode in held - unix:
+            entry = tcp.get(inode)
+            if entry is None or (entry[0] == self.port and entry[1] != "0A"):
+                count += 1
+        return count
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP
+
+
+class Audit:
+    """Every response of the run, for the header check (7)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.responses = 0
+        self.without_nosniff = []
+        self.server_errors = 0
+
+    def add(self, what, status, headers):
+        with self.lock:
+            self.responses += 1
+            self.server_errors += status is not None and status >= 500
+            if headers.get("x-content-type-options", "").lower() != "nosniff":
+                if len(self.without_nosniff) < 20:
+                    self.without_nosniff.append("%s -> %s" % (what, status))
+                else:
+                    self.without_nosniff.append(None)
+
+
+AUDIT = Audit()
+
+
+class Resp:
+    def __init__(self, status, headers, body, ms):
+        self.status, self.headers, self.body, self.ms = status, headers, body, ms
+
+    def json(self):
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+    def text(self):
+        return self.body.decode("utf-8", "replace")
+
+
+class Client:
+    """One keep-alive connection; reconnects when the server closed it. Keeps cookies."""
+
+    def __init__(self, port, timeout=60):
+        self.port, self.timeout = port, timeout
+        self.conn = None
+        self.cookies = {}
+
+    def request(self, method, path, body=None, headers=None, auth=None, form=None):
+        headers = dict(headers or {})
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif body is not None and not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if auth:
+            headers["Authorization"] = "Basic " + base64.b64encode(
+                ("%s:%s" % auth).encode()).decode()
+        if self.cookies:
+            headers["Cookie"] = "; ".join("%s=%s" % kv for kv in self.cookies.items())
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                                       timeout=self.timeout)
+            started = time.monotonic()
+            try:
+                self.conn.request(method, path, body=body, headers=headers)
+                resp = self.conn.getresponse()
+                data = resp.read()
+            except (ConnectionError, http.client.RemoteDisconnected,
+                    http.client.BadStatusLine):
+                self.close()
+                if attempt:
+                    raise
+                continue
+            ms = (time.monotonic() - started) * 1000
+            hdrs = {k.lower(): v for k, v in resp.getheaders()}
+            for k, v in resp.getheaders():
+                if k.lower() == "set-cookie":
+                    name, _, value = v.split(";", 1)[0].partition("=")
+                    self.cookies[name.strip()] = value.strip()
+            if resp.will_close:
+                self.close()
+            AUDIT.add("%s %s" % (method, path[:60]), resp.status, hdrs)
+            return Resp(resp.status, hdrs, data, ms)
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def raw_exchange(port, data, wait=5.0):
+    """Sends raw bytes; returns (response bytes, seconds to the first byte, seconds to the end,
+    how it ended: 'eof', 'reset', 'timeout' or 'send-error: ...')."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=wait)
+    started = time.monotonic()
+    out, first, end = b"", None, "timeout"
+    try:
+        s.sendall(data)
+    except OSError as e:
+        end = "send-error: %s" % e.__class__.__name__
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if first is None:
+                first = time.monotonic() - started
+            if not chunk:
+                end = "eof"
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        end = "reset" if end == "timeout" else end
+    finally:
+        s.close()
+    return out, first, time.monotonic() - started, end
+
+
+def parse_head(raw):
+    """(status, headers, body) of a raw HTTP response, or (None, {}, b"")."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    m = re.match(r"HTTP/1\.[01] (\d{3})", lines[0]) if lines else None
+    if not m:
+        return None, {}, b""
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return int(m.group(1)), headers, body
+
+
+def names(resp, param):
+    """The 400 body names the parameter."""
+    return "'%s'" % param in resp.text()
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(round(p / 100.0 * (len(values) - 1))))]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Bounded work per request
+
+
+def admin_login(port):
+    c = Client(port)
+    page = c.request("GET", "/accounts/login/")
+    token = re.search(r'name="(csrf[^"]*)" value="([^"]*)"', page.text())
+    if not token:
+        raise SystemExit("no CSRF field on /accounts/login/")
+    resp = c.request("POST", "/accounts/login/", form={
+        token.group(1): token.group(2), "username": ADMIN[0], "password": ADMIN[1], "next": "/"})
+    if resp.status not in (302, 303):
+        raise SystemExit("admin login answered %s" % resp.status)
+    return c
+
+
+def csrf_of(client, path):
+    page = client.request("GET", path)
+    m = re.search(r'name="(csrf[^"]*)" value="([^"]*)"', page.text())
+    if not m:
+        raise SystemExit("no CSRF field on %s (status %s)" % (path, page.status))
+    return m.group(1), m.group(2)
+
+
+def filter_keys():
+    """More than 65 distinct filter keys on `sample`, each with a value that parses."""
+    keys = []
+    for f in ("id", "qty", "big", "ratio"):
+        keys += [(f, "0")] + [("%s__%s" % (f, op), "0") for op in
+                              ("eq", "ne", "lt", "lte", "gt", "gte")] + [(f + "__in", "0,1")]
+    for f in ("name", "body", "remark"):
+        keys += [(f, "x")] + [("%s__%s" % (f, op), "x") for op in
+                              ("eq", "ne", "lt", "lte", "gt", "gte", "in")]
+        keys += [(f + "__like", "%x%"), (f + "__ilike", "%x%")]
+    keys += [("remark__is", "null"), ("day__is", "null")]
+    keys += [("flag", "true"), ("flag__eq", "true"), ("flag__ne", "true")]
+    for f, v in (("day", "2020-01-01"), ("stamp", "2020-01-01 00:00:00")):
+        keys += [("%s__%s" % (f, op), v) for op in ("eq", "ne", "lt", "lte", "gt", "gte")]
+    return keys
+
+
+def check_bounded_work(port):
+    c = Client(port)
+    ok = True
+    # ordering naming one column 28 times
+    q = "/api/sample/?ordering=" + ",".join(["qty"] * 28)
+    r = c.request("GET", q)
+    ok &= check(r.status == 400 and names(r, "ordering"),
+                "GET /api/sample/?ordering=qty x28: expected 400 naming 'ordering', got %s %s"
+                % (r.status, r.text()[:200]))
+    ok &= check(r.ms < 1000, "ordering x28 took %.0f ms (bound 1000 ms)" % r.ms)
+    r2 = c.request("GET", "/api/sample/?ordering=-id,id")
+    ok &= check(r2.status == 400, "ordering=-id,id: expected 400, got %s" % r2.status)
+    ordering = "ordering x28 %d in %.1f ms, -id,id %d" % (r.status, r.ms, r2.status)
+
+    # 64 distinct filter keys pass, 65 are 400
+    keys = filter_keys()
+    assert len(keys) > 65
+    at = c.request("GET", "/api/sample/?" + urllib.parse.urlencode(keys[:64]))
+    over = c.request("GET", "/api/sample/?" + urllib.parse.urlencode(keys[:65]))
+    ok &= check(at.status == 200, "64 filter keys: expected 200, got %s %s"
+                % (at.status, at.text()[:200]))
+    ok &= check(over.status == 400 and "error" in (over.json() or {}),
+                "65 filter keys: expected 400 with an error, got %s %s"
+                % (over.status, over.text()[:200]))
+    named = any("'%s'" % k in over.text() for k, _ in keys[:65])
+    ok &= check(named, "65 filter keys: the 400 does not name a parameter: %s" % over.text()[:200])
+    conditions = "keys 64->%d 65->%d (%.0f ms)" % (at.status, over.status, over.ms)
+
+    # in list of 1,000 / 1,001 values
+    at = c.request("GET", "/api/sample/?id__in=" + ",".join(str(i) for i in range(1000)))
+    over = c.request("GET", "/api/sample/?id__in=" + ",".join(str(i) for i in range(1001)))
+    ok &= check(at.status == 200, "id__in with 1,000 values: expected 200, got %s %s"
+                % (at.status, at.text()[:200]))
+    ok &= check(over.status == 400 and names(over, "id__in"),
+                "id__in with 1,001 values: expected 400 naming 'id__in', got %s %s"
+                % (over.status, over.text()[:200]))
+    inlist = "in 1000->%d 1001->%d (%.0f ms)" % (at.status, over.status, over.ms)
+
+    # filter value of 10,000 / 10,001 characters
+    at = c.request("GET", "/api/sample/?name=" + "a" * 10000)
+    over = c.request("GET", "/api/sample/?name=" + "a" * 10001)
+    like = c.request("GET", "/api/sample/?name__like=" + "%" * 10001)
+    ok &= check(at.status == 200, "name of 10,000 chars: expected 200, got %s" % at.status)
+    for r, key in ((over, "name"), (like, "name__like")):
+        ok &= check(r.status == 400 and names(r, key),
+                    "%s of 10,001 chars: expected 400 naming '%s', got %s %s"
+                    % (key, key, r.status, r.text()[:200]))
+    value = "value 10000->%d 10001->%d (like %%x10001 %d, %.0f ms)" % (
+        at.status, over.status, like.status, like.ms)
+
+    # admin bulk delete of 1,001 / 1,000 ids, three of them real rows
+    real = [c.request("POST", "/api/amodel/", {"a_field": "bulk-%d" % i}).json()["id"]
+            for i in range(3)]
+    admin = admin_login(port)
+    token = csrf_of(admin, "/admin/amodel/")
+    fake = list(range(10_000_000, 10_000_000 + 997))
+    form = [token, ("action", "delete")] + [("id", str(i)) for i in real + fake]
+    over = admin.request("POST", "/admin/amodel/", form=form + [("id", "20000000")])
+    left = [c.request("GET", "/api/amodel/%d/" % i).status for i in real]
+    ok &= check(over.status == 400, "admin bulk delete of 1,001 ids: expected 400, got %s"
+                % over.status)
+    ok &= check(left == [200] * 3, "a refused bulk delete deleted rows: %s" % left)
+    at = admin.request("POST", "/admin/amodel/", form=form)
+    gone = [c.request("GET", "/api/amodel/%d/" % i).status for i in real]
+    ok &= check(at.status in (302, 303) and gone == [404] * 3,
+                "admin bulk delete of 1,000 ids: expected 302/303 and the rows gone, got %s %s"
+                % (at.status, gone))
+    bulk = "bulk 1000->%d 1001->%d" % (at.status, over.status)
+    report("1 bounded work", ok, "; ".join([ordering, conditions, inlist, value, bulk]))
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Clients that never read their response
+
+
+def mem_available_kb():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Sampler(threading.Thread):
+    """Samples the app's VmRSS and client connections every 50 ms. Kills the app (a failed
+    check) before it takes the machine's last 1.5 GB."""
+
+    def __init__(self, app):
+        super().__init__(daemon=True)
+        self.app = app
+        self.stop_event = threading.Event()
+        self.peak_rss = 0
+        self.peak_conns = 0
+        self.killed = False
+
+    def run(self):
+        while not self.stop_event.is_set():
+            try:
+                self.peak_rss = max(self.peak_rss, self.app.rss_kb())
+                self.peak_conns = max(self.peak_conns, self.app.client_connections())
+            except OSError:
+                return
+            if mem_available_kb() < 1536 * 1024:
+                self.killed = True
+                self.app.proc.kill()
+                return
+            time.sleep(0.05)
+
+
+def read_outcome(socks, deadline_s):
+    """Reads every stalled socket at once. Returns, per socket: (status, bytes read, end) where
+    end is 'reset', 'eof' or 'open' (still nothing after the deadline, even after a write)."""
+    sel = selectors.DefaultSelector()
+    state = {}
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+        state[s] = [b"", 0, None]
+    deadline = time.monotonic() + deadline_s
+    poked = False
+    while any(v[2] is None for v in state.values()):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if poked:
+                break
+            # A socket that only sits there: write to it, the server's kernel answers a dead
+            # connection with a reset.
+            poked = True
+            deadline = time.monotonic() + 3
+            for s, v in state.items():
+                if v[2] is None:
+                    try:
+                        s.send(b"\r\n")
+                    except OSError:
+                        v[2] = "reset"
+            continue
+        for key, _ in sel.select(timeout=min(left, 0.5)):
+            s = key.fileobj
+            v = state[s]
+            try:
+                chunk = s.recv(1 << 20)
+            except BlockingIOError:
+                continue
+            except ConnectionResetError:
+                chunk, v[2] = None, "reset"
+            if chunk == b"":
+                v[2] = "eof"
+            if v[2] is not None:
+                sel.unregister(s)
+                continue
+            if len(v[0]) < 64:
+                v[0] += chunk[:64]
+            v[1] += len(chunk)
+    out = []
+    for s, (head, n, end) in state.items():
+        status = parse_head(head)[0] if head.startswith(b"HTTP/") else None
+        out.append((status, n, end or "open"))
+        try:
+            sel.unregister(s)
+        except (KeyError, ValueError):
+            pass
+        s.close()
+    return out
+
+
+def check_stalled_readers(app, n_clients):
+    c = Client(app.port)
+    filler = ("plover hostile client page filler %s " % uuid.uuid4().hex) * 20000
+    filler = filler[:900_000]
+    for i in range(20):
+        r = c.request("POST", "/api/sample/", {"name": "big-%d-%s" % (i, uuid.uuid4().hex[:6]),
+                                               "qty": 1, "body": filler})
+        if r.status != 201:
+            check(False, "POST /api/sample/ of a 900 KB body: expected 201, got %s %s"
+                  % (r.status, r.text()[:200]))
+            report("2 stalled readers", False, "could not create the rows")
+            return
+    c.close()
+    path = "/api/sample/?limit=20"
+    # The baseline is an app that has served the page to as many concurrent readers as its
+    # pool has connections (8), so that pool and allocator are warm.
+    pages = []
+    warm = [threading.Thread(target=lambda: pages.append(len(Client(app.port).request(
+        "GET", path).body))) for _ in range(8)]
+    for t in warm:
+        t.start()
+    for t in warm:
+        t.join()
+    page_bytes = max(pages)
+    time.sleep(1)
+    rss_before, conns_before = app.rss_kb(), app.client_connections()
+    # Measured: about 1.5 pages per stalled client at the peak; 2 GB to spare.
+    need_kb = int(n_clients * 1.5 * page_bytes / 1024) + 2 * 1024 * 1024
+    if mem_available_kb() < need_kb:
+        check(False, "%d stalled clients of an %.1f MB page may need %d MB, the machine has %d "
+              "MB available: run --quick" % (n_clients, page_bytes / 1e6, need_kb // 1024,
+                                              mem_available_kb() // 1024))
+        report("2 stalled readers", False, "not run")
+        return
+
+    sampler = Sampler(app)
+    sampler.start()
+    request = ("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: stalled\r\n\r\n"
+               % path).encode()
+    socks = []
+    started = time.monotonic()
+    for _ in range(n_clients):
+        s = socket.socket()
+        # A small receive buffer: the client's window closes after a few KB, as with a phone
+        # that stops reading, and the response stays with the server.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", app.port))
+        s.sendall(request)
+        socks.append(s)
+    sent_s = time.monotonic() - started
+
+    # The server must drop them all: wait until it holds no client connection.
+    deadline = time.monotonic() + SEND_TIMEOUT + 60 + n_clients * 0.5
+    conns = app.client_connections()
+    while time.monotonic() < deadline and not sampler.killed:
+        conns = app.client_connections()
+        if conns <= conns_before and time.monotonic() - started > SEND_TIMEOUT:
+            break
+        time.sleep(0.1)
+    dropped_s = time.monotonic() - started
+    if not sampler.killed:
+        time.sleep(10)
+    sampler.stop_event.set()
+    sampler.join()
+    if sampler.killed:
+        for s in socks:
+            s.close()
+        check(False, "%d clients that never read: the app took the machine's memory (VmRSS "
+              "peak %d MB) and was killed" % (n_clients, sampler.peak_rss // 1024))
+        report("2 stalled readers", False, "app killed at VmRSS %d MB" % (sampler.peak_rss // 1024))
+        return
+    rss_after = app.rss_kb()
+    outcomes = read_outcome(socks, 5)
+
+    statuses, ends, full = {}, {}, 0
+    for status, n, end in outcomes:
+        statuses[status] = statuses.get(status, 0) + 1
+        ends[end] = ends.get(end, 0) + 1
+        full += n >= page_bytes
+    peak = sampler.peak_rss
+    per_conn_mb = max(0, peak - rss_before) / 1024 / n_clients
+    # The bound 10 s after the last connection was dropped: the warm baseline, plus 64 MiB of
+    # allocator slack, plus a tenth of what the stalled clients added at the peak. What the
+    # stalled responses held (up to n x page) must be given back, not kept for each client.
+    bound_kb = rss_before + 64 * 1024 + (peak - rss_before) // 10
+    # The peak: at most about two copies of the page per connection (the serialized page and
+    # the connection's write buffer), plus 128 MiB.
+    peak_bound = rss_before + int(n_clients * 2.2 * page_bytes / 1024) + 128 * 1024
+    ok = True
+    ok &= check(conns <= conns_before,
+                "%d clients that never read: the app still held %d of their connections %.0f s "
+                "after the first request (send timeout %d s)"
+                % (n_clients, conns, dropped_s, SEND_TIMEOUT))
+    ok &= check(ends.get("open", 0) == 0 and full == 0,
+                "stalled clients not closed by the server: %d still open, %d received the whole "
+                "%d-byte page (ends %s)" % (ends.get("open", 0), full, page_bytes, ends))
+    ok &= check(statuses.get(200, 0) == n_clients,
+                "stalled clients: expected %d responses 200 (their first bytes), got %s"
+                % (n_clients, statuses))
+    ok &= check(rss_after <= bound_kb,
+                "GET %s by %d clients that never read: VmRSS %d MB 10 s after the last was "
+                "dropped, expected <= %d MB (before %d MB, peak %d MB)"
+                % (path, n_clients, rss_after // 1024, bound_kb // 1024, rss_before // 1024,
+                   peak // 1024))
+    ok &= check(peak <= peak_bound, "VmRSS peak %d MB above %d MB (2.2 pages per connection)"
+                % (peak // 1024, peak_bound // 1024))
+    report("2 stalled readers", ok,
+           "%d clients, page %.1f MB; VmRSS before %d MB, peak %d MB (%.1f MB/client), after "
+           "%d MB (bound %d MB); connections held: peak %d, 0 after %.1f s (send timeout %d s, "
+           "requests sent in %.1f s); client ends %s; statuses %s"
+           % (n_clients, page_bytes / 1e6, rss_before // 1024, peak // 1024, per_conn_mb,
+              rss_after // 1024, bound_kb // 1024, sampler.peak_conns, dropped_s, SEND_TIMEOUT,
+              sent_s, ends, statuses))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Stalled bodies, upgrades, CONNECT, Expect
+
+
+def check_slow_requests(port):
+    ok = True
+    raw, first, end_s, end = raw_exchange(
+        port, b"POST /api/amodel/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 1000\r\n\r\n{", wait=BODY_TIMEOUT + 10)
+    status = parse_head(raw)[0]
+    ok &= check(status == 408, "POST with Content-Length 1000 and 1 byte sent: expected 408, "
+                "got %s (%r)" % (status, raw[:80]))
+    ok &= check(first is not None and BODY_TIMEOUT * 0.9 <= first <= BODY_TIMEOUT + 1.5,
+                "stalled body answered after %s s, body timeout %d s" % (first, BODY_TIMEOUT))
+    ok &= check(end in ("eof", "reset") and end_s <= BODY_TIMEOUT + 4,
+                "stalled body: connection not closed (%s after %.1f s)" % (end, end_s))
+    stalled = "stalled body %s after %.2f s, closed (%s) after %.2f s" % (
+        status, first or -1, end, end_s)
+
+    results = []
+    for label, data in (
+            ("upgrade", b"GET /api/sample/ HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                        b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"),
+            ("CONNECT", b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")):
+        raw, first, end_s, end = raw_exchange(port, data, wait=5)
+        status, headers, _ = parse_head(raw)
+        AUDIT.add(label, status, headers)
+        ok &= check(status is not None and 400 <= status < 500 and first < 1.0,
+                    "%s: expected a 4xx within 1 s, got %s after %s s" % (label, status, first))
+        results.append("%s %s in %.0f ms" % (label, status, (first or 0) * 1000))
+
+    raw, first, end_s, end = raw_exchange(
+        port, b"POST /api/amodel/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 2000000\r\nExpect: 100-continue\r\n\r\n", wait=5)
+    status, headers, _ = parse_head(raw)
+    AUDIT.add("Expect: 100-continue, 2,000,000 bytes", status, headers)
+    ok &= check(b"100 Continue" not in raw and status == 413 and first < 1.0,
+                "Expect: 100-continue with Content-Length 2000000: expected 413 at once and no "
+                "100 Continue, got %r after %s s" % (raw[:60], first))
+    results.append("Expect 2 MB %s in %.0f ms (100 Continue sent: %s)"
+                   % (status, (first or 0) * 1000, b"100 Continue" in raw))
+    report("3 slow requests", ok, "; ".join([stalled] + results))
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Wrong passwords do not starve the pool
+
+
+def flood_main(port, user, seconds, clients=16):
+    """The flood of wrong passwords, in a process of its own (hostile.py --flood PORT USER
+    SECONDS) so that its threads do not hold the interpreter lock the latency probe needs.
+    Prints a JSON summary."""
+    statuses, lock = {}, threading.Lock()
+    without_nosniff = [0]
+    until = time.monotonic() + seconds
+    body = b'{"content": "x"}'
+
+    def one(k):
+        auth = base64.b64encode(("%s:wrong-%d" % (user, k)).encode())
+        req = (b"POST /api/message/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic "
+               + auth + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+               % len(body) + body)
+        s, buf = None, b""
+        while time.monotonic() < until:
+            try:
+                if s is None:
+                    s, buf = socket.create_connection(("127.0.0.1", port), timeout=30), b""
+                s.sendall(req)
+                while b"\r\n\r\n" not in buf:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        raise ConnectionError("closed")
+                    buf += chunk
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                status, headers, _ = parse_head(head + b"\r\n\r\n")
+                length = int(headers.get("content-length", "0"))
+                while len(buf) < length:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        raise ConnectionError("closed")
+                    buf += chunk
+                buf = buf[length:]
+                with lock:
+                    statuses[status] = statuses.get(status, 0) + 1
+                    without_nosniff[0] += headers.get("x-content-type-options") != "nosniff"
+                if headers.get("connection", "").lower() == "close":
+                    s.close()
+                    s = None
+            except OSError as e:
+                with lock:
+                    statuses[e.__class__.__name__] = statuses.get(e.__class__.__name__, 0) + 1
+                if s is not None:
+                    s.close()
+                s = None
+        if s is not None:
+            s.close()
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"statuses": statuses, "without_nosniff": without_nosniff[0]}))
+
+
+# bcrypt of "slow-right-pw" at cost 10 (the app itself hashes at cost 4, about 1 ms, too fast
+# for a pool held during checks to show): every wrong password costs tens of milliseconds.
+SLOW_HASH = "$2b$10$2VsuUtTnO/0D724.H736OOhv3Xa42gw/AbAjbdmklP0eQcVgOFAGW"
+SLOW_PASSWORD = "slow-right-pw"
+
+
+def check_password_flood(app, seconds, set_hash):
+    c = Client(app.port)
+    user = "flood-" + uuid.uuid4().hex[:8]
+    r = c.request("POST", "/api/user/", {"username": user, "email": user + "@example.com",
+                                         "password": "right-pw"}, auth=ADMIN)
+    if not check(r.status == 201, "POST /api/user/ as admin: expected 201, got %s %s"
+                 % (r.status, r.text()[:200])):
+        report("4 password flood", False, "no user")
+        return
+    set_hash(user, SLOW_HASH)
+    r = c.request("POST", "/api/message/", {"content": "hello"}, auth=(user, SLOW_PASSWORD))
+    check(r.status == 201, "POST /api/message/ with the right password: expected 201, got %s"
+          % r.status)
+    wrong = [c.request("POST", "/api/message/", {"content": "x"}, auth=(user, "nope-%d" % i))
+             for i in range(3)]
+    one_check_ms = statistics.median(w.ms for w in wrong)
+
+    def reads(seconds):
+        """Anonymous GET /api/message/ in a loop: (latencies, statuses, most app threads)."""
+        latencies, statuses, threads = [], {}, 0
+        rc = Client(app.port)
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            r = rc.request("GET", "/api/message/")
+            latencies.append(r.ms)
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+            threads = max(threads, app.threads())
+            time.sleep(0.005)
+        rc.close()
+        return latencies, statuses, threads
+
+    def flooded(clients):
+        """reads() while `clients` send wrong passwords (in another process)."""
+        flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--flood",
+                                  str(app.port), user, str(seconds + 1.5), str(clients)],
+                                 stdout=subprocess.PIPE, text=True)
+        time.sleep(0.75)
+        measured = reads(seconds)
+        out, _ = flood.communicate(timeout=seconds + 60)
+        summary = json.loads(out)
+        statuses = {int(k) if k.isdigit() else k: v for k, v in summary["statuses"].items()}
+        with AUDIT.lock:
+            AUDIT.responses += sum(v for k, v in statuses.items() if isinstance(k, int))
+            AUDIT.without_nosniff += [None] * summary["without_nosniff"]
+            AUDIT.server_errors += sum(v for k, v in statuses.items()
+                                       if isinstance(k, int) and k >= 500)
+        return measured, statuses
+
+    base = reads(min(3, seconds))
+    # A control: the same flood from 2 clients (no more than the cores of a small machine).
+    control, control_st = flooded(2)
+    (lat, st, threads), flood_st = flooded(16)
+    flood_n = sum(flood_st.values())
+    ok = True
+    ok &= check(set(flood_st) == {401} and set(control_st) == {401},
+                "POST /api/message/ with wrong Basic passwords: expected only 401, got %s (16 "
+                "clients) and %s (2 clients)" % (flood_st, control_st))
+    ok &= check(set(base[1]) == {200} and set(st) == {200},
+                "anonymous GET /api/message/ (pool of 2, connection_timeout 1 s): expected only "
+                "200, got %s before and %s during the flood" % (base[1], st))
+    p50, p99 = percentile(lat, 50), percentile(lat, 99)
+    ok &= check(p99 < 200, "anonymous GET /api/message/ while 16 clients send wrong passwords "
+                "to POST /api/message/: p99 %.1f ms (bound 200 ms; p50 %.1f ms, %.1f ms alone; "
+                "the app ran %d threads)" % (p99, p50, percentile(base[0], 50), threads))
+    report("4 password flood", ok,
+           "one wrong password %.0f ms (bcrypt cost 10); pool 2; anonymous GET p50/p99: alone "
+           "%.1f/%.1f ms (%d requests), 2 flooding clients %.1f/%.1f ms (%d; %d wrong passwords), "
+           "16 flooding clients %.1f/%.1f ms (%d; %d wrong passwords, %.1f/s, %s); app threads "
+           "%d alone, %d under 16 clients; 503s: %d"
+           % (one_check_ms, percentile(base[0], 50), percentile(base[0], 99), len(base[0]),
+              percentile(control[0], 50), percentile(control[0], 99), len(control[0]),
+              sum(control_st.values()), p50, p99, len(lat), flood_n, flood_n / (seconds + 1.5),
+              flood_st, base[2], threads,
+              base[1].get(503, 0) + control[1].get(503, 0) + st.get(503, 0)
+              + flood_st.get(503, 0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Concurrent deletes of one row
+
+
+def check_concurrent_deletes(port, rounds=30, clients=30):
+    c = Client(port)
+    bad = []
+    totals = {}
+    for rnd in range(rounds):
+        pk = c.request("POST", "/api/amodel/", {"a_field": "race-%d" % rnd}).json()["id"]
+        barrier = threading.Barrier(clients)
+        statuses = [None] * clients
+
+        def delete(k):
+            dc = Client(port)
+            dc.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            dc.conn.connect()
+            barrier.wait()
+            statuses[k] = dc.request("DELETE", "/api/amodel/%d/" % pk).status
+            dc.close()
+
+        threads = [threading.Thread(target=delete, args=(k,)) for k in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for s in statuses:
+            totals[s] = totals.get(s, 0) + 1
+        if sorted(statuses) != [200] + [404] * (clients - 1):
+            bad.append((rnd, pk, sorted(statuses)))
+    ok = check(not bad, "concurrent DELETE /api/amodel/<id>/: expected one 200 and %d 404 per "
+               "round, got %s" % (clients - 1, bad[:3]))
+    report("5 concurrent deletes", ok, "%d rounds x %d clients; statuses %s; bad rounds %d"
+           % (rounds, clients, dict(sorted(totals.items(), key=str)), len(bad)))
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. What the HTTP layer answers by itself (reported, not asserted)
+
+
+def check_http_layer(port):
+    out = []
+    cases = (
+        ("URI 100 KB", b"GET /api/amodel/?a_field=" + b"a" * 100_000
+         + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+        ("header 100 KB", b"GET /api/amodel/?limit=1 HTTP/1.1\r\nHost: x\r\nX-Big: "
+         + b"a" * 100_000 + b"\r\n\r\n"),
+        ("headers 1 MB", b"GET /api/amodel/?limit=1 HTTP/1.1\r\nHost: x\r\n"
+         + b"".join(b"X-Big-%d: %s\r\n" % (i, b"a" * 8000) for i in range(128)) + b"\r\n"),
+        ("200 headers", b"GET /api/amodel/?limit=1 HTTP/1.1\r\nHost: x\r\n"
+         + b"".join(b"X-H-%d: v\r\n" % i for i in range(200)) + b"\r\n"),
+    )
+    for label, data in cases:
+        raw, first, end_s, end = raw_exchange(port, data + b"", wait=3)
+        status, headers, body = parse_head(raw)
+        kind = headers.get("content-type", "-")
+        out.append("%s: %s, body %d bytes (%s), nosniff %s, %s" % (
+            label, status, len(body), kind.split(";")[0],
+            "yes" if headers.get("x-content-type-options") == "nosniff" else "no",
+            "closed" if end in ("eof", "reset") else "kept open"))
+    report("6 HTTP layer", True, "; ".join(out) + " (reported only)")
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Headers
+
+
+def check_headers(port):
+    ok = True
+    seen = []
+    anon = Client(port)
+    admin = admin_login(port)
+    for label, client, path in (("login page", anon, "/accounts/login/"),
+                                ("admin anonymous", anon, "/admin/"),
+                                ("admin page", admin, "/admin/"),
+                                ("admin amodel", admin, "/admin/amodel/"),
+                                ("homepage", anon, "/")):
+        r = client.request("GET", path)
+        html = r.headers.get("content-type", "").startswith("text/html")
+        framing = (r.headers.get("x-frame-options", "").upper() == "DENY"
+                   or "frame-ancestors 'none'" in r.headers.get("content-security-policy", ""))
+        if html:
+            ok &= check(framing, "GET %s (%s): HTML without X-Frame-Options DENY or CSP "
+                        "frame-ancestors 'none'" % (path, r.status))
+        ok &= check(r.headers.get("x-content-type-options") == "nosniff",
+                    "GET %s (%s): no X-Content-Type-Options: nosniff" % (path, r.status))
+        seen.append("%s %s %s%s" % (path, r.status, "html" if html else "no body",
+                                    " framing forbidden" if framing else ""))
+    missing = [m for m in AUDIT.without_nosniff if m]
+    extra = len(AUDIT.without_nosniff) - len(missing)
+    ok &= check(not AUDIT.without_nosniff,
+                "responses without X-Content-Type-Options: nosniff: %d of %d, e.g. %s"
+                % (len(AUDIT.without_nosniff), AUDIT.responses, missing[:5] + (
+                    ["..."] if extra else [])))
+    report("7 headers", ok, "%s; nosniff on %d of %d responses of the run"
+           % (", ".join(seen), AUDIT.responses - len(AUDIT.without_nosniff), AUDIT.responses))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    if sys.argv[1:2] == ["--flood"]:
+        flood_main(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), *map(int, sys.argv[5:6]))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI size")
+    ap.add_argument("--pg", metavar="URL", help="PostgreSQL admin URL (a database is created)")
+    ap.add_argument("--app", default=os.path.join(ROOT, "target/release/plover-conformance-app"))
+    args = ap.parse_args()
+    if not os.access(args.app, os.X_OK):
+        raise SystemExit("no app binary at %s: cargo build --release -p plover-conformance-app"
+                         % args.app)
+    n_clients = 100 if args.quick else 480
+    flood_s = 5 if args.quick else 15
+    workdir = tempfile.mkdtemp(prefix="plover-hostile-")
+    log = os.path.join(workdir, "app.log")
+    db_name = None
+    if args.pg:
+        db_name = "plover_hostile_" + uuid.uuid4().hex[:10]
+        parts = urllib.parse.urlsplit(args.pg)
+        db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
+        psql(args.pg, 'CREATE DATABASE "%s"' % db_name)
+    else:
+        db_url = "sqlite://" + os.path.join(workdir, "hostile.db")
+    def set_hash(username, password_hash):
+        """Stores a password hash straight into the database."""
+        if args.pg:
+            psql(db_url, "UPDATE \"user\" SET password = '%s' WHERE username = '%s'"
+                 % (password_hash, username))
+        else:
+            con = sqlite3.connect(db_url[len("sqlite://"):], timeout=30)
+            with con:
+                con.execute('UPDATE "user" SET password = ? WHERE username = ?',
+                            (password_hash, username))
+            con.close()
+
+    engine = "PostgreSQL" if args.pg else "SQLite"
+    print("hostile clients, %s, %s mode (app log: %s)" % (
+        engine, "quick" if args.quick else "full", log), flush=True)
+    started = time.monotonic()
+    apps = []
+    try:
+        # A long pool wait: the stalled readers of check 2 queue for the pool all at once, and
+        # a 503 after the default 5 s would only blur the memory figures.
+        app = App(args.app, with_options(db_url, "connection_timeout=120"), log,
+                  "--send-timeout", str(SEND_TIMEOUT), "--body-timeout", str(BODY_TIMEOUT))
+        apps.append(app)
+        # The same database, a pool of two connections, for the password flood.
+        small = App(args.app, with_options(db_url, "max_connections=2&connection_timeout=1"),
+                    log)
+        apps.append(small)
+        check_bounded_work(app.port)
+        check_stalled_readers(app, n_clients)
+        check_slow_requests(app.port)
+        check_password_flood(small, flood_s, set_hash)
+        check_concurrent_deletes(app.port)
+        check_http_layer(app.port)
+        check_headers(app.port)
+    finally:
+        for a in apps:
+            a.stop()
+        if db_name:
+            subprocess.run(["psql", args.pg, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
+                            % db_name], capture_output=True)
+    with open(log, "rb") as f:
+        logged = sum(1 for line in f if re.search(rb"\] 5\d\d ", line))
+    print("total: %d failed assertion(s), %.0f s, %d responses audited, %d of them 5xx, %d 5xx "
+          "logged by the app" % (len(FAILURES), time.monotonic() - started, AUDIT.responses,
+                                 AUDIT.server_errors, logged))
+    if FAILURES:
+        raise SystemExit("%d check(s) failed; app log and database kept in %s"
+                         % (len(FAILURES), workdir))
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
