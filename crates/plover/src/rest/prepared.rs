@@ -13,7 +13,7 @@ use super::resource::{Context, Hooks, Resource};
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{ModelMeta, RestModel};
+use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::{Filter, FilterRules, Select};
 
 /// An included resource, seen from the resource that nests it.
@@ -108,6 +108,21 @@ fn field_index(meta: &ModelMeta, name: &str, option: &str) -> usize {
     }
 }
 
+/// Per field: `base(field)`, and listed in `names` when the option (named `option` in a
+/// panic on an unknown field) is given.
+fn only(
+    meta: &ModelMeta,
+    names: Option<&[String]>,
+    option: &str,
+    base: impl Fn(&FieldMeta) -> bool,
+) -> Vec<bool> {
+    let listed: Option<Vec<usize>> =
+        names.map(|names| names.iter().map(|f| field_index(meta, f, option)).collect());
+    (0..meta.fields.len())
+        .map(|i| base(&meta.fields[i]) && listed.as_ref().is_none_or(|l| l.contains(&i)))
+        .collect()
+}
+
 fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
     for path in paths {
         let mut m = meta;
@@ -128,29 +143,13 @@ impl<M: RestModel> Prepared<M> {
     pub(crate) fn new(resource: Resource<M>) -> Self {
         let meta = M::meta();
         let n = meta.fields.len();
-        let mut exposed: Vec<bool> = meta.fields.iter().map(|f| !f.excluded).collect();
-        if let Some(fields) = &resource.fields {
-            let listed: Vec<usize> = fields
-                .iter()
-                .map(|f| field_index(meta, f, "fields"))
-                .collect();
-            for (i, e) in exposed.iter_mut().enumerate() {
-                *e &= listed.contains(&i);
-            }
-        }
+        let mut exposed = only(meta, resource.fields.as_deref(), "fields", |f| !f.excluded);
         for f in &resource.exclude {
             exposed[field_index(meta, f, "exclude")] = false;
         }
-        let mut writable: Vec<bool> = meta.fields.iter().map(|f| !f.read_only).collect();
-        if let Some(fields) = &resource.writable {
-            let listed: Vec<usize> = fields
-                .iter()
-                .map(|f| field_index(meta, f, "writable"))
-                .collect();
-            for (i, w) in writable.iter_mut().enumerate() {
-                *w &= listed.contains(&i);
-            }
-        }
+        let writable = only(meta, resource.writable.as_deref(), "writable", |f| {
+            !f.read_only
+        });
         if let Some(paths) = &resource.filter_fields {
             check_paths(meta, paths, "filter_fields");
         }
