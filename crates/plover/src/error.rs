@@ -108,6 +108,28 @@ impl Error {
         }
     }
 
+    /// The column of a unique violation, where the engine tells: SQLite's message
+    /// `UNIQUE constraint failed: table.column`, PostgreSQL's detail `Key (column)=(...)`. A
+    /// constraint over several columns names none.
+    pub(crate) fn unique_column(&self) -> Option<&str> {
+        let Error::Database(diesel::result::Error::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            info,
+        )) = self
+        else {
+            return None;
+        };
+        let column = match info.message().strip_prefix("UNIQUE constraint failed: ") {
+            Some(columns) => columns.rsplit_once('.').map(|(_, c)| c)?,
+            None => {
+                let detail = info.details()?.strip_prefix("Key (")?;
+                &detail[..detail.find(")=")?]
+            }
+        };
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        (!column.is_empty() && column.chars().all(plain)).then_some(column)
+    }
+
     /// The error a database error stands for: constraint violations are the client's.
     fn classify(&self) -> Option<(StatusCode, &'static str)> {
         match self {
@@ -131,14 +153,10 @@ impl Error {
                 )),
                 // The server went away under the query (PostgreSQL stopped or restarted), or a
                 // lock outlasted SQLite's busy_timeout: the database is unavailable; try again.
-                DatabaseErrorKind::ClosedConnection => Some((
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "The database is unavailable; try again",
-                )),
-                DatabaseErrorKind::Unknown if is_unavailable(info_message(self)) => Some((
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "The database is unavailable; try again",
-                )),
+                DatabaseErrorKind::ClosedConnection => Some(UNAVAILABLE),
+                DatabaseErrorKind::Unknown if is_unavailable(info_message(self)) => {
+                    Some(UNAVAILABLE)
+                }
                 // PostgreSQL's statement_timeout: the work took too long; try again.
                 DatabaseErrorKind::Unknown
                     if info_message(self)
@@ -152,21 +170,17 @@ impl Error {
                 _ => None,
             },
             // A transaction whose connection broke under it (the server went away).
-            Error::Database(diesel::result::Error::BrokenTransactionManager) => Some((
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The database is unavailable; try again",
-            )),
+            Error::Database(diesel::result::Error::BrokenTransactionManager) => Some(UNAVAILABLE),
             _ => None,
         }
     }
 }
 
-impl Error {
-    /// The JSON error body of SPEC.md section 7: `{"error": "<message>"}`.
-    pub(crate) fn to_json(&self) -> String {
-        json!({ "error": self.to_string() }).to_string()
-    }
-}
+/// The answer to a database error that means "not now": the client may try again.
+const UNAVAILABLE: (StatusCode, &str) = (
+    StatusCode::SERVICE_UNAVAILABLE,
+    "The database is unavailable; try again",
+);
 
 /// Whether an engine refused a statement for its size (SQLite's compile-time limits).
 fn is_engine_limit(message: &str) -> bool {
@@ -178,30 +192,6 @@ fn is_engine_limit(message: &str) -> bool {
     ]
     .iter()
     .any(|m| message.contains(m))
-}
-
-impl Error {
-    /// The column of a unique violation, where the engine tells: SQLite's message
-    /// `UNIQUE constraint failed: table.column`, PostgreSQL's detail `Key (column)=(...)`. A
-    /// constraint over several columns names none.
-    pub(crate) fn unique_column(&self) -> Option<&str> {
-        let Error::Database(diesel::result::Error::DatabaseError(
-            DatabaseErrorKind::UniqueViolation,
-            info,
-        )) = self
-        else {
-            return None;
-        };
-        let column = match info.message().strip_prefix("UNIQUE constraint failed: ") {
-            Some(columns) => columns.rsplit_once('.').map(|(_, c)| c)?,
-            None => {
-                let detail = info.details()?.strip_prefix("Key (")?;
-                &detail[..detail.find(")=")?]
-            }
-        };
-        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        (!column.is_empty() && column.chars().all(plain)).then_some(column)
-    }
 }
 
 /// Whether an engine reported that it cannot serve right now: a connection closed under the

@@ -199,18 +199,14 @@ fn refuse_large_expect(
         .and_then(|v| v.trim().parse::<u64>().ok());
     match declared {
         Some(n) if n > limit as u64 => {
-            let body = Error::PayloadTooLarge.to_json();
-            let mut resp = Response::with_body(actix_http::StatusCode::PAYLOAD_TOO_LARGE, body);
-            let headers = resp.headers_mut();
-            headers.insert(
-                actix_http::header::CONTENT_TYPE,
-                actix_http::header::HeaderValue::from_static("application/json"),
-            );
-            headers.insert(
+            use actix_web::ResponseError as _;
+            let mut resp = actix_http::Response::from(Error::PayloadTooLarge.error_response());
+            // Answered before the app (and its Guard) runs: the Guard's header is added here.
+            resp.headers_mut().insert(
                 actix_http::header::X_CONTENT_TYPE_OPTIONS,
                 actix_http::header::HeaderValue::from_static("nosniff"),
             );
-            Err(resp.map_into_boxed_body())
+            Err(resp)
         }
         _ => Ok(req),
     }

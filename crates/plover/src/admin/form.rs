@@ -59,7 +59,7 @@ fn checked(cx: &Cx<'_>, name: &str) -> bool {
 }
 
 /// The input of the user model's forms that sets a new password (APP.md section 7).
-const NEW_PASSWORD: &str = "new_password";
+pub(crate) const NEW_PASSWORD: &str = "new_password";
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// Parses the submitted form. On add every form field counts; on edit a field absent

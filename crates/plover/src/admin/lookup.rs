@@ -34,10 +34,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         };
         let target = lookup.target;
         let q = cx.req.param("q").unwrap_or_default();
-        crate::value::check_text(q).map_err(|m| Error::param("q", m))?;
-        if q.chars().count() > self.rules.limits.max_value_chars {
-            return Err(Error::param("q", "too long"));
-        }
+        self.rules
+            .limits
+            .check_value(q)
+            .and_then(|()| crate::value::check_text(q))
+            .map_err(|m| Error::param("q", m))?;
         let per_page = self.filter_paginate_by;
         let select = Select {
             filters: if q.is_empty() {

@@ -284,7 +284,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     });
     let raw = form
         .iter()
-        .find(|(k, _)| k == "new_password")
+        .find(|(k, _)| k == form::NEW_PASSWORD)
         .map(|(_, v)| v.clone())
         .filter(|v| post && takes_password && !v.is_empty());
     let new_password = match raw {

@@ -277,9 +277,6 @@ impl Database {
         F: FnOnce(&mut Conn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
-        let db = self.clone();
-        actix_web::web::block(move || db.run_blocking(f))
-            .await
-            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+        self.run_lazy(move |db| f(&mut db.conn()?)).await
     }
 }

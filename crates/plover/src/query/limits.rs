@@ -38,3 +38,18 @@ impl Default for Limits {
         }
     }
 }
+
+impl Limits {
+    /// Whether one filter value (or lookup text) is within `max_value_chars`; the error is a
+    /// message for the client.
+    pub(crate) fn check_value(&self, text: &str) -> Result<(), String> {
+        if text.chars().count() > self.max_value_chars {
+            Err(format!(
+                "a value has at most {} characters",
+                self.max_value_chars
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -198,12 +198,7 @@ fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, 
             vec![*v]
         };
         for item in items {
-            if item.chars().count() > limits.max_value_chars {
-                return Err(bad(&format!(
-                    "a value has at most {} characters",
-                    limits.max_value_chars
-                )));
-            }
+            limits.check_value(item).map_err(|m| bad(&m))?;
             values.push(
                 match op {
                     Op::Is => Param::parse_is(kind, item),
