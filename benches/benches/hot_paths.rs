@@ -134,7 +134,7 @@ fn failed_logins(c: &mut Criterion) {
             b.iter(|| {
                 let found = app
                     .db
-                    .run_blocking(|conn| Ok(app.auth.authenticate(conn, username, "wrong")))
+                    .run_blocking(|conn| app.auth.authenticate(conn, username, "wrong"))
                     .unwrap();
                 assert!(found.is_none());
             })

@@ -11,7 +11,7 @@ use actix_web::{web, App, HttpResponse};
 use base64::Engine as _;
 use plover::auth::{AuthRequest, Authenticator, UserAuthentication};
 use plover::db::LazyConn;
-use plover::server::Guard;
+use plover::server::{Guard, ResponseMemory};
 use plover_tests::*;
 use serde_json::json;
 
@@ -456,6 +456,46 @@ async fn the_guard_answers_upgrades_and_connect_at_once() {
         .send(TestRequest::default().method(Method::CONNECT).uri("/data"))
         .await;
     assert_error(&connect, 400);
+}
+
+#[actix_web::test]
+async fn large_responses_waiting_for_their_clients_share_a_bounded_budget() {
+    let memory = ResponseMemory::new(300 << 10);
+    let service = actix_web::test::init_service(
+        App::new()
+            .wrap(Guard::default().response_memory(memory.clone()))
+            .route(
+                "/big",
+                web::get().to(|| async { HttpResponse::Ok().body(vec![b'x'; 200 << 10]) }),
+            )
+            .route("/small", web::get().to(|| async { "ok" })),
+    )
+    .await;
+    let call = |uri: &str| {
+        actix_web::test::call_service(&service, TestRequest::get().uri(uri).to_request())
+    };
+    // A client that does not read: its body stays reserved.
+    let unread = call("/big").await;
+    assert_eq!(unread.status(), 200);
+    assert_eq!(memory.held(), 200 << 10);
+    // A second large body does not fit: shed at once, its memory dropped.
+    let shed = call("/big").await;
+    assert_eq!(shed.status(), 503);
+    assert_eq!(
+        shed.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+    let body: serde_json::Value = actix_web::test::read_body_json(shed).await;
+    assert_eq!(body, json!({"error": "The server is busy; try again"}));
+    assert_eq!(memory.held(), 200 << 10);
+    // Small answers are not counted.
+    assert_eq!(call("/small").await.status(), 200);
+    // The slow client goes away (sent, or dropped by the send timeout): the budget is back.
+    drop(unread);
+    assert_eq!(memory.held(), 0);
+    let read = actix_web::test::read_body(call("/big").await).await;
+    assert_eq!(read.len(), 200 << 10);
+    assert_eq!(memory.held(), 0);
 }
 
 // --- multipart framing (found by fuzzing) ------------------------------------------------------

@@ -4,6 +4,7 @@
 //! plover-conformance-app --bind HOST:PORT --database URL [--admin USER:PASSWORD]
 //!                        [--secret-key KEY] [--max-body-bytes N]
 //!                        [--body-timeout SECS] [--send-timeout SECS]
+//!                        [--response-memory BYTES]
 //! ```
 
 use actix_web::App;
@@ -20,6 +21,7 @@ struct Args {
     max_body_bytes: usize,
     body_timeout: Option<f64>,
     send_timeout: Option<f64>,
+    response_memory: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -31,6 +33,7 @@ fn parse_args() -> Result<Args, String> {
         max_body_bytes: plover::rest::DEFAULT_MAX_BODY_BYTES,
         body_timeout: None,
         send_timeout: None,
+        response_memory: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -57,6 +60,13 @@ fn parse_args() -> Result<Args, String> {
             }
             "--body-timeout" => args.body_timeout = Some(seconds(&value()?)?),
             "--send-timeout" => args.send_timeout = Some(seconds(&value()?)?),
+            "--response-memory" => {
+                let bytes = value()?;
+                let bytes = bytes
+                    .parse()
+                    .map_err(|_| "--response-memory takes a number")?;
+                args.response_memory = Some(bytes);
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -101,10 +111,13 @@ async fn main() -> std::io::Result<()> {
     if let Some(s) = args.body_timeout {
         guard = guard.body_timeout(std::time::Duration::from_secs_f64(s));
     }
+    if let Some(bytes) = args.response_memory {
+        guard = guard.response_memory(plover::server::ResponseMemory::new(bytes));
+    }
     plover::server::Server::new(move || {
         App::new()
             .wrap(auth.session_middleware())
-            .wrap(guard)
+            .wrap(guard.clone())
             .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())

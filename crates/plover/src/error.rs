@@ -54,6 +54,10 @@ pub enum Error {
     /// The database cannot be reached or the pool is exhausted (503).
     #[error("Database unavailable")]
     Unavailable,
+    /// The server is at one of its bounds (response memory, password checks) and sheds this
+    /// request (503 with `Retry-After: 1`).
+    #[error("The server is busy; try again")]
+    Busy,
     /// A database error not caused by the input (500, details only in the log).
     #[error(transparent)]
     Database(#[from] diesel::result::Error),
@@ -98,6 +102,7 @@ impl Error {
                 format!("{message}: {}", details.join("; "))
             }
             Error::Unavailable => "The database is unavailable; try again.".into(),
+            Error::Busy => "The server is busy; try again in a moment.".into(),
             Error::Database(_) => match self.classify() {
                 Some((_, message)) => message.into(),
                 None => "Something went wrong; the details are in the server's log.".into(),
@@ -235,7 +240,7 @@ impl ResponseError for Error {
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Error::Timeout => StatusCode::REQUEST_TIMEOUT,
-            Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Unavailable | Error::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) => self
                 .classify()
                 .map_or(StatusCode::INTERNAL_SERVER_ERROR, |(s, _)| s),
@@ -280,6 +285,12 @@ impl ResponseError for Error {
             },
             Error::Internal(_) => {
                 json_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
+            }
+            Error::Busy => {
+                let mut resp = json_error(StatusCode::SERVICE_UNAVAILABLE, &self.to_string());
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                resp
             }
             other => json_error(other.status_code(), &other.to_string()),
         }

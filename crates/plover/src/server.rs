@@ -13,6 +13,10 @@
 //!
 //! - a request body must arrive whole within `body_timeout` (default 30 s): else the request
 //!   is answered 408 and the connection is closed;
+//! - large response bodies (64 KiB and more) together hold at most a [`ResponseMemory`]
+//!   budget (default 256 MiB for the process) until they are sent or their connection is
+//!   dropped; a response that does not fit is answered 503 with `Retry-After: 1`. With the
+//!   send timeout, this bounds the memory that clients who never read can pin;
 //! - a protocol upgrade (`Upgrade: websocket`) or `CONNECT` is answered 400 at once;
 //! - every response carries `X-Content-Type-Options: nosniff`, and HTML pages forbid framing
 //!   (`X-Frame-Options: DENY`, `Content-Security-Policy: frame-ancestors 'none'`).
@@ -50,7 +54,7 @@ use actix_service::{
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
 
-pub use guard::Guard;
+pub use guard::{Counted, Guard, ResponseMemory};
 
 use crate::error::Error;
 use crate::rest::DEFAULT_MAX_BODY_BYTES;

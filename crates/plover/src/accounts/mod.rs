@@ -1,6 +1,7 @@
 //! Users, passwords and the accounts component (SPEC.md section 9): session login and logout,
 //! `login_required` views through [`LoggedInUser`], and CSRF tokens for forms.
 
+mod gate;
 mod next;
 mod password;
 mod session;

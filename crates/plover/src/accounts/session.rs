@@ -46,6 +46,7 @@ pub(crate) struct Settings {
     pub(crate) key: Key,
     pub(crate) lifetime: Duration,
     pub(crate) secure: bool,
+    pub(crate) password_checks: usize,
 }
 
 impl Settings {
@@ -58,6 +59,7 @@ impl Settings {
             key: Key::generate(),
             lifetime: DEFAULT_LIFETIME,
             secure: false,
+            password_checks: super::gate::Gate::default_permits(),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use actix_web::cookie::Key;
 
+use super::gate::Gate;
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::session::Settings;
 use crate::auth::CredentialCache;
@@ -114,6 +115,8 @@ struct AuthInner {
     cache: CredentialCache,
     /// A hash at `cost`, checked against for unknown usernames.
     dummy: OnceLock<String>,
+    /// The bound on password checks that run at once.
+    gate: Gate,
 }
 
 impl<U: UserModel> Clone for Auth<U> {
@@ -151,6 +154,7 @@ impl<U: UserModel> Auth<U> {
     fn from_settings(settings: Settings) -> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
+                gate: Gate::new(settings.password_checks),
                 settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
@@ -168,6 +172,14 @@ impl<U: UserModel> Auth<U> {
     /// Sets the bcrypt cost of [`Auth::make_password`] (4 to 31; default 12; tests use 4).
     pub fn cost(self, cost: u32) -> Auth<U> {
         self.with(|s| s.cost = cost)
+    }
+
+    /// How many password checks may run at once (default: half the machine's cores, at least
+    /// one). Up to 16 more per place wait, each at most 10 s; beyond that a check is refused
+    /// with [`Error::Busy`] (503), so that a flood of wrong passwords slows only the requests
+    /// that carry them.
+    pub fn password_checks(self, at_once: usize) -> Auth<U> {
+        self.with(|s| s.password_checks = at_once)
     }
 
     /// Where the login and logout views are mounted (default `/accounts`).
@@ -270,32 +282,51 @@ impl<U: UserModel> Auth<U> {
         Ok(U::load(conn, &select)?.into_iter().next())
     }
 
-    /// The active user with these credentials, or `None`; database trouble counts as `None`,
-    /// so that this never fails. The connection stays checked out during the password check;
+    /// The active user with these credentials, or `None`. The connection stays checked out
+    /// during the password check;
     /// where the pool matters, look the user up with [`Auth::find_user`], give the connection
     /// back, then call [`Auth::verify`].
-    pub fn authenticate(&self, conn: &mut Conn<'_>, username: &str, password: &str) -> Option<U> {
-        self.verify(self.find_user(conn, username).ok().flatten(), password)
+    pub fn authenticate(
+        &self,
+        conn: &mut Conn<'_>,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<U>, Error> {
+        self.verify(self.find_user(conn, username)?, password)
     }
 
     /// `user` if `password` is its password and it is active, with no database work: the
     /// bcrypt check (spared by a short-lived cache of verified credentials). For `None`, the
     /// time a real check would take is spent all the same, so that timing does not reveal
     /// which names exist.
-    pub fn verify(&self, user: Option<U>, password: &str) -> Option<U> {
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when more checks wait than [`Auth::password_checks`] allows.
+    pub fn verify(&self, user: Option<U>, password: &str) -> Result<Option<U>, Error> {
+        let gate = &self.inner.gate;
         let Some(user) = user else {
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
-            let _ = check_password(password, dummy);
-            return None;
+            return match gate.run(|| check_password(password, dummy)) {
+                Some(_) => Ok(None),
+                None => Err(Error::Busy),
+            };
         };
+        let mut busy = false;
         let verified =
             self.inner
                 .cache
                 .check(user.username(), user.password_hash(), password, || {
-                    user.check_password(password)
+                    gate.run(|| user.check_password(password))
+                        .unwrap_or_else(|| {
+                            busy = true;
+                            false
+                        })
                 });
-        (verified && user.is_active()).then_some(user)
+        if busy {
+            return Err(Error::Busy);
+        }
+        Ok((verified && user.is_active()).then_some(user))
     }
 }

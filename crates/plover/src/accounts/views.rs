@@ -154,7 +154,7 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     let password = form.password;
     let user = web::block(move || checker.verify(found, &password))
         .await
-        .unwrap_or(None);
+        .map_err(|e| Error::Internal(e.to_string()))??;
     let Some(user) = user else {
         let current = current_user::<U>(&req).await?;
         let next = next.unwrap_or_default();

@@ -78,7 +78,7 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
             .ok()
             .flatten();
         db.release(); // the password check runs without a pooled connection
-        match self.auth.verify(found, &password).map(|u| identity(&u)) {
+        match self.auth.verify(found, &password)?.map(|u| identity(&u)) {
             Some(user) if user.admin || !self.admin_only => Ok(Some(user)),
             _ => Err(Error::Unauthorized),
         }

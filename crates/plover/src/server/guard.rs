@@ -4,10 +4,12 @@ use std::future::{ready, Future, Ready};
 use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_web::body::EitherBody;
+use actix_web::body::{BodySize, EitherBody, MessageBody};
 use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::error::PayloadError;
 use actix_web::http::header::{self, HeaderValue};
@@ -19,23 +21,32 @@ use futures_util::{Stream, StreamExt};
 
 use crate::error::Error;
 
-/// Middleware for an actix-web `App`: a time limit on request bodies, refusal of protocol
-/// upgrades and `CONNECT`, and safe response headers. See the [module](super) documentation.
+/// Middleware for an actix-web `App`: a time limit on request bodies, a bound on the memory
+/// that responses waiting for their clients hold, refusal of protocol upgrades and `CONNECT`,
+/// and safe response headers. See the [module](super) documentation.
 ///
 /// ```
 /// use std::time::Duration;
-/// let guard = plover::server::Guard::default().body_timeout(Duration::from_secs(10));
+/// use plover::server::{Guard, ResponseMemory};
+///
+/// // One budget for every worker's app: create it once, outside the app factory.
+/// let memory = ResponseMemory::new(64 << 20);
+/// let guard = Guard::default()
+///     .body_timeout(Duration::from_secs(10))
+///     .response_memory(memory.clone());
 /// let _app = actix_web::App::new().wrap(guard);
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Guard {
     body_timeout: Duration,
+    memory: ResponseMemory,
 }
 
 impl Default for Guard {
     fn default() -> Self {
         Guard {
             body_timeout: Duration::from_secs(30),
+            memory: ResponseMemory::process_default().clone(),
         }
     }
 }
@@ -47,14 +58,128 @@ impl Guard {
         self.body_timeout = timeout;
         self
     }
+
+    /// The budget that large response bodies draw on (default: one budget of
+    /// [`ResponseMemory::DEFAULT_BYTES`] for the whole process).
+    pub fn response_memory(mut self, memory: ResponseMemory) -> Guard {
+        self.memory = memory;
+        self
+    }
+}
+
+/// The memory that large response bodies may hold together while they are being sent: the
+/// bound on what clients that ask for large pages and read them slowly, or never, can pin.
+///
+/// A body of [`ResponseMemory::COUNTED_FROM`] bytes or more reserves its size when its
+/// response leaves the app and gives it back when the body is dropped: sent whole, or its
+/// connection closed (a client that stops reading is dropped after the server's
+/// `send_timeout`). A response that does not fit is dropped at once and answered 503 with
+/// `Retry-After: 1` ([`Error::Busy`](crate::Error::Busy)). Clones share one budget.
+#[derive(Debug, Clone)]
+pub struct ResponseMemory {
+    held: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl ResponseMemory {
+    /// The default budget: 256 MiB.
+    pub const DEFAULT_BYTES: usize = 256 << 20;
+    /// Bodies smaller than this (64 KiB) are not counted.
+    pub const COUNTED_FROM: usize = 64 << 10;
+
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> ResponseMemory {
+        ResponseMemory {
+            held: Arc::default(),
+            limit,
+        }
+    }
+
+    /// The process-wide budget that [`Guard::default`] uses.
+    fn process_default() -> &'static ResponseMemory {
+        static DEFAULT: OnceLock<ResponseMemory> = OnceLock::new();
+        DEFAULT.get_or_init(|| ResponseMemory::new(ResponseMemory::DEFAULT_BYTES))
+    }
+
+    /// The bytes held now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Reserves `bytes`, or `None` when they do not fit.
+    fn reserve(&self, bytes: usize) -> Option<Reservation> {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|&total| total <= self.limit)
+            })
+            .ok()?;
+        Some(Reservation {
+            held: self.held.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Bytes of a [`ResponseMemory`], given back on drop.
+#[derive(Debug)]
+struct Reservation {
+    held: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that holds its share of a [`ResponseMemory`] until it is dropped. It
+    /// hands its bytes to the connection in slices of [`Counted::SLICE`] bytes, so that the
+    /// body (and its share) lives until its last slice is taken: the connection's own write
+    /// buffer never holds more than a slice or two of it.
+    pub struct Counted<B> {
+        #[pin]
+        body: B,
+        pending: Bytes,
+        reservation: Option<Reservation>,
+    }
+}
+
+impl<B> Counted<B> {
+    /// The largest piece handed to the connection at once (64 KiB).
+    pub const SLICE: usize = 64 << 10;
+}
+
+impl<B: MessageBody> MessageBody for Counted<B> {
+    type Error = B::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        let this = self.project();
+        if this.pending.is_empty() {
+            match this.body.poll_next(cx) {
+                Poll::Ready(Some(Ok(bytes))) => *this.pending = bytes,
+                other => return other,
+            }
+        }
+        let n = this.pending.len().min(Self::SLICE);
+        Poll::Ready(Some(Ok(this.pending.split_to(n))))
+    }
 }
 
 impl<S, B> Transform<S, ServiceRequest> for Guard
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
-    B: 'static,
+    B: MessageBody + 'static,
 {
-    type Response = ServiceResponse<EitherBody<B>>;
+    type Response = ServiceResponse<EitherBody<Counted<B>>>;
     type Error = actix_web::Error;
     type Transform = GuardService<S>;
     type InitError = ();
@@ -64,6 +189,7 @@ where
         ready(Ok(GuardService {
             service: Rc::new(service),
             body_timeout: self.body_timeout,
+            memory: self.memory.clone(),
         }))
     }
 }
@@ -73,6 +199,7 @@ where
 pub struct GuardService<S> {
     service: Rc<S>,
     body_timeout: Duration,
+    memory: ResponseMemory,
 }
 
 type LocalBoxFuture<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -80,9 +207,9 @@ type LocalBoxFuture<T> = Pin<Box<dyn Future<Output = T>>>;
 impl<S, B> Service<ServiceRequest> for GuardService<S>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
-    B: 'static,
+    B: MessageBody + 'static,
 {
-    type Response = ServiceResponse<EitherBody<B>>;
+    type Response = ServiceResponse<EitherBody<Counted<B>>>;
     type Error = actix_web::Error;
     type Future = LocalBoxFuture<Result<Self::Response, Self::Error>>;
 
@@ -110,8 +237,28 @@ where
             Box::pin(timed) as Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>>
         ));
         let service = self.service.clone();
+        let memory = self.memory.clone();
         Box::pin(async move {
             let resp = service.call(req).await?;
+            let size = match resp.response().body().size() {
+                BodySize::Sized(n) => usize::try_from(n).unwrap_or(usize::MAX),
+                _ => 0,
+            };
+            let reservation = if size >= ResponseMemory::COUNTED_FROM {
+                let Some(reservation) = memory.reserve(size) else {
+                    let (req, _dropped) = resp.into_parts();
+                    let busy = ServiceResponse::new(req, Error::Busy.error_response());
+                    return Ok(with_safe_headers(busy.map_into_right_body()));
+                };
+                Some(reservation)
+            } else {
+                None
+            };
+            let resp = resp.map_body(|_, body| Counted {
+                body,
+                pending: Bytes::new(),
+                reservation,
+            });
             Ok(with_safe_headers(resp.map_into_left_body()))
         })
     }
