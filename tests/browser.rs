@@ -84,8 +84,7 @@ async fn browser(driver: &Driver, profile: &TempDir) -> Client {
 fn serve_microblog(dir: &TempDir, admin: bool, seed: &str) -> String {
     let url = format!("sqlite://{}", dir.path().join("mb.db").display());
     let db = Database::from_url(&url).expect("a database");
-    db.run_blocking(|c| create_tables(c, "", ""))
-        .expect("tables");
+    db.run_blocking(create_tables).expect("tables");
     let auth = Auth::<User>::new(db.clone()).cost(4);
     ensure_user(&db, &auth, "alice", "pw", admin).expect("alice");
     db.run_blocking(|c| c.batch_execute(seed)).expect("seed");

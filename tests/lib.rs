@@ -741,17 +741,12 @@ impl TestApp {
         configure: impl FnOnce(Auth<User>) -> Auth<User>,
     ) -> TestApp {
         let (db, store) = fresh_database(options);
-        db.run_blocking(|conn| match conn.engine() {
-            Engine::Sqlite => {
-                conn.batch_execute(microblog::SCHEMA_SQLITE)?;
-                conn.batch_execute(plover_conformance_app::models::SCHEMA_SQLITE)?;
-                conn.batch_execute(SCHEMA_SQLITE)
-            }
-            Engine::Postgres => {
-                conn.batch_execute(microblog::SCHEMA_PG)?;
-                conn.batch_execute(plover_conformance_app::models::SCHEMA_PG)?;
-                conn.batch_execute(SCHEMA_PG)
-            }
+        db.run_blocking(|conn| {
+            plover::schema::create_tables(conn, &plover_conformance_app::models::models())?;
+            conn.batch_execute(match conn.engine() {
+                Engine::Sqlite => SCHEMA_SQLITE,
+                Engine::Postgres => SCHEMA_PG,
+            })
         })
         .expect("schema");
         let auth = configure(Auth::<User>::new(db.clone()).cost(4));

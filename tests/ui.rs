@@ -28,4 +28,6 @@ fn ui() {
     t.compile_fail("ui/api_name_clash.rs");
     t.compile_fail("ui/table_name_string.rs");
     t.compile_fail("ui/display_unknown_field.rs");
+    t.compile_fail("ui/repeated_key.rs");
+    t.compile_fail("ui/index_unknown_column.rs");
 }

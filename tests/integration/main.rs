@@ -15,6 +15,7 @@ mod microblog;
 mod ordering_pagination;
 mod properties;
 mod rules;
+mod schema;
 mod serialization;
 mod setup;
 mod views;

@@ -25,8 +25,7 @@ struct Blog {
 impl Blog {
     async fn new() -> Blog {
         let (db, store) = fresh_database("");
-        db.run_blocking(|conn| create_tables(conn, "", ""))
-            .expect("tables");
+        db.run_blocking(create_tables).expect("tables");
         let auth = Auth::<User>::new(db.clone()).cost(4);
         let routes = microblog::routes(&db, &auth);
         let service =

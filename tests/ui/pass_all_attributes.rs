@@ -52,6 +52,7 @@ pub struct Author {
 
 #[derive(Debug, RestModel)]
 #[diesel(table_name = book)]
+#[rest(index = "headline, pages", index = "writer, edited_by")]
 pub struct Book {
     pub id: i32,
     #[rest(fk = Author)]
@@ -60,7 +61,7 @@ pub struct Book {
     pub editor_id: Option<i64>,
     #[rest(name = "headline")]
     pub title: String,
-    #[rest(default = 0)]
+    #[rest(default = 0, index)]
     pub pages: i32,
     pub notes: Option<String>,
     #[rest(exclude, default = String::from("-"))]
@@ -100,6 +101,8 @@ fn main() {
         .is_some_and(|(_, f)| f.nullable && f.fk.is_some()));
     assert!(book.field("headline").is_some());
     assert!(book.field("internal").is_some_and(|(_, f)| f.excluded));
+    let indexes: &[&[&str]] = &[&["pages"], &["title", "pages"], &["writer_id", "editor_id"]];
+    assert_eq!(book.indexes, indexes);
 
     let mut changes = BookChanges::default();
     <Book as RestModel>::fill_defaults(&mut changes);

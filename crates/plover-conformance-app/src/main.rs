@@ -86,10 +86,8 @@ async fn main() -> std::io::Result<()> {
     let args =
         parse_args().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
-    db.run_blocking(|conn| {
-        microblog::create_tables(conn, models::SCHEMA_SQLITE, models::SCHEMA_PG)
-    })
-    .map_err(std::io::Error::other)?;
+    db.run_blocking(|conn| plover::schema::create_tables(conn, &models::models()))
+        .map_err(std::io::Error::other)?;
     let mut auth = Auth::<User>::new(db.clone()).cost(4);
     if let Some(key) = &args.secret_key {
         auth = auth.secret_key(key.as_bytes());

@@ -184,6 +184,7 @@ pub struct ApiKey {
     /// Primary key.
     pub id: i32,
     /// The public key (unique).
+    #[rest(unique)]
     pub key: String,
     /// The secret.
     pub secret: String,
@@ -197,6 +198,7 @@ pub struct Sample {
     /// Primary key.
     pub id: i32,
     /// Unique name.
+    #[rest(unique)]
     pub name: String,
     /// 32-bit integer.
     pub qty: i32,
@@ -221,48 +223,21 @@ pub struct Sample {
     pub stamp: chrono::NaiveDateTime,
 }
 
-/// `CREATE TABLE IF NOT EXISTS` of these models (SQLite).
-pub const SCHEMA_SQLITE: &str = r#"
-CREATE TABLE IF NOT EXISTS amodel (id INTEGER PRIMARY KEY, a_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bmodel (id INTEGER PRIMARY KEY,
-    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cmodel (id INTEGER PRIMARY KEY,
-    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS dmodel (id INTEGER PRIMARY KEY,
-    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS emodel (id INTEGER PRIMARY KEY, e_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS fmodel (id INTEGER PRIMARY KEY,
-    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS hmodel (id INTEGER PRIMARY KEY,
-    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
-    h_date TIMESTAMP NULL, h_day DATE NULL);
-CREATE TABLE IF NOT EXISTS apikey (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
-    secret TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
-    flag BOOLEAN NOT NULL DEFAULT 0, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
-    day DATE NULL, stamp TIMESTAMP NOT NULL);
-"#;
-
-/// `CREATE TABLE IF NOT EXISTS` of these models (PostgreSQL).
-pub const SCHEMA_PG: &str = r#"
-CREATE TABLE IF NOT EXISTS amodel (id SERIAL PRIMARY KEY, a_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bmodel (id SERIAL PRIMARY KEY,
-    a_id INTEGER NOT NULL REFERENCES amodel(id), b_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cmodel (id SERIAL PRIMARY KEY,
-    b_id INTEGER NOT NULL REFERENCES bmodel(id), c_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS dmodel (id SERIAL PRIMARY KEY,
-    c_id INTEGER NOT NULL REFERENCES cmodel(id), d_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS emodel (id SERIAL PRIMARY KEY, e_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS fmodel (id SERIAL PRIMARY KEY,
-    e_id INTEGER NULL REFERENCES emodel(id), f_field TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS hmodel (id SERIAL PRIMARY KEY,
-    a_id INTEGER NULL REFERENCES amodel(id), h_field TEXT NOT NULL,
-    h_date TIMESTAMP NULL, h_day DATE NULL);
-CREATE TABLE IF NOT EXISTS apikey (id SERIAL PRIMARY KEY, key TEXT NOT NULL UNIQUE,
-    secret TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sample (id SERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    qty INTEGER NOT NULL, big BIGINT NOT NULL DEFAULT 0, ratio DOUBLE PRECISION NOT NULL DEFAULT 0,
-    flag BOOLEAN NOT NULL DEFAULT FALSE, body TEXT NOT NULL DEFAULT '', remark TEXT NULL,
-    day DATE NULL, stamp TIMESTAMP NOT NULL);
-"#;
+/// Every model of the conformance app (the microblog's four and these), for
+/// [`plover::schema`].
+pub fn models() -> Vec<&'static plover::model::ModelMeta> {
+    use plover::RestModel as _;
+    let mut out = microblog::models().to_vec();
+    out.extend([
+        AModel::meta(),
+        BModel::meta(),
+        CModel::meta(),
+        DModel::meta(),
+        EModel::meta(),
+        FModel::meta(),
+        HModel::meta(),
+        ApiKey::meta(),
+        Sample::meta(),
+    ]);
+    out
+}

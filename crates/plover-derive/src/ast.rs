@@ -6,7 +6,7 @@ use syn::{Data, DeriveInput, Fields, Ident, Path, Type, Visibility};
 
 use crate::attr::{self, Default};
 use crate::ctxt::Ctxt;
-use crate::types::{kind_of, option_inner, Kind, SUPPORTED};
+use crate::types::{kind_of, option_inner, sql_literal, sql_type_of, Kind, SUPPORTED};
 
 pub(crate) struct Field {
     pub(crate) ident: Ident,
@@ -27,6 +27,10 @@ pub(crate) struct Field {
     pub(crate) read_only: bool,
     /// `#[rest(unique)]`.
     pub(crate) unique: bool,
+    /// The `plover::schema::SqlType` variant of the column.
+    pub(crate) sql_type: &'static str,
+    /// The column's SQL `DEFAULT`, where the default is a plain literal.
+    pub(crate) sql_default: Option<String>,
 }
 
 pub(crate) struct Model {
@@ -40,6 +44,8 @@ pub(crate) struct Model {
     pub(crate) display: Option<syn::LitStr>,
     /// `#[rest(rules)]`: writes run the model's `Rules`.
     pub(crate) rules: bool,
+    /// Declared indexes, each a list of columns.
+    pub(crate) indexes: Vec<Vec<String>>,
 }
 
 impl Model {
@@ -86,6 +92,7 @@ impl Model {
             .copied()
             .or_else(|| parsed.iter().position(|(_, ident, _)| ident == "id"));
         let mut fields: Vec<Field> = Vec::new();
+        let mut indexes: Vec<Vec<String>> = Vec::new();
         let mut pk = None;
         for (i, (f, ident, fa)) in parsed.into_iter().enumerate() {
             let is_pk = pk_at == Some(i);
@@ -145,7 +152,16 @@ impl Model {
             if is_pk {
                 pk = Some(fields.len());
             }
+            if fa.index {
+                indexes.push(vec![column.clone()]);
+            }
+            let sql_default = match &fa.default {
+                Default::Expr(expr) => sql_literal(expr),
+                _ => None,
+            };
             fields.push(Field {
+                sql_type: sql_type_of(&value_ty),
+                sql_default,
                 ident,
                 ty: f.ty.clone(),
                 value_ty,
@@ -181,6 +197,28 @@ impl Model {
                 ),
             }
         }
+        for lit in &attrs.indexes {
+            let mut columns = Vec::new();
+            for name in lit.value().split(',').map(str::trim) {
+                match fields.iter().find(|f| f.name == name || f.ident == name) {
+                    Some(f) => columns.push(f.ident.to_string()),
+                    None => cx.error(
+                        lit,
+                        format!(
+                            "`index` names `{name}`, which is not a field of `{}`; write field \
+                             names separated by commas, from: {}",
+                            input.ident,
+                            fields
+                                .iter()
+                                .map(|f| f.ident.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ),
+                }
+            }
+            indexes.push(columns);
+        }
         if attrs.table.is_none() && !attrs.table_malformed {
             cx.error(
                 &input.ident,
@@ -211,6 +249,7 @@ impl Model {
             pk,
             display: attrs.display,
             rules: attrs.rules,
+            indexes,
         })
     }
 }

@@ -6,10 +6,10 @@ use syn::{Attribute, Expr, LitStr, Path, Type};
 use crate::ctxt::Ctxt;
 
 /// Struct-level attribute keys.
-pub(crate) const STRUCT_KEYS: &str = "exclude, name, display, rules";
+pub(crate) const STRUCT_KEYS: &str = "exclude, name, display, rules, index";
 /// Field-level attribute keys.
 pub(crate) const FIELD_KEYS: &str =
-    "fk, default, read_only, write_only, exclude, primary_key, unique, name";
+    "fk, default, read_only, write_only, exclude, primary_key, unique, index, name";
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -24,6 +24,8 @@ pub(crate) struct StructAttrs {
     pub(crate) display: Option<LitStr>,
     /// `rules`: the model implements `plover::model::Rules`.
     pub(crate) rules: bool,
+    /// `index = "a, b"` (repeatable): an index over these fields, in this order.
+    pub(crate) indexes: Vec<LitStr>,
 }
 
 /// How a field gets a value when a POST does not give one.
@@ -47,12 +49,33 @@ pub(crate) struct FieldAttrs {
     pub(crate) primary_key: bool,
     /// `#[rest(unique)]`: the column has a unique index.
     pub(crate) unique: bool,
+    /// `#[rest(index)]`: the column has an index of its own.
+    pub(crate) index: bool,
     pub(crate) name: Option<LitStr>,
 }
 
 pub(crate) const READ_AND_WRITE_ONLY: &str = "a field cannot be both read_only and write_only: \
      keep `read_only` for a value clients see but never write, or `write_only` for one they \
      write but never see";
+
+/// The keys met so far in one struct's or one field's attributes: a key given twice is an
+/// error at its second span (else the last one would silently win).
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Seen {
+    /// Records the key of `meta`; an error if it was met before.
+    fn first(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
+            return Ok(());
+        };
+        if self.0.contains(&key) {
+            return Err(meta.error(format!("`{key}` is given twice; keep one")));
+        }
+        self.0.push(key);
+        Ok(())
+    }
+}
 
 fn unknown(meta: &ParseNestedMeta<'_>, keys: &str) -> syn::Error {
     let key = meta
@@ -66,6 +89,7 @@ fn unknown(meta: &ParseNestedMeta<'_>, keys: &str) -> syn::Error {
 
 pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
     let mut out = StructAttrs::default();
+    let mut seen = Seen::default();
     for attr in attrs {
         if attr.path().is_ident("diesel") {
             // diesel's own derives check the rest of this attribute; a malformed table name
@@ -94,6 +118,11 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
             });
         } else if attr.path().is_ident("rest") {
             let result = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("index") {
+                    out.indexes.push(meta.value()?.parse()?);
+                    return Ok(());
+                }
+                seen.first(&meta)?;
                 if meta.path.is_ident("exclude") {
                     let lit: LitStr = meta.value()?.parse()?;
                     for name in lit
@@ -131,10 +160,13 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         read_only: false,
         primary_key: false,
         unique: false,
+        index: false,
         name: None,
     };
+    let mut seen = Seen::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
         let result = attr.parse_nested_meta(|meta| {
+            seen.first(&meta)?;
             if meta.path.is_ident("fk") {
                 out.fk = Some(meta.value()?.parse()?);
             } else if meta.path.is_ident("default") {
@@ -158,6 +190,8 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 out.primary_key = true;
             } else if meta.path.is_ident("unique") {
                 out.unique = true;
+            } else if meta.path.is_ident("index") {
+                out.index = true;
             } else if meta.path.is_ident("name") {
                 out.name = Some(meta.value()?.parse()?);
             } else {

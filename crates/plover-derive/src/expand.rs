@@ -20,6 +20,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let name = &model.name;
     let table_name = quote!(#table).to_string().replace(' ', "");
     let pk_index = model.pk;
+    let sql_indexes = model.indexes.iter().map(|columns| quote!(&[#(#columns),*]));
     let rules = if model.rules {
         quote! {
             fn validate(
@@ -138,6 +139,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 table: #table_name,
                 fields: &[#(#field_metas),*],
                 pk: #pk_index,
+                indexes: &[#(#sql_indexes),*],
                 type_id: || ::core::any::TypeId::of::<#ident>(),
                 ops: __p::ModelOps {
                     load_ids: __load_ids,
@@ -292,11 +294,42 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     }
 }
 
+/// After errors: `<Model>Changes` with a field for each field but `id`, and a `RestModel` impl
+/// that is never run. Nothing for what cannot be a model (an enum, a generic struct).
+pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
+    let syn::Data::Struct(syn::DataStruct {
+        fields: syn::Fields::Named(named),
+        ..
+    }) = &input.data
+    else {
+        return TokenStream::new();
+    };
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let (ident, vis) = (&input.ident, &input.vis);
+    let changes = format_ident!("{}Changes", ident);
+    let fields = named.named.iter().filter_map(|f| {
+        let (id, ty) = (f.ident.as_ref()?, &f.ty);
+        (id != "id").then(|| quote!(pub #id: ::core::option::Option<#ty>,))
+    });
+    quote! {
+        #[derive(Default)]
+        #vis struct #changes { #(#fields)* }
+        ::plover::__fallback_model!(#ident, #changes);
+    }
+}
+
 fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let name = &f.name;
     let key = &f.key;
     let column = f.ident.to_string();
     let kind = format_ident!("{}", f.kind.variant());
+    let sql_type = format_ident!("{}", f.sql_type);
+    let sql_default = match &f.sql_default {
+        Some(literal) => quote!(::core::option::Option::Some(#literal)),
+        None => quote!(::core::option::Option::None),
+    };
     let nullable = f.nullable;
     // A read-only field is never in a body: its value comes from a default, a rule or the
     // database.
@@ -324,6 +357,8 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
             read_only: #read_only,
             unique: #unique,
             fk: #fk,
+            sql_type: __p::SqlType::#sql_type,
+            sql_default: #sql_default,
         }
     }
 }

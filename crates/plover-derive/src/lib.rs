@@ -26,6 +26,11 @@ pub fn derive_rest_model(input: TokenStream) -> TokenStream {
 fn derive_rest_model_inner(input: syn::DeriveInput) -> proc_macro2::TokenStream {
     match ast::Model::from_input(&input) {
         Ok(model) => expand::expand(&model),
-        Err(errors) => errors,
+        // One mistake, one error: the model still gets an impl, so that the code using it
+        // does not fail too.
+        Err(mut errors) => {
+            errors.extend(expand::fallback(&input));
+            errors
+        }
     }
 }

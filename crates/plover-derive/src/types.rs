@@ -53,6 +53,20 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     }
 }
 
+/// The `plover::schema::SqlType` variant of a supported (non-`Option`) type.
+pub(crate) fn sql_type_of(ty: &Type) -> &'static str {
+    match last_segment(ty).map(|s| s.ident.to_string()).as_deref() {
+        Some("i64") => "BigInt",
+        Some("f32") => "Real",
+        Some("f64") => "Double",
+        Some("bool") => "Boolean",
+        Some("String") => "Text",
+        Some("NaiveDate") => "Date",
+        Some("NaiveDateTime") => "Timestamp",
+        _ => "Integer",
+    }
+}
+
 /// The kind of a (non-`Option`) type.
 pub(crate) fn kind_of(ty: &Type) -> Option<Kind> {
     let seg = last_segment(ty)?;
@@ -69,4 +83,33 @@ pub(crate) fn kind_of(ty: &Type) -> Option<Kind> {
         "NaiveDateTime" => Kind::DateTime,
         _ => return None,
     })
+}
+
+/// The SQL literal of a default expression that is a plain literal (`0`, `-1`, `0.5`, `true`,
+/// `"text"`, `String::new()`), for the column's `DEFAULT` in the generated schema; `None` for
+/// any other expression (it is evaluated at insert time only).
+pub(crate) fn sql_literal(expr: &syn::Expr) -> Option<String> {
+    use syn::{Expr, Lit, UnOp};
+    match expr {
+        Expr::Lit(lit) => match &lit.lit {
+            Lit::Int(i) => Some(i.base10_digits().to_owned()),
+            Lit::Float(f) => Some(f.base10_digits().to_owned()),
+            Lit::Bool(b) => Some(if b.value { "TRUE" } else { "FALSE" }.to_owned()),
+            Lit::Str(s) => Some(format!("'{}'", s.value().replace('\'', "''"))),
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
+            let inner = sql_literal(&u.expr)?;
+            inner
+                .starts_with(|c: char| c.is_ascii_digit())
+                .then(|| format!("-{inner}"))
+        }
+        Expr::Call(call) if call.args.is_empty() => match &*call.func {
+            Expr::Path(p) if quote::quote!(#p).to_string().replace(' ', "") == "String::new" => {
+                Some("''".to_owned())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }

@@ -9,7 +9,76 @@ pub use crate::db::{plover_lower, Conn};
 pub use crate::error::Error;
 pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
+pub use crate::schema::SqlType;
 pub use crate::value::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
+
+/// What `#[derive(RestModel)]` emits after reporting errors: an impl whose methods are never
+/// called (the crate does not compile), so that code using the model reports no second error.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __fallback_model {
+    ($model:ident, $changes:ident) => {
+        const _: () = {
+            use ::plover::__private as __p;
+            impl __p::RestModel for $model {
+                type Changes = $changes;
+                fn meta() -> &'static __p::ModelMeta {
+                    ::core::unreachable!()
+                }
+                fn pk(&self) -> i64 {
+                    ::core::unreachable!()
+                }
+                fn display(&self) -> ::std::string::String {
+                    ::core::unreachable!()
+                }
+                fn field_json(&self, _: usize) -> __p::serde_json::Value {
+                    ::core::unreachable!()
+                }
+                fn write_field(&self, _: usize, _: &mut ::std::vec::Vec<u8>) {
+                    ::core::unreachable!()
+                }
+                fn set_json(
+                    _: &mut $changes,
+                    _: usize,
+                    _: &__p::serde_json::Value,
+                ) -> ::core::result::Result<(), ::std::string::String> {
+                    ::core::unreachable!()
+                }
+                fn is_set(_: &$changes, _: usize) -> bool {
+                    ::core::unreachable!()
+                }
+                fn changes_json(
+                    _: &$changes,
+                    _: usize,
+                ) -> ::core::option::Option<__p::serde_json::Value> {
+                    ::core::unreachable!()
+                }
+                fn fill_defaults(_: &mut $changes) {
+                    ::core::unreachable!()
+                }
+                fn load(
+                    _: &mut __p::Conn<'_>,
+                    _: &__p::Select,
+                ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
+                    ::core::unreachable!()
+                }
+                fn insert(
+                    _: &mut __p::Conn<'_>,
+                    _: $changes,
+                ) -> ::core::result::Result<i64, __p::Error> {
+                    ::core::unreachable!()
+                }
+                fn update(
+                    _: &mut __p::Conn<'_>,
+                    _: i64,
+                    _: $changes,
+                ) -> ::core::result::Result<usize, __p::Error> {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    };
+}
 
 use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;

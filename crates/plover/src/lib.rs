@@ -36,6 +36,7 @@ mod error;
 pub mod model;
 pub mod query;
 pub mod rest;
+pub mod schema;
 pub mod server;
 pub mod value;
 pub mod views;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::query::Select;
+use crate::schema::SqlType;
 
 /// The type of a model field, as far as the REST layer cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,11 @@ pub struct FieldMeta {
     pub unique: bool,
     /// The related model of a foreign key.
     pub fk: Option<fn() -> &'static ModelMeta>,
+    /// The column type, from the Rust type.
+    pub sql_type: SqlType,
+    /// The column's SQL `DEFAULT` in the generated schema: the literal of a
+    /// `#[rest(default = ...)]` that is a plain literal (`0`, `true`, `"x"`, `String::new()`).
+    pub sql_default: Option<&'static str>,
 }
 
 impl FieldMeta {
@@ -112,6 +118,9 @@ pub struct ModelMeta {
     pub fields: &'static [FieldMeta],
     /// Index of the primary key in `fields`.
     pub pk: usize,
+    /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
+    /// `#[rest(index = "a, b")]` on the struct); foreign keys get theirs without a declaration.
+    pub indexes: &'static [&'static [&'static str]],
     /// The Rust type, to check `include_resources` at set-up.
     pub type_id: fn() -> TypeId,
     /// Database operations.

@@ -136,10 +136,11 @@ pub struct Relationship {
     pub to_user_id: i32,
 }
 
-/// A posted message.
+/// A posted message. The indexes serve a user's timeline and the public one, newest first.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(display = "{content}")]
+#[rest(index = "user_id, pub_date", index = "pub_date, id")]
 pub struct Message {
     /// Primary key.
     pub id: i32,
@@ -167,66 +168,20 @@ pub struct Note {
     pub created: chrono::NaiveDateTime,
 }
 
-/// `CREATE TABLE IF NOT EXISTS` statements of the four tables (SQLite).
-pub const SCHEMA_SQLITE: &str = r#"
-CREATE TABLE IF NOT EXISTS "user" (
-    id INTEGER PRIMARY KEY, username TEXT NOT NULL, password TEXT NOT NULL DEFAULT '',
-    email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT 1,
-    admin BOOLEAN NOT NULL DEFAULT 0);
-CREATE UNIQUE INDEX IF NOT EXISTS user_username ON "user"(username);
-CREATE TABLE IF NOT EXISTS relationship (
-    id INTEGER PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
-    to_user_id INTEGER NOT NULL REFERENCES "user"(id));
-CREATE INDEX IF NOT EXISTS relationship_from_user_id ON relationship(from_user_id);
-CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
-CREATE TABLE IF NOT EXISTS message (
-    id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
-    content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
-CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
-CREATE INDEX IF NOT EXISTS message_pub_date_id ON message(pub_date, id);
-CREATE TABLE IF NOT EXISTS note (
-    id INTEGER PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
-"#;
+/// The example's four models, for [`plover::schema`].
+pub fn models() -> [&'static plover::model::ModelMeta; 4] {
+    [
+        User::meta(),
+        Relationship::meta(),
+        Message::meta(),
+        Note::meta(),
+    ]
+}
 
-/// `CREATE TABLE IF NOT EXISTS` statements of the four tables (PostgreSQL).
-pub const SCHEMA_PG: &str = r#"
-CREATE TABLE IF NOT EXISTS "user" (
-    id SERIAL PRIMARY KEY, username TEXT NOT NULL, password TEXT NOT NULL DEFAULT '',
-    email TEXT NOT NULL, join_date TIMESTAMP NOT NULL, active BOOLEAN NOT NULL DEFAULT TRUE,
-    admin BOOLEAN NOT NULL DEFAULT FALSE);
-CREATE UNIQUE INDEX IF NOT EXISTS user_username ON "user"(username);
-CREATE TABLE IF NOT EXISTS relationship (
-    id SERIAL PRIMARY KEY, from_user_id INTEGER NOT NULL REFERENCES "user"(id),
-    to_user_id INTEGER NOT NULL REFERENCES "user"(id));
-CREATE INDEX IF NOT EXISTS relationship_from_user_id ON relationship(from_user_id);
-CREATE INDEX IF NOT EXISTS relationship_to_user_id ON relationship(to_user_id);
-CREATE TABLE IF NOT EXISTS message (
-    id SERIAL PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES "user"(id),
-    content TEXT NOT NULL, pub_date TIMESTAMP NOT NULL);
-CREATE INDEX IF NOT EXISTS message_user_id_pub_date ON message(user_id, pub_date);
-CREATE INDEX IF NOT EXISTS message_pub_date_id ON message(pub_date, id);
-CREATE TABLE IF NOT EXISTS note (
-    id SERIAL PRIMARY KEY, message TEXT NOT NULL, created TIMESTAMP NOT NULL);
-"#;
-
-/// Creates the four tables if they do not exist, on either engine. On PostgreSQL an advisory
-/// lock keeps processes that start together from racing on the catalog.
-pub fn create_tables(
-    conn: &mut plover::db::Conn<'_>,
-    extra_sqlite: &str,
-    extra_pg: &str,
-) -> Result<(), plover::Error> {
-    match conn.engine() {
-        plover::db::Engine::Sqlite => {
-            conn.batch_execute(SCHEMA_SQLITE)?;
-            conn.batch_execute(extra_sqlite)
-        }
-        plover::db::Engine::Postgres => conn.transaction(|conn| {
-            conn.batch_execute("SELECT pg_advisory_xact_lock(7337215);")?;
-            conn.batch_execute(SCHEMA_PG)?;
-            conn.batch_execute(extra_pg)
-        }),
-    }
+/// Creates the four tables and their indexes if they do not exist, on either engine, from the
+/// models (see [`plover::schema::create_tables`]).
+pub fn create_tables(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
+    plover::schema::create_tables(conn, &models())
 }
 
 /// The user named `username` with the given password and admin flag, created if missing

@@ -18,7 +18,7 @@ async fn main() -> std::io::Result<()> {
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite://microblog.db".into());
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
     let db = Database::from_url(&url).map_err(std::io::Error::other)?;
-    db.run_blocking(|conn| create_tables(conn, "", ""))
+    db.run_blocking(create_tables)
         .map_err(std::io::Error::other)?;
     let mut auth = Auth::<User>::new(db.clone());
     if let Ok(key) = std::env::var("SECRET_KEY") {

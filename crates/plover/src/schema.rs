@@ -1,0 +1,240 @@
+//! The database schema, from the models (SPEC.md section 13): `CREATE TABLE IF NOT EXISTS`
+//! and `CREATE INDEX IF NOT EXISTS` statements for SQLite and PostgreSQL, generated from what
+//! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key,
+//! `DEFAULT` for a `#[rest(default = ...)]` that is a plain literal,
+//! `UNIQUE` (`#[rest(unique)]`), `REFERENCES` plus an index for each foreign key (unless a
+//! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a field, `#[rest(index = "a, b")]` on the struct).
+//!
+//! [`create_tables`] creates a list of models in foreign-key order, in one transaction (on
+//! PostgreSQL under an advisory lock, so that processes that start together do not race);
+//! [`script`] gives the same statements as text, for a migration file.
+//!
+//! ```
+//! use plover::prelude::*;
+//! use plover::schema;
+//!
+//! diesel::table! { author (id) { id -> Integer, name -> Text, } }
+//! diesel::table! {
+//!     book (id) { id -> Integer, author_id -> Integer, isbn -> Text, year -> Nullable<Integer>, }
+//! }
+//!
+//! #[derive(Debug, RestModel)]
+//! #[diesel(table_name = author)]
+//! pub struct Author { pub id: i32, pub name: String }
+//!
+//! #[derive(Debug, RestModel)]
+//! #[diesel(table_name = book)]
+//! #[rest(index = "year, author_id")]
+//! pub struct Book {
+//!     pub id: i32,
+//!     #[rest(fk = Author)]
+//!     pub author_id: i32,
+//!     #[rest(unique)]
+//!     pub isbn: String,
+//!     pub year: Option<i32>,
+//! }
+//!
+//! // The book is listed first: the authors' table is created before it all the same.
+//! let models = [Book::meta(), Author::meta()];
+//! let sql = schema::script(&models, plover::db::Engine::Postgres).unwrap();
+//! assert_eq!(sql, r#"CREATE TABLE IF NOT EXISTS "author" (
+//!     "id" SERIAL PRIMARY KEY,
+//!     "name" TEXT NOT NULL
+//! );
+//! CREATE TABLE IF NOT EXISTS "book" (
+//!     "id" SERIAL PRIMARY KEY,
+//!     "author_id" INTEGER NOT NULL REFERENCES "author" ("id"),
+//!     "isbn" TEXT NOT NULL UNIQUE,
+//!     "year" INTEGER
+//! );
+//! CREATE INDEX IF NOT EXISTS "book_author_id" ON "book" ("author_id");
+//! CREATE INDEX IF NOT EXISTS "book_year_author_id" ON "book" ("year", "author_id");
+//! "#);
+//!
+//! let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+//! db.run_blocking(|conn| schema::create_tables(conn, &models)).unwrap();
+//! ```
+
+use crate::db::{Conn, Engine};
+use crate::error::Error;
+use crate::model::{FieldMeta, ModelMeta};
+
+/// The column type of a field, as the derive reads it from the field's Rust type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlType {
+    /// `i32`.
+    Integer,
+    /// `i64`.
+    BigInt,
+    /// `f32`.
+    Real,
+    /// `f64`.
+    Double,
+    /// `bool`.
+    Boolean,
+    /// `String`.
+    Text,
+    /// `chrono::NaiveDate`.
+    Date,
+    /// `chrono::NaiveDateTime`.
+    Timestamp,
+}
+
+impl SqlType {
+    /// The type's name in a column definition (the same on both engines).
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Integer => "INTEGER",
+            SqlType::BigInt => "BIGINT",
+            SqlType::Real => "REAL",
+            SqlType::Double => "DOUBLE PRECISION",
+            SqlType::Boolean => "BOOLEAN",
+            SqlType::Text => "TEXT",
+            SqlType::Date => "DATE",
+            SqlType::Timestamp => "TIMESTAMP",
+        }
+    }
+}
+
+/// A quoted identifier. Identifiers come from the derive (Rust identifiers), never from input.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// One column's definition.
+fn column(field: &FieldMeta, engine: Engine) -> String {
+    let name = ident(field.column);
+    if field.primary_key {
+        // SQLite: `INTEGER PRIMARY KEY` is the rowid (numbered on insert) for both widths.
+        let ty = match (engine, field.sql_type) {
+            (Engine::Sqlite, _) => "INTEGER",
+            (Engine::Postgres, SqlType::BigInt) => "BIGSERIAL",
+            (Engine::Postgres, _) => "SERIAL",
+        };
+        return format!("{name} {ty} PRIMARY KEY");
+    }
+    let mut out = format!("{name} {}", field.sql_type.name());
+    if !field.nullable {
+        out.push_str(" NOT NULL");
+    }
+    if let Some(literal) = field.sql_default {
+        out.push_str(" DEFAULT ");
+        out.push_str(literal);
+    }
+    if field.unique {
+        out.push_str(" UNIQUE");
+    }
+    if let Some(target) = field.fk {
+        let target = target();
+        out.push_str(&format!(
+            " REFERENCES {} ({})",
+            ident(target.table),
+            ident(target.pk_field().column)
+        ));
+    }
+    out
+}
+
+/// The statements that create `model`'s table and its indexes, if they do not exist: the
+/// table, an index for each foreign key (unless UNIQUE or a declared index starting with its
+/// column serves it), then each declared index.
+pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
+    let columns: Vec<String> = model
+        .fields
+        .iter()
+        .map(|f| format!("    {}", column(f, engine)))
+        .collect();
+    let mut out = vec![format!(
+        "CREATE TABLE IF NOT EXISTS {} (\n{}\n)",
+        ident(model.table),
+        columns.join(",\n")
+    )];
+    // A foreign key's index is left out where UNIQUE or a declared index that starts with
+    // its column serves the same lookups.
+    let foreign_keys = model
+        .fields
+        .iter()
+        .filter(|f| f.fk.is_some() && !f.unique)
+        .filter(|f| !model.indexes.iter().any(|i| i.first() == Some(&f.column)))
+        .map(|f| std::slice::from_ref(&f.column));
+    for columns in foreign_keys.chain(model.indexes.iter().copied()) {
+        let name = format!("{}_{}", model.table, columns.join("_"));
+        let list: Vec<String> = columns.iter().map(|c| ident(c)).collect();
+        let statement = format!(
+            "CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+            ident(&name),
+            ident(model.table),
+            list.join(", ")
+        );
+        if !out.contains(&statement) {
+            out.push(statement);
+        }
+    }
+    out
+}
+
+/// `models` in foreign-key order: each after the models it refers to (among those listed;
+/// others must exist already). A model may refer to itself.
+///
+/// # Errors
+/// [`Error::Internal`] when the foreign keys of the listed models form a cycle.
+pub fn fk_order(models: &[&'static ModelMeta]) -> Result<Vec<&'static ModelMeta>, Error> {
+    let listed = |m: &ModelMeta| models.iter().position(|n| n.table == m.table);
+    let mut done: Vec<&'static ModelMeta> = Vec::with_capacity(models.len());
+    let mut left: Vec<&'static ModelMeta> = models.to_vec();
+    while !left.is_empty() {
+        let ready = left.iter().position(|m| {
+            m.fields.iter().filter_map(|f| f.fk).all(|target| {
+                let target = target();
+                target.table == m.table
+                    || listed(target).is_none()
+                    || done.iter().any(|d| d.table == target.table)
+            })
+        });
+        let Some(i) = ready else {
+            let tables: Vec<&str> = left.iter().map(|m| m.table).collect();
+            return Err(Error::Internal(format!(
+                "the foreign keys of these tables form a cycle: {}",
+                tables.join(", ")
+            )));
+        };
+        done.push(left.remove(i));
+    }
+    Ok(done)
+}
+
+/// The statements of [`create_tables`] as one script, each ending with `;` and a line break:
+/// what a migration file holds.
+///
+/// # Errors
+/// As [`fk_order`].
+pub fn script(models: &[&'static ModelMeta], engine: Engine) -> Result<String, Error> {
+    let mut out = String::new();
+    for model in fk_order(models)? {
+        for statement in statements(model, engine) {
+            out.push_str(&statement);
+            out.push_str(";\n");
+        }
+    }
+    Ok(out)
+}
+
+/// The advisory lock that serializes schema creation on PostgreSQL (`"plover"` in ASCII).
+const SCHEMA_LOCK: i64 = 0x706c_6f76_6572;
+
+/// Creates the tables and indexes of `models` that do not exist yet, in foreign-key order, in
+/// one transaction; on PostgreSQL under an advisory lock, so that several processes starting
+/// at once do not race on the catalog. Existing tables are left as they are: this is not a
+/// migration tool (see `docs/deployment.md` for migrations).
+///
+/// # Errors
+/// As [`fk_order`], or the database's error.
+pub fn create_tables(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Result<(), Error> {
+    let sql = script(models, conn.engine())?;
+    conn.transaction(|conn| {
+        if conn.engine() == Engine::Postgres {
+            conn.batch_execute(&format!("SELECT pg_advisory_xact_lock({SCHEMA_LOCK});"))?;
+        }
+        conn.batch_execute(&sql)
+    })
+}

@@ -1,0 +1,151 @@
+//! SPEC.md section 13, the schema from the models: the tables that `plover::schema` creates
+//! hold what the models declare (types, NOT NULL, UNIQUE, REFERENCES, indexes), in foreign-key
+//! order, in one transaction. Every other test runs on these tables too: the fixture app has no
+//! hand-written DDL for its models.
+
+use plover::db::Engine;
+use plover::model::ModelMeta;
+use plover::prelude::*;
+use plover::schema;
+use plover_tests::*;
+
+fn engine(app: &TestApp) -> Engine {
+    app.db.run_blocking(|c| Ok(c.engine())).unwrap()
+}
+
+fn index_exists(app: &TestApp, name: &str) -> bool {
+    let sql = match engine(app) {
+        Engine::Sqlite => {
+            format!("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = '{name}'")
+        }
+        Engine::Postgres => format!("SELECT COUNT(*) FROM pg_indexes WHERE indexname = '{name}'"),
+    };
+    app.query_i64(&sql) == 1
+}
+
+fn fails(app: &TestApp, sql: &str) -> bool {
+    let sql = sql.to_owned();
+    app.db.run_blocking(move |c| c.batch_execute(&sql)).is_err()
+}
+
+#[actix_web::test]
+async fn the_tables_hold_what_the_models_declare() {
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'a');").await;
+    // NOT NULL where the field is not an Option; NULL accepted where it is.
+    assert!(fails(
+        &app,
+        "INSERT INTO amodel (id, a_field) VALUES (2, NULL)"
+    ));
+    app.sql("INSERT INTO fmodel (id, e_id, f_field) VALUES (1, NULL, 'f')");
+    // UNIQUE from #[rest(unique)].
+    app.sql("INSERT INTO apikey (id, key, secret) VALUES (1, 'k', 's')");
+    assert!(fails(
+        &app,
+        "INSERT INTO apikey (id, key, secret) VALUES (2, 'k', 't')"
+    ));
+    // REFERENCES from #[rest(fk = ...)].
+    assert!(fails(
+        &app,
+        "INSERT INTO bmodel (id, a_id, b_field) VALUES (1, 99, 'b')"
+    ));
+    app.sql("INSERT INTO bmodel (id, a_id, b_field) VALUES (1, 1, 'b')");
+    // The primary key is numbered by the database.
+    app.sql("INSERT INTO emodel (e_field) VALUES ('e')");
+    assert_eq!(app.query_i64("SELECT MAX(id) FROM emodel"), 1);
+    // An index per foreign key, and the declared ones.
+    for index in [
+        "bmodel_a_id",
+        "relationship_from_user_id",
+        "message_user_id_pub_date",
+        "message_pub_date_id",
+    ] {
+        assert!(index_exists(&app, index), "index {index}");
+    }
+    // The foreign key's own index is left out where a declared index starts with its column.
+    assert!(!index_exists(&app, "message_user_id"));
+}
+
+#[actix_web::test]
+async fn creation_runs_in_foreign_key_order_and_again_changes_nothing() {
+    let app = TestApp::with_seed("INSERT INTO amodel VALUES (1, 'kept');").await;
+    let mut models = plover_conformance_app::models::models();
+    models.reverse(); // every referring table before the table it refers to
+    let order = schema::fk_order(&models).unwrap();
+    let at = |table: &str| order.iter().position(|m| m.table == table).unwrap();
+    assert!(at("user") < at("message") && at("amodel") < at("bmodel"));
+    assert!(at("bmodel") < at("cmodel") && at("cmodel") < at("dmodel"));
+    app.db
+        .run_blocking(move |c| schema::create_tables(c, &models))
+        .unwrap();
+    assert_eq!(
+        app.query_text("SELECT a_field FROM amodel").as_deref(),
+        Some("kept")
+    );
+}
+
+#[actix_web::test]
+async fn a_creation_that_fails_midway_creates_nothing() {
+    let (db, _store) = fresh_database("");
+    // A view where the message table would be: its index cannot be created, after "user" and
+    // "relationship" were.
+    db.run_blocking(|c| c.batch_execute("CREATE VIEW message AS SELECT 1 AS id"))
+        .unwrap();
+    let failed = db.run_blocking(|c| schema::create_tables(c, &microblog::models()));
+    assert!(failed.is_err());
+    let tables = db.run_blocking(|c| {
+        c.batch_execute("SELECT * FROM \"user\"")
+            .and_then(|()| c.batch_execute("SELECT * FROM relationship"))
+    });
+    assert!(tables.is_err(), "no table of the failed creation is left");
+}
+
+mod cycle {
+    use plover::prelude::*;
+
+    diesel::table! { cyc_a (id) { id -> Integer, b_id -> Nullable<Integer>, } }
+    diesel::table! { cyc_b (id) { id -> Integer, a_id -> Nullable<Integer>, } }
+    diesel::table! { tree (id) { id -> Integer, parent_id -> Nullable<Integer>, } }
+
+    /// Refers to a `B`.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = cyc_a)]
+    pub struct A {
+        pub id: i32,
+        #[rest(fk = B)]
+        pub b_id: Option<i32>,
+    }
+
+    /// Refers to an `A`.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = cyc_b)]
+    pub struct B {
+        pub id: i32,
+        #[rest(fk = A)]
+        pub a_id: Option<i32>,
+    }
+
+    /// Refers to itself.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = tree)]
+    pub struct Tree {
+        pub id: i32,
+        #[rest(fk = Tree)]
+        pub parent_id: Option<i32>,
+    }
+}
+
+#[test]
+fn a_cycle_of_foreign_keys_is_an_error_and_a_model_may_refer_to_itself() {
+    use cycle::{Tree, A, B};
+    let models: [&'static ModelMeta; 2] = [A::meta(), B::meta()];
+    let err = schema::fk_order(&models).unwrap_err().to_string();
+    assert!(err.contains("cycle: cyc_a, cyc_b"), "{err}");
+    let sql = schema::script(&[Tree::meta()], Engine::Sqlite).unwrap();
+    assert!(
+        sql.contains(r#""parent_id" INTEGER REFERENCES "tree" ("id")"#),
+        "{sql}"
+    );
+    let (db, _store) = fresh_database("");
+    db.run_blocking(|c| schema::create_tables(c, &[Tree::meta()]))
+        .unwrap();
+}
