@@ -161,22 +161,13 @@ impl plover::model::Rules for Deposit {
     }
 }
 
-/// `CREATE TABLE` statements of the models defined here (SQLite); the conformance app's and the
-/// microblog's come from those crates.
-pub const SCHEMA_SQLITE: &str = r#"
-CREATE TABLE vault (id INTEGER PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
-CREATE TABLE deposit (id INTEGER PRIMARY KEY,
-    vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
-CREATE TABLE ticket (id INTEGER PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL);
-"#;
-
-/// The same tables as [`SCHEMA_SQLITE`] on PostgreSQL, with `SERIAL` keys.
-pub const SCHEMA_PG: &str = r#"
-CREATE TABLE vault (id SERIAL PRIMARY KEY, label TEXT NOT NULL, pin TEXT NOT NULL DEFAULT '');
-CREATE TABLE deposit (id SERIAL PRIMARY KEY,
-    vault_id INTEGER NOT NULL REFERENCES vault(id), amount INTEGER NOT NULL);
-CREATE TABLE ticket (id SERIAL PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL);
-"#;
+/// Every model of the fixture app: the conformance app's (with the microblog's) and the ones
+/// defined here. The tables come from these models ([`plover::schema`]).
+pub fn models() -> Vec<&'static plover::model::ModelMeta> {
+    let mut out = plover_conformance_app::models::models();
+    out.extend([Vault::meta(), Deposit::meta(), Ticket::meta()]);
+    out
+}
 
 /// Moves every `SERIAL` sequence of the public schema past the largest `id` of its table, so
 /// that rows seeded with explicit ids do not collide with later inserts (PostgreSQL).
@@ -741,14 +732,8 @@ impl TestApp {
         configure: impl FnOnce(Auth<User>) -> Auth<User>,
     ) -> TestApp {
         let (db, store) = fresh_database(options);
-        db.run_blocking(|conn| {
-            plover::schema::create_tables(conn, &plover_conformance_app::models::models())?;
-            conn.batch_execute(match conn.engine() {
-                Engine::Sqlite => SCHEMA_SQLITE,
-                Engine::Postgres => SCHEMA_PG,
-            })
-        })
-        .expect("schema");
+        db.run_blocking(|conn| plover::schema::create_tables(conn, &models()))
+            .expect("schema");
         let auth = configure(Auth::<User>::new(db.clone()).cost(4));
         let app = TestApp::serve(db, store, auth).await;
         app.sql(seed);

@@ -11,6 +11,7 @@ mod errors;
 mod filters;
 mod fuzz;
 mod hostile;
+mod library;
 mod microblog;
 mod ordering_pagination;
 mod properties;

@@ -1,0 +1,206 @@
+//! A library catalogue on Plover: authors, books, members and loans. Everything about the data
+//! is declared once, in the models: the tables ([`create_tables`]), the rules every writer
+//! obeys (a book's price is never negative; a loan needs the book in stock and marks it out),
+//! and what clients may read and write (a book's `in_stock` is read-only, a member's password
+//! write-only). [`routes`] serves the REST API under `/api/`, the login views under
+//! `/accounts/` and the admin under `/admin/`.
+
+use plover::admin::{Admin, ModelAdmin};
+use plover::db::Conn;
+use plover::model::{ModelMeta, Rules};
+use plover::prelude::*;
+use plover::query::Select;
+
+/// The diesel schema.
+#[allow(missing_docs)]
+pub mod schema {
+    diesel::table! { author (id) { id -> Integer, name -> Text, } }
+    diesel::table! {
+        book (id) {
+            id -> Integer, author_id -> Integer, isbn -> Text, title -> Text, price -> Integer,
+            in_stock -> Bool,
+        }
+    }
+    diesel::table! {
+        member (id) { id -> Integer, username -> Text, password -> Text, admin -> Bool, }
+    }
+    diesel::table! {
+        loan (id) { id -> Integer, book_id -> Integer, member_id -> Integer, lent -> Timestamp, }
+    }
+}
+
+use schema::{author, book, loan, member};
+
+/// A writer.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = author)]
+#[rest(display = "{name}")]
+pub struct Author {
+    /// Primary key.
+    pub id: i32,
+    /// Full name.
+    pub name: String,
+}
+
+/// A book of the catalogue; its price is in cents and never negative.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = book)]
+#[rest(display = "{title}", rules, index = "title")]
+pub struct Book {
+    /// Primary key.
+    pub id: i32,
+    /// The author.
+    #[rest(fk = Author)]
+    pub author_id: i32,
+    /// The ISBN, one per book.
+    #[rest(unique)]
+    pub isbn: String,
+    /// The title.
+    pub title: String,
+    /// Price in cents.
+    pub price: i32,
+    /// Whether the book is on the shelf: set by loans, never by a client.
+    #[rest(read_only, default = true)]
+    pub in_stock: bool,
+}
+
+impl Rules for Book {
+    fn validate(_: &mut Conn<'_>, changes: &BookChanges, _: Option<&Book>) -> Result<(), Error> {
+        match changes.price {
+            Some(price) if price < 0 => Err(Error::field("price", "must not be negative")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A member: a user of the accounts component, who borrows books.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = member)]
+#[rest(display = "{username}")]
+pub struct Member {
+    /// Primary key.
+    pub id: i32,
+    /// Login name.
+    #[rest(unique)]
+    pub username: String,
+    /// bcrypt hash; set through the admin's `new_password`, never shown.
+    #[rest(write_only, default = String::new())]
+    pub password: String,
+    /// Whether the member runs the library.
+    #[rest(default = false)]
+    pub admin: bool,
+}
+
+impl UserModel for Member {
+    fn username(&self) -> &str {
+        &self.username
+    }
+    fn password_hash(&self) -> &str {
+        &self.password
+    }
+    fn password_hash_mut(&mut self) -> &mut String {
+        &mut self.password
+    }
+    fn is_admin(&self) -> bool {
+        self.admin
+    }
+}
+
+/// A book lent to a member.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = loan)]
+#[rest(rules)]
+pub struct Loan {
+    /// Primary key.
+    pub id: i32,
+    /// The book.
+    #[rest(fk = Book)]
+    pub book_id: i32,
+    /// The borrower.
+    #[rest(fk = Member)]
+    pub member_id: i32,
+    /// When it was lent.
+    #[rest(default = plover::value::now())]
+    pub lent: chrono::NaiveDateTime,
+}
+
+/// How many books one member may hold at once.
+pub const MAX_LOANS: i64 = 3;
+
+impl Rules for Loan {
+    /// A new loan takes the book off the shelf, in the loan's own transaction; a member over
+    /// [`MAX_LOANS`] fails the whole write, and the book stays on the shelf.
+    fn before_save(
+        conn: &mut Conn<'_>,
+        changes: &mut LoanChanges,
+        existing: Option<&Loan>,
+    ) -> Result<(), Error> {
+        let (Some(book_id), None) = (changes.book_id, existing) else {
+            return Ok(()); // only new loans move books
+        };
+        let book = Book::load(
+            conn,
+            &Select::ids_in(Book::meta().pk, &[i64::from(book_id)]),
+        )?;
+        if !book.first().is_some_and(|b| b.in_stock) {
+            return Err(Error::field("book_id", "this book is out"));
+        }
+        let out = BookChanges {
+            in_stock: Some(false),
+            ..BookChanges::default()
+        };
+        Book::update(conn, i64::from(book_id), out)?;
+        let member = Loan::meta().field("member").map_or(0, |(i, _)| i);
+        let member_id = i64::from(changes.member_id.unwrap_or_default());
+        let held = Loan::meta().ops.count;
+        if held(conn, &Select::ids_in(member, &[member_id]))? >= MAX_LOANS {
+            return Err(Error::field(
+                "member_id",
+                "this member holds too many books",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The four models, for [`plover::schema`].
+pub fn models() -> [&'static ModelMeta; 4] {
+    [Author::meta(), Book::meta(), Member::meta(), Loan::meta()]
+}
+
+/// Creates the tables and indexes that do not exist yet, from the models.
+pub fn create_tables(conn: &mut Conn<'_>) -> Result<(), Error> {
+    plover::schema::create_tables(conn, &models())
+}
+
+/// The API, the accounts views and the admin: reading is open, writing takes an admin's Basic
+/// credentials. `/api/catalogue/` is a second resource of books: it shows no price, and lets a
+/// client change only the title and the price.
+pub fn routes(
+    db: &Database,
+    auth: &Auth<Member>,
+) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
+    let mut api = RestApi::new(db.clone());
+    api.register_resource(Resource::<Author>::new().auth(AdminAuthentication::new(auth)))
+        .register_resource(Resource::<Book>::new().auth(AdminAuthentication::new(auth)))
+        .register_resource(
+            Resource::<Book>::new()
+                .name("catalogue")
+                .fields(["id", "author", "isbn", "title", "in_stock"])
+                .writable(["title", "price"])
+                .auth(AdminAuthentication::new(auth)),
+        )
+        .register_resource(Resource::<Loan>::new().auth(AdminAuthentication::new(auth)));
+    let mut admin = Admin::new(auth);
+    admin
+        .register(ModelAdmin::<Author>::new())
+        .register(ModelAdmin::<Book>::new())
+        .register(ModelAdmin::<Member>::new())
+        .register(ModelAdmin::<Loan>::new());
+    let (api, accounts, admin) = (api.setup(), auth.setup(), admin.setup());
+    move |cfg| {
+        accounts(cfg);
+        api(cfg);
+        admin(cfg);
+    }
+}

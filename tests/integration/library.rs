@@ -1,0 +1,194 @@
+//! The library catalogue of `examples/library` (issue: the model as the one source of truth):
+//! its tables come from its models, one price rule guards both book resources and the admin,
+//! `in_stock` is read-only and a member's password write-only, a member created in the admin
+//! logs in, and a loan's rule reads and writes a book in the loan's own transaction, which a
+//! failure rolls back.
+
+use actix_web::App;
+use library::{Book, Loan, Member, MemberChanges, MAX_LOANS};
+use plover::prelude::*;
+use plover::query::Select;
+use plover_tests::*;
+use serde_json::json;
+
+struct Library {
+    db: Database,
+    service: TestService,
+    _store: Store,
+}
+
+const PW: &str = "librarian";
+
+impl Library {
+    /// The example over a fresh database, with the admin member `librarian`, the author 1 and
+    /// the book 1 (in stock).
+    async fn new() -> Library {
+        let (db, store) = fresh_database("");
+        db.run_blocking(library::create_tables).expect("tables");
+        let auth = Auth::<Member>::new(db.clone()).cost(4);
+        let hash = auth.make_password(PW).expect("a hash");
+        db.run_blocking(|conn| {
+            let librarian = MemberChanges {
+                username: Some("librarian".into()),
+                password: Some(hash),
+                admin: Some(true),
+            };
+            Member::insert(conn, librarian)
+        })
+        .expect("the librarian");
+        let routes = library::routes(&db, &auth);
+        let service =
+            TestService::new(App::new().wrap(auth.session_middleware()).configure(routes)).await;
+        let library = Library {
+            db,
+            service,
+            _store: store,
+        };
+        library
+            .send("POST", "/api/author/", json!({"name": "Le Guin"}))
+            .await
+            .expect(201);
+        library.add_book("isbn-1", 1200).await;
+        library
+    }
+
+    async fn send(&self, method: &str, uri: &str, body: serde_json::Value) -> Resp {
+        let method = actix_web::http::Method::from_bytes(method.as_bytes()).expect("a method");
+        let req = json_request(method, uri, &body).insert_header(basic("librarian", PW));
+        self.service.send(req).await
+    }
+
+    async fn add_book(&self, isbn: &str, price: i32) -> i64 {
+        let body = json!({"author_id": 1, "isbn": isbn, "title": isbn, "price": price});
+        self.send("POST", "/api/book/", body).await.json_with(201)["id"]
+            .as_i64()
+            .expect("an id")
+    }
+
+    fn book(&self, id: i64) -> Book {
+        let select = Select::ids_in(Book::meta().pk, &[id]);
+        let books = self.db.run_blocking(move |c| Book::load(c, &select));
+        books.expect("a query").pop().expect("the book")
+    }
+
+    fn count(&self, meta: fn() -> &'static plover::model::ModelMeta) -> i64 {
+        let count = meta().ops.count;
+        self.db
+            .run_blocking(move |c| count(c, &Select::default()))
+            .expect("a count")
+    }
+}
+
+#[actix_web::test]
+async fn one_price_rule_guards_both_book_resources_and_the_admin() {
+    let lib = Library::new().await;
+    let negative = json!({"author_id": 1, "isbn": "isbn-2", "title": "t", "price": -1});
+    assert_fields(&lib.send("POST", "/api/book/", negative).await, &["price"]);
+    let reprice = json!({"price": -5});
+    assert_fields(
+        &lib.send("PUT", "/api/catalogue/1/", reprice).await,
+        &["price"],
+    );
+    let admin = lib.service.browser();
+    admin.login("librarian", PW).await.expect(302);
+    let token = admin.csrf("/admin/book/add/").await;
+    let form = admin
+        .post_form(
+            "/admin/book/add/",
+            &[
+                ("author", "1"),
+                ("isbn", "isbn-3"),
+                ("title", "Typed title kept"),
+                ("price", "-3"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await
+        .text();
+    assert!(form.contains("must not be negative"), "{form}");
+    assert!(form.contains("Typed title kept"), "{form}");
+    assert_eq!(lib.count(Book::meta), 1);
+    assert_eq!(lib.book(1).price, 1200);
+    // A price of 0 is fine everywhere.
+    lib.send("PUT", "/api/catalogue/1/", json!({"price": 0}))
+        .await
+        .expect(200);
+    assert_eq!(lib.book(1).price, 0);
+}
+
+#[actix_web::test]
+async fn clients_write_only_what_a_resource_lets_them_and_never_read_a_password() {
+    let lib = Library::new().await;
+    let shown = lib.send("GET", "/api/catalogue/1/", json!(null)).await;
+    let shown = shown.json_with(200);
+    assert_eq!(shown["in_stock"], true);
+    assert!(shown.get("price").is_none(), "{shown}");
+    for body in [json!({"isbn": "changed"}), json!({"in_stock": false})] {
+        let key = body.as_object().and_then(|o| o.keys().next().cloned());
+        let resp = lib.send("PUT", "/api/catalogue/1/", body).await;
+        assert_fields(&resp, &[key.as_deref().unwrap_or_default()]);
+    }
+    let resp = lib
+        .send("PUT", "/api/book/1/", json!({"in_stock": false}))
+        .await;
+    assert_fields(&resp, &["in_stock"]);
+    assert!(lib.book(1).in_stock && lib.book(1).isbn == "isbn-1");
+    let admin = lib.service.browser();
+    admin.login("librarian", PW).await.expect(302);
+    let page = admin.get("/admin/member/1/").await.text();
+    assert!(
+        page.contains("name=\"new_password\"") && !page.contains("$2"),
+        "{page}"
+    );
+}
+
+#[actix_web::test]
+async fn a_member_created_in_the_admin_logs_in() {
+    let lib = Library::new().await;
+    let admin = lib.service.browser();
+    admin.login("librarian", PW).await.expect(302);
+    let token = admin.csrf("/admin/member/add/").await;
+    admin
+        .post_form(
+            "/admin/member/add/",
+            &[
+                ("username", "reader"),
+                ("new_password", "reads a lot"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await
+        .expect(303);
+    lib.service
+        .browser()
+        .login("reader", "reads a lot")
+        .await
+        .expect(302);
+    lib.service
+        .browser()
+        .login("reader", "wrong")
+        .await
+        .expect(200);
+}
+
+#[actix_web::test]
+async fn a_loan_takes_its_book_off_the_shelf_in_its_own_transaction() {
+    let lib = Library::new().await;
+    let loan = |book: i64| json!({"book_id": book, "member_id": 1});
+    lib.send("POST", "/api/loan/", loan(1)).await.expect(201);
+    assert!(!lib.book(1).in_stock, "the rule wrote the book");
+    let again = lib.send("POST", "/api/loan/", loan(1)).await;
+    let fields = assert_fields(&again, &["book_id"]);
+    assert_eq!(fields["book_id"], "this book is out");
+    // Up to MAX_LOANS books; the next loan fails after its rule took the book off the shelf:
+    // the whole write is rolled back, and the book is still in stock.
+    for n in 2..=MAX_LOANS {
+        let book = lib.add_book(&format!("isbn-{n}"), 100).await;
+        lib.send("POST", "/api/loan/", loan(book)).await.expect(201);
+    }
+    let spare = lib.add_book("isbn-spare", 100).await;
+    let over = lib.send("POST", "/api/loan/", loan(spare)).await;
+    assert_fields(&over, &["member_id"]);
+    assert!(lib.book(spare).in_stock, "rolled back with the loan");
+    assert_eq!(lib.count(Loan::meta), MAX_LOANS);
+}
