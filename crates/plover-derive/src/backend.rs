@@ -59,9 +59,8 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, order, load, load_ids, count, delete_ids, nullify, insert, update] = [
+    let [select, load, load_ids, count, delete_ids, nullify, insert, update] = [
         "select",
-        "order",
         "load",
         "load_ids",
         "count",
@@ -129,43 +128,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             s: &__p::Select,
         ) -> ::core::result::Result<#table::BoxedQuery<'static, #db>, __p::Error> {
             use __p::diesel::prelude::*;
-            let mut q = #table::table.into_boxed::<#db>();
-            for f in &s.filters {
-                q = q.filter(<#ident as __p::SqlQueries<#db>>::condition(f, 0)?);
-            }
-            if !s.any_of.is_empty() {
-                let mut ors = ::std::vec::Vec::with_capacity(s.any_of.len());
-                for conj in &s.any_of {
-                    let mut ands = ::std::vec::Vec::with_capacity(conj.len());
-                    for f in conj {
-                        ands.push(<#ident as __p::SqlQueries<#db>>::condition(f, 0)?);
-                    }
-                    ors.push(__p::all(ands)?);
-                }
-                q = q.filter(__p::any(ors)?);
-            }
-            for &(i, desc) in &s.order {
-                q = q.then_order_by(#order(i, desc)?);
-            }
-            if let ::core::option::Option::Some(limit) = s.limit {
-                q = q.limit(limit).offset(s.offset);
-            }
-            ::core::result::Result::Ok(q)
-        }
-
-        fn #order(
-            field: usize,
-            desc: bool,
-        ) -> ::core::result::Result<__p::Order<#table::table, #db>, __p::Error> {
-            use __p::diesel::prelude::*;
-            match field {
-                #(#indexes => ::core::result::Result::Ok(if desc {
-                    ::std::boxed::Box::new(#desc)
-                } else {
-                    ::std::boxed::Box::new(#asc)
-                }),)*
-                _ => ::core::result::Result::Err(__p::Error::Internal("ordering on an unknown field".into())),
-            }
+            __p::select::<#ident, #db, _>(#table::table.into_boxed(), s)
         }
 
         fn #load(
@@ -256,6 +219,17 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 match field {
                     #(#conditions)*
                     _ => ::core::result::Result::Err(__p::Error::Internal("filter on an unknown field".into())),
+                }
+            }
+
+            fn order(
+                field: usize,
+                desc: bool,
+            ) -> ::core::result::Result<__p::Order<#table::table, #db>, __p::Error> {
+                use __p::diesel::prelude::*;
+                match field {
+                    #(#indexes => __p::order_by(desc, #asc, #desc),)*
+                    _ => ::core::result::Result::Err(__p::Error::Internal("ordering on an unknown field".into())),
                 }
             }
 

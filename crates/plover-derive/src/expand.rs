@@ -66,13 +66,12 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let indexes: Vec<usize> = (0..model.fields.len()).collect();
 
     let set_arms = data_fields.iter().map(|(i, f)| {
-        let (id, ty) = (&f.ident, &f.ty);
-        let parse = if f.nullable {
-            quote!(<#ty as __p::FromJson>::from_json(value)?)
+        let id = &f.ident;
+        if f.nullable {
+            quote!(#i => __p::set_nullable(&mut changes.#id, value),)
         } else {
-            quote!(__p::from_json_required::<#ty>(value)?)
-        };
-        quote!(#i => { changes.#id = ::core::option::Option::Some(#parse); ::core::result::Result::Ok(()) })
+            quote!(#i => __p::set_required(&mut changes.#id, value),)
+        }
     });
     let is_set_arms = data_fields.iter().map(|(i, f)| {
         let id = &f.ident;
@@ -146,8 +145,8 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     count: __count,
                     delete_ids: __delete_ids,
                     nullify: __nullify,
-                    load_display: __load_display,
-                    load_fields: __load_fields,
+                    load_display: __p::load_display::<#ident>,
+                    load_fields: __p::load_fields::<#ident>,
                 },
             };
 
@@ -174,25 +173,6 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 ids: &[i64],
             ) -> ::core::result::Result<usize, __p::Error> {
                 #delete_ids
-            }
-
-            fn __load_display(
-                conn: &mut __p::Conn<'_>,
-                s: &__p::Select,
-            ) -> ::core::result::Result<::std::vec::Vec<(i64, ::std::string::String)>, __p::Error> {
-                let rows = <#ident as __p::RestModel>::load(conn, s)?;
-                ::core::result::Result::Ok(rows.iter().map(|r| (__p::RestModel::pk(r), __p::RestModel::display(r))).collect())
-            }
-
-            fn __load_fields(
-                conn: &mut __p::Conn<'_>,
-                s: &__p::Select,
-                fields: &[usize],
-            ) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<__p::serde_json::Value>>, __p::Error> {
-                let rows = <#ident as __p::RestModel>::load(conn, s)?;
-                ::core::result::Result::Ok(rows.iter()
-                    .map(|r| fields.iter().map(|&f| __p::RestModel::field_json(r, f)).collect())
-                    .collect())
             }
 
             fn __nullify(

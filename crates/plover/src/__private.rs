@@ -82,6 +82,7 @@ macro_rules! __fallback_model {
 
 use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;
+use diesel::query_dsl::methods::{FilterDsl, LimitDsl, OffsetDsl, ThenOrderDsl};
 use diesel::sql_types::{Bool, Nullable};
 use diesel::{BoolExpressionMethods, BoxableExpression};
 
@@ -108,6 +109,99 @@ pub trait SqlQueries<DB: Backend>: RestModel {
 
     /// The primary keys of the rows matching `filter` from `depth` on (for joins).
     fn pk_subquery(filter: &Filter, depth: usize) -> Result<Self::PkQuery, Error>;
+
+    /// The ordering term of field `field`.
+    fn order(field: usize, desc: bool) -> Result<Order<Self::Table, DB>, Error>;
+}
+
+/// A boxed query `q` narrowed by a selection: its conditions, ordering and window. The same for
+/// every model and backend: the generated code only supplies the model's table.
+pub fn select<M, DB, Q>(mut q: Q, s: &Select) -> Result<Q, Error>
+where
+    DB: Backend,
+    M: SqlQueries<DB>,
+    Vec<Cond<M::Table, DB>>: AnyOf<Output = Cond<M::Table, DB>>,
+    Q: FilterDsl<Cond<M::Table, DB>, Output = Q>
+        + ThenOrderDsl<Order<M::Table, DB>, Output = Q>
+        + LimitDsl<Output = Q>
+        + OffsetDsl<Output = Q>,
+{
+    for f in &s.filters {
+        q = FilterDsl::filter(q, M::condition(f, 0)?);
+    }
+    if !s.any_of.is_empty() {
+        let mut ors = Vec::with_capacity(s.any_of.len());
+        for conj in &s.any_of {
+            let ands = conj
+                .iter()
+                .map(|f| M::condition(f, 0))
+                .collect::<Result<Vec<_>, Error>>()?;
+            ors.push(all(ands)?);
+        }
+        q = FilterDsl::filter(q, any(ors)?);
+    }
+    for &(field, desc) in &s.order {
+        q = ThenOrderDsl::then_order_by(q, M::order(field, desc)?);
+    }
+    if let Some(limit) = s.limit {
+        q = OffsetDsl::offset(LimitDsl::limit(q, limit), s.offset);
+    }
+    Ok(q)
+}
+
+/// `(primary key, display text)` of the rows of a selection (`ModelOps::load_display`).
+pub fn load_display<M: RestModel>(
+    conn: &mut Conn<'_>,
+    s: &Select,
+) -> Result<Vec<(i64, String)>, Error> {
+    Ok(M::load(conn, s)?
+        .iter()
+        .map(|r| (r.pk(), r.display()))
+        .collect())
+}
+
+/// Some fields of the rows of a selection as JSON values (`ModelOps::load_fields`).
+pub fn load_fields<M: RestModel>(
+    conn: &mut Conn<'_>,
+    s: &Select,
+    fields: &[usize],
+) -> Result<Vec<Vec<serde_json::Value>>, Error> {
+    Ok(M::load(conn, s)?
+        .iter()
+        .map(|r| fields.iter().map(|&f| r.field_json(f)).collect())
+        .collect())
+}
+
+/// Sets a changes slot of a non-nullable field from JSON (`null` has its own message).
+pub fn set_required<T: FromJson>(
+    slot: &mut Option<T>,
+    value: &serde_json::Value,
+) -> Result<(), String> {
+    *slot = Some(from_json_required(value)?);
+    Ok(())
+}
+
+/// Sets a changes slot of a nullable field (`Option<T>`) from JSON.
+pub fn set_nullable<T: FromJson>(
+    slot: &mut Option<T>,
+    value: &serde_json::Value,
+) -> Result<(), String> {
+    *slot = Some(T::from_json(value)?);
+    Ok(())
+}
+
+/// One field's ordering term: `asc` or `desc`, boxed.
+pub fn order_by<T, DB, A, D>(desc: bool, asc_term: A, desc_term: D) -> Result<Order<T, DB>, Error>
+where
+    DB: Backend,
+    A: BoxableExpression<T, DB, SqlType = NotSelectable> + 'static,
+    D: BoxableExpression<T, DB, SqlType = NotSelectable> + 'static,
+{
+    Ok(if desc {
+        Box::new(desc_term)
+    } else {
+        Box::new(asc_term)
+    })
 }
 
 /// Whether `filter` from path position `depth` on selects at most one row of `M`: a single
