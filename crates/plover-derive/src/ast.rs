@@ -5,6 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use syn::{Data, DeriveInput, Fields, Ident, Path, Type, Visibility};
 
 use crate::attr::{self, Default};
+use crate::check;
 use crate::ctxt::Ctxt;
 use crate::types::{kind_of, option_inner, sql_literal, sql_type_of, Kind, SUPPORTED};
 
@@ -78,53 +79,39 @@ impl Model {
             .filter_map(|f| Some((f, f.ident.clone()?, attr::field_attrs(&mut cx, &f.attrs))))
             .collect();
         // The primary key: the field marked #[rest(primary_key)], else the field named `id`.
-        let marked: Vec<usize> = (0..parsed.len())
-            .filter(|&i| parsed[i].2.primary_key)
+        let marked: Vec<&Ident> = parsed
+            .iter()
+            .filter(|(_, _, fa)| fa.primary_key)
+            .map(|(_, ident, _)| ident)
             .collect();
-        for &extra in marked.iter().skip(1) {
-            cx.error(
-                &parsed[extra].1,
-                "only one field may be #[rest(primary_key)]",
-            );
-        }
-        let pk_at = marked
+        let pk_ident = marked
             .first()
             .copied()
-            .or_else(|| parsed.iter().position(|(_, ident, _)| ident == "id"));
+            .or_else(|| {
+                parsed
+                    .iter()
+                    .map(|(_, ident, _)| ident)
+                    .find(|i| *i == "id")
+            })
+            .cloned();
+        check::primary_keys(&mut cx, &input.ident, &marked, pk_ident.is_some());
         let mut fields: Vec<Field> = Vec::new();
         let mut indexes: Vec<Vec<String>> = Vec::new();
-        let mut pk = None;
-        for (i, (f, ident, fa)) in parsed.into_iter().enumerate() {
-            let is_pk = pk_at == Some(i);
+        for (f, ident, fa) in parsed {
             let (value_ty, nullable) = match option_inner(&f.ty) {
                 Some(inner) => (inner.clone(), true),
                 None => (f.ty.clone(), false),
             };
-            let kind = kind_of(&value_ty);
-            if is_pk && (nullable || !matches!(kind, Some(Kind::Int32 | Kind::Int64))) {
-                cx.error(&f.ty, "the primary key must be an i32 or i64 field");
-                continue;
-            }
-            let Some(kind) = kind else {
-                cx.error(
-                    &f.ty,
-                    format!("unsupported field type for RestModel; use {SUPPORTED}"),
-                );
+            let Some(kind) = kind_of(&value_ty) else {
+                let message = if pk_ident.as_ref() == Some(&ident) {
+                    check::PK_TYPE.to_owned()
+                } else {
+                    format!("unsupported field type for RestModel; use {SUPPORTED}")
+                };
+                cx.error(&f.ty, message);
                 continue;
             };
-            if is_pk && !matches!(fa.default, Default::None) {
-                cx.error(
-                    &ident,
-                    "the database assigns the primary key: remove `default` from it",
-                );
-            }
             let column = ident.to_string();
-            if fa.fk.is_some() && !matches!(kind, Kind::Int32 | Kind::Int64) {
-                cx.error(
-                    &f.ty,
-                    "a foreign key (`fk`) must be an integer field: i32, i64 or an Option of them",
-                );
-            }
             let name = match (&fa.name, &fa.fk) {
                 (Some(lit), _) => lit.value(),
                 (None, Some(_)) => column.strip_suffix("_id").unwrap_or(&column).to_owned(),
@@ -135,23 +122,6 @@ impl Model {
             } else {
                 name.clone()
             };
-            let clash = fields.iter().find(|other| {
-                [&other.name, &other.key, &other.ident.to_string()]
-                    .iter()
-                    .any(|n| **n == name || **n == key || **n == column)
-            });
-            if let Some(other) = clash {
-                cx.error(
-                    &ident,
-                    format!(
-                        "`{ident}` and `{}` would share the API name `{name}`; rename one with #[rest(name = \"...\")]",
-                        other.ident
-                    ),
-                );
-            }
-            if is_pk {
-                pk = Some(fields.len());
-            }
             if fa.index {
                 indexes.push(vec![column.clone()]);
             }
@@ -176,6 +146,8 @@ impl Model {
                 unique: fa.unique,
             });
         }
+        let pk = pk_ident.and_then(|pk| fields.iter().position(|f| f.ident == pk));
+        check::fields(&mut cx, &fields, pk);
         for (name, lit) in &attrs.exclude {
             match fields
                 .iter_mut()
@@ -183,18 +155,7 @@ impl Model {
             {
                 Some(f) if f.read_only => cx.error(lit, crate::attr::READ_AND_WRITE_ONLY),
                 Some(f) => f.excluded = true,
-                None => cx.error(
-                    lit,
-                    format!(
-                        "`exclude` names `{name}`, which is not a field of `{}`; fields: {}",
-                        input.ident,
-                        fields
-                            .iter()
-                            .map(|f| f.ident.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ),
+                None => cx.error(lit, check::not_a_field("exclude", name, input, &fields)),
             }
         }
         for lit in &attrs.indexes {
@@ -202,19 +163,7 @@ impl Model {
             for name in lit.value().split(',').map(str::trim) {
                 match fields.iter().find(|f| f.name == name || f.ident == name) {
                     Some(f) => columns.push(f.ident.to_string()),
-                    None => cx.error(
-                        lit,
-                        format!(
-                            "`index` names `{name}`, which is not a field of `{}`; write field \
-                             names separated by commas, from: {}",
-                            input.ident,
-                            fields
-                                .iter()
-                                .map(|f| f.ident.to_string())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ),
+                    None => cx.error(lit, check::not_a_field("index", name, input, &fields)),
                 }
             }
             indexes.push(columns);
@@ -223,12 +172,6 @@ impl Model {
             cx.error(
                 &input.ident,
                 "missing table: add #[diesel(table_name = <table>)] naming the diesel `table!` of this model",
-            );
-        }
-        if pk_at.is_none() {
-            cx.error(
-                &input.ident,
-                "no primary key: add a field `id: i32` (or i64), or mark one #[rest(primary_key)]",
             );
         }
         cx.check()?;

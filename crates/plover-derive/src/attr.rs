@@ -5,11 +5,43 @@ use syn::{Attribute, Expr, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
 
+/// The keys of `#[rest(...)]`, one constant each.
+pub(crate) mod key {
+    pub(crate) const EXCLUDE: &str = "exclude";
+    pub(crate) const NAME: &str = "name";
+    pub(crate) const DISPLAY: &str = "display";
+    pub(crate) const RULES: &str = "rules";
+    pub(crate) const INDEX: &str = "index";
+    pub(crate) const FK: &str = "fk";
+    pub(crate) const DEFAULT: &str = "default";
+    pub(crate) const READ_ONLY: &str = "read_only";
+    pub(crate) const WRITE_ONLY: &str = "write_only";
+    pub(crate) const PRIMARY_KEY: &str = "primary_key";
+    pub(crate) const UNIQUE: &str = "unique";
+    /// Of `#[diesel(...)]`.
+    pub(crate) const TABLE_NAME: &str = "table_name";
+}
+
 /// Struct-level attribute keys.
-pub(crate) const STRUCT_KEYS: &str = "exclude, name, display, rules, index";
+pub(crate) const STRUCT_KEYS: &[&str] = &[
+    key::EXCLUDE,
+    key::NAME,
+    key::DISPLAY,
+    key::RULES,
+    key::INDEX,
+];
 /// Field-level attribute keys.
-pub(crate) const FIELD_KEYS: &str =
-    "fk, default, read_only, write_only, exclude, primary_key, unique, index, name";
+pub(crate) const FIELD_KEYS: &[&str] = &[
+    key::FK,
+    key::DEFAULT,
+    key::READ_ONLY,
+    key::WRITE_ONLY,
+    key::EXCLUDE,
+    key::PRIMARY_KEY,
+    key::UNIQUE,
+    key::INDEX,
+    key::NAME,
+];
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -77,13 +109,14 @@ impl Seen {
     }
 }
 
-fn unknown(meta: &ParseNestedMeta<'_>, keys: &str) -> syn::Error {
+fn unknown(meta: &ParseNestedMeta<'_>, keys: &[&str]) -> syn::Error {
     let key = meta
         .path
         .get_ident()
         .map_or_else(|| "this key".to_owned(), |i| format!("`{i}`"));
     meta.error(format!(
-        "unknown rest attribute {key}; expected one of: {keys}"
+        "unknown rest attribute {key}; expected one of: {}",
+        keys.join(", ")
     ))
 }
 
@@ -95,7 +128,7 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
             // diesel's own derives check the rest of this attribute; a malformed table name
             // is ours to report.
             let _ = attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("table_name") {
+                if meta.path.is_ident(key::TABLE_NAME) {
                     let value = meta.value()?;
                     match value.parse::<Path>() {
                         Ok(path) => out.table = Some(path),
@@ -118,12 +151,12 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
             });
         } else if attr.path().is_ident("rest") {
             let result = attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("index") {
+                if meta.path.is_ident(key::INDEX) {
                     out.indexes.push(meta.value()?.parse()?);
                     return Ok(());
                 }
                 seen.first(&meta)?;
-                if meta.path.is_ident("exclude") {
+                if meta.path.is_ident(key::EXCLUDE) {
                     let lit: LitStr = meta.value()?.parse()?;
                     for name in lit
                         .value()
@@ -133,11 +166,11 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
                     {
                         out.exclude.push((name.to_owned(), lit.clone()));
                     }
-                } else if meta.path.is_ident("name") {
+                } else if meta.path.is_ident(key::NAME) {
                     out.name = Some(meta.value()?.parse()?);
-                } else if meta.path.is_ident("display") {
+                } else if meta.path.is_ident(key::DISPLAY) {
                     out.display = Some(meta.value()?.parse()?);
-                } else if meta.path.is_ident("rules") {
+                } else if meta.path.is_ident(key::RULES) {
                     out.rules = true;
                 } else {
                     return Err(unknown(&meta, STRUCT_KEYS));
@@ -167,32 +200,32 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
         let result = attr.parse_nested_meta(|meta| {
             seen.first(&meta)?;
-            if meta.path.is_ident("fk") {
+            if meta.path.is_ident(key::FK) {
                 out.fk = Some(meta.value()?.parse()?);
-            } else if meta.path.is_ident("default") {
+            } else if meta.path.is_ident(key::DEFAULT) {
                 out.default = if meta.input.peek(syn::Token![=]) {
                     Default::Expr(meta.value()?.parse()?)
                 } else {
                     Default::Database
                 };
-            } else if meta.path.is_ident("write_only") || meta.path.is_ident("exclude") {
+            } else if meta.path.is_ident(key::WRITE_ONLY) || meta.path.is_ident(key::EXCLUDE) {
                 // Accepted in bodies and forms, never serialized, filtered or ordered.
                 if out.read_only {
                     return Err(meta.error(READ_AND_WRITE_ONLY));
                 }
                 out.exclude = true;
-            } else if meta.path.is_ident("read_only") {
+            } else if meta.path.is_ident(key::READ_ONLY) {
                 if out.exclude {
                     return Err(meta.error(READ_AND_WRITE_ONLY));
                 }
                 out.read_only = true;
-            } else if meta.path.is_ident("primary_key") {
+            } else if meta.path.is_ident(key::PRIMARY_KEY) {
                 out.primary_key = true;
-            } else if meta.path.is_ident("unique") {
+            } else if meta.path.is_ident(key::UNIQUE) {
                 out.unique = true;
-            } else if meta.path.is_ident("index") {
+            } else if meta.path.is_ident(key::INDEX) {
                 out.index = true;
-            } else if meta.path.is_ident("name") {
+            } else if meta.path.is_ident(key::NAME) {
                 out.name = Some(meta.value()?.parse()?);
             } else {
                 return Err(unknown(&meta, FIELD_KEYS));

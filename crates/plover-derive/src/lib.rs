@@ -7,6 +7,7 @@
 mod ast;
 mod attr;
 mod backend;
+mod check;
 mod ctxt;
 mod expand;
 #[cfg(test)]
