@@ -218,8 +218,8 @@ impl Hooks<AModel> for NoList {
 struct HideHidden;
 
 impl Hooks<AModel> for HideHidden {
-    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope) {
-        scope.filter("a_field", Op::Ne, "hidden");
+    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope<AModel>) {
+        scope.filter(AModel::FIELDS.a_field, Op::Ne, "hidden");
     }
 }
 
@@ -284,16 +284,17 @@ fn open() -> Authentication {
 /// with other options.
 fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     let mut api = plover_conformance_app::api(db, auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
+    let (sample, message) = (Sample::FIELDS, Message::FIELDS);
     api.register_resource(
         Resource::<Sample>::new()
             .name("slim")
-            .fields(["id", "name", "qty"])
+            .fields([sample.id, sample.name, sample.qty])
             .auth(open()),
     )
     .register_resource(
         Resource::<Sample>::new()
             .name("lean")
-            .exclude(["body", "remark", "stamp"])
+            .exclude([sample.body, sample.remark, sample.stamp])
             .auth(open()),
     )
     .register_resource(Resource::<Vault>::new().auth(open()))
@@ -302,22 +303,22 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Sample>::new()
             .name("narrow")
-            .fields(["id", "name", "qty"])
-            .writable(["name", "qty"])
+            .fields([sample.id, sample.name, sample.qty])
+            .writable([sample.name, sample.qty])
             .auth(open()),
     )
     .register_resource(
         Resource::<DModel>::new()
             .name("dchain")
             .include(
-                "c",
+                DModel::FIELDS.c_id,
                 Resource::<CModel>::new()
-                    .filter_exclude(["c_field"])
+                    .filter_exclude([CModel::FIELDS.c_field])
                     .include(
-                        "b",
+                        CModel::FIELDS.b_id,
                         Resource::<BModel>::new()
-                            .exclude(["b_field"])
-                            .include("a", Resource::<AModel>::new()),
+                            .exclude([BModel::FIELDS.b_field])
+                            .include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
                     ),
             )
             .auth(open()),
@@ -325,12 +326,15 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Message>::new()
             .name("msgff")
-            .filter_fields(["content", "user__username"]),
+            .filter_fields([
+                message.content.into(),
+                message.user_id.join(User::FIELDS.username),
+            ]),
     )
     .register_resource(
         Resource::<Message>::new()
             .name("msgfk")
-            .filter_fields(["user"]),
+            .filter_fields([message.user_id]),
     )
     .register_resource(
         Resource::<EModel>::new()
@@ -372,7 +376,7 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Sample>::new()
             .name("noid")
-            .fields(["name", "qty"])
+            .fields([sample.name, sample.qty])
             .auth(open()),
     );
     api

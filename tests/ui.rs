@@ -30,4 +30,5 @@ fn ui() {
     t.compile_fail("ui/display_unknown_field.rs");
     t.compile_fail("ui/repeated_key.rs");
     t.compile_fail("ui/index_unknown_column.rs");
+    t.compile_fail("ui/misspelled_field_option.rs");
 }

@@ -56,8 +56,8 @@ pub fn pages(cfg: &mut web::ServiceConfig) {
 pub struct UserHooks(pub HashPassword);
 
 impl Hooks<User> for UserHooks {
-    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope) {
-        scope.eq("active", true);
+    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope<User>) {
+        scope.eq(User::FIELDS.active, true);
     }
 
     fn save_object(
@@ -105,9 +105,10 @@ impl Hooks<Note> for NoPost {
 
 /// `UserResource` of APP.md, for registration or nesting.
 pub fn user_resource(auth: &Auth<User>) -> Resource<User> {
+    let user = User::FIELDS;
     Resource::<User>::new()
-        .exclude(["password", "email"])
-        .filter_exclude(["password", "email"])
+        .exclude([user.password, user.email])
+        .filter_exclude([user.password, user.email])
         .hooks(UserHooks(HashPassword(auth.clone())))
 }
 
@@ -116,29 +117,33 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
     use Method as M;
     let open = || Authentication::new(vec![]);
     let all = || vec![M::GET, M::POST, M::PUT, M::DELETE];
+    let (user, message, follow) = (User::FIELDS, Message::FIELDS, Relationship::FIELDS);
     let mut api = RestApi::new(db).max_body_bytes(max_body);
     api.register_resource(user_resource(auth).auth(AdminAuthentication::new(auth)))
         .register_resource(
             Resource::<ApiKey>::new()
-                .fields(["id", "key"])
+                .fields([ApiKey::FIELDS.id, ApiKey::FIELDS.key])
                 .auth(AdminAuthentication::with_methods(auth, all()))
                 .allowed_methods([M::GET, M::POST, M::DELETE]),
         )
         .register_resource(
             Resource::<Message>::new()
-                .owner_field("user")
-                .include("user", user_resource(auth))
-                .filter_exclude(["user__password", "user__email"])
+                .owner_field(message.user_id)
+                .include(message.user_id, user_resource(auth))
+                .filter_exclude([
+                    message.user_id.join(user.password),
+                    message.user_id.join(user.email),
+                ])
                 .auth(UserAuthentication::new(auth)),
         )
         .register_resource(
             Resource::<Relationship>::new()
-                .include("to_user", user_resource(auth))
+                .include(follow.to_user_id, user_resource(auth))
                 .filter_exclude([
-                    "from_user__password",
-                    "from_user__email",
-                    "to_user__password",
-                    "to_user__email",
+                    follow.from_user_id.join(user.password),
+                    follow.from_user_id.join(user.email),
+                    follow.to_user_id.join(user.password),
+                    follow.to_user_id.join(user.email),
                 ]),
         )
         .register_resource(
@@ -149,14 +154,14 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
         .register_resource(Resource::<AModel>::new().auth(open()))
         .register_resource(
             Resource::<BModel>::new()
-                .include("a", Resource::<AModel>::new())
+                .include(BModel::FIELDS.a_id, Resource::<AModel>::new())
                 .auth(open()),
         )
         .register_resource(
             Resource::<CModel>::new()
                 .include(
-                    "b",
-                    Resource::<BModel>::new().include("a", Resource::<AModel>::new()),
+                    CModel::FIELDS.b_id,
+                    Resource::<BModel>::new().include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
                 )
                 .auth(open()),
         )
@@ -169,13 +174,16 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
         )
         .register_resource(
             Resource::<FModel>::new()
-                .include("e", Resource::<EModel>::new())
+                .include(FModel::FIELDS.e_id, Resource::<EModel>::new())
                 .filter_recursive(false)
                 .auth(open()),
         )
         .register_resource(
             Resource::<HModel>::new()
-                .filter_fields(["id", "h_field", "h_date", "h_day"])
+                .filter_fields({
+                    let h = HModel::FIELDS;
+                    [h.id, h.h_field, h.h_date, h.h_day]
+                })
                 .hooks(HModelChecks)
                 .auth(open()),
         )
@@ -193,8 +201,11 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
     api.register_resource(
         Resource::<Relationship>::new()
             .name("follow")
-            .owner_field("from_user")
-            .filter_exclude(["from_user__email", "to_user__email"]),
+            .owner_field(Relationship::FIELDS.from_user_id)
+            .filter_exclude({
+                let (f, user) = (Relationship::FIELDS, User::FIELDS);
+                [f.from_user_id.join(user.email), f.to_user_id.join(user.email)]
+            }),
     )
     .register_resource(
         Resource::<Note>::new()
@@ -281,32 +292,38 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
         .register(
             ModelAdmin::<User>::new()
                 .columns([
-                    Column::field("id"),
-                    Column::field("username"),
-                    Column::field("email"),
-                    Column::field("active"),
-                    Column::field("admin"),
+                    Column::field(User::FIELDS.id),
+                    Column::field(User::FIELDS.username),
+                    Column::field(User::FIELDS.email),
+                    Column::field(User::FIELDS.active),
+                    Column::field(User::FIELDS.admin),
                     Column::per_page("message_count", message_counts),
                 ])
-                .exclude(["password"]),
+                .exclude([User::FIELDS.password]),
         )
         .register(
             ModelAdmin::<Message>::new()
-                .columns(["id", "user", "content", "pub_date"].map(Column::field))
-                .foreign_key_lookup("user", "username"),
+                .columns({
+                    let f = Message::FIELDS;
+                    [f.id, f.user_id, f.content, f.pub_date].map(Column::field)
+                })
+                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username),
         )
         .register(ModelAdmin::<Note>::new())
         .register(
             ModelAdmin::<AModel>::new()
                 .columns([
-                    Column::field("id"),
-                    Column::field("a_field"),
+                    Column::field(AModel::FIELDS.id),
+                    Column::field(AModel::FIELDS.a_field),
                     Column::computed("shout", |a: &AModel| a.a_field.to_uppercase()),
                 ])
                 .delete_collect_objects(true)
                 .delete_recursive(true),
         )
-        .register(ModelAdmin::<BModel>::new().columns(["id", "a", "b_field"].map(Column::field)))
+        .register(ModelAdmin::<BModel>::new().columns({
+            let f = BModel::FIELDS;
+            [f.id, f.a_id, f.b_field].map(Column::field)
+        }))
         .register(ModelAdmin::<CModel>::new())
         .register(ModelAdmin::<DModel>::new())
         .register_panel("Notes", NotesPanel);

@@ -122,12 +122,15 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         dispatch("update", quote!(pk, changes)),
     ];
 
+    let handles = field_handles(ident, vis, &idents);
     quote! {
         #[doc = #changes_doc]
         #[derive(Debug, Default)]
         #vis struct #changes {
             #(#change_fields)*
         }
+
+        #handles
 
         #[automatically_derived]
         const _: () = {
@@ -274,6 +277,35 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     }
 }
 
+/// `<Model>Fields`, one typed handle per field (in declaration order), and the constant
+/// `<Model>::FIELDS` that holds them.
+fn field_handles(ident: &syn::Ident, vis: &syn::Visibility, fields: &[&syn::Ident]) -> TokenStream {
+    let handles = format_ident!("{}Fields", ident);
+    let doc = format!(
+        "Typed handles of the fields of `{ident}`, for resource and admin options (generated \
+         by `RestModel`): `{ident}::FIELDS.<field>`."
+    );
+    let decls = fields.iter().map(|f| {
+        let doc = format!("The field `{f}`.");
+        quote!(#[doc = #doc] pub #f: ::plover::model::Field<#ident>,)
+    });
+    let values = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| quote!(#f: ::plover::model::Field::at(#i),));
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #handles { #(#decls)* }
+
+        #[automatically_derived]
+        impl #ident {
+            /// The typed handles of this model's fields.
+            #vis const FIELDS: #handles = #handles { #(#values)* };
+        }
+    }
+}
+
 /// After errors: `<Model>Changes` with a field for each field but `id`, and a `RestModel` impl
 /// that is never run. Nothing for what cannot be a model (an enum, a generic struct).
 pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
@@ -293,9 +325,12 @@ pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
         let (id, ty) = (f.ident.as_ref()?, &f.ty);
         (id != "id").then(|| quote!(pub #id: ::core::option::Option<#ty>,))
     });
+    let idents: Vec<&syn::Ident> = named.named.iter().filter_map(|f| f.ident.as_ref()).collect();
+    let handles = field_handles(ident, vis, &idents);
     quote! {
         #[derive(Default)]
         #vis struct #changes { #(#fields)* }
+        #handles
         ::plover::__fallback_model!(#ident, #changes);
     }
 }

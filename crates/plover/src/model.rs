@@ -1,6 +1,7 @@
 //! Model metadata: what `#[derive(RestModel)]` generates, and the trait the runtime uses.
 
 use std::any::TypeId;
+use std::marker::PhantomData;
 
 use serde_json::Value;
 
@@ -80,6 +81,131 @@ impl FieldMeta {
     pub fn answers_to(&self, key: &str) -> bool {
         self.name == key || self.key == key || self.column == key
     }
+}
+
+/// A typed handle of one field of model `M`: what resource and admin options take, so that a
+/// misspelled field is a compile error. `#[derive(RestModel)]` generates one per field, as the
+/// public fields of `<Model>Fields`, reached through the constant `<Model>::FIELDS`:
+///
+/// ```
+/// # use plover::prelude::*;
+/// # diesel::table! { book (id) { id -> Integer, title -> Text, price -> Integer } }
+/// #[derive(Debug, RestModel)]
+/// #[diesel(table_name = book)]
+/// pub struct Book { pub id: i32, pub title: String, pub price: i32 }
+///
+/// let f = Book::FIELDS;
+/// let resource = Resource::<Book>::new().fields([f.id, f.title]).writable([f.title]);
+/// assert_eq!(f.price.name(), "price");
+/// ```
+pub struct Field<M> {
+    index: usize,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Field<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Field<M> {}
+
+impl<M> PartialEq for Field<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl<M> Eq for Field<M> {}
+
+impl<M> std::fmt::Debug for Field<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Field({})", self.index)
+    }
+}
+
+impl<M> Field<M> {
+    /// The handle of field `index` (in declaration order); generated code uses it.
+    #[doc(hidden)]
+    pub const fn at(index: usize) -> Field<M> {
+        Field {
+            index,
+            _model: PhantomData,
+        }
+    }
+
+    /// The field's position among the model's fields.
+    pub fn index(self) -> usize {
+        self.index
+    }
+}
+
+impl<M: RestModel> Field<M> {
+    /// The field's metadata.
+    pub fn meta(self) -> &'static FieldMeta {
+        &M::meta().fields[self.index]
+    }
+
+    /// The field's API name (`author` for a foreign key `author_id`).
+    pub fn name(self) -> &'static str {
+        self.meta().name
+    }
+
+    /// The filter path through this foreign key to a field of the related model `N`:
+    /// `Message::FIELDS.user_id.join(User::FIELDS.email)` is `user__email`. That this field is a
+    /// foreign key to `N` is checked when the resource or admin is set up.
+    pub fn join<N: RestModel>(self, next: impl Into<Path<N>>) -> Path<M> {
+        Path {
+            text: format!("{}__{}", self.name(), next.into().text),
+            _model: PhantomData,
+        }
+    }
+}
+
+/// A filter path from model `M`: one of its fields, or a chain of joins through foreign keys
+/// ([`Field::join`]). Options that take paths take fields too.
+pub struct Path<M> {
+    text: String,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> std::fmt::Debug for Path<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Path({})", self.text)
+    }
+}
+
+impl<M> Path<M> {
+    /// The path in the query-string syntax, `user__email`.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<M: RestModel> From<Field<M>> for Path<M> {
+    fn from(field: Field<M>) -> Path<M> {
+        Path {
+            text: field.name().to_owned(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M> From<Path<M>> for String {
+    fn from(path: Path<M>) -> String {
+        path.text
+    }
+}
+
+/// The API names of fields (for options stored by name).
+pub(crate) fn names<M: RestModel>(fields: impl IntoIterator<Item = Field<M>>) -> Vec<String> {
+    fields.into_iter().map(|f| f.name().to_owned()).collect()
+}
+
+/// Paths in the query-string syntax (for options stored by path).
+pub(crate) fn paths<M, P: Into<Path<M>>>(paths: impl IntoIterator<Item = P>) -> Vec<String> {
+    paths.into_iter().map(|p| String::from(p.into())).collect()
 }
 
 /// `(primary key, display text)` of the rows of a selection.

@@ -180,14 +180,15 @@ pub fn routes(
     db: &Database,
     auth: &Auth<Member>,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
+    let book = Book::FIELDS;
     let mut api = RestApi::new(db.clone());
     api.register_resource(Resource::<Author>::new().auth(AdminAuthentication::new(auth)))
         .register_resource(Resource::<Book>::new().auth(AdminAuthentication::new(auth)))
         .register_resource(
             Resource::<Book>::new()
                 .name("catalogue")
-                .fields(["id", "author", "isbn", "title", "in_stock"])
-                .writable(["title", "price"])
+                .fields([book.id, book.author_id, book.isbn, book.title, book.in_stock])
+                .writable([book.title, book.price])
                 .auth(AdminAuthentication::new(auth)),
         )
         .register_resource(Resource::<Loan>::new().auth(AdminAuthentication::new(auth)));

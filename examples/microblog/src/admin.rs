@@ -64,12 +64,12 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
         .register(
             ModelAdmin::<User>::new()
                 .columns([
-                    Column::field("id"),
-                    Column::field("username"),
-                    Column::field("email"),
-                    Column::field("join_date"),
-                    Column::field("active"),
-                    Column::field("admin"),
+                    Column::field(User::FIELDS.id),
+                    Column::field(User::FIELDS.username),
+                    Column::field(User::FIELDS.email),
+                    Column::field(User::FIELDS.join_date),
+                    Column::field(User::FIELDS.active),
+                    Column::field(User::FIELDS.admin),
                     Column::computed("email domain", |u: &User| {
                         u.email
                             .rsplit_once('@')
@@ -77,13 +77,16 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                             .unwrap_or_default()
                     }),
                 ])
-                .exclude(["password"]),
+                .exclude([User::FIELDS.password]),
         )
         .register(ModelAdmin::<Relationship>::new())
         .register(
             ModelAdmin::<Message>::new()
-                .columns(["id", "user", "content", "pub_date"].map(Column::field))
-                .foreign_key_lookup("user", "username"),
+                .columns({
+                    let f = Message::FIELDS;
+                    [f.id, f.user_id, f.content, f.pub_date].map(Column::field)
+                })
+                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username),
         )
         .register(ModelAdmin::<Note>::new())
         .register_panel("New messages this week", NewMessages);

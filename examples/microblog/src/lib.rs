@@ -229,23 +229,30 @@ pub fn routes(
     db: &Database,
     auth: &Auth<User>,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
-    let user_resource = || Resource::<User>::new().exclude(["password", "email"]);
+    let (user, message) = (User::FIELDS, Message::FIELDS);
+    let user_resource = || Resource::<User>::new().exclude([user.password, user.email]);
     let mut api = RestApi::new(db.clone());
     api.register_resource(
         user_resource()
-            .filter_exclude(["password", "email"])
+            .filter_exclude([user.password, user.email])
             .hooks(HashPassword(auth.clone()))
             .auth(AdminAuthentication::new(auth)),
     )
     .register_resource(
         // E-mail addresses are private: no filter reaches them through either user.
-        Resource::<Relationship>::new().filter_exclude(["from_user__email", "to_user__email"]),
+        Resource::<Relationship>::new().filter_exclude({
+            let f = Relationship::FIELDS;
+            [f.from_user_id.join(user.email), f.to_user_id.join(user.email)]
+        }),
     )
     .register_resource(
         Resource::<Message>::new()
             .keyset_pagination(true)
-            .filter_exclude(["user__password", "user__email"])
-            .owner_field("user")
+            .filter_exclude([
+                message.user_id.join(user.password),
+                message.user_id.join(user.email),
+            ])
+            .owner_field(message.user_id)
             .auth(UserAuthentication::new(auth)),
     )
     .register::<Note>();

@@ -19,7 +19,7 @@
 //! let db = Database::from_url("sqlite://app.db").expect("a valid URL");
 //! let auth = Auth::<User>::new(db);
 //! let mut admin = Admin::new(&auth);
-//! admin.register(ModelAdmin::<User>::new().exclude(["password"]));
+//! admin.register(ModelAdmin::<User>::new().exclude([User::FIELDS.password]));
 //! let admin = admin.setup();
 //! let app = actix_web::App::new()
 //!     .wrap(auth.session_middleware())

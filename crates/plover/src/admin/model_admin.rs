@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::RestModel;
+use crate::model::{names, paths, Field, Path, RestModel};
 use crate::query::Limits;
 
 /// Computes one column for a whole page of rows (one query for the page, not one per row).
@@ -14,7 +14,7 @@ pub type PageColumn<M> =
 
 /// A column of the admin index.
 pub enum Column<M> {
-    /// A model field, by API or column name: shown as stored, sortable.
+    /// A model field (its API name): shown as stored, sortable.
     Field(String),
     /// A value computed from each row.
     Computed {
@@ -32,12 +32,14 @@ pub enum Column<M> {
     },
 }
 
-impl<M> Column<M> {
-    /// A model field.
-    pub fn field(name: &str) -> Column<M> {
-        Column::Field(name.to_owned())
+impl<M: RestModel> Column<M> {
+    /// A model field: `Column::field(Message::FIELDS.content)`.
+    pub fn field(field: Field<M>) -> Column<M> {
+        Column::Field(field.name().to_owned())
     }
+}
 
+impl<M> Column<M> {
     /// A value computed from each row: `Column::computed("shout", |a: &AModel| a.a_field.to_uppercase())`.
     pub fn computed(
         title: &str,
@@ -62,9 +64,9 @@ impl<M> Column<M> {
     }
 }
 
-impl<M> From<&str> for Column<M> {
-    fn from(name: &str) -> Column<M> {
-        Column::field(name)
+impl<M: RestModel> From<Field<M>> for Column<M> {
+    fn from(field: Field<M>) -> Column<M> {
+        Column::field(field)
     }
 }
 
@@ -146,27 +148,27 @@ impl<M: RestModel> ModelAdmin<M> {
     }
 
     /// The fields the add and edit forms offer (default: every field but the primary key).
-    pub fn fields<'a>(mut self, fields: impl IntoIterator<Item = &'a str>) -> Self {
-        self.fields = Some(fields.into_iter().map(str::to_owned).collect());
+    pub fn fields(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.fields = Some(names(fields));
         self
     }
 
     /// Fields the forms and the export never offer; they are not filterable or orderable in
     /// the admin either (also through joins from other models' admins).
-    pub fn exclude<'a>(mut self, fields: impl IntoIterator<Item = &'a str>) -> Self {
-        self.exclude = fields.into_iter().map(str::to_owned).collect();
+    pub fn exclude(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.exclude = names(fields);
         self
     }
 
-    /// The only filter paths the index and the export accept (REST syntax, e.g. `user__username`).
-    pub fn filter_fields<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> Self {
-        self.filter_fields = Some(paths.into_iter().map(str::to_owned).collect());
+    /// The only filter fields and paths ([`Field::join`]) the index and the export accept.
+    pub fn filter_fields<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+        self.filter_fields = Some(paths(filters));
         self
     }
 
-    /// Filter paths refused (with everything below them).
-    pub fn filter_exclude<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> Self {
-        self.filter_exclude = paths.into_iter().map(str::to_owned).collect();
+    /// Filter fields and paths refused (with everything below them).
+    pub fn filter_exclude<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+        self.filter_exclude = paths(filters);
         self
     }
 
@@ -182,11 +184,12 @@ impl<M: RestModel> ModelAdmin<M> {
         self
     }
 
-    /// A foreign key chosen with a type-ahead search on a column of the related model
-    /// (`("user", "username")`), instead of a select listing the related rows.
-    pub fn foreign_key_lookup(mut self, field: &str, column: &str) -> Self {
+    /// A foreign key chosen with a type-ahead search on a field of the related model `N`
+    /// (`(Message::FIELDS.user_id, User::FIELDS.username)`), instead of a select listing the
+    /// related rows. That `field` refers to `N` is checked when the admin is set up.
+    pub fn foreign_key_lookup<N: RestModel>(mut self, field: Field<M>, column: Field<N>) -> Self {
         self.foreign_key_lookups
-            .push((field.to_owned(), column.to_owned()));
+            .push((field.name().to_owned(), column.name().to_owned()));
         self
     }
 

@@ -315,7 +315,7 @@ impl<M: RestModel> Prepared<M> {
     pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
         let mut scope = super::resource::Scope::default();
         self.hooks.get_query(cx, &mut scope);
-        scope.resolve::<M>()
+        Ok(scope.filters)
     }
 
     /// The row with primary key `pk`, if `get_query` lets this request see it.

@@ -1,5 +1,6 @@
 //! `Resource`: the options and hooks of one model's REST endpoints.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use actix_web::http::Method;
@@ -8,7 +9,7 @@ use serde_json::{Map, Value};
 use super::data::Data;
 use crate::auth::{AuthUser, Authenticator};
 use crate::error::Error;
-use crate::model::RestModel;
+use crate::model::{names, paths, Field, Path, RestModel};
 use crate::query::{Filter, Limits, Op, Param};
 
 /// What hooks know about the request being served.
@@ -20,40 +21,37 @@ pub struct Context<'a> {
     pub user: Option<&'a AuthUser>,
 }
 
-/// Extra conditions that scope every query of a resource (the `get_query` hook).
-#[derive(Debug, Default, Clone)]
-pub struct Scope {
-    pub(crate) filters: Vec<(String, Op, Param)>,
+/// Extra conditions that scope every query of a resource (the `get_query` hook), on fields
+/// of its model `M`.
+#[derive(Debug)]
+pub struct Scope<M> {
+    pub(crate) filters: Vec<Filter>,
+    _model: PhantomData<fn() -> M>,
 }
 
-impl Scope {
+impl<M> Default for Scope<M> {
+    fn default() -> Self {
+        Scope {
+            filters: Vec::new(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: RestModel> Scope<M> {
     /// Only rows whose field `field` compares with `value` by `op`.
-    pub fn filter(&mut self, field: &str, op: Op, value: impl Into<Param>) -> &mut Scope {
-        self.filters.push((field.to_owned(), op, value.into()));
+    pub fn filter(&mut self, field: Field<M>, op: Op, value: impl Into<Param>) -> &mut Scope<M> {
+        self.filters.push(Filter {
+            path: vec![field.index()],
+            op,
+            values: vec![value.into()],
+        });
         self
     }
 
     /// Only rows whose field `field` equals `value`.
-    pub fn eq(&mut self, field: &str, value: impl Into<Param>) -> &mut Scope {
+    pub fn eq(&mut self, field: Field<M>, value: impl Into<Param>) -> &mut Scope<M> {
         self.filter(field, Op::Eq, value)
-    }
-
-    /// The scope as filters on `M`; an unknown field is a programming error (500, logged).
-    pub(crate) fn resolve<M: RestModel>(&self) -> Result<Vec<Filter>, Error> {
-        let meta = M::meta();
-        self.filters
-            .iter()
-            .map(|(name, op, value)| {
-                let (idx, _) = meta.field(name).ok_or_else(|| {
-                    Error::Internal(format!("get_query: {} has no field '{name}'", meta.name))
-                })?;
-                Ok(Filter {
-                    path: vec![idx],
-                    op: *op,
-                    values: vec![value.clone()],
-                })
-            })
-            .collect()
     }
 }
 
@@ -76,7 +74,7 @@ impl Scope {
 /// ```
 pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     /// Restricts every query of the resource, list and detail alike (a hidden row is 404).
-    fn get_query(&self, _cx: &Context<'_>, _scope: &mut Scope) {}
+    fn get_query(&self, _cx: &Context<'_>, _scope: &mut Scope<M>) {}
 
     /// Adjusts the serialized object (add, change or remove keys through `data`).
     fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Data<'_>) {}
@@ -171,10 +169,6 @@ impl<M: RestModel> std::fmt::Debug for Resource<M> {
     }
 }
 
-fn names<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Vec<String> {
-    items.into_iter().map(Into::into).collect()
-}
-
 impl<M: RestModel> Resource<M> {
     /// The defaults: every field, 20 a page, recursive filters and deletes, the API's
     /// authentication, every method.
@@ -206,26 +200,27 @@ impl<M: RestModel> Resource<M> {
     }
 
     /// Serialize only these fields (`id` included if listed).
-    pub fn fields<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+    pub fn fields(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.fields = Some(names(fields));
         self
     }
 
     /// Never serialize these fields.
-    pub fn exclude<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+    pub fn exclude(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.exclude = names(fields);
         self
     }
 
-    /// Allow filters only on these paths (`user__username`; a foreign key allows its joins).
-    pub fn filter_fields<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
-        self.filter_fields = Some(names(paths));
+    /// Allow filters only on these fields and paths ([`Field::join`]; a foreign key allows its
+    /// joins).
+    pub fn filter_fields<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+        self.filter_fields = Some(paths(filters));
         self
     }
 
-    /// Refuse filters on these paths and everything below them.
-    pub fn filter_exclude<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
-        self.filter_exclude = names(paths);
+    /// Refuse filters on these fields and paths and everything below them.
+    pub fn filter_exclude<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+        self.filter_exclude = paths(filters);
         self
     }
 
@@ -236,9 +231,9 @@ impl<M: RestModel> Resource<M> {
     }
 
     /// Serialize the foreign key `field` as the nested object of `resource`.
-    pub fn include<N: RestModel>(mut self, field: &str, resource: Resource<N>) -> Self {
+    pub fn include<N: RestModel>(mut self, field: Field<M>, resource: Resource<N>) -> Self {
         let nested = super::prepared::Prepared::new(resource);
-        self.include.push((field.to_owned(), Arc::new(nested)));
+        self.include.push((field.name().to_owned(), Arc::new(nested)));
         self
     }
 
@@ -252,7 +247,7 @@ impl<M: RestModel> Resource<M> {
     /// primary key and `#[rest(read_only)]` fields). A body key naming another field is a 400
     /// on that key, and nothing is written: a resource that shows three fields cannot be made
     /// to write a fourth.
-    pub fn writable<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fields: I) -> Self {
+    pub fn writable(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.writable = Some(names(fields));
         self
     }
@@ -280,8 +275,8 @@ impl<M: RestModel> Resource<M> {
 
     /// Makes this a `RestrictOwnerResource`: `field` (a foreign key to the user model) is
     /// stamped with the authenticated user on POST, and only that user may PUT or DELETE.
-    pub fn owner_field(mut self, field: &str) -> Self {
-        self.owner_field = Some(field.to_owned());
+    pub fn owner_field(mut self, field: Field<M>) -> Self {
+        self.owner_field = Some(field.name().to_owned());
         self
     }
 
