@@ -323,14 +323,10 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             )
             .auth(open()),
     )
-    .register_resource(
-        Resource::<Message>::new()
-            .name("msgff")
-            .filter_fields([
-                message.content.into(),
-                message.user_id.join(User::FIELDS.username),
-            ]),
-    )
+    .register_resource(Resource::<Message>::new().name("msgff").filter_fields([
+        message.content.into(),
+        message.user_id.join(User::FIELDS.username),
+    ]))
     .register_resource(
         Resource::<Message>::new()
             .name("msgfk")

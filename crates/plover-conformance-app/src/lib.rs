@@ -161,7 +161,8 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             Resource::<CModel>::new()
                 .include(
                     CModel::FIELDS.b_id,
-                    Resource::<BModel>::new().include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
+                    Resource::<BModel>::new()
+                        .include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
                 )
                 .auth(open()),
         )
@@ -204,7 +205,10 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             .owner_field(Relationship::FIELDS.from_user_id)
             .filter_exclude({
                 let (f, user) = (Relationship::FIELDS, User::FIELDS);
-                [f.from_user_id.join(user.email), f.to_user_id.join(user.email)]
+                [
+                    f.from_user_id.join(user.email),
+                    f.to_user_id.join(user.email),
+                ]
             }),
     )
     .register_resource(

@@ -325,7 +325,11 @@ pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
         let (id, ty) = (f.ident.as_ref()?, &f.ty);
         (id != "id").then(|| quote!(pub #id: ::core::option::Option<#ty>,))
     });
-    let idents: Vec<&syn::Ident> = named.named.iter().filter_map(|f| f.ident.as_ref()).collect();
+    let idents: Vec<&syn::Ident> = named
+        .named
+        .iter()
+        .filter_map(|f| f.ident.as_ref())
+        .collect();
     let handles = field_handles(ident, vis, &idents);
     quote! {
         #[derive(Default)]

@@ -187,7 +187,13 @@ pub fn routes(
         .register_resource(
             Resource::<Book>::new()
                 .name("catalogue")
-                .fields([book.id, book.author_id, book.isbn, book.title, book.in_stock])
+                .fields([
+                    book.id,
+                    book.author_id,
+                    book.isbn,
+                    book.title,
+                    book.in_stock,
+                ])
                 .writable([book.title, book.price])
                 .auth(AdminAuthentication::new(auth)),
         )

@@ -242,7 +242,10 @@ pub fn routes(
         // E-mail addresses are private: no filter reaches them through either user.
         Resource::<Relationship>::new().filter_exclude({
             let f = Relationship::FIELDS;
-            [f.from_user_id.join(user.email), f.to_user_id.join(user.email)]
+            [
+                f.from_user_id.join(user.email),
+                f.to_user_id.join(user.email),
+            ]
         }),
     )
     .register_resource(

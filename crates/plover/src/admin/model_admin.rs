@@ -80,8 +80,8 @@ impl<M: RestModel> From<Field<M>> for Column<M> {
 /// # pub struct AModel { pub id: i32, pub a_field: String }
 /// let admin = ModelAdmin::<AModel>::new()
 ///     .columns(vec![
-///         Column::field("id"),
-///         Column::field("a_field"),
+///         Column::field(AModel::FIELDS.id),
+///         Column::field(AModel::FIELDS.a_field),
 ///         Column::computed("shout", |a: &AModel| a.a_field.to_uppercase()),
 ///     ])
 ///     .paginate_by(50);
@@ -167,7 +167,10 @@ impl<M: RestModel> ModelAdmin<M> {
     }
 
     /// Filter fields and paths refused (with everything below them).
-    pub fn filter_exclude<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+    pub fn filter_exclude<P: Into<Path<M>>>(
+        mut self,
+        filters: impl IntoIterator<Item = P>,
+    ) -> Self {
         self.filter_exclude = paths(filters);
         self
     }

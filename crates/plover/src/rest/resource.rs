@@ -219,7 +219,10 @@ impl<M: RestModel> Resource<M> {
     }
 
     /// Refuse filters on these fields and paths and everything below them.
-    pub fn filter_exclude<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
+    pub fn filter_exclude<P: Into<Path<M>>>(
+        mut self,
+        filters: impl IntoIterator<Item = P>,
+    ) -> Self {
         self.filter_exclude = paths(filters);
         self
     }
@@ -233,7 +236,8 @@ impl<M: RestModel> Resource<M> {
     /// Serialize the foreign key `field` as the nested object of `resource`.
     pub fn include<N: RestModel>(mut self, field: Field<M>, resource: Resource<N>) -> Self {
         let nested = super::prepared::Prepared::new(resource);
-        self.include.push((field.name().to_owned(), Arc::new(nested)));
+        self.include
+            .push((field.name().to_owned(), Arc::new(nested)));
         self
     }
 
