@@ -109,3 +109,21 @@ fn main() {
     assert_eq!(changes.pages, Some(0));
     assert_eq!(changes.internal.as_deref(), Some("-"));
 }
+
+/// A model whose diesel `table!` comes from the derive.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = shelf)]
+#[rest(table)]
+pub struct Shelf {
+    pub id: i64,
+    pub label: String,
+    pub width: Option<f32>,
+    pub opened: Option<chrono::NaiveDate>,
+}
+
+#[allow(dead_code)]
+fn the_generated_table_is_diesels() {
+    use diesel::prelude::*;
+    let _query = shelf::table.filter(shelf::label.eq("a")).select(shelf::width);
+    let _ = Shelf::meta();
+}

@@ -47,6 +47,8 @@ pub(crate) struct Model {
     pub(crate) rules: bool,
     /// Declared indexes, each a list of columns.
     pub(crate) indexes: Vec<Vec<String>>,
+    /// `#[rest(table)]`: declare the diesel `table!` too.
+    pub(crate) generate_table: bool,
 }
 
 impl Model {
@@ -192,6 +194,7 @@ impl Model {
             pk,
             display: attrs.display,
             rules: attrs.rules,
+            generate_table: attrs.generate_table,
             indexes,
         })
     }

@@ -12,6 +12,7 @@ pub(crate) mod key {
     pub(crate) const DISPLAY: &str = "display";
     pub(crate) const RULES: &str = "rules";
     pub(crate) const INDEX: &str = "index";
+    pub(crate) const TABLE: &str = "table";
     pub(crate) const FK: &str = "fk";
     pub(crate) const DEFAULT: &str = "default";
     pub(crate) const READ_ONLY: &str = "read_only";
@@ -29,6 +30,7 @@ pub(crate) const STRUCT_KEYS: &[&str] = &[
     key::DISPLAY,
     key::RULES,
     key::INDEX,
+    key::TABLE,
 ];
 /// Field-level attribute keys.
 pub(crate) const FIELD_KEYS: &[&str] = &[
@@ -58,6 +60,8 @@ pub(crate) struct StructAttrs {
     pub(crate) rules: bool,
     /// `index = "a, b"` (repeatable): an index over these fields, in this order.
     pub(crate) indexes: Vec<LitStr>,
+    /// `table`: the derive declares the diesel `table!` named by `table_name`.
+    pub(crate) generate_table: bool,
 }
 
 /// How a field gets a value when a POST does not give one.
@@ -172,6 +176,8 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
                     out.display = Some(meta.value()?.parse()?);
                 } else if meta.path.is_ident(key::RULES) {
                     out.rules = true;
+                } else if meta.path.is_ident(key::TABLE) {
+                    out.generate_table = true;
                 } else {
                     return Err(unknown(&meta, STRUCT_KEYS));
                 }

@@ -67,6 +67,20 @@ pub(crate) fn sql_type_of(ty: &Type) -> &'static str {
     }
 }
 
+/// The diesel SQL type of a supported (non-`Option`) type, for a generated `table!`.
+pub(crate) fn diesel_type_of(ty: &Type) -> &'static str {
+    match last_segment(ty).map(|s| s.ident.to_string()).as_deref() {
+        Some("i64") => "BigInt",
+        Some("f32") => "Float",
+        Some("f64") => "Double",
+        Some("bool") => "Bool",
+        Some("String") => "Text",
+        Some("NaiveDate") => "Date",
+        Some("NaiveDateTime") => "Timestamp",
+        _ => "Integer",
+    }
+}
+
 /// The kind of a (non-`Option`) type.
 pub(crate) fn kind_of(ty: &Type) -> Option<Kind> {
     let seg = last_segment(ty)?;

@@ -290,10 +290,45 @@ pub(crate) fn check_reference(
     Ok(())
 }
 
-/// Writes `changes` the one way every writer does, inside the caller's transaction: the
-/// model's [`Rules`] first, then an insert (`existing` is `None`; returns the new key) or an
-/// update of the given fields of `existing` (nothing to update: no statement).
-pub(crate) fn save<M: RestModel>(
+/// Writes `changes` the one way every writer does (REST, the admin, and application views that
+/// call it): the model's [`Rules`] first, then an insert (`existing` is `None`; returns the new
+/// key) or an update of the given fields of `existing` (nothing to update: no statement). Call
+/// it inside the write's transaction ([`Conn::transaction`]), so that a failing rule or write
+/// leaves nothing behind; `#[rest(default = ...)]` values are not filled in here (call
+/// [`RestModel::fill_defaults`] first for an insert). `M::insert` and `M::update` write without
+/// the rules.
+///
+/// ```
+/// use plover::prelude::*;
+/// use plover::db::Conn;
+/// use plover::model::{save, Rules};
+/// # diesel::table! { book (id) { id -> Integer, price -> Integer } }
+///
+/// #[derive(Debug, RestModel)]
+/// #[diesel(table_name = book)]
+/// #[rest(rules)]
+/// pub struct Book { pub id: i32, pub price: i32 }
+///
+/// impl Rules for Book {
+///     fn validate(_: &mut Conn<'_>, c: &BookChanges, _: Option<&Book>) -> Result<(), Error> {
+///         match c.price {
+///             Some(p) if p < 0 => Err(Error::field("price", "must not be negative")),
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+///
+/// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+/// db.run_blocking(|c| plover::schema::create_tables(c, &[Book::meta()])).unwrap();
+/// let write = |price| {
+///     db.run_blocking(move |conn| {
+///         conn.transaction(|conn| save::<Book>(conn, BookChanges { price: Some(price) }, None))
+///     })
+/// };
+/// assert_eq!(write(5).unwrap(), 1);
+/// assert!(write(-5).is_err()); // the rule runs here as it does for REST and the admin
+/// ```
+pub fn save<M: RestModel>(
     conn: &mut Conn<'_>,
     mut changes: M::Changes,
     existing: Option<&M>,

@@ -5,6 +5,9 @@
 //! `UNIQUE` (`#[rest(unique)]`), `REFERENCES` plus an index for each foreign key (unless a
 //! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a field, `#[rest(index = "a, b")]` on the struct).
 //!
+//! With `#[rest(table)]` on the struct the derive declares the diesel `table!` as well, so
+//! that the struct is the only declaration of a table.
+//!
 //! [`create_tables`] creates a list of models in foreign-key order, in one transaction (on
 //! PostgreSQL under an advisory lock, so that processes that start together do not race);
 //! [`script`] gives the same statements as text, for a migration file.

@@ -1,8 +1,8 @@
 //! A library catalogue on Plover: authors, books, members and loans. Everything about the data
-//! is declared once, in the models: the tables ([`create_tables`]), the rules every writer
-//! obeys (a book's price is never negative; a loan needs the book in stock and marks it out),
-//! and what clients may read and write (a book's `in_stock` is read-only, a member's password
-//! write-only). [`routes`] serves the REST API under `/api/`, the login views under
+//! is declared once, in the models: the diesel `table!` (`#[rest(table)]`), the tables of the
+//! database ([`create_tables`]), the rules every writer obeys (a book's price is never
+//! negative; a loan needs the book in stock and marks it out), and what clients may read and
+//! write (a book's `in_stock` is read-only, a member's password write-only). [`routes`] serves the REST API under `/api/`, the login views under
 //! `/accounts/` and the admin under `/admin/`.
 
 use plover::admin::{Admin, ModelAdmin};
@@ -11,30 +11,10 @@ use plover::model::{ModelMeta, Rules};
 use plover::prelude::*;
 use plover::query::Select;
 
-/// The diesel schema.
-#[allow(missing_docs)]
-pub mod schema {
-    diesel::table! { author (id) { id -> Integer, name -> Text, } }
-    diesel::table! {
-        book (id) {
-            id -> Integer, author_id -> Integer, isbn -> Text, title -> Text, price -> Integer,
-            in_stock -> Bool,
-        }
-    }
-    diesel::table! {
-        member (id) { id -> Integer, username -> Text, password -> Text, admin -> Bool, }
-    }
-    diesel::table! {
-        loan (id) { id -> Integer, book_id -> Integer, member_id -> Integer, lent -> Timestamp, }
-    }
-}
-
-use schema::{author, book, loan, member};
-
 /// A writer.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = author)]
-#[rest(display = "{name}")]
+#[rest(table, display = "{name}")]
 pub struct Author {
     /// Primary key.
     pub id: i32,
@@ -45,7 +25,7 @@ pub struct Author {
 /// A book of the catalogue; its price is in cents and never negative.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = book)]
-#[rest(display = "{title}", rules, index = "title")]
+#[rest(table, display = "{title}", rules, index = "title")]
 pub struct Book {
     /// Primary key.
     pub id: i32,
@@ -76,7 +56,7 @@ impl Rules for Book {
 /// A member: a user of the accounts component, who borrows books.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = member)]
-#[rest(display = "{username}")]
+#[rest(table, display = "{username}")]
 pub struct Member {
     /// Primary key.
     pub id: i32,
@@ -109,7 +89,7 @@ impl UserModel for Member {
 /// A book lent to a member.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = loan)]
-#[rest(rules)]
+#[rest(table, rules)]
 pub struct Loan {
     /// Primary key.
     pub id: i32,

@@ -6,9 +6,10 @@ use askama::Template;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use plover::accounts::{Auth, CsrfToken, LoggedInUser};
 use plover::db::DbConn;
+use plover::model::save;
 use plover::query::Op;
 use plover::views::{get_object_or_404, HtmlError, Query};
-use plover::{Error, RestModel};
+use plover::Error;
 use serde::Deserialize;
 
 use super::{render_status, see_other};
@@ -181,7 +182,7 @@ pub async fn submit(
     let created = db
         .run(move |conn| {
             conn.transaction(|conn| {
-                let id = User::insert(conn, changes)?;
+                let id = save::<User>(conn, changes, None)?;
                 get_object_or_404::<User>(conn, id)
             })
         })

@@ -5,8 +5,8 @@ use actix_web::{web, HttpResponse};
 use askama::Template;
 use plover::accounts::{CsrfToken, LoggedInUser};
 use plover::db::DbConn;
+use plover::model::save;
 use plover::views::{render, HtmlError};
-use plover::RestModel;
 use serde::Deserialize;
 
 use super::{render_status, see_other, MAX_MESSAGE_CHARS};
@@ -74,7 +74,7 @@ pub async fn submit(
         content: Some(content.to_owned()),
         pub_date: Some(plover::value::now()),
     };
-    db.run(move |conn| conn.transaction(|conn| Message::insert(conn, changes)))
+    db.run(move |conn| conn.transaction(|conn| save::<Message>(conn, changes, None)))
         .await?;
     Ok(see_other("/"))
 }
