@@ -6,7 +6,7 @@ use plover::prelude::*;
 use plover::query::Op;
 use plover::views::{get_object_or_404, object_list, render, HtmlError, Page, Query};
 
-use crate::Message;
+use crate::{Message, User};
 
 /// One message as a page.
 #[derive(askama::Template)]
@@ -55,8 +55,12 @@ async fn latest_by(name: web::Path<String>, db: DbConn) -> Result<HttpResponse, 
     let m = db
         .run(move |conn| {
             Query::<Message>::new()
-                .filter("user__username", Op::Eq, name)
-                .order_by("-pub_date")
+                .filter(
+                    Message::FIELDS.user_id.join(User::FIELDS.username),
+                    Op::Eq,
+                    name,
+                )
+                .order_by_desc(Message::FIELDS.pub_date)
                 .get_or_404(conn)
         })
         .await?;
@@ -71,16 +75,18 @@ async fn messages(req: HttpRequest, db: DbConn) -> Result<HttpResponse, HtmlErro
         let id: i64 = user
             .parse()
             .map_err(|_| Error::param("user", "expected an id"))?;
-        query = query.filter("user", Op::Eq, id);
+        query = query.filter(Message::FIELDS.user_id, Op::Eq, id);
     }
     object_list(&req, &db, query.paginate_by(3), |page| MessageList { page }).await
 }
 
 /// `GET /views/messages.json?page=`: the same pages as JSON (20 a page, the default).
 async fn messages_json(req: HttpRequest, db: DbConn) -> Result<HttpResponse, Error> {
-    let page = plover::views::PaginatedQuery::from(Query::<Message>::new().order_by("-id"))
-        .get_page(&req, &db)
-        .await?;
+    let page = plover::views::PaginatedQuery::from(
+        Query::<Message>::new().order_by_desc(Message::FIELDS.id),
+    )
+    .get_page(&req, &db)
+    .await?;
     let ids: Vec<i32> = page.objects.iter().map(|m| m.id).collect();
     Ok(HttpResponse::Ok().json(serde_json::json!({
         "ids": ids,
@@ -91,10 +97,16 @@ async fn messages_json(req: HttpRequest, db: DbConn) -> Result<HttpResponse, Err
     })))
 }
 
-/// A view with a query that names a field the model lacks: a programming error.
+/// A view with a query that joins through a field that is not a foreign key: a programming
+/// error.
 async fn broken(db: DbConn) -> Result<HttpResponse, HtmlError> {
+    let path = Message::FIELDS.content.join(User::FIELDS.username);
     let n = db
-        .run(|conn| Query::<Message>::new().order_by("nope").count(conn))
+        .run(move |conn| {
+            Query::<Message>::new()
+                .filter(path, Op::Eq, "x")
+                .count(conn)
+        })
         .await?;
     Ok(HttpResponse::Ok().body(n.to_string()))
 }

@@ -94,7 +94,7 @@ impl Blog {
     }
 
     fn find_user(&self, username: &str) -> Option<User> {
-        let query = Query::<User>::new().filter("username", Op::Eq, username);
+        let query = Query::<User>::new().filter(User::FIELDS.username, Op::Eq, username);
         self.db
             .run_blocking(|conn| query.first(conn))
             .expect("a query")

@@ -168,7 +168,7 @@ impl<M> Page<M> {
 /// }
 ///
 /// async fn notes(req: HttpRequest, db: DbConn) -> Result<HttpResponse, HtmlError> {
-///     let query = Query::<Note>::new().order_by("-id").paginate_by(10);
+///     let query = Query::<Note>::new().order_by_desc(Note::FIELDS.id).paginate_by(10);
 ///     object_list(&req, &db, query, |page| Notes { page }).await
 /// }
 /// ```

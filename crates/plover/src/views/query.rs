@@ -4,14 +4,15 @@ use std::marker::PhantomData;
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{FieldKind, ModelMeta, RestModel};
+use crate::model::{Field, FieldKind, ModelMeta, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
 
-/// Rows of `M` to load: conditions by field name (through foreign keys as `user__username`),
-/// an ordering, a limit. Everything runs in SQL with bound values.
+/// Rows of `M` to load: conditions on fields (named by their handles, through foreign keys with
+/// [`Field::join`]), an ordering, a limit. Everything runs in SQL with bound values.
 ///
-/// A name that is not a field, or a value that does not fit its field, is a programming error:
-/// it is reported when the query runs, as a 500 with the details in the log (never a panic).
+/// A join through a field that is not a foreign key, or a value that does not fit its field,
+/// is a programming error: it is reported when the query runs, as a 500 with the details in
+/// the log (never a panic).
 ///
 /// ```no_run
 /// # use plover::prelude::*;
@@ -25,9 +26,10 @@ use crate::query::{Filter, Op, Param, Select};
 /// # #[derive(RestModel)] #[diesel(table_name = message)]
 /// # pub struct Message { pub id: i32, #[rest(fk = User)] pub user_id: i32, pub content: String }
 /// # fn f(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
+/// let (message, user) = (Message::FIELDS, User::FIELDS);
 /// let newest: Vec<Message> = Query::new()
-///     .filter("user__username", Op::Eq, "alice")
-///     .order_by("-id")
+///     .filter(message.user_id.join(user.username), Op::Eq, "alice")
+///     .order_by_desc(message.id)
 ///     .limit(10)
 ///     .all(conn)?;
 /// # Ok(()) }
@@ -75,21 +77,24 @@ impl<M: RestModel> Query<M> {
         }
     }
 
-    /// Rows whose field at `path` compares with `value` by `op`. `path` is a field name, or
-    /// foreign keys then a field of the related model (`user__username`); a foreign key alone
-    /// compares its primary key (`user`, or `user_id`). `Op::Is` takes `Param::Null`.
-    pub fn filter(self, path: &str, op: Op, value: impl Into<Param>) -> Query<M> {
+    /// Rows whose field at `path` compares with `value` by `op`. `path` is a field handle
+    /// (`Message::FIELDS.content`), or a join through foreign keys to a field of a related
+    /// model (`Message::FIELDS.user_id.join(User::FIELDS.username)`); a foreign key alone
+    /// compares its primary key. `Op::Is` takes `Param::Null`.
+    pub fn filter(self, path: impl Into<Path<M>>, op: Op, value: impl Into<Param>) -> Query<M> {
         self.filter_any(path, op, [value])
     }
 
     /// Like [`Query::filter`] with several values, combined with OR (with AND for `Op::Ne`):
-    /// `filter_any("id", Op::In, ids)`.
+    /// `filter_any(User::FIELDS.id, Op::In, ids)`.
     pub fn filter_any<V: Into<Param>>(
         mut self,
-        path: &str,
+        path: impl Into<Path<M>>,
         op: Op,
         values: impl IntoIterator<Item = V>,
     ) -> Query<M> {
+        let path = String::from(path.into());
+        let path = path.as_str();
         let values: Vec<Param> = values.into_iter().map(Into::into).collect();
         match resolve(M::meta(), path).and_then(|(path, kind)| {
             match values.iter().find(|v| !fits(kind, op, v)) {
@@ -103,17 +108,16 @@ impl<M: RestModel> Query<M> {
         self
     }
 
-    /// Orders by a field (`"pub_date"`), descending with a leading `-` (`"-pub_date"`); call
-    /// again for further keys. The primary key always breaks ties, so pages never overlap.
-    pub fn order_by(mut self, field: &str) -> Query<M> {
-        let (name, desc) = match field.strip_prefix('-') {
-            Some(rest) => (rest, true),
-            None => (field, false),
-        };
-        match M::meta().field(name) {
-            Some((idx, _)) => self.select.order.push((idx, desc)),
-            None => self.fail(format!("order_by `{field}`: no such field")),
-        }
+    /// Orders by a field, ascending; call again for further keys. The primary key always
+    /// breaks ties, so pages never overlap.
+    pub fn order_by(mut self, field: Field<M>) -> Query<M> {
+        self.select.order.push((field.index(), false));
+        self
+    }
+
+    /// Orders by a field, descending (`order_by_desc(Message::FIELDS.pub_date)`: newest first).
+    pub fn order_by_desc(mut self, field: Field<M>) -> Query<M> {
+        self.select.order.push((field.index(), true));
         self
     }
 

@@ -157,7 +157,7 @@ pub async fn submit(
     let exists = db
         .run(move |conn| {
             let user = Query::<User>::new()
-                .filter("username", Op::Eq, name)
+                .filter(User::FIELDS.username, Op::Eq, name)
                 .first(conn)?;
             Ok(user.is_some())
         })

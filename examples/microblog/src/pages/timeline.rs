@@ -26,8 +26,8 @@ impl Timeline {
     /// Loads page `at` of the messages `query` selects, newest first, and their authors.
     pub fn load(conn: &mut Conn<'_>, query: Query<Message>, at: PageAt) -> Result<Timeline, Error> {
         let page = query
-            .order_by("-pub_date")
-            .order_by("-id")
+            .order_by_desc(Message::FIELDS.pub_date)
+            .order_by_desc(Message::FIELDS.id)
             .paginate_by(PER_PAGE)
             .load(conn, at)?;
         let mut ids: Vec<i32> = page.objects.iter().map(|m| m.user_id).collect();
@@ -37,7 +37,7 @@ impl Timeline {
             Vec::new()
         } else {
             Query::<User>::new()
-                .filter_any("id", Op::In, ids)
+                .filter_any(User::FIELDS.id, Op::In, ids)
                 .all(conn)?
         };
         Ok(Timeline {
@@ -97,14 +97,15 @@ pub async fn private(
     let (following, timeline) = db
         .run(move |conn| {
             let mut followed: Vec<i32> = Query::<Relationship>::new()
-                .filter("from_user", Op::Eq, my_id)
+                .filter(Relationship::FIELDS.from_user_id, Op::Eq, my_id)
                 .all(conn)?
                 .into_iter()
                 .map(|r| r.to_user_id)
                 .collect();
             followed.sort_unstable();
             followed.dedup();
-            let query = Query::new().filter_any("user", Op::In, followed.iter().copied());
+            let author = Message::FIELDS.user_id;
+            let query = Query::new().filter_any(author, Op::In, followed.iter().copied());
             Ok((followed.len(), Timeline::load(conn, query, at)?))
         })
         .await?;

@@ -12,7 +12,7 @@ use plover::Error;
 use serde::Deserialize;
 
 use super::{profile_url, see_other, Timeline, PER_PAGE};
-use crate::{Relationship, RelationshipChanges, User};
+use crate::{Message, Relationship, RelationshipChanges, User};
 
 /// `templates/users.html`.
 #[derive(Template)]
@@ -30,7 +30,7 @@ pub async fn list(
 ) -> Result<HttpResponse, HtmlError> {
     let me = me.map(LoggedInUser::into_inner);
     let query = Query::<User>::new()
-        .order_by("username")
+        .order_by(User::FIELDS.username)
         .paginate_by(PER_PAGE);
     object_list(&req, &db, query, |page| UsersPage { me, page }).await
 }
@@ -74,12 +74,16 @@ pub async fn detail(
             };
             Ok(ProfilePage {
                 followers: Query::<Relationship>::new()
-                    .filter("to_user", Op::Eq, user.id)
+                    .filter(Relationship::FIELDS.to_user_id, Op::Eq, user.id)
                     .count(conn)?,
                 following: Query::<Relationship>::new()
-                    .filter("from_user", Op::Eq, user.id)
+                    .filter(Relationship::FIELDS.from_user_id, Op::Eq, user.id)
                     .count(conn)?,
-                timeline: Timeline::load(conn, Query::new().filter("user", Op::Eq, user.id), at)?,
+                timeline: Timeline::load(
+                    conn,
+                    Query::new().filter(Message::FIELDS.user_id, Op::Eq, user.id),
+                    at,
+                )?,
                 me,
                 user,
                 follows,
@@ -169,14 +173,14 @@ async fn set_following(
 /// The user named `username`, or a 404.
 fn by_username(conn: &mut Conn<'_>, username: String) -> Result<User, Error> {
     Query::<User>::new()
-        .filter("username", Op::Eq, username)
+        .filter(User::FIELDS.username, Op::Eq, username)
         .get_or_404(conn)
 }
 
 /// The rows saying that `from` follows `to` (one at most, unless made by hand).
 fn relationships(conn: &mut Conn<'_>, from: i32, to: i32) -> Result<Vec<Relationship>, Error> {
     Query::<Relationship>::new()
-        .filter("from_user", Op::Eq, from)
-        .filter("to_user", Op::Eq, to)
+        .filter(Relationship::FIELDS.from_user_id, Op::Eq, from)
+        .filter(Relationship::FIELDS.to_user_id, Op::Eq, to)
         .all(conn)
 }
