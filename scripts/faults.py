@@ -337,8 +337,11 @@ def pg_restart(args, pg, mode):
             "(pg_ctl start took %.2f s); %d requests after it, all ok; same app process: %s" % (
                 mode, "%.2f s" % recovery if recovery is not None else "NEVER",
                 t_up - t_start, ok_after, "yes" if pid_same else "NO"))
-        say("pg restart (%s): app log lines naming a 503: %d, a 500: %d" % (
-            mode, app.log_lines("503 Service Unavailable"), app.log_lines("500 Internal")))
+        say("pg restart (%s): app log lines naming a 503: %d (%d of them a pool checkout), a "
+            "500: %d" % (mode, app.log_lines("503 Service Unavailable")
+                         + app.log_lines("database connection unavailable"),
+                         app.log_lines("database connection unavailable"),
+                         app.log_lines("500 Internal")))
 
         bad_before = [r for r in before if not good(r)]
         check(not bad_before, "pg restart (%s): before the stop, %d requests failed, e.g. %r"

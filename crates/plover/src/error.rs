@@ -249,8 +249,9 @@ impl ResponseError for Error {
     }
 
     fn error_response(&self) -> HttpResponse {
-        // Every 5xx is logged with its cause here, and the body never holds the cause.
-        if self.status_code().is_server_error() {
+        // Every 5xx is logged with its cause here, and the body never holds the cause;
+        // `Unavailable` is logged where it arises, with the pool's or the retry's cause.
+        if self.status_code().is_server_error() && !matches!(self, Error::Unavailable) {
             log::error!("{}: {self}", self.status_code());
         }
         match self {
