@@ -10,6 +10,12 @@ PG_DIR="$(mktemp -d -u "${TMPDIR:-/tmp}/plover-pg.XXXXXX")"
 PG_PORT="${PLOVER_PG_PORT:-55432}"
 trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
 
+# The stated minimum Rust is the pinned toolchain, so every build below checks it.
+msrv="$(sed -n 's/^rust-version = "\([0-9.]*\)".*/\1/p' Cargo.toml)"
+grep -q "^channel = \"$msrv" rust-toolchain.toml || {
+    echo "test.sh: rust-version $msrv is not the toolchain pinned in rust-toolchain.toml" >&2
+    exit 1
+}
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
@@ -27,6 +33,13 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
         exit 1
     fi
 fi
+
+# Plover on its own, as users get it: every workspace member turns on `postgres`, so the
+# workspace build alone would hide the default (SQLite-only) feature set. Then each feature.
+echo "== plover alone: default features (SQLite only), then each feature"
+cargo clippy -p plover --all-targets -- -D warnings
+cargo test -p plover
+cargo clippy -p plover --all-targets --features postgres -- -D warnings
 
 PG_URL="$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")"
 echo "== cargo test (SQLite)"
