@@ -93,3 +93,27 @@ fn sqlite_cache_and_mmap_sizes_are_options() {
     let bad = Database::from_url(&format!("{url}?cache_size=lots")).map(|_| ());
     assert!(bad.is_err_and(|e| e.to_string().contains("cache_size")));
 }
+
+#[test]
+#[should_panic(expected = "`user` refers to `user`, not to `amodel`")]
+fn a_foreign_key_lookup_through_another_model_panics() {
+    let db = Database::from_url("sqlite://:memory:").unwrap();
+    let auth = Auth::<User>::new(db);
+    let mut admin = plover::admin::Admin::new(&auth);
+    let lookup = plover::admin::ModelAdmin::<Message>::new()
+        .foreign_key_lookup(Message::FIELDS.user_id, AModel::FIELDS.a_field);
+    admin.register(lookup);
+    let _ = admin.setup();
+}
+
+#[test]
+#[should_panic(expected = "cannot search the write-only field `password`")]
+fn a_foreign_key_lookup_on_a_write_only_field_panics() {
+    let db = Database::from_url("sqlite://:memory:").unwrap();
+    let auth = Auth::<User>::new(db);
+    let mut admin = plover::admin::Admin::new(&auth);
+    let lookup = plover::admin::ModelAdmin::<Message>::new()
+        .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.password);
+    admin.register(lookup);
+    let _ = admin.setup();
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{names, paths, Field, Path, RestModel};
+use crate::model::{names, paths, Field, ModelMeta, Path, RestModel};
 use crate::query::Limits;
 
 /// Computes one column for a whole page of rows (one query for the page, not one per row).
@@ -95,7 +95,8 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) filter_exclude: Vec<String>,
     pub(crate) paginate_by: i64,
     pub(crate) filter_paginate_by: i64,
-    pub(crate) foreign_key_lookups: Vec<(String, String)>,
+    /// `(foreign key, the model it must refer to, the field of that model searched)`.
+    pub(crate) foreign_key_lookups: Vec<(String, &'static ModelMeta, usize)>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) templates: Arc<dyn AdminTemplates>,
@@ -192,7 +193,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// related rows. That `field` refers to `N` is checked when the admin is set up.
     pub fn foreign_key_lookup<N: RestModel>(mut self, field: Field<M>, column: Field<N>) -> Self {
         self.foreign_key_lookups
-            .push((field.name().to_owned(), column.name().to_owned()));
+            .push((field.name().to_owned(), N::meta(), column.index()));
         self
     }
 

@@ -204,12 +204,23 @@ impl<M: RestModel> ModelAdmin<M> {
         let lookups = self
             .foreign_key_lookups
             .iter()
-            .map(|(field, column)| {
+            .map(|&(ref field, related, column)| {
                 let idx = field_index(meta, field, "`foreign_key_lookups`");
                 let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
                     panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
                 };
-                let column = field_index(target, column, "`foreign_key_lookups`");
+                assert!(
+                    std::ptr::eq(target, related),
+                    "plover admin: `foreign_key_lookups`: `{field}` refers to `{}`, not to `{}`",
+                    target.name,
+                    related.name
+                );
+                let searched = &target.fields[column];
+                assert!(
+                    !searched.excluded,
+                    "plover admin: `foreign_key_lookups` cannot search the write-only field `{}`",
+                    searched.name
+                );
                 (idx, Lookup { target, column })
             })
             .collect();
