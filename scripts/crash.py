@@ -28,7 +28,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -38,61 +37,10 @@ import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from harness import App, psql
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WRITERS = 16
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def psql(url, sql):
-    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-class App:
-    """The conformance app on a free loopback port; its stderr goes to a log file."""
-
-    def __init__(self, binary, db_url, log_path):
-        self.port = free_port()
-        self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(
-            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit("the app exited with %s; log: %s"
-                                 % (self.proc.returncode, log_path))
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.kill()
-        raise SystemExit("the app did not answer; log: %s" % log_path)
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.log.close()
-
-    @property
-    def proc_alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
 
 
 class Client:
@@ -458,7 +406,7 @@ def main():
         for p in problems[before:before + 5]:
             print("    FAIL: " + p, flush=True)
     finally:
-        if app is not None and app.proc_alive:
+        if app is not None and app.alive():
             app.kill()
         if db_name:
             subprocess.run(["psql", args.pg, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'

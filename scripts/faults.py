@@ -46,29 +46,16 @@ import time
 import urllib.parse
 import uuid
 
+from harness import FAILURES, App, check, free_port, psql, with_options
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PG_SH = os.path.join(ROOT, "scripts", "pg.sh")
 CONNECTION_TIMEOUT = 1.0   # seconds, passed to the app as connection_timeout
 MARGIN = 2.0               # seconds a request may take beyond connection_timeout
-FAILURES = []
-
-
-def check(ok, message):
-    """Records a failed assertion (the run goes on, the exit status is 1)."""
-    if not ok:
-        FAILURES.append(message)
-        print("  FAIL: " + message, flush=True)
-    return ok
 
 
 def say(line):
     print(line, flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fd_count(pid):
@@ -130,48 +117,10 @@ def one(base, method, path, body=None, auth=None):
         client.close()
 
 
-class App:
-    """The conformance app on a free loopback port, its stderr in a log file."""
-
-    def __init__(self, binary, db_url, logdir, name):
-        self.port = free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
-        self.log_path = os.path.join(logdir, name + ".log")
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url,
-             "--admin", "root:faults-pw"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit("app %s exited with %s; log: %s" % (
-                    name, self.proc.returncode, self.log_path))
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise SystemExit("app %s did not answer; log: %s" % (name, self.log_path))
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_lines(self, needle):
-        with open(self.log_path, "rb") as f:
-            return sum(needle.encode() in line for line in f)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+def start(args, db_url, name):
+    """The conformance app with an admin user, its log `<name>.log` in the log directory."""
+    return App(args.app, db_url, os.path.join(args.logdir, name + ".log"),
+               "--admin", "root:faults-pw")
 
 
 # --- PostgreSQL server control ---------------------------------------------------------------
@@ -220,16 +169,6 @@ class PgServer:
         subprocess.run([PG_SH, "stop", self.dir], capture_output=True)
 
 
-def psql(url, sql):
-    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-def with_options(url, **options):
-    return url + "?" + urllib.parse.urlencode(options)
-
-
 def seed(base, count):
     ids = []
     for i in range(count):
@@ -271,7 +210,7 @@ def load_worker(base, ids, stop, records, lock, seed_no):
 def pg_restart(args, pg, mode):
     db_url = pg.create_database()
     url = with_options(db_url, max_connections=8, connection_timeout=int(CONNECTION_TIMEOUT))
-    app = App(args.app, url, args.logdir, "pg-restart-" + mode)
+    app = start(args, url, "pg-restart-" + mode)
     try:
         ids = seed(app.base, 20)
         threads_n = 8
@@ -434,9 +373,8 @@ def held_request(base, method, path, body, out):
 
 def pool_sqlite(args):
     db = os.path.join(args.logdir, "pool.db")
-    app = App(args.app, with_options("sqlite://" + db, max_connections=1,
-                                     connection_timeout=int(CONNECTION_TIMEOUT)),
-              args.logdir, "pool-sqlite")
+    app = start(args, with_options("sqlite://" + db, max_connections=1,
+                                   connection_timeout=int(CONNECTION_TIMEOUT)), "pool-sqlite")
     label = "sqlite pool exhaustion"
     try:
         seed(app.base, 5)
@@ -484,9 +422,8 @@ def pool_sqlite(args):
 def pool_pg(args, pg):
     label = "pg pool exhaustion"
     db_url = pg.create_database()
-    app = App(args.app, with_options(db_url, max_connections=1,
-                                     connection_timeout=int(CONNECTION_TIMEOUT)),
-              args.logdir, "pool-pg")
+    app = start(args, with_options(db_url, max_connections=1,
+                                   connection_timeout=int(CONNECTION_TIMEOUT)), "pool-pg")
     holder = None
     try:
         seed(app.base, 5)
@@ -542,7 +479,7 @@ def settle_fds(pid, target, seconds):
 
 
 def disconnects(args, label, db_url):
-    app = App(args.app, db_url, args.logdir, "disconnect-" + label)
+    app = start(args, db_url, "disconnect-" + label)
     try:
         seed(app.base, 5)
         # Warm the pool with concurrent requests, then let the server close those connections.

@@ -12,7 +12,6 @@ median and p90 of each, in milliseconds. Python standard library only.
 import base64
 import json
 import os
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -21,14 +20,10 @@ import tempfile
 import time
 import urllib.request
 
+from harness import free_port
+
 REQUESTS = 60
 USERS = 1000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(binary, db):

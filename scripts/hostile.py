@@ -50,21 +50,15 @@ import time
 import urllib.parse
 import uuid
 
+import harness
+from harness import FAILURES, check, proc_status, psql, with_options
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN = ("root", "hostile-admin-pw")
 SEND_TIMEOUT = 3
 BODY_TIMEOUT = 2
 RESPONSE_MEMORY = 128 << 20
 
-FAILURES = []
-
-
-def check(ok, message):
-    """One assertion: a failure is printed at once and makes the exit status 1."""
-    if not ok:
-        FAILURES.append(message)
-        print("    FAIL: " + message, flush=True)
-    return ok
 
 
 def report(name, ok, figures):
@@ -75,62 +69,17 @@ def report(name, ok, figures):
 # The app and its database
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def psql(url, sql):
-    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-def with_options(url, options):
-    return url + ("&" if "?" in url else "?") + options if options else url
-
-
-class App:
-    """The conformance app on a free loopback port; its stderr goes to a log file."""
+class App(harness.App):
+    """The conformance app with the admin user, and what the checks measure of its process."""
 
     def __init__(self, binary, db_url, log_path, *extra):
-        self.port = free_port()
-        self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(
-            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url,
-             "--admin", "%s:%s" % ADMIN] + list(extra),
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit("the app exited with %s; log: %s" % (self.proc.returncode,
-                                                                       log_path))
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise SystemExit("the app did not answer; log: %s" % log_path)
-
-    @property
-    def pid(self):
-        return self.proc.pid
+        super().__init__(binary, db_url, log_path, "--admin", "%s:%s" % ADMIN, *extra)
 
     def rss_kb(self):
-        with open("/proc/%d/status" % self.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return proc_status(self.pid, "VmRSS")
 
     def threads(self):
-        with open("/proc/%d/status" % self.pid) as f:
-            for line in f:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-        return 0
+        return proc_status(self.pid, "Threads")
 
     def client_connections(self):
         """Client connections the app still holds: its socket descriptors that are accepted
@@ -166,16 +115,6 @@ class App:
             if entry is None or (entry[0] == self.port and entry[1] != "0A"):
                 count += 1
         return count
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -989,12 +928,12 @@ def main():
     try:
         # A long pool wait: the stalled readers of check 2 queue for the pool all at once, and
         # a 503 after the default 5 s would only blur the memory figures.
-        app = App(args.app, with_options(db_url, "connection_timeout=120"), log,
+        app = App(args.app, with_options(db_url, connection_timeout=120), log,
                   "--send-timeout", str(SEND_TIMEOUT), "--body-timeout", str(BODY_TIMEOUT),
                   "--response-memory", str(RESPONSE_MEMORY))
         apps.append(app)
         # The same database, a pool of two connections, for the password flood.
-        small = App(args.app, with_options(db_url, "max_connections=2&connection_timeout=1"),
+        small = App(args.app, with_options(db_url, max_connections=2, connection_timeout=1),
                     log)
         apps.append(small)
         check_bounded_work(app.port)

@@ -11,7 +11,6 @@ never a 5xx. Python standard library only.
 import base64
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,16 +21,12 @@ import urllib.parse
 import urllib.request
 import uuid
 
+from harness import App, psql
+
 THREADS = 8
 CREATES_PER_THREAD = 40
 UPDATES_PER_ROW = 2
 RACES = 30
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def request(base, method, path, body=None, auth=None):
@@ -46,30 +41,6 @@ def request(base, method, path, body=None, auth=None):
             return resp.status, json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
-
-
-def psql(url, sql):
-    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-def start_app(app, port, db_url, log):
-    proc = subprocess.Popen([app, "--bind", "127.0.0.1:%d" % port, "--database", db_url,
-                             "--admin", "root:scale-out-pw"],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    base = "http://127.0.0.1:%d" % port
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("app on port %d exited with %s" % (port, proc.returncode))
-        try:
-            urllib.request.urlopen(base + "/", timeout=1)
-            return proc, base
-        except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("app on port %d did not answer" % port)
 
 
 class Tally:
@@ -139,17 +110,17 @@ def main():
     db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
     psql(admin_url, 'CREATE DATABASE "%s"' % db_name)
     logdir = tempfile.mkdtemp(prefix="plover-scaleout-")
-    procs = []
+    apps = []
     try:
         # Both processes start together: schema creation must not race.
-        logs = [open(os.path.join(logdir, "app%d.log" % k), "wb") for k in (0, 1)]
         starters = []
         bases = [None, None]
 
         def start(k):
-            proc, base = start_app(app, free_port(), db_url, logs[k])
-            procs.append(proc)
-            bases[k] = base
+            started = App(app, db_url, os.path.join(logdir, "app%d.log" % k),
+                          "--admin", "root:scale-out-pw")
+            apps.append(started)
+            bases[k] = started.base
 
         for k in (0, 1):
             starters.append(threading.Thread(target=start, args=(k,)))
@@ -203,13 +174,8 @@ def main():
             raise SystemExit(1)
         print("  OK: every acknowledged write is present exactly once, with its last value")
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        for started in apps:
+            started.stop()
         subprocess.run(["psql", admin_url, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
                         % db_name], capture_output=True)
 

@@ -27,7 +27,6 @@ import multiprocessing as mp
 import os
 import queue
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,9 @@ import time
 import urllib.parse
 import uuid
 
+import harness
+from harness import App
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WINDOW = 30.0
 ADMIN = ("root", "soak-admin-pw")
@@ -43,12 +45,6 @@ USER = ("soaker", "soak-user-pw:with-colon")
 RSS_GROWTH = 0.20
 FD_SLACK = 5
 P99_FACTOR = 2.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def basic(creds):
@@ -92,11 +88,7 @@ class Client:
 
 def proc_status(pid):
     """(RSS in KiB, open descriptors, CPU seconds used) of a process."""
-    rss = 0
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
+    rss = harness.proc_status(pid, "VmRSS")
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -189,25 +181,6 @@ def worker(base, seeds, go, stop, results, proc_no, threads):
 
 # --- set-up and the monitor ------------------------------------------------------------------
 
-def start_app(app, db_url, logdir):
-    port = free_port()
-    log = open(os.path.join(logdir, "app.log"), "wb")
-    proc = subprocess.Popen([app, "--bind", "127.0.0.1:%d" % port, "--database", db_url,
-                             "--admin", "%s:%s" % ADMIN],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("app exited with %s; log in %s" % (proc.returncode, logdir))
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc, "http://127.0.0.1:%d" % port
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("app did not answer; log in %s" % logdir)
-
-
 def fixtures(base):
     """The user, and rows to read, all through HTTP (conformance/APP.md section 6)."""
     client = Client(base)
@@ -268,7 +241,8 @@ def main():
     else:
         db_url = "sqlite://" + os.path.join(logdir, "soak.db")
 
-    proc, base = start_app(args.app, db_url, logdir)
+    app = App(args.app, db_url, os.path.join(logdir, "app.log"), "--admin", "%s:%s" % ADMIN)
+    base = app.base
     ctx = mp.get_context("spawn")
     workers = []
     failures = []
@@ -281,11 +255,11 @@ def main():
         for w in workers:
             w.start()
         time.sleep(1.0)   # the spawned interpreters are up and waiting
-        rss0, fds0, cpu0 = proc_status(proc.pid)
+        rss0, fds0, cpu0 = proc_status(app.pid)
         print("soak: %s, %d min, %d processes x %d threads, warm-up %.0f s, app pid %d, "
               "RSS %.1f MiB, fds %d before the load; logs in %s" % (
                   "PostgreSQL" if args.pg else "SQLite", args.minutes, args.procs,
-                  args.threads, warmup, proc.pid, rss0 / 1024.0, fds0, logdir), flush=True)
+                  args.threads, warmup, app.pid, rss0 / 1024.0, fds0, logdir), flush=True)
         t_start = time.monotonic()
         go.set()
         t_end = t_start + total
@@ -326,7 +300,7 @@ def main():
             now = time.monotonic()
             k = int((now - t_start) // WINDOW)
             if k > len(snaps) - 1 and len(snaps) <= windows:
-                snaps[len(snaps)] = proc_status(proc.pid) if proc.poll() is None else (0, 0, 0)
+                snaps[len(snaps)] = proc_status(app.pid) if app.alive() else (0, 0, 0)
             if not stopping and now >= t_end:
                 stop.set()
                 stopping = True
@@ -348,7 +322,7 @@ def main():
         for w in workers:
             w.join(timeout=30)
 
-        alive = proc.poll() is None
+        alive = app.alive()
         requests = sum(r["n"] for r in stats)
         errors = sum(r["errors"] for r in stats)
         server_errors = sum(r["5xx"] for r in stats)
@@ -368,7 +342,7 @@ def main():
         for e in examples:
             print("  error: " + e)
         if not alive:
-            failures.append("the app exited with %s" % proc.returncode)
+            failures.append("the app exited with %s" % app.proc.returncode)
         if growth > RSS_GROWTH:
             failures.append("RSS grew %.1f %% after warm-up (bound %.0f %%)" % (
                 growth * 100, RSS_GROWTH * 100))
@@ -389,12 +363,7 @@ def main():
         for w in workers:
             if w.is_alive():
                 w.terminate()
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        app.stop()
         if db_name:
             subprocess.run(["psql", args.pg, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
                             % db_name], capture_output=True)

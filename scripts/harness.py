@@ -1,0 +1,98 @@
+"""What the test scripts share: a free loopback port, psql, a database URL with driver options,
+assertions that set the exit status, and the conformance app started on a port of its own.
+Python standard library only (psql for PostgreSQL)."""
+import socket
+import subprocess
+import time
+import urllib.parse
+
+FAILURES = []
+
+
+def check(ok, message):
+    """One assertion: a failure is printed at once, and the run goes on with exit status 1."""
+    if not ok:
+        FAILURES.append(message)
+        print("    FAIL: " + message, flush=True)
+    return ok
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psql(url, sql):
+    out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def with_options(url, **options):
+    """`url` with these driver options added to its query string."""
+    if not options:
+        return url
+    return url + ("&" if "?" in url else "?") + urllib.parse.urlencode(options)
+
+
+class App:
+    """The conformance app (or any binary taking --bind and --database) on a free loopback
+    port, answering TCP connections; its stdout and stderr go to `log_path`."""
+
+    def __init__(self, binary, db_url, log_path, *extra):
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.log_path = log_path
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(
+            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url] + list(extra),
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit("the app exited with %s; log: %s"
+                                 % (self.proc.returncode, log_path))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.kill()
+        raise SystemExit("the app did not answer; log: %s" % log_path)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_lines(self, needle):
+        """Lines of the log holding `needle`."""
+        with open(self.log_path, "rb") as f:
+            return sum(needle.encode() in line for line in f)
+
+    def kill(self):
+        """SIGKILL: the crash a power cut or the OOM killer would be."""
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after 10 s."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def proc_status(pid, key):
+    """An integer field of /proc/PID/status (`VmRSS` in KiB, `Threads`), 0 if absent."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
