@@ -7,7 +7,7 @@ use syn::{Data, DeriveInput, Fields, Ident, Path, Type, Visibility};
 use crate::attr::{self, Default};
 use crate::check;
 use crate::ctxt::Ctxt;
-use crate::types::{kind_of, option_inner, sql_literal, sql_type_of, Kind, SUPPORTED};
+use crate::types::{option_inner, scalar_of, sql_literal, Kind, SUPPORTED};
 
 pub(crate) struct Field {
     pub(crate) ident: Ident,
@@ -30,6 +30,8 @@ pub(crate) struct Field {
     pub(crate) unique: bool,
     /// The `plover::schema::SqlType` variant of the column.
     pub(crate) sql_type: &'static str,
+    /// The diesel SQL type of the column, for a generated `table!`.
+    pub(crate) diesel_type: &'static str,
     /// The column's SQL `DEFAULT`, where the default is a plain literal.
     pub(crate) sql_default: Option<String>,
 }
@@ -104,7 +106,7 @@ impl Model {
                 Some(inner) => (inner.clone(), true),
                 None => (f.ty.clone(), false),
             };
-            let Some(kind) = kind_of(&value_ty) else {
+            let Some(scalar) = scalar_of(&value_ty) else {
                 let message = if pk_ident.as_ref() == Some(&ident) {
                     check::PK_TYPE.to_owned()
                 } else {
@@ -132,13 +134,14 @@ impl Model {
                 _ => None,
             };
             fields.push(Field {
-                sql_type: sql_type_of(&value_ty),
+                kind: scalar.kind,
+                sql_type: scalar.sql_type,
+                diesel_type: scalar.diesel_type,
                 sql_default,
                 ident,
                 ty: f.ty.clone(),
                 value_ty,
                 nullable,
-                kind,
                 name,
                 key,
                 fk: fa.fk,

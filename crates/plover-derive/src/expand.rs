@@ -287,7 +287,7 @@ fn diesel_table(model: &Model) -> TokenStream {
     let pk = &model.fields[model.pk].ident;
     let columns = model.fields.iter().map(|f| {
         let id = &f.ident;
-        let ty = format_ident!("{}", crate::types::diesel_type_of(&f.value_ty));
+        let ty = format_ident!("{}", f.diesel_type);
         let doc = format!("The column of `{id}`.");
         if f.nullable {
             quote!(#[doc = #doc] #id -> Nullable<#ty>,)

@@ -53,50 +53,47 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// The `plover::schema::SqlType` variant of a supported (non-`Option`) type.
-pub(crate) fn sql_type_of(ty: &Type) -> &'static str {
-    match last_segment(ty).map(|s| s.ident.to_string()).as_deref() {
-        Some("i64") => "BigInt",
-        Some("f32") => "Real",
-        Some("f64") => "Double",
-        Some("bool") => "Boolean",
-        Some("String") => "Text",
-        Some("NaiveDate") => "Date",
-        Some("NaiveDateTime") => "Timestamp",
-        _ => "Integer",
+/// A supported (non-`Option`) field type: its kind, its `plover::schema::SqlType` variant and
+/// the diesel SQL type of a generated `table!`.
+pub(crate) struct Scalar {
+    pub(crate) kind: Kind,
+    pub(crate) sql_type: &'static str,
+    pub(crate) diesel_type: &'static str,
+}
+
+const fn scalar(kind: Kind, sql_type: &'static str, diesel_type: &'static str) -> Scalar {
+    Scalar {
+        kind,
+        sql_type,
+        diesel_type,
     }
 }
 
-/// The diesel SQL type of a supported (non-`Option`) type, for a generated `table!`.
-pub(crate) fn diesel_type_of(ty: &Type) -> &'static str {
-    match last_segment(ty).map(|s| s.ident.to_string()).as_deref() {
-        Some("i64") => "BigInt",
-        Some("f32") => "Float",
-        Some("f64") => "Double",
-        Some("bool") => "Bool",
-        Some("String") => "Text",
-        Some("NaiveDate") => "Date",
-        Some("NaiveDateTime") => "Timestamp",
-        _ => "Integer",
-    }
-}
+/// Every supported type, by the last segment of its path.
+const SCALARS: &[(&str, Scalar)] = &[
+    ("i32", scalar(Kind::Int32, "Integer", "Integer")),
+    ("i64", scalar(Kind::Int64, "BigInt", "BigInt")),
+    ("f32", scalar(Kind::Float, "Real", "Float")),
+    ("f64", scalar(Kind::Float, "Double", "Double")),
+    ("bool", scalar(Kind::Bool, "Boolean", "Bool")),
+    ("String", scalar(Kind::Text, "Text", "Text")),
+    ("NaiveDate", scalar(Kind::Date, "Date", "Date")),
+    (
+        "NaiveDateTime",
+        scalar(Kind::DateTime, "Timestamp", "Timestamp"),
+    ),
+];
 
-/// The kind of a (non-`Option`) type.
-pub(crate) fn kind_of(ty: &Type) -> Option<Kind> {
+/// What a (non-`Option`) type maps to, if it is supported.
+pub(crate) fn scalar_of(ty: &Type) -> Option<&'static Scalar> {
     let seg = last_segment(ty)?;
     if !seg.arguments.is_empty() {
         return None;
     }
-    Some(match seg.ident.to_string().as_str() {
-        "i32" => Kind::Int32,
-        "i64" => Kind::Int64,
-        "f32" | "f64" => Kind::Float,
-        "bool" => Kind::Bool,
-        "String" => Kind::Text,
-        "NaiveDate" => Kind::Date,
-        "NaiveDateTime" => Kind::DateTime,
-        _ => return None,
-    })
+    SCALARS
+        .iter()
+        .find(|(name, _)| seg.ident == name)
+        .map(|(_, scalar)| scalar)
 }
 
 /// The SQL literal of a default expression that is a plain literal (`0`, `-1`, `0.5`, `true`,
