@@ -523,6 +523,19 @@ async fn a_body_over_the_limit_is_413_whatever_else_is_wrong() {
     );
 }
 
+#[actix_web::test]
+async fn an_unknown_path_is_404_before_its_body_is_read() {
+    // The order of checks of SPEC.md section 7: the path first, so an oversized body to a path
+    // that names no resource is 404, not 413.
+    let app = TestApp::new().await;
+    for path in ["/api/doesnotexist/", "/api/amodel/1/extra/"] {
+        let resp = app
+            .post(path, json!({"a_field": "x".repeat(ONE_MIB)}))
+            .await;
+        assert_error(&resp, 404);
+    }
+}
+
 // --- 404 / 405 ----------------------------------------------------------------------------
 
 #[actix_web::test]

@@ -31,6 +31,7 @@ extern crate self as plover;
 pub mod accounts;
 pub mod admin;
 pub mod auth;
+mod body;
 pub mod db;
 mod error;
 pub mod model;

@@ -4,11 +4,11 @@ use actix_session::{Session, SessionExt};
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
-use serde::Deserialize;
 
 use super::next::safe_next;
 use super::session::{current_user, end_login, start_login, CsrfToken};
 use super::user::{Auth, UserModel};
+use crate::body::{pairs, Body, BodyLimit};
 use crate::error::Error;
 
 /// The login form page (`templates/accounts/login.html`).
@@ -34,17 +34,41 @@ struct LoginPage<'a> {
 /// The one message for every failed login: it does not tell which part was wrong.
 const LOGIN_FAILED: &str = "Incorrect username or password.";
 
+/// Largest login form read (16 KiB, actix's form limit).
+const MAX_LOGIN_FORM_BYTES: usize = 16 * 1024;
+
 /// The fields of the login form; absent ones are empty.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct LoginForm {
-    #[serde(default)]
     username: String,
-    #[serde(default)]
     password: String,
-    #[serde(default)]
     next: Option<String>,
-    #[serde(default)]
     csrf_token: Option<String>,
+}
+
+impl LoginForm {
+    /// The form of an urlencoded body; a field given twice is 400, as it is ambiguous.
+    fn from_body(body: &Body) -> Result<LoginForm, Error> {
+        let mut form = LoginForm::default();
+        let mut seen = Vec::new();
+        for (key, value) in body.form_pairs() {
+            let slot = match key.as_str() {
+                "username" => &mut form.username,
+                "password" => &mut form.password,
+                "next" => form.next.get_or_insert_default(),
+                "csrf_token" => form.csrf_token.get_or_insert_default(),
+                _ => continue,
+            };
+            if seen.contains(&key) {
+                return Err(Error::BadBody(format!(
+                    "the form field '{key}' is given twice"
+                )));
+            }
+            *slot = value;
+            seen.push(key);
+        }
+        Ok(form)
+    }
 }
 
 impl<U: UserModel + Clone + Send + 'static> Auth<U> {
@@ -57,6 +81,7 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
             cfg.app_data(web::Data::new(auth.clone()));
             cfg.service(
                 web::resource(auth.login_url())
+                    .app_data(BodyLimit(MAX_LOGIN_FORM_BYTES))
                     .route(web::get().to(login_page::<U>))
                     .route(web::post().to(login_submit::<U>)),
             );
@@ -71,9 +96,10 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
 
 /// `next` from the query string.
 fn query_next(req: &HttpRequest) -> Option<String> {
-    form_urlencoded::parse(req.query_string().as_bytes())
+    pairs(req.query_string().as_bytes())
+        .into_iter()
         .find(|(k, _)| k == "next")
-        .map(|(_, v)| v.into_owned())
+        .map(|(_, v)| v)
 }
 
 /// A 302 to `next` if it is safe, else to the default next URL.
@@ -130,9 +156,9 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     req: HttpRequest,
     auth: web::Data<Auth<U>>,
     csrf: CsrfToken,
-    form: web::Form<LoginForm>,
+    body: Body,
 ) -> Result<HttpResponse, Error> {
-    let form = form.into_inner();
+    let form = LoginForm::from_body(&body)?;
     if csrf.verify(form.csrf_token.as_deref()).is_err() {
         return Ok(forbidden(&auth));
     }

@@ -36,6 +36,7 @@ mod model_admin;
 mod page;
 mod panel;
 mod prepared;
+mod routes;
 mod templates;
 pub mod views;
 
@@ -43,20 +44,16 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix_session::SessionExt;
-use actix_web::http::{header, Method};
-use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::web;
 
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};
 
-use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
-use crate::error::Error;
+use crate::accounts::{Auth, UserModel};
 use crate::model::RestModel;
-use page::{error_page, Reply};
-use prepared::{AdminModel, AdminRequest, Cx, Exposure};
-use views::Chrome;
+use prepared::{AdminModel, Exposure};
+use routes::State;
 
 /// Largest form body the admin reads (1 MiB).
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -170,268 +167,13 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
                 pair[0].name()
             );
         }
-        let state = web::Data::new(State {
+        let state = Arc::new(State {
             auth: self.auth,
             prefix: self.prefix,
             permission: self.permission,
             models,
             panels: self.panels,
         });
-        move |cfg: &mut web::ServiceConfig| {
-            let prefix = state.prefix.clone();
-            cfg.service(web::resource(prefix.clone()).route(web::get().to(move || {
-                let to = format!("{prefix}/");
-                async move {
-                    HttpResponse::MovedPermanently()
-                        .insert_header((header::LOCATION, to))
-                        .finish()
-                }
-            })));
-            cfg.service(
-                web::resource(format!("{}/{{tail:.*}}", state.prefix))
-                    .app_data(state.clone())
-                    .route(web::get().to(dispatch::<U>))
-                    .route(web::post().to(dispatch::<U>)),
-            );
-        }
+        move |cfg: &mut web::ServiceConfig| routes::mount(cfg, &state)
     }
-}
-
-/// Everything the handler needs, shared by the workers.
-struct State<U: UserModel> {
-    auth: Auth<U>,
-    prefix: String,
-    permission: Arc<dyn Fn(&U) -> bool + Send + Sync>,
-    models: Vec<Arc<dyn AdminModel>>,
-    panels: Vec<Panel>,
-}
-
-/// 403 as a page.
-fn forbidden(chrome: Option<&Chrome>) -> HttpResponse {
-    error_page(chrome, &Error::Forbidden)
-}
-
-/// Every admin URL: the checks of SPEC.md section 10 in order (login, permission, CSRF), then
-/// the view.
-async fn dispatch<U: UserModel + Clone + Send + 'static>(
-    req: HttpRequest,
-    body: web::Payload,
-    state: web::Data<State<U>>,
-) -> HttpResponse {
-    let user = match current_user::<U>(&req).await {
-        Ok(Some(user)) => user,
-        Ok(None) => {
-            return LoginRedirect::new(&state.auth.login_url(), &req).error_response();
-        }
-        Err(e) => return error_page(None, &e),
-    };
-    if !(state.permission)(&user) {
-        return forbidden(None);
-    }
-    let csrf = match CsrfToken::of(&req.get_session()) {
-        Ok(token) => token,
-        Err(e) => return error_page(None, &e),
-    };
-    let post = req.method() == Method::POST;
-    let form = if post {
-        match read_form(body).await {
-            Ok(form) => form,
-            Err(e) => return error_page(None, &e),
-        }
-    } else {
-        Vec::new()
-    };
-    let chrome = Chrome {
-        prefix: state.prefix.clone(),
-        user: user.username().to_owned(),
-        logout: format!("{}?next={}/", state.auth.logout_url(), state.prefix),
-        models: state
-            .models
-            .iter()
-            .map(|m| {
-                (
-                    m.name().to_owned(),
-                    format!("{}/{}/", state.prefix, m.name()),
-                )
-            })
-            .collect(),
-        csrf: csrf.value().to_owned(),
-    };
-    if post {
-        let submitted = form
-            .iter()
-            .find(|(k, _)| k == "csrf_token")
-            .map(|(_, v)| v.as_str());
-        if csrf.verify(submitted).is_err() {
-            return forbidden(Some(&chrome));
-        }
-    }
-    let tail = req.match_info().get("tail").unwrap_or_default().to_owned();
-    let segments: Vec<String> = tail
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect();
-    if segments.first().map(String::as_str) == Some("static") && !post {
-        return static_file(segments.get(1).map(String::as_str).unwrap_or_default());
-    }
-    // A new password is hashed here, before the view takes a pooled connection.
-    let takes_password = segments.first().is_some_and(|name| {
-        state
-            .models
-            .iter()
-            .any(|m| m.name() == name && m.takes_password())
-    });
-    let raw = form
-        .iter()
-        .find(|(k, _)| k == form::NEW_PASSWORD)
-        .map(|(_, v)| v.clone())
-        .filter(|v| post && takes_password && !v.is_empty());
-    let new_password = match raw {
-        Some(raw) => {
-            let auth = state.auth.clone();
-            let hashed = web::block(move || auth.make_password(&raw))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
-            Some(hashed)
-        }
-        None => None,
-    };
-    let admin_req = AdminRequest {
-        post,
-        path: req.path().to_owned(),
-        query: form_urlencoded::parse(req.query_string().as_bytes())
-            .into_owned()
-            .collect(),
-        form,
-        new_password,
-    };
-    let is_lookup = segments.get(1).map(String::as_str) == Some("lookup");
-    let state = state.into_inner();
-    let reply_chrome = chrome.clone();
-    let result = state
-        .auth
-        .db()
-        .clone()
-        .run(move |conn| route(&state, &chrome, &admin_req, &segments, conn))
-        .await;
-    match result {
-        Ok(reply) => reply.into_response(),
-        // The lookup is JSON: its errors are JSON too (SPEC.md section 7).
-        Err(e) if is_lookup => e.error_response(),
-        Err(e) => error_page(Some(&reply_chrome), &e),
-    }
-}
-
-/// Reads a form body (urlencoded), at most [`MAX_FORM_BYTES`].
-async fn read_form(mut body: web::Payload) -> Result<Vec<(String, String)>, Error> {
-    use futures_util::StreamExt;
-    let mut bytes = web::BytesMut::new();
-    while let Some(chunk) = body.next().await {
-        let chunk =
-            chunk.map_err(|e| Error::BadBody(format!("the body could not be read: {e}")))?;
-        if bytes.len() + chunk.len() > MAX_FORM_BYTES {
-            return Err(Error::PayloadTooLarge);
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(form_urlencoded::parse(&bytes).into_owned().collect())
-}
-
-/// Picks the view of a path below the prefix; runs on a blocking thread.
-fn route<U: UserModel>(
-    state: &State<U>,
-    chrome: &Chrome,
-    req: &AdminRequest,
-    segments: &[String],
-    conn: &mut crate::db::Conn<'_>,
-) -> Result<Reply, Error> {
-    let cx = Cx { chrome, req };
-    let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let Some(first) = parts.first() else {
-        return match req.post {
-            true => Err(Error::MethodNotAllowed(vec![Method::GET])),
-            false => dashboard(state, &cx, conn),
-        };
-    };
-    if let Some(model) = state.models.iter().find(|m| m.name() == *first) {
-        return match (&parts[1..], req.post) {
-            ([], false) => model.index(&cx, conn),
-            ([], true) => model.bulk(&cx, conn),
-            (["add"], _) => model.add(&cx, conn),
-            (["export"], _) => model.export(&cx, conn),
-            (["lookup", field], false) => model.lookup(&cx, conn, field),
-            ([pk], _) => model.edit(&cx, conn, pk),
-            ([pk, "delete"], _) => model.delete(&cx, conn, pk),
-            _ => Err(Error::NotFound),
-        };
-    }
-    if let Some(panel) = state.panels.iter().find(|p| p.slug == *first) {
-        return match (&parts[1..], req.post) {
-            ([action], true) => {
-                panel.panel.post(action, &req.form, conn)?;
-                Ok(Reply::Redirect(format!("{}/", chrome.prefix)))
-            }
-            _ => Err(Error::NotFound),
-        };
-    }
-    Err(Error::NotFound)
-}
-
-/// A rendered panel.
-struct RenderedPanel {
-    html: String,
-}
-
-#[derive(askama::Template)]
-#[template(path = "admin/dashboard.html")]
-struct DashboardPage<'a> {
-    chrome: &'a Chrome,
-    title: String,
-    panels: Vec<RenderedPanel>,
-}
-
-/// `GET {prefix}/`: every model and every panel.
-fn dashboard<U: UserModel>(
-    state: &State<U>,
-    cx: &Cx<'_>,
-    conn: &mut crate::db::Conn<'_>,
-) -> Result<Reply, Error> {
-    let mut panels = Vec::with_capacity(state.panels.len());
-    for panel in &state.panels {
-        let data = panel.panel.data(conn)?;
-        let url = format!("{}/{}/", cx.chrome.prefix, panel.slug);
-        let html = panel.panel.render(&PanelView {
-            title: &panel.title,
-            url: &url,
-            csrf_token: &cx.chrome.csrf,
-            data: &data,
-        })?;
-        panels.push(RenderedPanel { html });
-    }
-    Reply::page(&DashboardPage {
-        chrome: cx.chrome,
-        title: "Dashboard".into(),
-        panels,
-    })
-}
-
-/// The admin's stylesheet and script, served by the crate (no CDN).
-fn static_file(name: &str) -> HttpResponse {
-    let (body, content_type) = match name {
-        "admin.css" => (
-            include_str!("../../static/admin.css"),
-            "text/css; charset=utf-8",
-        ),
-        "admin.js" => (
-            include_str!("../../static/admin.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        _ => return error_page(None, &Error::NotFound),
-    };
-    HttpResponse::Ok()
-        .content_type(content_type)
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(body)
 }

@@ -1,6 +1,5 @@
 //! `RestApi`: registrations, `setup()`, and the actix-web service that dispatches to them.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::http::header::{ContentType, LOCATION};
@@ -8,9 +7,10 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
 use super::endpoint::Endpoint;
 use super::prepared::Prepared;
-use super::request::{parse_body, query_pairs, read_body, ApiRequest};
+use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator};
+use crate::body::{pairs, Body, BodyLimit};
 use crate::db::Database;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -118,75 +118,93 @@ impl RestApi {
 
     /// Ends the registrations (the API is consumed, so none can follow) and returns the
     /// service configuration for `App::new().configure(...)`; clone it for each worker.
+    ///
+    /// Each resource is two actix resources, `{prefix}/{name}/` and `{prefix}/{name}/{pk}/`
+    /// (each also without the trailing slash); any other path under the prefix is 404 before
+    /// the body is read.
     pub fn setup(self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
-        let inner = Arc::new(ApiService {
-            db: self.db,
-            prefix: self.prefix,
-            default_auth: self.default_auth,
-            max_body_bytes: self.max_body_bytes,
-            endpoints: self
-                .endpoints
-                .into_iter()
-                .map(|e| (e.name().to_owned(), e))
-                .collect(),
-        });
+        let db = self.db;
+        let default_auth = self.default_auth;
+        let limit = BodyLimit(self.max_body_bytes);
+        let routes: Vec<Arc<Route>> = self
+            .endpoints
+            .into_iter()
+            .map(|endpoint| {
+                Arc::new(Route {
+                    list_path: format!("{}/{}/", self.prefix, endpoint.name()),
+                    endpoint,
+                    db: db.clone(),
+                    default_auth: default_auth.clone(),
+                })
+            })
+            .collect();
+        let prefix = self.prefix;
         move |cfg: &mut web::ServiceConfig| {
-            let service = inner.clone();
-            cfg.service(web::scope(&inner.prefix).default_service(web::to(
-                move |req: HttpRequest, payload: web::Payload| {
-                    let service = service.clone();
-                    async move { service.dispatch(req, payload).await }
-                },
-            )));
+            let mut scope = web::scope(&prefix)
+                .app_data(limit)
+                .default_service(web::to(|| async { Error::NotFound.error_response() }));
+            for route in &routes {
+                let name = route.endpoint.name();
+                let list = route.clone();
+                let detail = route.clone();
+                scope = scope
+                    .service(web::resource([format!("/{name}"), format!("/{name}/")]).to(
+                        move |req: HttpRequest, body: Body| {
+                            let route = list.clone();
+                            async move { route.serve(req, None, body).await }
+                        },
+                    ))
+                    .service(
+                        web::resource([format!("/{name}/{{pk}}"), format!("/{name}/{{pk}}/")]).to(
+                            move |req: HttpRequest, pk: web::Path<String>, body: Body| {
+                                let route = detail.clone();
+                                async move { route.serve(req, Some(pk.into_inner()), body).await }
+                            },
+                        ),
+                    );
+            }
+            cfg.service(scope);
         }
     }
 }
 
-struct ApiService {
+/// One registered resource as the server sees it.
+struct Route {
+    endpoint: Arc<dyn Endpoint>,
+    /// `{prefix}/{name}/`, the canonical list path.
+    list_path: String,
     db: Database,
-    prefix: String,
     default_auth: Arc<dyn Authenticator>,
-    max_body_bytes: usize,
-    endpoints: HashMap<String, Arc<dyn Endpoint>>,
 }
 
-impl ApiService {
-    async fn dispatch(&self, req: HttpRequest, payload: web::Payload) -> HttpResponse {
-        match self.serve(req, payload).await {
-            Ok(resp) => resp,
-            Err(e) => e.error_response(),
-        }
-    }
-
-    async fn serve(&self, req: HttpRequest, payload: web::Payload) -> Result<HttpResponse, Error> {
-        let bytes = read_body(payload, self.max_body_bytes).await?;
-        let rest = req.path().strip_prefix(&self.prefix).unwrap_or("");
-        let segments: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
-        let (name, pk) = match segments.as_slice() {
-            [name] | [name, ""] if !name.is_empty() => (*name, None),
-            [name, pk] | [name, pk, ""] if !name.is_empty() && !pk.is_empty() => (*name, Some(*pk)),
-            _ => return Err(Error::NotFound),
-        };
-        let endpoint = self.endpoints.get(name).ok_or(Error::NotFound)?.clone();
-        let body = parse_body(req.headers(), bytes).await;
+impl Route {
+    /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
+    async fn serve(&self, req: HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
+        let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
             method: req.method().clone(),
-            pk: pk.map(str::to_owned),
-            query: query_pairs(req.query_string()),
+            pk,
+            query: pairs(req.query_string().as_bytes()),
             headers: req.headers().clone(),
             body,
-            list_path: format!("{}/{}/", self.prefix, name),
+            list_path: self.list_path.clone(),
         };
+        let endpoint = self.endpoint.clone();
         let default_auth = self.default_auth.clone();
         let reply = self
             .db
             .run_lazy(move |db| endpoint.handle(&api_req, db, default_auth.as_ref()))
-            .await?;
-        let mut resp = HttpResponse::build(reply.status);
-        resp.content_type(ContentType::json());
-        if let Some(location) = reply.location {
-            resp.insert_header((LOCATION, location));
+            .await;
+        match reply {
+            Ok(reply) => {
+                let mut resp = HttpResponse::build(reply.status);
+                resp.content_type(ContentType::json());
+                if let Some(location) = reply.location {
+                    resp.insert_header((LOCATION, location));
+                }
+                resp.body(reply.body)
+            }
+            Err(e) => e.error_response(),
         }
-        Ok(resp.body(reply.body))
     }
 }

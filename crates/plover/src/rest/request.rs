@@ -1,17 +1,18 @@
 //! The parts of an HTTP request the REST handlers use, read before any database work: the body
-//! (size-limited, JSON or a form field `data`), the query pairs, and the reply they build.
+//! (JSON or a form field `data`), the query pairs, and the reply they build.
 
 use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
 use actix_web::http::{Method, StatusCode};
-use actix_web::web::{Bytes, BytesMut};
+use actix_web::web::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
+use crate::body::pairs;
 use crate::error::Error;
 
-/// A request body, read in full.
+/// A request body, read in full, as its content type says.
 #[derive(Debug)]
-pub(crate) enum Body {
+pub(crate) enum Content {
     /// Raw bytes, expected to be a JSON object.
     Raw(Bytes),
     /// Form fields (urlencoded or multipart); the JSON object is in `data`.
@@ -28,7 +29,7 @@ pub(crate) struct ApiRequest {
     pub(crate) pk: Option<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Body,
+    pub(crate) body: Content,
     /// `{prefix}/{name}/`, the canonical list path.
     pub(crate) list_path: String,
 }
@@ -37,20 +38,20 @@ impl ApiRequest {
     /// The form fields of the body (for API-key authentication).
     pub(crate) fn form(&self) -> &[(String, String)] {
         match &self.body {
-            Body::Form(pairs) => pairs,
-            Body::Raw(_) | Body::Invalid(_) => &[],
+            Content::Form(pairs) => pairs,
+            Content::Raw(_) | Content::Invalid(_) => &[],
         }
     }
 
     /// The body as a JSON object (SPEC.md section 6).
     pub(crate) fn json_object(&self) -> Result<Map<String, Value>, Error> {
         let parsed: Result<Value, _> = match &self.body {
-            Body::Raw(bytes) => serde_json::from_slice(bytes),
-            Body::Form(pairs) => match pairs.iter().find(|(k, _)| k == "data") {
+            Content::Raw(bytes) => serde_json::from_slice(bytes),
+            Content::Form(pairs) => match pairs.iter().find(|(k, _)| k == "data") {
                 Some((_, text)) => serde_json::from_str(text),
                 None => return Err(Error::BadBody("the form field 'data' is missing".into())),
             },
-            Body::Invalid(message) => return Err(Error::BadBody(message.clone())),
+            Content::Invalid(message) => return Err(Error::BadBody(message.clone())),
         };
         match parsed {
             Ok(Value::Object(map)) => Ok(map),
@@ -109,48 +110,23 @@ impl Reply {
     }
 }
 
-/// Reads the whole payload, refusing more than `limit` bytes with 413.
-pub(crate) async fn read_body(
-    mut payload: actix_web::web::Payload,
-    limit: usize,
-) -> Result<Bytes, Error> {
-    let mut buf = BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| match e {
-            actix_web::error::PayloadError::Overflow => Error::PayloadTooLarge,
-            actix_web::error::PayloadError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Error::Timeout
-            }
-            other => Error::BadBody(format!("could not read the body: {other}")),
-        })?;
-        if buf.len() + chunk.len() > limit {
-            return Err(Error::PayloadTooLarge);
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf.freeze())
-}
-
 /// Interprets a body by its content type.
-pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Body {
+pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Content {
     let ctype = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
     if ctype.starts_with("application/x-www-form-urlencoded") {
-        let pairs = form_urlencoded::parse(&bytes)
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        return Body::Form(pairs);
+        return Content::Form(pairs(&bytes));
     }
     if ctype.starts_with("multipart/form-data") {
         return parse_multipart(headers, bytes)
             .await
-            .map(Body::Form)
-            .unwrap_or_else(Body::Invalid);
+            .map(Content::Form)
+            .unwrap_or_else(Content::Invalid);
     }
-    Body::Raw(bytes)
+    Content::Raw(bytes)
 }
 
 async fn parse_multipart(
@@ -206,11 +182,4 @@ fn check_multipart_framing(headers: &HeaderMap, bytes: &[u8]) -> Result<(), Stri
     } else {
         Err("malformed multipart body: the closing boundary is missing".into())
     }
-}
-
-/// The decoded pairs of a query string, in order.
-pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
-    form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
 }

@@ -1,0 +1,333 @@
+//! The admin's URLs as actix resources, and the checks every one of them runs first (SPEC.md
+//! section 10: login, permission, CSRF), then its view on a blocking thread.
+
+use std::sync::Arc;
+
+use actix_session::SessionExt;
+use actix_web::http::{header, Method};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+
+use super::page::{error_page, Reply};
+use super::panel::PanelView;
+use super::prepared::{AdminModel, AdminRequest, Cx};
+use super::views::Chrome;
+use super::{form, Panel, MAX_FORM_BYTES};
+use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
+use crate::body::{pairs, Body, BodyLimit};
+use crate::db::Conn;
+use crate::error::Error;
+
+/// Everything the handlers need, shared by the workers.
+pub(super) struct State<U: UserModel> {
+    pub(super) auth: Auth<U>,
+    pub(super) prefix: String,
+    pub(super) permission: Arc<dyn Fn(&U) -> bool + Send + Sync>,
+    pub(super) models: Vec<Arc<dyn AdminModel>>,
+    pub(super) panels: Vec<Panel>,
+}
+
+/// The view an admin URL names; path parameters (`pk`, `field`, `file`, `action`) are read
+/// from the match.
+#[derive(Clone)]
+enum View {
+    Dashboard,
+    Static,
+    /// The index (GET) or a bulk action (POST).
+    Index(Arc<dyn AdminModel>),
+    Add(Arc<dyn AdminModel>),
+    Export(Arc<dyn AdminModel>),
+    Lookup(Arc<dyn AdminModel>),
+    Edit(Arc<dyn AdminModel>),
+    Delete(Arc<dyn AdminModel>),
+    Panel(usize),
+    /// Any other path: 404, once the checks have passed.
+    NotFound,
+}
+
+impl View {
+    /// The model whose pages this view is.
+    fn model(&self) -> Option<&Arc<dyn AdminModel>> {
+        match self {
+            View::Index(m)
+            | View::Add(m)
+            | View::Export(m)
+            | View::Lookup(m)
+            | View::Edit(m)
+            | View::Delete(m) => Some(m),
+            View::Dashboard | View::Static | View::Panel(_) | View::NotFound => None,
+        }
+    }
+}
+
+/// Mounts `{prefix}` (a redirect to `{prefix}/`) and every admin URL below it, each with and
+/// without its trailing slash.
+pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
+    cfg: &mut web::ServiceConfig,
+    state: &Arc<State<U>>,
+) {
+    let to = format!("{}/", state.prefix);
+    cfg.service(
+        web::resource(state.prefix.clone()).route(web::get().to(move || {
+            let to = to.clone();
+            async move {
+                HttpResponse::MovedPermanently()
+                    .insert_header((header::LOCATION, to))
+                    .finish()
+            }
+        })),
+    );
+    let mut routes = vec![
+        ("/".to_owned(), View::Dashboard),
+        ("/static/{file}".to_owned(), View::Static),
+    ];
+    for model in &state.models {
+        let name = model.name();
+        routes.extend([
+            (format!("/{name}"), View::Index(model.clone())),
+            (format!("/{name}/add"), View::Add(model.clone())),
+            (format!("/{name}/export"), View::Export(model.clone())),
+            (
+                format!("/{name}/lookup/{{field}}"),
+                View::Lookup(model.clone()),
+            ),
+            (format!("/{name}/{{pk}}"), View::Edit(model.clone())),
+            (
+                format!("/{name}/{{pk}}/delete"),
+                View::Delete(model.clone()),
+            ),
+        ]);
+    }
+    for (i, panel) in state.panels.iter().enumerate() {
+        routes.push((format!("/{}/{{action}}", panel.slug), View::Panel(i)));
+    }
+    let mut scope = web::scope(&state.prefix)
+        .app_data(BodyLimit(MAX_FORM_BYTES))
+        .default_service(handler(web::route(), state, View::NotFound));
+    for (path, view) in routes {
+        let paths = match path.as_str() {
+            "/" => vec![path],
+            _ => vec![format!("{path}/"), path],
+        };
+        scope = scope.service(
+            web::resource(paths)
+                .route(handler(web::get(), state, view.clone()))
+                .route(handler(web::post(), state, view)),
+        );
+    }
+    cfg.service(scope);
+}
+
+/// `route` leading to `view`.
+fn handler<U: UserModel + Clone + Send + 'static>(
+    route: actix_web::Route,
+    state: &Arc<State<U>>,
+    view: View,
+) -> actix_web::Route {
+    let state = state.clone();
+    route.to(move |req: HttpRequest, payload: web::Payload| {
+        dispatch(state.clone(), view.clone(), req, payload)
+    })
+}
+
+/// 403 as a page.
+fn forbidden(chrome: Option<&Chrome>) -> HttpResponse {
+    error_page(chrome, &Error::Forbidden)
+}
+
+/// Every admin URL: the checks of SPEC.md section 10 in order (login, permission, CSRF), then
+/// the view.
+async fn dispatch<U: UserModel + Clone + Send + 'static>(
+    state: Arc<State<U>>,
+    view: View,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let user = match current_user::<U>(&req).await {
+        Ok(Some(user)) => user,
+        Ok(None) => {
+            return LoginRedirect::new(&state.auth.login_url(), &req).error_response();
+        }
+        Err(e) => return error_page(None, &e),
+    };
+    if !(state.permission)(&user) {
+        return forbidden(None);
+    }
+    let csrf = match CsrfToken::of(&req.get_session()) {
+        Ok(token) => token,
+        Err(e) => return error_page(None, &e),
+    };
+    let post = req.method() == Method::POST;
+    let form = if post {
+        match Body::read(&req, payload).await {
+            Ok(body) => body.form_pairs(),
+            Err(e) => return error_page(None, &e),
+        }
+    } else {
+        Vec::new()
+    };
+    let chrome = Chrome {
+        prefix: state.prefix.clone(),
+        user: user.username().to_owned(),
+        logout: format!("{}?next={}/", state.auth.logout_url(), state.prefix),
+        models: state
+            .models
+            .iter()
+            .map(|m| {
+                (
+                    m.name().to_owned(),
+                    format!("{}/{}/", state.prefix, m.name()),
+                )
+            })
+            .collect(),
+        csrf: csrf.value().to_owned(),
+    };
+    if post {
+        let submitted = form
+            .iter()
+            .find(|(k, _)| k == "csrf_token")
+            .map(|(_, v)| v.as_str());
+        if csrf.verify(submitted).is_err() {
+            return forbidden(Some(&chrome));
+        }
+    }
+    if let (View::Static, false) = (&view, post) {
+        return static_file(req.match_info().get("file").unwrap_or_default());
+    }
+    // A new password is hashed here, before the view takes a pooled connection.
+    let takes_password = view.model().is_some_and(|m| m.takes_password());
+    let raw = form
+        .iter()
+        .find(|(k, _)| k == form::NEW_PASSWORD)
+        .map(|(_, v)| v.clone())
+        .filter(|v| post && takes_password && !v.is_empty());
+    let new_password = match raw {
+        Some(raw) => {
+            let auth = state.auth.clone();
+            let hashed = web::block(move || auth.make_password(&raw))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            Some(hashed)
+        }
+        None => None,
+    };
+    let param = |name: &str| req.match_info().get(name).unwrap_or_default().to_owned();
+    let arg = match &view {
+        View::Lookup(_) => param("field"),
+        View::Edit(_) | View::Delete(_) => param("pk"),
+        View::Panel(_) => param("action"),
+        _ => String::new(),
+    };
+    let admin_req = AdminRequest {
+        post,
+        path: req.path().to_owned(),
+        query: pairs(req.query_string().as_bytes()),
+        form,
+        new_password,
+    };
+    let is_lookup = matches!(view, View::Lookup(_));
+    let reply_chrome = chrome.clone();
+    let result = state
+        .auth
+        .db()
+        .clone()
+        .run(move |conn| {
+            let cx = Cx {
+                chrome: &chrome,
+                req: &admin_req,
+            };
+            run_view(&state, &view, &arg, &cx, conn)
+        })
+        .await;
+    match result {
+        Ok(reply) => reply.into_response(),
+        // The lookup is JSON: its errors are JSON too (SPEC.md section 7).
+        Err(e) if is_lookup => e.error_response(),
+        Err(e) => error_page(Some(&reply_chrome), &e),
+    }
+}
+
+/// Runs a view on a blocking thread; `arg` is its path parameter.
+fn run_view<U: UserModel>(
+    state: &State<U>,
+    view: &View,
+    arg: &str,
+    cx: &Cx<'_>,
+    conn: &mut Conn<'_>,
+) -> Result<Reply, Error> {
+    let post = cx.req.post;
+    match view {
+        View::Dashboard if post => Err(Error::MethodNotAllowed(vec![Method::GET])),
+        View::Dashboard => dashboard(state, cx, conn),
+        View::Index(model) if post => model.bulk(cx, conn),
+        View::Index(model) => model.index(cx, conn),
+        View::Add(model) => model.add(cx, conn),
+        View::Export(model) => model.export(cx, conn),
+        View::Lookup(model) if !post => model.lookup(cx, conn, arg),
+        View::Edit(model) => model.edit(cx, conn, arg),
+        View::Delete(model) => model.delete(cx, conn, arg),
+        View::Panel(i) if post => {
+            let panel = state.panels.get(*i).ok_or(Error::NotFound)?;
+            panel.panel.post(arg, &cx.req.form, conn)?;
+            Ok(Reply::Redirect(format!("{}/", cx.chrome.prefix)))
+        }
+        View::Lookup(_) | View::Panel(_) | View::Static | View::NotFound => Err(Error::NotFound),
+    }
+}
+
+/// A rendered panel.
+struct RenderedPanel {
+    html: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/dashboard.html")]
+struct DashboardPage<'a> {
+    chrome: &'a Chrome,
+    title: String,
+    panels: Vec<RenderedPanel>,
+}
+
+/// `GET {prefix}/`: every model and every panel.
+fn dashboard<U: UserModel>(
+    state: &State<U>,
+    cx: &Cx<'_>,
+    conn: &mut Conn<'_>,
+) -> Result<Reply, Error> {
+    let mut panels = Vec::with_capacity(state.panels.len());
+    for panel in &state.panels {
+        let data = panel.panel.data(conn)?;
+        let url = format!("{}/{}/", cx.chrome.prefix, panel.slug);
+        let html = panel.panel.render(&PanelView {
+            title: &panel.title,
+            url: &url,
+            csrf_token: &cx.chrome.csrf,
+            data: &data,
+        })?;
+        panels.push(RenderedPanel { html });
+    }
+    Reply::page(&DashboardPage {
+        chrome: cx.chrome,
+        title: "Dashboard".into(),
+        panels,
+    })
+}
+
+/// The admin's stylesheet and script, served by the crate (no CDN).
+fn static_file(name: &str) -> HttpResponse {
+    let (body, content_type) = match name {
+        "admin.css" => (
+            include_str!("../../static/admin.css"),
+            "text/css; charset=utf-8",
+        ),
+        "admin.js" => (
+            include_str!("../../static/admin.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        _ => return error_page(None, &Error::NotFound),
+    };
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(body)
+}

@@ -1,0 +1,76 @@
+//! Request bodies: the one way every component (REST, admin, accounts) reads them, under the
+//! limit its routes set.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::web::{Bytes, BytesMut};
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::{Stream, StreamExt};
+
+use crate::error::Error;
+
+/// The largest body the routes it is registered on accept, as app data (like actix's
+/// `PayloadConfig`); a larger one is 413. Without one, 1 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyLimit(pub(crate) usize);
+
+impl BodyLimit {
+    /// The limit of the route that `req` matched.
+    fn of(req: &HttpRequest) -> usize {
+        req.app_data::<BodyLimit>()
+            .map_or(crate::rest::DEFAULT_MAX_BODY_BYTES, |limit| limit.0)
+    }
+}
+
+/// A request body, read in full within its [`BodyLimit`]; as an extractor it is read before the
+/// handler runs.
+#[derive(Debug)]
+pub(crate) struct Body(pub(crate) Bytes);
+
+impl Body {
+    /// Reads `payload` to its end: 413 past the limit, 408 when the client stops sending (the
+    /// server's body timeout), 400 for a body that breaks off.
+    pub(crate) async fn read(
+        req: &HttpRequest,
+        mut payload: impl Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+    ) -> Result<Body, Error> {
+        let limit = BodyLimit::of(req);
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| match e {
+                PayloadError::Overflow => Error::PayloadTooLarge,
+                PayloadError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut => Error::Timeout,
+                other => Error::BadBody(format!("could not read the body: {other}")),
+            })?;
+            if buf.len() + chunk.len() > limit {
+                return Err(Error::PayloadTooLarge);
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Body(buf.freeze()))
+    }
+
+    /// The pairs of an `application/x-www-form-urlencoded` body, in order.
+    pub(crate) fn form_pairs(&self) -> Vec<(String, String)> {
+        pairs(&self.0)
+    }
+}
+
+impl FromRequest for Body {
+    type Error = Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Body, Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        let payload = payload.take();
+        Box::pin(async move { Body::read(&req, payload).await })
+    }
+}
+
+/// The decoded pairs of a query string or an urlencoded form, in order.
+pub(crate) fn pairs(text: &[u8]) -> Vec<(String, String)> {
+    form_urlencoded::parse(text).into_owned().collect()
+}
