@@ -17,6 +17,8 @@ grep -q "^channel = \"$msrv" rust-toolchain.toml || {
     exit 1
 }
 cargo fmt --all --check
+# No module imports from a module that imports it (files and top-level modules).
+python3 scripts/layers.py
 cargo clippy --workspace --all-targets -- -D warnings
 
 # Licenses, duplicate crates and sources of every dependency (deny.toml).

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use plover::__private::SqlQueries;
-use plover::auth::CredentialCache;
-use plover::query::{parse_list_query, FilterRules};
+use plover::__private::{parse_list_query, FilterRules};
+use plover::accounts::CredentialCache;
 use plover::RestModel;
 use plover_tests::{Message, TestApp};
 

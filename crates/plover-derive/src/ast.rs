@@ -2,39 +2,13 @@
 //! at the span that caused it.
 
 use proc_macro2::{Span, TokenStream};
-use syn::{Data, DeriveInput, Fields, Ident, Path, Type, Visibility};
+use syn::{Data, DeriveInput, Fields, Ident, Path, Visibility};
 
 use crate::attr::{self, Default};
 use crate::check;
 use crate::ctxt::Ctxt;
-use crate::types::{option_inner, scalar_of, sql_literal, Kind, SUPPORTED};
-
-pub(crate) struct Field {
-    pub(crate) ident: Ident,
-    /// The declared type (`Option<T>` for nullable fields).
-    pub(crate) ty: Type,
-    /// `T` of `Option<T>`, else the declared type.
-    pub(crate) value_ty: Type,
-    pub(crate) nullable: bool,
-    pub(crate) kind: Kind,
-    /// API name: the column, or for a foreign key the column without `_id`.
-    pub(crate) name: String,
-    /// Key in serialized objects: the name, or `<name>_id` for a foreign key.
-    pub(crate) key: String,
-    pub(crate) fk: Option<Type>,
-    pub(crate) default: Default,
-    pub(crate) excluded: bool,
-    /// `#[rest(read_only)]`.
-    pub(crate) read_only: bool,
-    /// `#[rest(unique)]`.
-    pub(crate) unique: bool,
-    /// The `plover::schema::SqlType` variant of the column.
-    pub(crate) sql_type: &'static str,
-    /// The diesel SQL type of the column, for a generated `table!`.
-    pub(crate) diesel_type: &'static str,
-    /// The column's SQL `DEFAULT`, where the default is a plain literal.
-    pub(crate) sql_default: Option<String>,
-}
+pub(crate) use crate::field::Field;
+use crate::types::{option_inner, scalar_of, sql_literal, SUPPORTED};
 
 pub(crate) struct Model {
     pub(crate) ident: Ident,

@@ -4,9 +4,9 @@
 
 use syn::{DeriveInput, Ident};
 
-use crate::ast::Field;
 use crate::attr::Default;
 use crate::ctxt::Ctxt;
+use crate::field::Field;
 use crate::types::Kind;
 
 /// The message for a primary key of another type.

@@ -10,6 +10,7 @@ mod backend;
 mod check;
 mod ctxt;
 mod expand;
+mod field;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -5,12 +5,13 @@ pub use diesel;
 pub use inventory;
 pub use serde_json;
 
+pub use crate::convert::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
 pub use crate::db::{plover_lower, Conn};
 pub use crate::error::Error;
+pub use crate::listing::{parse_list_query, FilterRules};
 pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::schema::SqlType;
-pub use crate::value::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
 
 /// What `#[derive(RestModel)]` emits after reporting errors: an impl whose methods are never
 /// called (the crate does not compile), so that code using the model reports no second error.

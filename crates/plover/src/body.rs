@@ -12,6 +12,9 @@ use futures_util::{Stream, StreamExt};
 
 use crate::error::Error;
 
+/// Default limit of request bodies: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
 /// The largest body the routes it is registered on accept, as app data (like actix's
 /// `PayloadConfig`); a larger one is 413. Without one, 1 MiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +24,7 @@ impl BodyLimit {
     /// The limit of the route that `req` matched.
     fn of(req: &HttpRequest) -> usize {
         req.app_data::<BodyLimit>()
-            .map_or(crate::rest::DEFAULT_MAX_BODY_BYTES, |limit| limit.0)
+            .map_or(DEFAULT_MAX_BODY_BYTES, |limit| limit.0)
     }
 }
 

@@ -7,34 +7,9 @@ use serde_json::Value;
 
 use crate::db::Conn;
 use crate::error::Error;
+pub use crate::kind::FieldKind;
+use crate::kind::SqlType;
 use crate::query::Select;
-use crate::schema::SqlType;
-
-/// The type of a model field, as far as the REST layer cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldKind {
-    /// `i32`: a 32-bit integer column.
-    Int32,
-    /// `i64`: a 64-bit integer column.
-    Int64,
-    /// `f32`/`f64`: a floating point column.
-    Float,
-    /// `bool`.
-    Bool,
-    /// `String`: a text column.
-    Text,
-    /// `chrono::NaiveDate`.
-    Date,
-    /// `chrono::NaiveDateTime`.
-    DateTime,
-}
-
-impl FieldKind {
-    /// Whether values of this kind are integers.
-    pub fn is_integer(self) -> bool {
-        matches!(self, FieldKind::Int32 | FieldKind::Int64)
-    }
-}
 
 /// Compile-time metadata of one field of a model.
 #[derive(Debug)]

@@ -58,46 +58,11 @@
 //! db.run_blocking(|conn| schema::create_tables(conn, &models)).unwrap();
 //! ```
 
+pub use crate::kind::SqlType;
+
 use crate::db::{Conn, Engine};
 use crate::error::Error;
 use crate::model::{FieldMeta, ModelMeta};
-
-/// The column type of a field, as the derive reads it from the field's Rust type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SqlType {
-    /// `i32`.
-    Integer,
-    /// `i64`.
-    BigInt,
-    /// `f32`.
-    Real,
-    /// `f64`.
-    Double,
-    /// `bool`.
-    Boolean,
-    /// `String`.
-    Text,
-    /// `chrono::NaiveDate`.
-    Date,
-    /// `chrono::NaiveDateTime`.
-    Timestamp,
-}
-
-impl SqlType {
-    /// The type's name in a column definition (the same on both engines).
-    pub fn name(self) -> &'static str {
-        match self {
-            SqlType::Integer => "INTEGER",
-            SqlType::BigInt => "BIGINT",
-            SqlType::Real => "REAL",
-            SqlType::Double => "DOUBLE PRECISION",
-            SqlType::Boolean => "BOOLEAN",
-            SqlType::Text => "TEXT",
-            SqlType::Date => "DATE",
-            SqlType::Timestamp => "TIMESTAMP",
-        }
-    }
-}
 
 /// A quoted identifier. Identifiers come from the derive (Rust identifiers), never from input.
 fn ident(name: &str) -> String {

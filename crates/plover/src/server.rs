@@ -56,8 +56,8 @@ use actix_web::rt::net::TcpStream;
 
 pub use guard::{Counted, Guard, ResponseMemory};
 
+use crate::body::DEFAULT_MAX_BODY_BYTES;
 use crate::error::Error;
-use crate::rest::DEFAULT_MAX_BODY_BYTES;
 
 /// Time limits and sizes of a [`Server`]; every field has a default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

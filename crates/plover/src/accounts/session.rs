@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use actix_session::config::{CookieContentSecurity, PersistentSession};
 use actix_session::storage::CookieSessionStore;
 use actix_session::{Session, SessionExt, SessionMiddleware};
-use actix_web::cookie::{Key, SameSite};
+use actix_web::cookie::SameSite;
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError};
@@ -20,7 +20,6 @@ use rand::RngCore;
 use subtle::ConstantTimeEq;
 
 use super::user::{Auth, UserModel};
-use crate::db::Database;
 use crate::error::Error;
 
 /// Session key of the logged-in user's primary key.
@@ -32,49 +31,6 @@ const CSRF: &str = "plover.csrf";
 
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "plover_session";
-
-/// Default session lifetime: 14 days.
-const DEFAULT_LIFETIME: Duration = Duration::from_secs(14 * 24 * 3600);
-
-/// The settings of an [`Auth`] (see its builder methods).
-#[derive(Clone)]
-pub(crate) struct Settings {
-    pub(crate) db: Database,
-    pub(crate) cost: u32,
-    pub(crate) prefix: String,
-    pub(crate) default_next_url: String,
-    pub(crate) key: Key,
-    pub(crate) lifetime: Duration,
-    pub(crate) secure: bool,
-    pub(crate) password_checks: usize,
-}
-
-impl Settings {
-    pub(crate) fn new(db: Database) -> Settings {
-        Settings {
-            db,
-            cost: super::DEFAULT_COST,
-            prefix: "/accounts".into(),
-            default_next_url: "/".into(),
-            key: Key::generate(),
-            lifetime: DEFAULT_LIFETIME,
-            secure: false,
-            password_checks: super::gate::Gate::default_permits(),
-        }
-    }
-}
-
-impl fmt::Debug for Settings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
-            .field("cost", &self.cost)
-            .field("prefix", &self.prefix)
-            .field("default_next_url", &self.default_next_url)
-            .field("lifetime", &self.lifetime)
-            .field("secure", &self.secure)
-            .finish_non_exhaustive()
-    }
-}
 
 impl<U: UserModel> Auth<U> {
     /// The session middleware: an encrypted and signed cookie (`plover_session`, HttpOnly,

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use actix_web::cookie::Key;
 
+use super::cache::CredentialCache;
 use super::gate::Gate;
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
-use super::session::Settings;
-use crate::auth::CredentialCache;
+use super::settings::Settings;
 use crate::db::{Conn, Database};
 use crate::error::Error;
 use crate::model::RestModel;

@@ -8,8 +8,9 @@ use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ExportView;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::parse_list_query;
 use crate::model::RestModel;
-use crate::query::{parse_list_query, Filter, Op, Param};
+use crate::query::{Filter, Op, Param};
 
 /// Rows loaded per query while exporting (keyset on the primary key).
 const CHUNK: i64 = 1000;

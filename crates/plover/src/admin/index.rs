@@ -9,8 +9,9 @@ use super::prepared::{bad_request, encode_query, Cx, PreparedAdmin, PreparedColu
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::parse_list_query;
 use crate::model::RestModel;
-use crate::query::{parse_list_query, Select};
+use crate::query::Select;
 use crate::rest::delete::delete_rows;
 
 /// Pairs that are filters (not ordering or paging).

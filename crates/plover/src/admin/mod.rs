@@ -52,11 +52,9 @@ pub use templates::{AdminTemplates, DefaultTemplates};
 
 use crate::accounts::{Auth, UserModel};
 use crate::model::RestModel;
+use panel::Panel;
 use prepared::{AdminModel, Exposure};
 use routes::State;
-
-/// Largest form body the admin reads (1 MiB).
-const MAX_FORM_BYTES: usize = 1024 * 1024;
 
 type Registration = Box<dyn FnOnce(&HashMap<TypeId, Exposure>) -> Arc<dyn AdminModel>>;
 
@@ -68,14 +66,6 @@ pub struct Admin<U: UserModel> {
     exposures: HashMap<TypeId, Exposure>,
     registrations: Vec<Registration>,
     panels: Vec<Panel>,
-}
-
-/// A registered panel.
-#[derive(Clone)]
-struct Panel {
-    title: String,
-    slug: String,
-    panel: Arc<dyn AdminPanel>,
 }
 
 impl<U: UserModel> std::fmt::Debug for Admin<U> {

@@ -5,7 +5,7 @@ use actix_web::HttpResponse;
 use askama::Template;
 use serde_json::Value;
 
-use super::views::Chrome;
+use super::views::{render, Chrome};
 use crate::error::Error;
 
 /// What a view answers.
@@ -58,13 +58,6 @@ impl Reply {
                 .body(body),
         }
     }
-}
-
-/// The HTML of a template.
-pub(crate) fn render(template: &impl Template) -> Result<String, Error> {
-    template
-        .render()
-        .map_err(|e| Error::Internal(format!("admin template: {e}")))
 }
 
 /// An error as an admin page.

@@ -1,8 +1,10 @@
 //! Dashboard panels.
 
+use std::sync::Arc;
+
 use askama::Template;
 
-use super::page::render;
+use super::views::render;
 use crate::db::Conn;
 use crate::error::Error;
 
@@ -81,4 +83,12 @@ pub trait AdminPanel: Send + Sync + 'static {
 #[template(path = "admin/panels/default.html")]
 struct DefaultPanel<'a> {
     view: &'a PanelView<'a>,
+}
+
+/// A registered panel.
+#[derive(Clone)]
+pub(crate) struct Panel {
+    pub(crate) title: String,
+    pub(crate) slug: String,
+    pub(crate) panel: Arc<dyn AdminPanel>,
 }

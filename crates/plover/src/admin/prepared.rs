@@ -10,8 +10,9 @@ use super::templates::AdminTemplates;
 use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::FilterRules;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
-use crate::query::{FilterRules, Limits};
+use crate::query::Limits;
 
 /// The parts of an admin request the views use, detached from actix.
 #[derive(Debug)]

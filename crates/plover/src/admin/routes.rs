@@ -7,15 +7,18 @@ use actix_session::SessionExt;
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
+use super::form::NEW_PASSWORD;
 use super::page::{error_page, Reply};
-use super::panel::PanelView;
+use super::panel::{Panel, PanelView};
 use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::views::Chrome;
-use super::{form, Panel, MAX_FORM_BYTES};
 use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
 use crate::body::{pairs, Body, BodyLimit};
 use crate::db::Conn;
 use crate::error::Error;
+
+/// Largest form body the admin reads (1 MiB).
+const MAX_FORM_BYTES: usize = 1024 * 1024;
 
 /// Everything the handlers need, shared by the workers.
 pub(super) struct State<U: UserModel> {
@@ -197,7 +200,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let takes_password = view.model().is_some_and(|m| m.takes_password());
     let raw = form
         .iter()
-        .find(|(k, _)| k == form::NEW_PASSWORD)
+        .find(|(k, _)| k == NEW_PASSWORD)
         .map(|(_, v)| v.clone())
         .filter(|v| post && takes_password && !v.is_empty());
     let new_password = match raw {

@@ -1,6 +1,6 @@
 //! The templates of a model's pages, which an application may replace.
 
-use super::page::render;
+use super::views::render;
 use super::views::{DeleteView, ExportView, FormView, IndexView};
 use crate::error::Error;
 

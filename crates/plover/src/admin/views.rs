@@ -10,7 +10,6 @@
 
 use askama::Template;
 
-use super::page::render;
 use crate::error::Error;
 
 /// The frame of every admin page: who is logged in, the models to navigate to.
@@ -264,4 +263,11 @@ pub struct ExportView {
     pub columns: Vec<String>,
     /// The filters the export applies (`field__op`, value).
     pub filters: Vec<(String, String)>,
+}
+
+/// The HTML of a template.
+pub(crate) fn render(template: &impl Template) -> Result<String, Error> {
+    template
+        .render()
+        .map_err(|e| Error::Internal(format!("admin template: {e}")))
 }

@@ -2,14 +2,12 @@
 
 mod apikey;
 mod basic;
-mod cache;
 
 use actix_web::http::header::HeaderMap;
 use actix_web::http::Method;
 
 pub use apikey::ApiKeyAuthentication;
 pub use basic::{basic_credentials, AdminAuthentication, UserAuthentication};
-pub use cache::CredentialCache;
 
 use crate::db::LazyConn;
 use crate::error::Error;

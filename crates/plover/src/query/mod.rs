@@ -1,14 +1,10 @@
 //! Backend-neutral selections (filters, ordering, pagination) that generated code turns into
-//! typed diesel queries, and the parsing of list query strings into them.
+//! typed diesel queries. The list query string is parsed into them by `listing`.
 
-pub mod cursor;
 mod limits;
-mod params;
-mod parse;
 
+pub use crate::param::Param;
 pub use limits::Limits;
-pub use params::Param;
-pub use parse::{parse_list_query, FilterRules, ListQuery};
 
 /// A filter operator (`<field>__<op>=<value>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

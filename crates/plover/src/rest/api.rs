@@ -10,13 +10,10 @@ use super::prepared::Prepared;
 use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator};
-use crate::body::{pairs, Body, BodyLimit};
+use crate::body::{pairs, Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::Database;
 use crate::error::Error;
 use crate::model::RestModel;
-
-/// Default limit of request bodies: 1 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// A REST API: a URL prefix, a default authentication and registered resources.
 ///

@@ -7,14 +7,15 @@ use actix_web::http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use super::delete::delete_rows;
+use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
-use super::resource::Context;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
+use crate::listing::{cursor, parse_list_query};
 use crate::model::{check_reference, save, RestModel};
-use crate::query::{cursor, parse_list_query, Param, Select};
+use crate::query::{Param, Select};
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {

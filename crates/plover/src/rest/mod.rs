@@ -4,10 +4,14 @@ mod api;
 mod data;
 pub(crate) mod delete;
 mod endpoint;
+mod hooks;
+mod nested;
 mod prepared;
 mod request;
 mod resource;
 
-pub use api::{RestApi, DEFAULT_MAX_BODY_BYTES};
+pub use crate::body::DEFAULT_MAX_BODY_BYTES;
+pub use api::RestApi;
 pub use data::Data;
-pub use resource::{Context, DefaultHooks, Hooks, Resource, Scope};
+pub use hooks::{Context, DefaultHooks, Hooks, Scope};
+pub use resource::Resource;

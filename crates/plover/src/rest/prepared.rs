@@ -2,77 +2,21 @@
 //! the serialization of its objects (SPEC.md section 3).
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::sync::Arc;
 
 use actix_web::http::Method;
 use serde_json::{Map, Value};
 
 use super::data::Data;
-use super::resource::{Context, Hooks, Resource};
+use super::hooks::{Context, Hooks};
+use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
+use super::resource::Resource;
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::FilterRules;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
-use crate::query::{Filter, FilterRules, Select};
-
-/// An included resource, seen from the resource that nests it.
-pub(crate) trait Nested: Send + Sync {
-    /// The model it serializes.
-    fn meta(&self) -> &'static ModelMeta;
-    /// Its filter rules, applied to joins through the including field.
-    fn rules(&self) -> &FilterRules;
-    /// Its serialized objects with these primary keys (one query per nesting level).
-    fn serialize_ids(
-        &self,
-        cx: &Context<'_>,
-        conn: &mut Conn<'_>,
-        ids: &[i64],
-    ) -> Result<NestedObjects, Error>;
-}
-
-/// Serialized objects: their JSON text one after another, and where each one is.
-#[derive(Debug, Default)]
-pub(crate) struct Serialized {
-    buf: Vec<u8>,
-    spans: Vec<Range<usize>>,
-}
-
-impl Serialized {
-    /// The objects as a JSON array, appended to `out`.
-    pub(crate) fn write_array(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (n, span) in self.spans.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&self.buf[span.clone()]);
-        }
-        out.push(b']');
-    }
-
-    /// The only object (detail, create, update).
-    pub(crate) fn into_single(self) -> Option<Vec<u8>> {
-        match self.spans.as_slice() {
-            [span] if span.start == 0 && span.end == self.buf.len() => Some(self.buf),
-            _ => None,
-        }
-    }
-}
-
-/// The serialized objects of an included resource, by primary key.
-#[derive(Debug, Default)]
-pub(crate) struct NestedObjects {
-    objects: Serialized,
-    index: HashMap<i64, usize>,
-}
-
-impl NestedObjects {
-    fn get(&self, pk: i64) -> Option<&[u8]> {
-        let span = self.objects.spans.get(*self.index.get(&pk)?)?;
-        Some(&self.objects.buf[span.clone()])
-    }
-}
+use crate::query::{Filter, Select};
 
 /// A resource ready to serve.
 pub(crate) struct Prepared<M: RestModel> {
@@ -158,6 +102,7 @@ impl<M: RestModel> Prepared<M> {
         let mut includes: Vec<Option<Arc<dyn Nested>>> = vec![None; n];
         let mut nested_rules = HashMap::new();
         for (field, nested) in resource.include {
+            let nested = nested.prepare();
             let idx = field_index(meta, &field, "include_resources");
             let target = match meta.fields[idx].fk {
                 Some(target) => target(),
@@ -313,7 +258,7 @@ impl<M: RestModel> Prepared<M> {
 
     /// The `get_query` scope of this request.
     pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
-        let mut scope = super::resource::Scope::default();
+        let mut scope = super::hooks::Scope::default();
         self.hooks.get_query(cx, &mut scope);
         Ok(scope.filters)
     }
@@ -355,5 +300,11 @@ impl<M: RestModel> Nested for Prepared<M> {
             .map(|(n, row)| (row.pk(), n))
             .collect();
         Ok(NestedObjects { objects, index })
+    }
+}
+
+impl<N: RestModel> IntoNested for Resource<N> {
+    fn prepare(self: Box<Self>) -> Arc<dyn Nested> {
+        Arc::new(Prepared::new(*self))
     }
 }

@@ -1,137 +1,14 @@
-//! `Resource`: the options and hooks of one model's REST endpoints.
+//! `Resource`: the options of one model's REST endpoints.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use actix_web::http::Method;
-use serde_json::{Map, Value};
 
-use super::data::Data;
-use crate::auth::{AuthUser, Authenticator};
-use crate::error::Error;
+use super::hooks::{DefaultHooks, Hooks};
+use super::nested::IntoNested;
+use crate::auth::Authenticator;
 use crate::model::{names, paths, Field, Path, RestModel};
-use crate::query::{Filter, Limits, Op, Param};
-
-/// What hooks know about the request being served.
-#[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
-    /// The HTTP method.
-    pub method: &'a Method,
-    /// The authenticated user, when the authentication produced one.
-    pub user: Option<&'a AuthUser>,
-}
-
-/// Extra conditions that scope every query of a resource (the `get_query` hook), on fields
-/// of its model `M`.
-#[derive(Debug)]
-pub struct Scope<M> {
-    pub(crate) filters: Vec<Filter>,
-    _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Default for Scope<M> {
-    fn default() -> Self {
-        Scope {
-            filters: Vec::new(),
-            _model: PhantomData,
-        }
-    }
-}
-
-impl<M: RestModel> Scope<M> {
-    /// Only rows whose field `field` compares with `value` by `op`.
-    pub fn filter(&mut self, field: Field<M>, op: Op, value: impl Into<Param>) -> &mut Scope<M> {
-        self.filters.push(Filter {
-            path: vec![field.index()],
-            op,
-            values: vec![value.into()],
-        });
-        self
-    }
-
-    /// Only rows whose field `field` equals `value`.
-    pub fn eq(&mut self, field: Field<M>, value: impl Into<Param>) -> &mut Scope<M> {
-        self.filter(field, Op::Eq, value)
-    }
-}
-
-/// The overridable behaviour of a resource (flask-peewee's `RestResource` methods). Every
-/// method has a default; implement the ones you need.
-///
-/// ```
-/// # use plover::prelude::*;
-/// # use plover::rest::{Context, Hooks};
-/// # diesel::table! { hmodel (id) { id -> Integer, h_field -> Text } }
-/// # #[derive(RestModel)] #[diesel(table_name = hmodel)] pub struct HModel { pub id: i32, pub h_field: String }
-/// struct Guarded;
-///
-/// impl Hooks<HModel> for Guarded {
-///     fn check_get(&self, _cx: &Context<'_>, obj: Option<&HModel>) -> bool {
-///         obj.is_none_or(|h| h.h_field != "private")
-///     }
-/// }
-/// let resource = Resource::<HModel>::new().hooks(Guarded);
-/// ```
-pub trait Hooks<M: RestModel>: Send + Sync + 'static {
-    /// Restricts every query of the resource, list and detail alike (a hidden row is 404).
-    fn get_query(&self, _cx: &Context<'_>, _scope: &mut Scope<M>) {}
-
-    /// Adjusts the serialized object (add, change or remove keys through `data`).
-    fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Data<'_>) {}
-
-    /// Adjusts the parsed changes before a POST or PUT is saved; `raw` is the body as sent.
-    /// An error answers the request (e.g. `Error::field("password", "...")`).
-    fn save_object(
-        &self,
-        _cx: &Context<'_>,
-        _changes: &mut M::Changes,
-        _raw: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        Ok(())
-    }
-
-    /// Whether the object may be read (`None`: the list).
-    fn check_get(&self, _cx: &Context<'_>, _obj: Option<&M>) -> bool {
-        true
-    }
-
-    /// Whether a new object may be created.
-    fn check_post(&self, _cx: &Context<'_>) -> bool {
-        true
-    }
-
-    /// Whether the stored object may be edited.
-    fn check_put(&self, _cx: &Context<'_>, _obj: &M) -> bool {
-        true
-    }
-
-    /// Whether the stored object may be deleted.
-    fn check_delete(&self, _cx: &Context<'_>, _obj: &M) -> bool {
-        true
-    }
-
-    /// With an owner field: whether `user` owns `obj` (default: the owner field holds the
-    /// user's primary key).
-    fn validate_owner(&self, user: &AuthUser, obj: &M, owner_field: usize) -> bool {
-        obj.field_json(owner_field).as_i64() == Some(user.id)
-    }
-
-    /// With an owner field: stamps `user` as the owner of a new object.
-    fn set_owner(
-        &self,
-        changes: &mut M::Changes,
-        user: &AuthUser,
-        owner_field: usize,
-    ) -> Result<(), Error> {
-        M::set_json(changes, owner_field, &Value::from(user.id)).map_err(Error::Internal)
-    }
-}
-
-/// The hooks of a resource that overrides none.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DefaultHooks;
-
-impl<M: RestModel> Hooks<M> for DefaultHooks {}
+use crate::query::Limits;
 
 /// The REST options of one model. Register it with
 /// [`RestApi::register`](crate::rest::RestApi::register).
@@ -142,7 +19,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) filter_fields: Option<Vec<String>>,
     pub(crate) filter_exclude: Vec<String>,
     pub(crate) filter_recursive: bool,
-    pub(crate) include: Vec<(String, Arc<dyn super::prepared::Nested>)>,
+    pub(crate) include: Vec<(String, Box<dyn IntoNested>)>,
     pub(crate) paginate_by: i64,
     pub(crate) limits: Limits,
     pub(crate) writable: Option<Vec<String>>,
@@ -235,9 +112,8 @@ impl<M: RestModel> Resource<M> {
 
     /// Serialize the foreign key `field` as the nested object of `resource`.
     pub fn include<N: RestModel>(mut self, field: Field<M>, resource: Resource<N>) -> Self {
-        let nested = super::prepared::Prepared::new(resource);
         self.include
-            .push((field.name().to_owned(), Arc::new(nested)));
+            .push((field.name().to_owned(), Box::new(resource)));
         self
     }
 

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::{Filter, Limits, Op, Param, Select};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
+use crate::query::{Filter, Limits, Op, Param, Select};
 
 /// Parameters that are never filters.
 pub const RESERVED: [&str; 6] = ["ordering", "limit", "page", "cursor", "key", "secret"];

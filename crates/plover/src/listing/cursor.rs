@@ -10,9 +10,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{Filter, Op, Param};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
+use crate::query::{Filter, Op, Param};
 
 /// Whether keyset pagination applies to this ordering: every term a non-nullable column
 /// (NULLs would need three-valued comparisons).

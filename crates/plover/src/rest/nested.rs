@@ -1,0 +1,76 @@
+//! Included resources (`Resource::include`): a nested resource as the resource that includes
+//! it sees it, and serialized objects.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::hooks::Context;
+use crate::db::Conn;
+use crate::error::Error;
+use crate::listing::FilterRules;
+use crate::model::ModelMeta;
+
+/// A resource given to `Resource::include`, prepared at set-up.
+pub(crate) trait IntoNested: Send + Sync {
+    /// The resource, checked and prepared.
+    fn prepare(self: Box<Self>) -> Arc<dyn Nested>;
+}
+
+/// An included resource, seen from the resource that nests it.
+pub(crate) trait Nested: Send + Sync {
+    /// The model it serializes.
+    fn meta(&self) -> &'static ModelMeta;
+    /// Its filter rules, applied to joins through the including field.
+    fn rules(&self) -> &FilterRules;
+    /// Its serialized objects with these primary keys (one query per nesting level).
+    fn serialize_ids(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        ids: &[i64],
+    ) -> Result<NestedObjects, Error>;
+}
+
+/// Serialized objects: their JSON text one after another, and where each one is.
+#[derive(Debug, Default)]
+pub(crate) struct Serialized {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) spans: Vec<Range<usize>>,
+}
+
+impl Serialized {
+    /// The objects as a JSON array, appended to `out`.
+    pub(crate) fn write_array(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (n, span) in self.spans.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.buf[span.clone()]);
+        }
+        out.push(b']');
+    }
+
+    /// The only object (detail, create, update).
+    pub(crate) fn into_single(self) -> Option<Vec<u8>> {
+        match self.spans.as_slice() {
+            [span] if span.start == 0 && span.end == self.buf.len() => Some(self.buf),
+            _ => None,
+        }
+    }
+}
+
+/// The serialized objects of an included resource, by primary key.
+#[derive(Debug, Default)]
+pub(crate) struct NestedObjects {
+    pub(crate) objects: Serialized,
+    pub(crate) index: HashMap<i64, usize>,
+}
+
+impl NestedObjects {
+    pub(crate) fn get(&self, pk: i64) -> Option<&[u8]> {
+        let span = self.objects.spans.get(*self.index.get(&pk)?)?;
+        Some(&self.objects.buf[span.clone()])
+    }
+}
