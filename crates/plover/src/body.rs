@@ -11,6 +11,7 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::{Stream, StreamExt};
 
 use crate::error::Error;
+use crate::urlencoded::pairs;
 
 /// Default limit of request bodies: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -71,9 +72,4 @@ impl FromRequest for Body {
         let payload = payload.take();
         Box::pin(async move { Body::read(&req, payload).await })
     }
-}
-
-/// The decoded pairs of a query string or an urlencoded form, in order.
-pub(crate) fn pairs(text: &[u8]) -> Vec<(String, String)> {
-    form_urlencoded::parse(text).into_owned().collect()
 }

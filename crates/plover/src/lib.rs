@@ -43,6 +43,7 @@ pub mod query;
 pub mod rest;
 pub mod schema;
 pub mod server;
+mod urlencoded;
 pub mod value;
 pub mod views;
 

@@ -8,8 +8,9 @@ use askama::Template;
 use super::next::safe_next;
 use super::session::{current_user, end_login, start_login, CsrfToken};
 use super::user::{Auth, UserModel};
-use crate::body::{pairs, Body, BodyLimit};
+use crate::body::{Body, BodyLimit};
 use crate::error::Error;
+use crate::urlencoded::pairs;
 
 /// The login form page (`templates/accounts/login.html`).
 #[derive(Template)]

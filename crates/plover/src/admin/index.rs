@@ -5,19 +5,15 @@ use std::collections::HashMap;
 use actix_web::http::StatusCode;
 
 use super::page::{display_value, Reply};
-use super::prepared::{bad_request, encode_query, Cx, PreparedAdmin, PreparedColumn};
+use super::prepared::{bad_request, Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::parse_list_query;
+use crate::listing::{is_filter, parse_list_query, ORDERING, PAGE};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::rest::delete::delete_rows;
-
-/// Pairs that are filters (not ordering or paging).
-fn is_filter(key: &str) -> bool {
-    !matches!(key, "ordering" | "page" | "limit")
-}
+use crate::urlencoded::{encode, link};
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// `GET {prefix}/{name}/`.
@@ -26,22 +22,10 @@ impl<M: RestModel> PreparedAdmin<M> {
         // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
         // index with that filter added, in the REST syntax.
         if let Some(key) = cx.req.param("_fk") {
-            let mut pairs: Vec<(String, String)> = cx
-                .req
-                .query
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "_fk" | "_fv" | "page"))
-                .cloned()
-                .collect();
-            pairs.push((
-                key.to_owned(),
-                cx.req.param("_fv").unwrap_or_default().to_owned(),
-            ));
-            return Ok(Reply::Redirect(format!(
-                "{}?{}",
-                self.url(cx),
-                encode_query(&pairs)
-            )));
+            let kept =
+                (cx.req.query.iter()).filter(|(k, _)| !matches!(k.as_str(), "_fk" | "_fv" | PAGE));
+            let value = cx.req.param("_fv").unwrap_or_default();
+            return Ok(Reply::Redirect(link(&self.url(cx), kept, (key, value))));
         }
         let query = parse_list_query(&cx.req.query, &self.rules, self.paginate_by)?;
         let mut rows = M::load(conn, &query.select)?;
@@ -78,17 +62,11 @@ impl<M: RestModel> PreparedAdmin<M> {
             .collect();
 
         let pairs = &cx.req.query;
-        let ordering = cx.req.param("ordering").unwrap_or_default();
-        let with = |key: &str, value: Option<String>| {
-            let mut kept: Vec<(String, String)> = pairs
-                .iter()
-                .filter(|(k, _)| k != key && k != "page")
-                .cloned()
-                .collect();
-            if let Some(v) = value {
-                kept.push((key.to_owned(), v));
-            }
-            format!("{url}?{}", encode_query(&kept))
+        let ordering = cx.req.param(ORDERING).unwrap_or_default();
+        // This index with `key` set to `value`, on its first page (but for a page link).
+        let with = |key: &str, value: &str| {
+            let kept = pairs.iter().filter(|(k, _)| k != key && k != PAGE);
+            link(&url, kept, (key, value))
         };
         let headers = self
             .columns
@@ -110,7 +88,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     };
                     Header {
                         title: name.to_owned(),
-                        sort: Some(with("ordering", Some(next))),
+                        sort: Some(with(ORDERING, &next)),
                         sorted,
                     }
                 }
@@ -129,17 +107,17 @@ impl<M: RestModel> PreparedAdmin<M> {
                 let rest: Vec<(String, String)> = pairs
                     .iter()
                     .enumerate()
-                    .filter(|(j, (key, _))| *j != i && key != "page")
+                    .filter(|(j, (key, _))| *j != i && key != PAGE)
                     .map(|(_, p)| p.clone())
                     .collect();
                 ActiveFilter {
                     key: k.clone(),
                     value: v.clone(),
-                    remove: format!("{url}?{}", encode_query(&rest)),
+                    remove: format!("{url}?{}", encode(&rest)),
                 }
             })
             .collect();
-        let page_link = |page: i64| with("page", Some(page.to_string()));
+        let page_link = |page: i64| with(PAGE, &page.to_string());
         let filter_query: Vec<(String, String)> = pairs
             .iter()
             .filter(|(k, _)| is_filter(k))
@@ -153,7 +131,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             rows: table_rows,
             filters,
             filter_keys: self.filter_keys(cx),
-            keep: pairs.iter().filter(|(k, _)| k != "page").cloned().collect(),
+            keep: pairs.iter().filter(|(k, _)| k != PAGE).cloned().collect(),
             page: query.page,
             previous: (query.page > 1).then(|| page_link(query.page - 1)),
             next: has_next.then(|| page_link(query.page.saturating_add(1))),
@@ -161,7 +139,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             export: if filter_query.is_empty() {
                 format!("{url}export/")
             } else {
-                format!("{url}export/?{}", encode_query(&filter_query))
+                format!("{url}export/?{}", encode(&filter_query))
             },
             url,
         };

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::listing::FilterRules;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
+use crate::urlencoded::encode;
 
 /// The parts of an admin request the views use, detached from actix.
 #[derive(Debug)]
@@ -52,18 +53,9 @@ impl AdminRequest {
         if self.query.is_empty() {
             self.path.clone()
         } else {
-            format!("{}?{}", self.path, encode_query(&self.query))
+            format!("{}?{}", self.path, encode(&self.query))
         }
     }
-}
-
-/// `k=v&...`, form-encoded.
-pub(crate) fn encode_query(pairs: &[(String, String)]) -> String {
-    let mut out = form_urlencoded::Serializer::new(String::new());
-    for (k, v) in pairs {
-        out.append_pair(k, v);
-    }
-    out.finish()
 }
 
 /// What every view gets besides the connection.
@@ -125,34 +117,12 @@ pub(crate) struct Exposure {
     pub(crate) limits: Limits,
 }
 
-fn field_index(meta: &ModelMeta, name: &str, what: &str) -> usize {
-    match meta.field(name) {
-        Some((idx, _)) => idx,
-        None => panic!(
-            "plover admin: {what} names `{name}`, which is not a field of {}",
-            meta.name
-        ),
-    }
-}
-
 impl<M: RestModel> ModelAdmin<M> {
     /// The fields the forms show, and the primary key: what the admin lets people see and
     /// filter.
     pub(crate) fn exposure(&self) -> Exposure {
         let meta = M::meta();
-        let mut exposed: Vec<bool> = meta.fields.iter().map(|f| !f.excluded).collect();
-        if let Some(fields) = &self.fields {
-            let chosen: Vec<usize> = fields
-                .iter()
-                .map(|f| field_index(meta, f, "`fields`"))
-                .collect();
-            for (i, e) in exposed.iter_mut().enumerate() {
-                *e = *e && (chosen.contains(&i) || i == meta.pk);
-            }
-        }
-        for name in &self.exclude {
-            exposed[field_index(meta, name, "`exclude`")] = false;
-        }
+        let mut exposed = meta.shown(self.fields.as_deref(), &self.exclude);
         exposed[meta.pk] = true;
         Exposure {
             exposed,
@@ -184,7 +154,7 @@ impl<M: RestModel> ModelAdmin<M> {
             .into_iter()
             .map(|c| match c {
                 Column::Field(name) => {
-                    let idx = field_index(meta, &name, "a column");
+                    let idx = meta.index_of(&name, "columns");
                     assert!(
                         exposure.exposed[idx],
                         "plover admin: column `{name}` of {} is a field its forms hide",
@@ -206,7 +176,7 @@ impl<M: RestModel> ModelAdmin<M> {
             .foreign_key_lookups
             .iter()
             .map(|&(ref field, related, column)| {
-                let idx = field_index(meta, field, "`foreign_key_lookups`");
+                let idx = meta.index_of(field, "foreign_key_lookups");
                 let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
                     panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
                 };

@@ -13,9 +13,10 @@ use super::panel::{Panel, PanelView};
 use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::views::Chrome;
 use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
-use crate::body::{pairs, Body, BodyLimit};
+use crate::body::{Body, BodyLimit};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::urlencoded::pairs;
 
 /// Largest form body the admin reads (1 MiB).
 const MAX_FORM_BYTES: usize = 1024 * 1024;

@@ -5,3 +5,26 @@ pub(crate) mod cursor;
 mod parse;
 
 pub use parse::{parse_list_query, FilterRules};
+
+/// The parameter that orders a list.
+pub(crate) const ORDERING: &str = "ordering";
+/// The parameter that sets the page size.
+pub(crate) const LIMIT: &str = "limit";
+/// The parameter that names a page by number.
+pub(crate) const PAGE: &str = "page";
+/// The parameter that names a page by keyset cursor (REST).
+pub(crate) const CURSOR: &str = "cursor";
+/// The API-key credentials a query string may carry (REST).
+pub(crate) const CREDENTIALS: [&str; 2] = ["key", "secret"];
+
+/// Whether a list parameter is a filter: not the ordering, the window, a cursor or a
+/// credential (SPEC.md section 5).
+pub(crate) fn is_filter(key: &str) -> bool {
+    ![ORDERING, LIMIT, PAGE, CURSOR].contains(&key) && !CREDENTIALS.contains(&key)
+}
+
+/// Whether a list parameter carries over to the links of other pages: not the page position
+/// (`page`, `cursor`) and not the credentials.
+pub(crate) fn kept_in_links(key: &str) -> bool {
+    ![PAGE, CURSOR].contains(&key) && !CREDENTIALS.contains(&key)
+}

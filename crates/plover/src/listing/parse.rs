@@ -2,12 +2,10 @@
 
 use std::collections::HashMap;
 
+use super::{is_filter, ORDERING, PAGE};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 use crate::query::{Filter, Limits, Op, Param, Select};
-
-/// Parameters that are never filters.
-pub const RESERVED: [&str; 6] = ["ordering", "limit", "page", "cursor", "key", "secret"];
 
 /// What a resource allows to filter and order on, computed once at set-up.
 #[derive(Debug, Clone)]
@@ -61,14 +59,14 @@ pub fn parse_list_query(
         }
     };
     let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
-    let page = positive("page")?.unwrap_or(1);
+    let page = positive(PAGE)?.unwrap_or(1);
     // A page too far for the offset to be represented is past the end all the same: the
     // saturated offset skips every row (SPEC.md section 5: a page past the end is empty).
     let offset = (page - 1).saturating_mul(limit);
 
     let mut select = Select {
         filters: parse_filters(pairs, rules)?,
-        order: match first("ordering") {
+        order: match first(ORDERING) {
             Some(v) => parse_ordering(v, rules)?,
             None => Vec::new(),
         },
@@ -102,10 +100,10 @@ fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>
         let idx = match rules.meta.field(name) {
             Some((idx, f)) if rules.exposed[idx] && !f.excluded => idx,
             // The value is not echoed: it is arbitrary client text.
-            _ => return Err(Error::param("ordering", "not a column of this resource")),
+            _ => return Err(Error::param(ORDERING, "not a column of this resource")),
         };
         if order.iter().any(|(i, _)| *i == idx) {
-            return Err(Error::param("ordering", "names a column twice"));
+            return Err(Error::param(ORDERING, "names a column twice"));
         }
         order.push((idx, desc));
     }
@@ -116,7 +114,7 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
     // Same key repeated: one filter with several values, in first-seen order.
     let mut keys: Vec<(&str, Vec<&str>)> = Vec::new();
     for (k, v) in pairs {
-        if RESERVED.contains(&k.as_str()) {
+        if !is_filter(k) {
             continue;
         }
         match keys.iter_mut().find(|(key, _)| *key == k) {

@@ -10,10 +10,11 @@ use super::prepared::Prepared;
 use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator};
-use crate::body::{pairs, Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
+use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::Database;
 use crate::error::Error;
 use crate::model::RestModel;
+use crate::urlencoded::pairs;
 
 /// A REST API: a URL prefix, a default authentication and registered resources.
 ///

@@ -13,7 +13,7 @@ use super::request::{ApiRequest, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::listing::{cursor, parse_list_query};
+use crate::listing::{cursor, parse_list_query, CURSOR};
 use crate::model::{check_reference, save, RestModel};
 use crate::query::{Param, Select};
 
@@ -134,7 +134,7 @@ impl<M: RestModel> Prepared<M> {
         filters.append(&mut query.select.filters);
         query.select.filters = filters;
         let keyset = self.keyset && cursor::supports(meta, &query.select.order);
-        let from_cursor = match req.param("cursor") {
+        let from_cursor = match req.param(CURSOR) {
             Some(token) if keyset => {
                 let (page, any_of) = cursor::decode(token, meta, &query.select.order)?;
                 query.page = page;
@@ -142,7 +142,7 @@ impl<M: RestModel> Prepared<M> {
                 query.select.any_of = any_of;
                 true
             }
-            Some(_) => return Err(Error::param("cursor", "this list does not page by cursor")),
+            Some(_) => return Err(Error::param(CURSOR, "this list does not page by cursor")),
             None => false,
         };
         let mut rows = M::load(conn, &query.select)?;
@@ -152,7 +152,7 @@ impl<M: RestModel> Prepared<M> {
             Some(last) if has_next && keyset => {
                 let values = query.select.order.iter().map(|(i, _)| last.field_json(*i));
                 req.link(
-                    "cursor",
+                    CURSOR,
                     &cursor::encode(query.page.saturating_add(1), values.collect()),
                 )
             }

@@ -37,21 +37,6 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) delete_recursive: bool,
 }
 
-fn field_index(meta: &ModelMeta, name: &str, option: &str) -> usize {
-    match meta.field(name) {
-        Some((idx, _)) => idx,
-        None => panic!(
-            "plover: {option}: model `{}` has no field `{name}` (fields: {})",
-            meta.name,
-            meta.fields
-                .iter()
-                .map(|f| f.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// Per field: `base(field)`, and listed in `names` when the option (named `option` in a
 /// panic on an unknown field) is given.
 fn only(
@@ -61,7 +46,7 @@ fn only(
     base: impl Fn(&FieldMeta) -> bool,
 ) -> Vec<bool> {
     let listed: Option<Vec<usize>> =
-        names.map(|names| names.iter().map(|f| field_index(meta, f, option)).collect());
+        names.map(|names| names.iter().map(|f| meta.index_of(f, option)).collect());
     (0..meta.fields.len())
         .map(|i| base(&meta.fields[i]) && listed.as_ref().is_none_or(|l| l.contains(&i)))
         .collect()
@@ -71,7 +56,7 @@ fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
     for path in paths {
         let mut m = meta;
         for (i, part) in path.split("__").enumerate() {
-            let idx = field_index(m, part, option);
+            let idx = m.index_of(part, option);
             if let Some(target) = m.fields[idx].fk {
                 m = target();
             } else if i + 1 != path.split("__").count() {
@@ -87,10 +72,7 @@ impl<M: RestModel> Prepared<M> {
     pub(crate) fn new(resource: Resource<M>) -> Self {
         let meta = M::meta();
         let n = meta.fields.len();
-        let mut exposed = only(meta, resource.fields.as_deref(), "fields", |f| !f.excluded);
-        for f in &resource.exclude {
-            exposed[field_index(meta, f, "exclude")] = false;
-        }
+        let exposed = meta.shown(resource.fields.as_deref(), &resource.exclude);
         let writable = only(meta, resource.writable.as_deref(), "writable", |f| {
             !f.read_only
         });
@@ -103,7 +85,7 @@ impl<M: RestModel> Prepared<M> {
         let mut nested_rules = HashMap::new();
         for (field, nested) in resource.include {
             let nested = nested.prepare();
-            let idx = field_index(meta, &field, "include_resources");
+            let idx = meta.index_of(&field, "include_resources");
             let target = match meta.fields[idx].fk {
                 Some(target) => target(),
                 None => panic!(
@@ -123,7 +105,7 @@ impl<M: RestModel> Prepared<M> {
             includes[idx] = Some(nested);
         }
         let owner = resource.owner_field.as_deref().map(|f| {
-            let idx = field_index(meta, f, "owner_field");
+            let idx = meta.index_of(f, "owner_field");
             if meta.fields[idx].fk.is_none() {
                 panic!(
                     "plover: owner_field: `{f}` of `{}` is not a foreign key",

@@ -7,8 +7,9 @@ use actix_web::web::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::body::pairs;
 use crate::error::Error;
+use crate::listing::{kept_in_links, PAGE};
+use crate::urlencoded::{link, pairs};
 
 /// A request body, read in full, as its content type says.
 #[derive(Debug)]
@@ -66,20 +67,14 @@ impl ApiRequest {
         if page < 1 {
             return String::new();
         }
-        self.link("page", &page.to_string())
+        self.link(PAGE, &page.to_string())
     }
 
     /// A link to this list with every parameter kept but the page position (`page`, `cursor`)
     /// and the credentials (`key`, `secret`), and `name=value` added.
     pub(crate) fn link(&self, name: &str, value: &str) -> String {
-        let mut out = form_urlencoded::Serializer::new(String::new());
-        for (k, v) in &self.query {
-            if !matches!(k.as_str(), "page" | "cursor" | "key" | "secret") {
-                out.append_pair(k, v);
-            }
-        }
-        out.append_pair(name, value);
-        format!("{}?{}", self.list_path, out.finish())
+        let kept = self.query.iter().filter(|(k, _)| kept_in_links(k));
+        link(&self.list_path, kept, (name, value))
     }
 
     /// The first value of a query parameter.

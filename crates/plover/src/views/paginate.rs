@@ -7,7 +7,9 @@ use super::html::{render, HtmlError};
 use super::query::Query;
 use crate::db::{Conn, DbConn};
 use crate::error::Error;
+use crate::listing::PAGE;
 use crate::model::RestModel;
+use crate::urlencoded::{link, pairs};
 
 /// Rows per page unless told otherwise (as the REST API's `paginate_by`).
 pub const PAGINATE_BY: i64 = 20;
@@ -80,20 +82,18 @@ pub struct PageAt {
 impl PageAt {
     /// Reads `?page=` (the first one counts): 400 naming `page` unless an integer >= 1.
     pub fn of(req: &HttpRequest) -> Result<PageAt, Error> {
-        let query: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
-            .into_owned()
-            .collect();
-        let number = match query.iter().find(|(k, _)| k == "page") {
+        let query = pairs(req.query_string().as_bytes());
+        let number = match query.iter().find(|(k, _)| k == PAGE) {
             None => 1,
             Some((_, raw)) => match raw.parse::<i64>() {
                 Ok(n) if n >= 1 => n,
-                _ => return Err(Error::param("page", "expected an integer >= 1")),
+                _ => return Err(Error::param(PAGE, "expected an integer >= 1")),
             },
         };
         Ok(PageAt {
             number,
             path: req.path().to_owned(),
-            query: query.into_iter().filter(|(k, _)| k != "page").collect(),
+            query: query.into_iter().filter(|(k, _)| k != PAGE).collect(),
         })
     }
 }
@@ -138,12 +138,7 @@ impl<M> Page<M> {
 
     /// The link to page `number`: this path with every other query parameter kept.
     pub fn url(&self, number: i64) -> String {
-        let mut query = form_urlencoded::Serializer::new(String::new());
-        for (k, v) in &self.at.query {
-            query.append_pair(k, v);
-        }
-        query.append_pair("page", &number.to_string());
-        format!("{}?{}", self.at.path, query.finish())
+        link(&self.at.path, &self.at.query, (PAGE, &number.to_string()))
     }
 }
 
