@@ -6,10 +6,12 @@ pub use inventory;
 pub use serde_json;
 
 pub use crate::convert::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
-pub use crate::db::{plover_lower, Conn};
+pub use crate::db::sqlite::plover_lower;
+pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::listing::{parse_list_query, FilterRules};
-pub use crate::model::{FieldKind, FieldMeta, ModelEntry, ModelMeta, ModelOps, RestModel, Rules};
+pub use crate::meta::{LoadDisplay, LoadFields, ModelEntry, ModelOps};
+pub use crate::model::{FieldKind, FieldMeta, ModelMeta, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::schema::SqlType;
 

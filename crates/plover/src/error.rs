@@ -10,6 +10,7 @@ use serde_json::json;
 
 /// Everything that can go wrong while serving a request.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A query parameter is not acceptable (400, names the parameter).
     #[error("invalid parameter '{param}': {message}")]

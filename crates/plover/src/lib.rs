@@ -37,6 +37,7 @@ pub mod db;
 mod error;
 mod kind;
 mod listing;
+mod meta;
 pub mod model;
 mod param;
 pub mod query;

@@ -1,62 +1,16 @@
-//! Model metadata: what `#[derive(RestModel)]` generates, and the trait the runtime uses.
+//! Models: the `RestModel` trait `#[derive(RestModel)]` implements, typed field handles, the
+//! model's rules and `save`, the one write path; and the metadata the derive generates.
 
-use std::any::TypeId;
 use std::marker::PhantomData;
 
 use serde_json::Value;
 
+pub use crate::kind::FieldKind;
+pub use crate::meta::{FieldMeta, ModelMeta};
+
 use crate::db::Conn;
 use crate::error::Error;
-pub use crate::kind::FieldKind;
-use crate::kind::SqlType;
 use crate::query::Select;
-
-/// Compile-time metadata of one field of a model.
-#[derive(Debug)]
-pub struct FieldMeta {
-    /// The field's API name: the column name, or for a foreign key the column without `_id`.
-    pub name: &'static str,
-    /// The database column (and Rust field) name.
-    pub column: &'static str,
-    /// The key in serialized objects: the name, or `<name>_id` for a foreign key.
-    pub key: &'static str,
-    /// The value type.
-    pub kind: FieldKind,
-    /// Whether the column accepts NULL (`Option<T>`).
-    pub nullable: bool,
-    /// Whether this is the primary key.
-    pub primary_key: bool,
-    /// Whether a POST must give it (not null, no default, not the primary key).
-    pub required: bool,
-    /// Write-only (`#[rest(write_only)]`, or excluded at the model level): accepted in bodies
-    /// and forms, never serialized, filterable or orderable.
-    pub excluded: bool,
-    /// Read-only (`#[rest(read_only)]`): serialized, never written by a client (a body key
-    /// naming it is a 400; admin forms show it disabled).
-    pub read_only: bool,
-    /// Whether no two rows share a value (the primary key, or `#[rest(unique)]`): an equality
-    /// filter through a foreign key to it then selects at most one row.
-    pub unique: bool,
-    /// The related model of a foreign key.
-    pub fk: Option<fn() -> &'static ModelMeta>,
-    /// The column type, from the Rust type.
-    pub sql_type: SqlType,
-    /// The column's SQL `DEFAULT` in the generated schema: the literal of a
-    /// `#[rest(default = ...)]` that is a plain literal (`0`, `true`, `"x"`, `String::new()`).
-    pub sql_default: Option<&'static str>,
-}
-
-impl FieldMeta {
-    /// The key of this field in serialized objects: `<name>_id` for a foreign key.
-    pub fn json_key(&self) -> &'static str {
-        self.key
-    }
-
-    /// Whether `key` names this field (`user` and `user_id` both name a foreign key).
-    pub fn answers_to(&self, key: &str) -> bool {
-        self.name == key || self.key == key || self.column == key
-    }
-}
 
 /// A typed handle of one field of model `M`: what resource and admin options take, so that a
 /// misspelled field is a compile error. `#[derive(RestModel)]` generates one per field, as the
@@ -183,103 +137,6 @@ pub(crate) fn paths<M, P: Into<Path<M>>>(paths: impl IntoIterator<Item = P>) -> 
     paths.into_iter().map(|p| String::from(p.into())).collect()
 }
 
-/// `(primary key, display text)` of the rows of a selection.
-pub type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, Error>;
-
-/// Some fields (by index) of the rows of a selection, one JSON value per field.
-pub type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Value>>, Error>;
-
-/// Type-erased database operations of a model, used where the model is only known at run time
-/// (foreign-key checks and recursive deletes).
-#[derive(Debug)]
-pub struct ModelOps {
-    /// Primary keys of the rows matching a selection.
-    pub load_ids: fn(&mut Conn<'_>, &Select) -> Result<Vec<i64>, Error>,
-    /// `SELECT COUNT(*)` of the rows a selection's conditions match (its ordering and window
-    /// are ignored).
-    pub count: fn(&mut Conn<'_>, &Select) -> Result<i64, Error>,
-    /// Deletes the rows with these primary keys.
-    pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
-    /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.
-    pub nullify: fn(&mut Conn<'_>, usize, &[i64]) -> Result<usize, Error>,
-    /// The primary key and display text of the rows of a selection.
-    pub load_display: LoadDisplay,
-    /// Some fields (by index) of the rows of a selection, as JSON values.
-    pub load_fields: LoadFields,
-}
-
-/// Compile-time metadata of a model.
-#[derive(Debug)]
-pub struct ModelMeta {
-    /// Lowercase model name, the default API name (`message`).
-    pub name: &'static str,
-    /// The database table.
-    pub table: &'static str,
-    /// Every field, in declaration order.
-    pub fields: &'static [FieldMeta],
-    /// Index of the primary key in `fields`.
-    pub pk: usize,
-    /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
-    /// `#[rest(index = "a, b")]` on the struct); foreign keys get theirs without a declaration.
-    pub indexes: &'static [&'static [&'static str]],
-    /// The Rust type, to check `include_resources` at set-up.
-    pub type_id: fn() -> TypeId,
-    /// Database operations.
-    pub ops: ModelOps,
-}
-
-impl ModelMeta {
-    /// The field that `key` names (API name or column name).
-    pub fn field(&self, key: &str) -> Option<(usize, &'static FieldMeta)> {
-        self.fields
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.answers_to(key))
-    }
-
-    /// The primary key field.
-    pub fn pk_field(&self) -> &'static FieldMeta {
-        &self.fields[self.pk]
-    }
-
-    /// The index of the field `name`, named in the set-up option `option` (`fields`,
-    /// `exclude`, ...): an unknown name is a programming error, and panics before the server
-    /// starts with the fields there are.
-    pub(crate) fn index_of(&self, name: &str, option: &str) -> usize {
-        match self.field(name) {
-            Some((idx, _)) => idx,
-            None => panic!(
-                "plover: {option}: model `{}` has no field `{name}` (fields: {})",
-                self.name,
-                self.fields
-                    .iter()
-                    .map(|f| f.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
-
-    /// Per field, whether the options `fields` (the only ones, if given) and `exclude` leave
-    /// it shown; a write-only field never is. REST resources and model admins both expose
-    /// their fields so.
-    pub(crate) fn shown(&self, fields: Option<&[String]>, exclude: &[String]) -> Vec<bool> {
-        let listed: Option<Vec<usize>> =
-            fields.map(|names| names.iter().map(|f| self.index_of(f, "fields")).collect());
-        let excluded: Vec<usize> = exclude
-            .iter()
-            .map(|f| self.index_of(f, "exclude"))
-            .collect();
-        (0..self.fields.len())
-            .map(|i| {
-                !self.fields[i].excluded
-                    && listed.as_ref().is_none_or(|l| l.contains(&i))
-                    && !excluded.contains(&i)
-            })
-            .collect()
-    }
-}
-
 /// Checks that `id` is the primary key of a row of the model that `field` refers to: a 400
 /// validation error on `key` otherwise. Fields that are not foreign keys pass.
 pub(crate) fn check_reference(
@@ -356,17 +213,6 @@ pub fn save<M: RestModel>(
             Ok(row.pk())
         }
     }
-}
-
-/// A registered model, collected at link time to find the foreign keys that point at a model.
-#[derive(Debug)]
-pub struct ModelEntry(pub fn() -> &'static ModelMeta);
-
-inventory::collect!(ModelEntry);
-
-/// Every model that derives `RestModel` in the program.
-pub fn all_models() -> impl Iterator<Item = &'static ModelMeta> {
-    inventory::iter::<ModelEntry>.into_iter().map(|e| (e.0)())
 }
 
 /// A model with REST metadata. Implemented by `#[derive(RestModel)]`; see the reference in

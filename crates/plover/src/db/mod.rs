@@ -3,7 +3,7 @@
 
 mod config;
 mod extract;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::time::Duration;
 
@@ -14,7 +14,6 @@ use diesel::{Connection, PgConnection};
 
 pub use config::{Config, ConfigError, Engine};
 pub use extract::DbConn;
-pub use sqlite::plover_lower;
 
 use crate::error::Error;
 

@@ -4,7 +4,7 @@
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{all_models, FieldMeta, ModelMeta};
+use crate::meta::{all_models, FieldMeta, ModelMeta};
 use crate::query::Select;
 
 /// Foreign keys deeper than this are a cycle in the schema, not data.
