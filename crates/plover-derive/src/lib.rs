@@ -4,6 +4,8 @@
 //! The pipeline is `ast` (parse the struct and its attributes, collecting every error) then
 //! `expand` (generate). Errors point at the user's span and say what to write instead.
 
+#![warn(unreachable_pub, missing_debug_implementations)]
+
 mod ast;
 mod attr;
 mod backend;

@@ -26,6 +26,8 @@
 //!
 //! See `docs/` for the guide and the reference of every attribute, option and hook.
 
+#![warn(unreachable_pub, missing_debug_implementations)]
+
 extern crate self as plover;
 
 pub mod accounts;

@@ -32,6 +32,22 @@ pub enum Column<M> {
     },
 }
 
+impl<M> std::fmt::Debug for Column<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Column::Field(name) => f.debug_tuple("Field").field(name).finish(),
+            Column::Computed { title, .. } => f
+                .debug_struct("Computed")
+                .field("title", title)
+                .finish_non_exhaustive(),
+            Column::PageComputed { title, .. } => f
+                .debug_struct("PageComputed")
+                .field("title", title)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
 impl<M: RestModel> Column<M> {
     /// A model field: `Column::field(Message::FIELDS.content)`.
     pub fn field(field: Field<M>) -> Column<M> {
@@ -101,6 +117,16 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) delete_recursive: bool,
     pub(crate) templates: Arc<dyn AdminTemplates>,
     pub(crate) limits: Limits,
+}
+
+impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelAdmin")
+            .field("model", &M::meta().name)
+            .field("name", &self.name)
+            .field("columns", &self.columns)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<M: RestModel> Default for ModelAdmin<M> {

@@ -16,19 +16,19 @@ use crate::query::{Filter, Op, Param};
 
 /// Whether keyset pagination applies to this ordering: every term a non-nullable column
 /// (NULLs would need three-valued comparisons).
-pub fn supports(meta: &ModelMeta, order: &[(usize, bool)]) -> bool {
+pub(crate) fn supports(meta: &ModelMeta, order: &[(usize, bool)]) -> bool {
     order.iter().all(|(idx, _)| !meta.fields[*idx].nullable)
 }
 
 /// The cursor of the page after `page`, from the values of its last row.
-pub fn encode(page: i64, values: Vec<Value>) -> String {
+pub(crate) fn encode(page: i64, values: Vec<Value>) -> String {
     let json = Value::Array(vec![Value::from(page), Value::Array(values)]);
     URL_SAFE_NO_PAD.encode(json.to_string())
 }
 
 /// The page number a cursor leads to, and the condition selecting the rows after its row:
 /// an OR of ANDs, `(a > x) OR (a = x AND b > y) OR ...`, `<` for descending terms.
-pub fn decode(
+pub(crate) fn decode(
     token: &str,
     meta: &ModelMeta,
     order: &[(usize, bool)],
