@@ -37,11 +37,20 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
 fi
 
 # Plover on its own, as users get it: every workspace member turns on `postgres`, so the
-# workspace build alone would hide the default (SQLite-only) feature set. Then each feature.
-echo "== plover alone: default features (SQLite only), then each feature"
+# workspace build alone would hide the default (SQLite-only) feature set. Then each feature on
+# its own, from none (a REST-only build, which must compile neither askama nor actix-session).
+echo "== plover alone: default features (accounts, admin; SQLite only), then each feature alone"
 cargo clippy -p plover --all-targets -- -D warnings
 cargo test -p plover
-cargo clippy -p plover --all-targets --features postgres -- -D warnings
+for features in "" html accounts admin postgres; do
+    echo "-- plover --no-default-features --features '$features'"
+    cargo clippy -p plover --no-default-features --features "$features" --all-targets -- -D warnings
+done
+cargo test -p plover --no-default-features --lib
+if cargo tree -p plover --no-default-features -e normal | grep -E "askama|actix-session"; then
+    echo "test.sh: a REST-only build of plover compiles the crates above" >&2
+    exit 1
+fi
 
 PG_URL="$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")"
 echo "== cargo test (SQLite)"

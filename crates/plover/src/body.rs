@@ -11,7 +11,6 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::{Stream, StreamExt};
 
 use crate::error::Error;
-use crate::urlencoded::pairs;
 
 /// Default limit of request bodies: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -58,8 +57,9 @@ impl Body {
     }
 
     /// The pairs of an `application/x-www-form-urlencoded` body, in order.
+    #[cfg(feature = "accounts")]
     pub(crate) fn form_pairs(&self) -> Vec<(String, String)> {
-        pairs(&self.0)
+        crate::urlencoded::pairs(&self.0)
     }
 }
 

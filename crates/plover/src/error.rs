@@ -87,6 +87,7 @@ impl Error {
     }
 
     /// What an HTML page tells people about this error: what to do, never internals.
+    #[cfg(feature = "html")]
     pub(crate) fn public_message(&self) -> String {
         match self {
             Error::NotFound => "There is nothing here.".into(),

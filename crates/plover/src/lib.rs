@@ -31,6 +31,7 @@
 extern crate self as plover;
 
 pub mod accounts;
+#[cfg(feature = "admin")]
 pub mod admin;
 pub mod auth;
 mod body;
@@ -59,9 +60,9 @@ pub use plover_derive::RestModel;
 
 /// The names most applications use.
 pub mod prelude {
-    pub use crate::accounts::{
-        check_password, make_password, Auth, CsrfToken, LoggedInUser, UserModel,
-    };
+    pub use crate::accounts::{check_password, make_password, Auth, UserModel};
+    #[cfg(feature = "accounts")]
+    pub use crate::accounts::{CsrfToken, LoggedInUser};
     pub use crate::auth::{
         AdminAuthentication, ApiKeyAuthentication, Authentication, Authenticator,
         UserAuthentication,
@@ -79,11 +80,11 @@ mod getting_started_doctests {}
 #[doc = include_str!("../../../docs/reference.md")]
 mod reference_doctests {}
 
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "accounts"))]
 #[doc = include_str!("../../../docs/accounts.md")]
 mod accounts_doctests {}
 
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "admin"))]
 #[doc = include_str!("../../../docs/admin.md")]
 mod admin_doctests {}
 

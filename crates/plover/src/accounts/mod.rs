@@ -3,15 +3,20 @@
 
 mod cache;
 mod gate;
+#[cfg(feature = "accounts")]
 mod next;
 mod password;
+#[cfg(feature = "accounts")]
 mod session;
 mod settings;
 mod user;
+#[cfg(feature = "accounts")]
 mod views;
 
 pub use cache::CredentialCache;
+#[cfg(feature = "accounts")]
 pub use next::safe_next;
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
+#[cfg(feature = "accounts")]
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};
 pub use user::{Auth, UserModel};

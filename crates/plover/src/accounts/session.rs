@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use actix_session::config::{CookieContentSecurity, PersistentSession};
 use actix_session::storage::CookieSessionStore;
 use actix_session::{Session, SessionExt, SessionMiddleware};
-use actix_web::cookie::SameSite;
+use actix_web::cookie::{Key, SameSite};
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError};
@@ -33,6 +33,55 @@ const CSRF: &str = "plover.csrf";
 pub const SESSION_COOKIE: &str = "plover_session";
 
 impl<U: UserModel> Auth<U> {
+    /// Where the login and logout views are mounted (default `/accounts`).
+    pub fn prefix(self, prefix: &str) -> Auth<U> {
+        let prefix = prefix.trim_end_matches('/').to_owned();
+        self.with(|s| s.session.prefix = prefix)
+    }
+
+    /// Where a login or logout without a usable `next` goes (default `/`, the homepage).
+    pub fn default_next_url(self, url: &str) -> Auth<U> {
+        let url = url.to_owned();
+        self.with(|s| s.session.default_next_url = url)
+    }
+
+    /// The key that signs and encrypts session cookies, derived from `secret` (at least 32
+    /// bytes of random material, from configuration). Every process that serves the same users
+    /// needs the same secret. Without it, a random key per start: sessions end on restart.
+    ///
+    /// # Panics
+    /// If `secret` is shorter than 32 bytes (a configuration mistake, found at start).
+    pub fn secret_key(self, secret: &[u8]) -> Auth<U> {
+        assert!(
+            secret.len() >= 32,
+            "Auth::secret_key needs at least 32 bytes of random material"
+        );
+        let key = Key::derive_from(secret);
+        self.with(|s| s.session.key = key)
+    }
+
+    /// How long a login lasts (default 14 days): the cookie's `Max-Age`, and a limit checked on
+    /// the server against the login time kept inside the encrypted session.
+    pub fn session_lifetime(self, lifetime: Duration) -> Auth<U> {
+        self.with(|s| s.session.lifetime = lifetime)
+    }
+
+    /// Whether the session cookie carries `Secure` (default false; set it when the site is
+    /// served over HTTPS only).
+    pub fn secure_cookie(self, secure: bool) -> Auth<U> {
+        self.with(|s| s.session.secure = secure)
+    }
+
+    /// The login view's path, `{prefix}/login/`.
+    pub fn login_url(&self) -> String {
+        format!("{}/login/", self.settings().session.prefix)
+    }
+
+    /// The logout view's path, `{prefix}/logout/`.
+    pub fn logout_url(&self) -> String {
+        format!("{}/logout/", self.settings().session.prefix)
+    }
+
     /// The session middleware: an encrypted and signed cookie (`plover_session`, HttpOnly,
     /// SameSite=Lax, `Max-Age` = the session lifetime). Wrap the whole application with it, so
     /// that every view sees the session.
@@ -41,7 +90,7 @@ impl<U: UserModel> Auth<U> {
     /// build the `SessionMiddleware` yourself with the same cookie settings; the views only use
     /// the `Session`.
     pub fn session_middleware(&self) -> SessionMiddleware<CookieSessionStore> {
-        let s = self.settings();
+        let s = &self.settings().session;
         let ttl = actix_web::cookie::time::Duration::seconds(
             i64::try_from(s.lifetime.as_secs()).unwrap_or(i64::MAX),
         );
@@ -59,7 +108,11 @@ impl<U: UserModel> Auth<U> {
     /// after a sign-up. As with the login view, the session is renewed and gets a new CSRF
     /// token; the user is the request's user from the next request on.
     pub fn login_user(&self, req: &HttpRequest, user: &U) -> Result<(), Error> {
-        start_login(&req.get_session(), user.pk(), self.settings().lifetime)
+        start_login(
+            &req.get_session(),
+            user.pk(),
+            self.settings().session.lifetime,
+        )
     }
 
     /// Ends this request's session (flask-peewee's `auth.logout_user`).

@@ -1,28 +1,25 @@
-//! The settings of an `Auth`, set by its builder methods.
+//! The settings of an `Auth`, set by its builder methods: of its users and passwords, and (with
+//! the `accounts` feature) of its sessions.
 
 use std::fmt;
+#[cfg(feature = "accounts")]
 use std::time::Duration;
 
+#[cfg(feature = "accounts")]
 use actix_web::cookie::Key;
 
 use super::gate::Gate;
 use super::password::DEFAULT_COST;
 use crate::db::Database;
 
-/// Default session lifetime: 14 days.
-const DEFAULT_LIFETIME: Duration = Duration::from_secs(14 * 24 * 3600);
-
-/// The settings of an [`Auth`] (see its builder methods).
+/// The settings of an [`Auth`](super::Auth) (see its builder methods).
 #[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) db: Database,
     pub(crate) cost: u32,
-    pub(crate) prefix: String,
-    pub(crate) default_next_url: String,
-    pub(crate) key: Key,
-    pub(crate) lifetime: Duration,
-    pub(crate) secure: bool,
     pub(crate) password_checks: usize,
+    #[cfg(feature = "accounts")]
+    pub(crate) session: SessionSettings,
 }
 
 impl Settings {
@@ -30,20 +27,56 @@ impl Settings {
         Settings {
             db,
             cost: DEFAULT_COST,
-            prefix: "/accounts".into(),
-            default_next_url: "/".into(),
-            key: Key::generate(),
-            lifetime: DEFAULT_LIFETIME,
-            secure: false,
             password_checks: Gate::default_permits(),
+            #[cfg(feature = "accounts")]
+            session: SessionSettings::default(),
         }
     }
 }
 
 impl fmt::Debug for Settings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
-            .field("cost", &self.cost)
+        let mut out = f.debug_struct("Settings");
+        out.field("cost", &self.cost)
+            .field("password_checks", &self.password_checks);
+        #[cfg(feature = "accounts")]
+        out.field("session", &self.session);
+        out.finish_non_exhaustive()
+    }
+}
+
+/// Default session lifetime: 14 days.
+#[cfg(feature = "accounts")]
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(14 * 24 * 3600);
+
+/// The settings of the session login: where its views are, the cookie's key and lifetime.
+#[cfg(feature = "accounts")]
+#[derive(Clone)]
+pub(crate) struct SessionSettings {
+    pub(crate) prefix: String,
+    pub(crate) default_next_url: String,
+    pub(crate) key: Key,
+    pub(crate) lifetime: Duration,
+    pub(crate) secure: bool,
+}
+
+#[cfg(feature = "accounts")]
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            prefix: "/accounts".into(),
+            default_next_url: "/".into(),
+            key: Key::generate(),
+            lifetime: DEFAULT_LIFETIME,
+            secure: false,
+        }
+    }
+}
+
+#[cfg(feature = "accounts")]
+impl fmt::Debug for SessionSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionSettings")
             .field("prefix", &self.prefix)
             .field("default_next_url", &self.default_next_url)
             .field("lifetime", &self.lifetime)

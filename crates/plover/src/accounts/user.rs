@@ -3,10 +3,6 @@
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
-use std::time::Duration;
-
-use actix_web::cookie::Key;
-
 use super::cache::CredentialCache;
 use super::gate::Gate;
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
@@ -163,7 +159,8 @@ impl<U: UserModel> Auth<U> {
         }
     }
 
-    fn with(self, change: impl FnOnce(&mut Settings)) -> Auth<U> {
+    /// This `Auth` with its settings changed (a new one: the cache and the gate are per setting).
+    pub(crate) fn with(self, change: impl FnOnce(&mut Settings)) -> Auth<U> {
         let mut settings = self.inner.settings.clone();
         change(&mut settings);
         Auth::from_settings(settings)
@@ -182,46 +179,8 @@ impl<U: UserModel> Auth<U> {
         self.with(|s| s.password_checks = at_once)
     }
 
-    /// Where the login and logout views are mounted (default `/accounts`).
-    pub fn prefix(self, prefix: &str) -> Auth<U> {
-        let prefix = prefix.trim_end_matches('/').to_owned();
-        self.with(|s| s.prefix = prefix)
-    }
-
-    /// Where a login or logout without a usable `next` goes (default `/`, the homepage).
-    pub fn default_next_url(self, url: &str) -> Auth<U> {
-        let url = url.to_owned();
-        self.with(|s| s.default_next_url = url)
-    }
-
-    /// The key that signs and encrypts session cookies, derived from `secret` (at least 32
-    /// bytes of random material, from configuration). Every process that serves the same users
-    /// needs the same secret. Without it, a random key per start: sessions end on restart.
-    ///
-    /// # Panics
-    /// If `secret` is shorter than 32 bytes (a configuration mistake, found at start).
-    pub fn secret_key(self, secret: &[u8]) -> Auth<U> {
-        assert!(
-            secret.len() >= 32,
-            "Auth::secret_key needs at least 32 bytes of random material"
-        );
-        let key = Key::derive_from(secret);
-        self.with(|s| s.key = key)
-    }
-
-    /// How long a login lasts (default 14 days): the cookie's `Max-Age`, and a limit checked on
-    /// the server against the login time kept inside the encrypted session.
-    pub fn session_lifetime(self, lifetime: Duration) -> Auth<U> {
-        self.with(|s| s.lifetime = lifetime)
-    }
-
-    /// Whether the session cookie carries `Secure` (default false; set it when the site is
-    /// served over HTTPS only).
-    pub fn secure_cookie(self, secure: bool) -> Auth<U> {
-        self.with(|s| s.secure = secure)
-    }
-
-    /// The session settings.
+    /// The settings.
+    #[cfg(feature = "accounts")]
     pub(crate) fn settings(&self) -> &Settings {
         &self.inner.settings
     }
@@ -229,16 +188,6 @@ impl<U: UserModel> Auth<U> {
     /// The database of the users.
     pub fn db(&self) -> &Database {
         &self.inner.settings.db
-    }
-
-    /// The login view's path, `{prefix}/login/`.
-    pub fn login_url(&self) -> String {
-        format!("{}/login/", self.inner.settings.prefix)
-    }
-
-    /// The logout view's path, `{prefix}/logout/`.
-    pub fn logout_url(&self) -> String {
-        format!("{}/logout/", self.inner.settings.prefix)
     }
 
     /// Hashes a password at this component's cost.

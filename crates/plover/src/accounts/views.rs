@@ -107,7 +107,7 @@ fn query_next(req: &HttpRequest) -> Option<String> {
 fn redirect_next<U: UserModel>(auth: &Auth<U>, next: Option<&str>) -> HttpResponse {
     let location = next
         .and_then(safe_next)
-        .unwrap_or_else(|| auth.settings().default_next_url.clone());
+        .unwrap_or_else(|| auth.settings().session.default_next_url.clone());
     HttpResponse::Found()
         .insert_header((header::LOCATION, location))
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -194,7 +194,11 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
             Some(LOGIN_FAILED),
         );
     };
-    start_login(&req.get_session(), user.pk(), auth.settings().lifetime)?;
+    start_login(
+        &req.get_session(),
+        user.pk(),
+        auth.settings().session.lifetime,
+    )?;
     Ok(redirect_next(&auth, next.as_deref()))
 }
 

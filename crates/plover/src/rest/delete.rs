@@ -127,7 +127,9 @@ pub(crate) struct Dependents {
     pub(crate) model: &'static ModelMeta,
     /// Their primary keys.
     pub(crate) ids: Vec<i64>,
-    /// Whether they would only get NULL in a foreign key (else they would be deleted).
+    /// Whether they would only get NULL in a foreign key (else they would be deleted); the
+    /// admin's delete page shows them apart.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     pub(crate) nullified: bool,
 }
 

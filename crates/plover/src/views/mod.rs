@@ -29,12 +29,14 @@
 //! }
 //! ```
 
+#[cfg(feature = "html")]
 mod html;
 mod paginate;
 mod query;
 
-pub use html::{render, HtmlError};
-pub use paginate::{object_list, Page, PageAt, PaginatedQuery, PAGINATE_BY};
+#[cfg(feature = "html")]
+pub use html::{object_list, render, HtmlError};
+pub use paginate::{Page, PageAt, PaginatedQuery, PAGINATE_BY};
 pub use query::Query;
 
 use crate::db::Conn;

@@ -1,9 +1,7 @@
-//! Pages of a query for application list views: `?page=`, counts, links, and `object_list`.
+//! Pages of a query for application list views: `?page=`, counts and links.
 
-use actix_web::{HttpRequest, HttpResponse};
-use askama::Template;
+use actix_web::HttpRequest;
 
-use super::html::{render, HtmlError};
 use super::query::Query;
 use crate::db::{Conn, DbConn};
 use crate::error::Error;
@@ -140,43 +138,4 @@ impl<M> Page<M> {
     pub fn url(&self, number: i64) -> String {
         link(&self.at.path, &self.at.query, (PAGE, &number.to_string()))
     }
-}
-
-/// Renders a page of `query` with an askama template (flask-peewee's `object_list`): reads
-/// `?page=`, loads the page with the request's connection, builds the template from it and
-/// answers 200 with the HTML. A bad `page` is a 400 page, a page past the end is empty.
-///
-/// ```no_run
-/// # use actix_web::{HttpRequest, HttpResponse};
-/// # use plover::prelude::*;
-/// # use plover::db::DbConn;
-/// # use plover::views::{object_list, HtmlError, Page, Query};
-/// # diesel::table! { note (id) { id -> Integer, text -> Text } }
-/// # #[derive(RestModel)] #[diesel(table_name = note)]
-/// # pub struct Note { pub id: i32, pub text: String }
-/// #[derive(askama::Template)]
-/// #[template(source = "{% for n in page.objects %}<p>{{ n.text }}</p>{% endfor %}\
-///     {% if let Some(url) = page.next_url() %}<a href=\"{{ url }}\">Next</a>{% endif %}",
-///     ext = "html")]
-/// struct Notes {
-///     page: Page<Note>,
-/// }
-///
-/// async fn notes(req: HttpRequest, db: DbConn) -> Result<HttpResponse, HtmlError> {
-///     let query = Query::<Note>::new().order_by_desc(Note::FIELDS.id).paginate_by(10);
-///     object_list(&req, &db, query, |page| Notes { page }).await
-/// }
-/// ```
-pub async fn object_list<M, T>(
-    req: &HttpRequest,
-    db: &DbConn,
-    query: impl Into<PaginatedQuery<M>>,
-    template: impl FnOnce(Page<M>) -> T,
-) -> Result<HttpResponse, HtmlError>
-where
-    M: RestModel,
-    T: Template,
-{
-    let page = query.into().get_page(req, db).await?;
-    render(&template(page))
 }
