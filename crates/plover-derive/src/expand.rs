@@ -79,7 +79,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     });
     let changes_json_arms = data_fields.iter().map(|(i, f)| {
         let id = &f.ident;
-        quote!(#i => changes.#id.as_ref().map(__p::ToJson::to_json),)
+        quote!(#i => changes.#id.as_ref().map(__p::to_json),)
     });
     let defaults = data_fields.iter().filter_map(|(_, f)| match &f.default {
         Default::Expr(e) => {
@@ -208,14 +208,14 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
 
                 fn field_json(&self, field: usize) -> __p::serde_json::Value {
                     match field {
-                        #(#indexes => __p::ToJson::to_json(&self.#idents),)*
+                        #(#indexes => __p::to_json(&self.#idents),)*
                         _ => __p::serde_json::Value::Null,
                     }
                 }
 
                 fn write_field(&self, field: usize, out: &mut ::std::vec::Vec<u8>) {
                     match field {
-                        #(#indexes => __p::WriteJson::write_json(&self.#idents, out),)*
+                        #(#indexes => __p::write_json(&self.#idents, out),)*
                         _ => out.extend_from_slice(b"null"),
                     }
                 }

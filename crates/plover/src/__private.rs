@@ -5,7 +5,7 @@ pub use diesel;
 pub use inventory;
 pub use serde_json;
 
-pub use crate::convert::{from_json_required, FromJson, FromParam, ToJson, WriteJson};
+pub use crate::convert::{from_json_required, to_json, write_json, FromJson, FromParam, JsonField};
 pub use crate::db::sqlite::plover_lower;
 pub use crate::db::Conn;
 pub use crate::error::Error;

@@ -1,70 +1,79 @@
-//! Conversions of field values: to JSON (output), from JSON (request bodies) and from filter
-//! parameters. One impl per supported Rust field type; generated code calls these traits
-//! (through `__private`).
+//! Conversions of field values: to JSON (output, through serde), from JSON (request bodies)
+//! and from filter parameters. One impl per supported Rust field type; generated code calls
+//! these traits (through `__private`).
 
 use chrono::{NaiveDate, NaiveDateTime};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::param::Param;
-use crate::value::{check_text, parse_date, parse_datetime, write_date, write_datetime};
+use crate::value::{check_text, parse_date, parse_datetime, DateText, DateTimeText};
 
-/// A field type that serializes to JSON.
-pub trait ToJson {
-    /// The JSON value of this field.
-    fn to_json(&self) -> Value;
+/// A field type's JSON output, through serde: one impl per type serves both the writer of
+/// response bodies ([`write_json`], straight into the bytes) and the JSON values that hooks and
+/// the admin see ([`to_json`]), so the two cannot disagree. Dates are `YYYY-MM-DD` and
+/// date-times `YYYY-MM-DD HH:MM:SS` (not chrono's own serde forms).
+pub trait JsonField {
+    /// Serializes this value in its JSON form.
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
 }
 
-/// A field type that writes itself as JSON text, straight into a response body.
-pub trait WriteJson {
-    /// Appends the JSON text of this value (the same as `to_json`, without building a `Value`).
-    fn write_json(&self, out: &mut Vec<u8>);
+/// A field value, serialized through its [`JsonField`] impl.
+struct Json<'a, T: ?Sized>(&'a T);
+
+impl<T: JsonField + ?Sized> Serialize for Json<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_json(serializer)
+    }
 }
 
-macro_rules! write_via_serde {
+/// Appends the JSON text of a field value to a response body.
+pub fn write_json<T: JsonField + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, and field values always serialize.
+    let _ = serde_json::to_writer(out, &Json(value));
+}
+
+/// The JSON value of a field value.
+pub fn to_json<T: JsonField + ?Sized>(value: &T) -> Value {
+    serde_json::to_value(Json(value)).unwrap_or(Value::Null)
+}
+
+macro_rules! serialize_as_is {
     ($($t:ty),*) => {$(
-        impl WriteJson for $t {
-            fn write_json(&self, out: &mut Vec<u8>) {
-                // Writing into a Vec cannot fail, and these types always serialize.
-                let _ = serde_json::to_writer(&mut *out, self);
+        impl JsonField for $t {
+            fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.serialize(serializer)
             }
         }
     )*};
 }
-write_via_serde!(i32, i64, bool, String);
+serialize_as_is!(i32, i64, f64, bool, String);
 
-impl WriteJson for f64 {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        let _ = serde_json::to_writer(&mut *out, &self.to_json());
+impl JsonField for f32 {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Through the shortest decimal form, so that an f32 0.1 is 0.1, not its widened
+        // binary value (serde_json's `Value` widens an f32).
+        serializer.serialize_f64(self.to_string().parse::<f64>().unwrap_or(f64::NAN))
     }
 }
 
-impl WriteJson for f32 {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        let _ = serde_json::to_writer(&mut *out, &self.to_json());
+impl JsonField for NaiveDate {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&DateText(self))
     }
 }
 
-impl WriteJson for NaiveDate {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.push(b'"');
-        write_date(out, self);
-        out.push(b'"');
+impl JsonField for NaiveDateTime {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&DateTimeText(self))
     }
 }
 
-impl WriteJson for NaiveDateTime {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.push(b'"');
-        write_datetime(out, self);
-        out.push(b'"');
-    }
-}
-
-impl<T: WriteJson> WriteJson for Option<T> {
-    fn write_json(&self, out: &mut Vec<u8>) {
+impl<T: JsonField> JsonField for Option<T> {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Some(v) => v.write_json(out),
-            None => out.extend_from_slice(b"null"),
+            Some(value) => value.serialize_json(serializer),
+            None => serializer.serialize_none(),
         }
     }
 }
@@ -83,11 +92,6 @@ pub trait FromParam: Sized {
 
 macro_rules! int_impls {
     ($($t:ty => $what:literal),*) => {$(
-        impl ToJson for $t {
-            fn to_json(&self) -> Value {
-                Value::from(*self)
-            }
-        }
         impl FromJson for $t {
             fn from_json(value: &Value) -> Result<Self, String> {
                 value
@@ -110,13 +114,6 @@ int_impls!(i32 => "a 32-bit integer", i64 => "a 64-bit integer");
 
 macro_rules! float_impls {
     ($($t:ty),*) => {$(
-        impl ToJson for $t {
-            fn to_json(&self) -> Value {
-                // Through the shortest decimal form, so that an f32 0.1 is 0.1, not its
-                // widened binary value.
-                self.to_string().parse::<f64>().map_or(Value::Null, Value::from)
-            }
-        }
         impl FromJson for $t {
             fn from_json(value: &Value) -> Result<Self, String> {
                 match value {
@@ -141,12 +138,6 @@ macro_rules! float_impls {
 }
 float_impls!(f32, f64);
 
-impl ToJson for bool {
-    fn to_json(&self) -> Value {
-        Value::Bool(*self)
-    }
-}
-
 impl FromJson for bool {
     fn from_json(value: &Value) -> Result<Self, String> {
         value
@@ -161,12 +152,6 @@ impl FromParam for bool {
             Param::Bool(v) => Some(*v),
             _ => None,
         }
-    }
-}
-
-impl ToJson for String {
-    fn to_json(&self) -> Value {
-        Value::String(self.clone())
     }
 }
 
@@ -189,19 +174,6 @@ impl FromParam for String {
     }
 }
 
-/// The JSON string of text that `write` appends (always ASCII).
-fn text_value(write: impl FnOnce(&mut Vec<u8>)) -> Value {
-    let mut out = Vec::with_capacity(19);
-    write(&mut out);
-    Value::String(String::from_utf8_lossy(&out).into_owned())
-}
-
-impl ToJson for NaiveDate {
-    fn to_json(&self) -> Value {
-        text_value(|out| write_date(out, self))
-    }
-}
-
 impl FromJson for NaiveDate {
     fn from_json(value: &Value) -> Result<Self, String> {
         value
@@ -220,12 +192,6 @@ impl FromParam for NaiveDate {
     }
 }
 
-impl ToJson for NaiveDateTime {
-    fn to_json(&self) -> Value {
-        text_value(|out| write_datetime(out, self))
-    }
-}
-
 impl FromJson for NaiveDateTime {
     fn from_json(value: &Value) -> Result<Self, String> {
         value
@@ -241,12 +207,6 @@ impl FromParam for NaiveDateTime {
             Param::DateTime(v) => Some(*v),
             _ => None,
         }
-    }
-}
-
-impl<T: ToJson> ToJson for Option<T> {
-    fn to_json(&self) -> Value {
-        self.as_ref().map_or(Value::Null, ToJson::to_json)
     }
 }
 
@@ -292,21 +252,22 @@ mod tests {
     #[test]
     fn output_formats() {
         let dt = parse_datetime("0987-06-05T04:03:02.999").unwrap_or_default();
-        assert_eq!(dt.to_json(), Value::from("0987-06-05 04:03:02"));
-        assert_eq!(dt.date().to_json(), Value::from("0987-06-05"));
-        assert_eq!(0.1f32.to_json(), Value::from(0.1));
+        assert_eq!(to_json(&dt), Value::from("0987-06-05 04:03:02"));
+        assert_eq!(to_json(&dt.date()), Value::from("0987-06-05"));
+        assert_eq!(to_json(&0.1f32), Value::from(0.1));
         let far = NaiveDate::from_ymd_opt(12345, 1, 2).unwrap_or_default();
-        assert_eq!(far.to_json(), Value::from("12345-01-02"));
+        assert_eq!(to_json(&far), Value::from("12345-01-02"));
+        assert_eq!(to_json(&None::<i32>), Value::Null);
     }
 
     #[test]
     fn written_json_equals_the_value() {
-        fn same<T: WriteJson + ToJson>(v: T) {
+        fn same<T: JsonField>(v: T) {
             let mut out = Vec::new();
-            v.write_json(&mut out);
+            write_json(&v, &mut out);
             assert_eq!(
                 serde_json::from_slice::<Value>(&out).ok(),
-                Some(v.to_json())
+                Some(to_json(&v))
             );
         }
         same(-7_i32);

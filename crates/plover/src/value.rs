@@ -1,6 +1,8 @@
 //! Field values as text: the date and date-time forms every input accepts and every output
 //! writes, the case folding of `ilike`, and the check every client text passes.
 
+use std::fmt;
+
 use chrono::{NaiveDate, NaiveDateTime};
 
 /// The form of dates (`YYYY-MM-DD`), read and written.
@@ -37,51 +39,101 @@ pub fn parse_datetime(raw: &str) -> Option<NaiveDateTime> {
     NaiveDateTime::parse_from_str(&normalized, "%Y-%m-%d %H:%M:%S%.f").ok()
 }
 
-/// Appends `value` as exactly `width` digits (zero-padded; wider values are written whole).
-fn push_digits(out: &mut Vec<u8>, value: u32, width: usize) {
-    let mut buf = [b'0'; 10];
-    let mut n = value;
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// Up to 24 ASCII bytes on the stack: a date or date-time being written.
+struct Ascii {
+    buf: [u8; 24],
+    len: usize,
+}
+
+impl Ascii {
+    fn new() -> Ascii {
+        Ascii {
+            buf: [b'0'; 24],
+            len: 0,
         }
     }
-    let start = i.min(buf.len() - width);
-    out.extend_from_slice(&buf[start..]);
-}
 
-/// Appends `YYYY-MM-DD`, the form every date is written in (JSON, forms, CSV); written without
-/// a format string, as it runs for every date of every row.
-pub(crate) fn write_date(out: &mut Vec<u8>, date: &NaiveDate) {
-    use chrono::Datelike;
-    if !(0..=9999).contains(&date.year()) {
-        // Outside four-digit years: the year as it is (no `+` sign), then as below.
-        let text = format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day());
-        out.extend_from_slice(text.as_bytes());
-        return;
+    fn push(&mut self, byte: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = byte;
+            self.len += 1;
+        }
     }
-    push_digits(out, date.year() as u32, 4);
-    out.push(b'-');
-    push_digits(out, date.month(), 2);
-    out.push(b'-');
-    push_digits(out, date.day(), 2);
+
+    /// `value` as exactly `width` digits (`value` has at most `width` digits).
+    fn digits(&mut self, value: u32, width: usize) {
+        let mut n = value;
+        for place in (0..width).rev() {
+            if let Some(slot) = self.buf.get_mut(self.len + place) {
+                *slot = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+        }
+        self.len = (self.len + width).min(self.buf.len());
+    }
+
+    fn date(&mut self, date: &NaiveDate) {
+        use chrono::Datelike;
+        self.digits(date.year() as u32, 4);
+        self.push(b'-');
+        self.digits(date.month(), 2);
+        self.push(b'-');
+        self.digits(date.day(), 2);
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
 }
 
-/// Appends `YYYY-MM-DD HH:MM:SS`, the form every date-time is written in (fractional seconds
-/// are truncated).
-pub(crate) fn write_datetime(out: &mut Vec<u8>, value: &NaiveDateTime) {
-    use chrono::Timelike;
-    write_date(out, &value.date());
-    out.push(b' ');
-    push_digits(out, value.hour(), 2);
-    out.push(b':');
-    push_digits(out, value.minute(), 2);
-    out.push(b':');
-    push_digits(out, value.second(), 2);
+/// A date as it is written everywhere (JSON, forms, CSV): `YYYY-MM-DD`. Written without a
+/// format string, as it runs for every date of every row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DateText<'a>(pub(crate) &'a NaiveDate);
+
+impl fmt::Display for DateText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use chrono::Datelike;
+        let date = self.0;
+        if !(0..=9999).contains(&date.year()) {
+            // Outside four-digit years: the year as it is (no `+` sign), then as below.
+            return write!(
+                f,
+                "{:04}-{:02}-{:02}",
+                date.year(),
+                date.month(),
+                date.day()
+            );
+        }
+        let mut out = Ascii::new();
+        out.date(date);
+        f.write_str(out.as_str())
+    }
+}
+
+/// A date-time as it is written everywhere: `YYYY-MM-DD HH:MM:SS` (fractional seconds are
+/// truncated).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DateTimeText<'a>(pub(crate) &'a NaiveDateTime);
+
+impl fmt::Display for DateTimeText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use chrono::{Datelike, Timelike};
+        let value = self.0;
+        if !(0..=9999).contains(&value.year()) {
+            DateText(&value.date()).fmt(f)?;
+            return write!(f, " {}", value.time().format("%H:%M:%S"));
+        }
+        let mut out = Ascii::new();
+        out.date(&value.date());
+        out.push(b' ');
+        out.digits(value.hour(), 2);
+        out.push(b':');
+        out.digits(value.minute(), 2);
+        out.push(b':');
+        out.digits(value.second(), 2);
+        f.write_str(out.as_str())
+    }
 }
 
 /// Text in the case `ilike` and the admin's lookups compare: each character lower-cased on its
