@@ -25,6 +25,19 @@
 //! ```
 //!
 //! See `docs/` for the guide and the reference of every attribute, option and hook.
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `admin` | on | the admin area (`plover::admin`); turns on `accounts` |
+//! | `accounts` | on | cookie sessions: the login and logout views, `LoggedInUser`, CSRF tokens; turns on `html` |
+//! | `html` | on | HTML pages of application views: `views::render`, `views::object_list`, `views::HtmlError` (askama) |
+//! | `postgres` | off | PostgreSQL next to the embedded SQLite (needs libpq) |
+//!
+//! With `default-features = false` Plover is a REST back end alone: the REST API, every
+//! authentication (users with passwords, API keys), the schema and the `views` query helpers;
+//! neither askama nor actix-session is compiled.
 
 #![warn(unreachable_pub, missing_debug_implementations)]
 
