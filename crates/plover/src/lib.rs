@@ -38,6 +38,16 @@
 //! With `default-features = false` Plover is a REST back end alone: the REST API, every
 //! authentication (users with passwords, API keys), the schema and the `views` query helpers;
 //! neither askama nor actix-session is compiled.
+//!
+//! # Templates
+//!
+//! Plover's pages and those an application renders with `views::render` are askama templates,
+//! and both must be compiled by one askama: a second version of askama in an application's
+//! dependency tree makes its templates fail to build ("multiple different versions of crate
+//! `askama`"). Plover re-exports its own as `plover::askama` (feature `html`),
+//! so an application needs no askama dependency of its own: it imports `plover::askama::Template`
+//! and names the re-export in each derive, `#[template(path = "...", askama = plover::askama)]`.
+//! `askama.toml` and `templates/` are still read from the application's crate.
 
 #![warn(unreachable_pub, missing_debug_implementations)]
 
@@ -67,6 +77,24 @@ pub mod views;
 #[doc(hidden)]
 pub mod __private;
 
+/// The askama this Plover is built with (askama 0.16), for the templates of an application:
+/// import [`Template`](askama::Template) from here and name this path in the derive's `askama`
+/// argument, so that the generated code uses this askama, whatever else the dependency tree
+/// holds.
+///
+/// ```
+/// use plover::askama::Template;
+///
+/// #[derive(Template)]
+/// #[template(source = "Hello, {{ name }}!", ext = "txt", askama = plover::askama)]
+/// struct Hello<'a> {
+///     name: &'a str,
+/// }
+///
+/// assert_eq!(Hello { name: "world" }.render().ok().as_deref(), Some("Hello, world!"));
+/// ```
+#[cfg(feature = "html")]
+pub use askama;
 pub use error::Error;
 pub use model::RestModel;
 pub use plover_derive::RestModel;

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use hmac::{Hmac, Mac};
-use rand::RngCore;
+use hmac::{Hmac, KeyInit, Mac};
+use rand::Rng;
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
@@ -37,7 +37,7 @@ impl CredentialCache {
     /// A cache keeping up to `capacity` entries for `ttl` each.
     pub fn new(ttl: Duration, capacity: usize) -> CredentialCache {
         let mut key = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut key);
+        rand::rng().fill_bytes(&mut key);
         CredentialCache {
             key,
             ttl,

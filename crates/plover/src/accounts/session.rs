@@ -16,7 +16,7 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError};
 use base64::Engine;
-use rand::RngCore;
+use rand::Rng;
 use subtle::ConstantTimeEq;
 
 use super::user::{Auth, UserModel};
@@ -130,7 +130,7 @@ fn unix_now() -> i64 {
 /// A fresh random token (32 bytes, URL-safe base64).
 fn new_token() -> String {
     let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
+    rand::rng().fill_bytes(&mut bytes);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 

@@ -2,9 +2,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use askama::Template;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use plover::accounts::{Auth, CsrfToken, LoggedInUser};
+use plover::askama::Template;
 use plover::db::DbConn;
 use plover::model::save;
 use plover::query::Op;
@@ -21,7 +21,7 @@ pub const MAX_USERNAME_CHARS: usize = 30;
 /// `templates/join.html`: the form with the values typed so far (never the password) and a
 /// message next to each field that is wrong.
 #[derive(Template)]
-#[template(path = "join.html")]
+#[template(path = "join.html", askama = plover::askama)]
 struct JoinPage {
     me: Option<User>,
     csrf_token: String,

@@ -13,7 +13,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpResponse};
-use askama::Template;
+use plover::askama::Template;
 use plover::views::{render, HtmlError};
 
 mod join;
@@ -66,7 +66,7 @@ async fn stylesheet() -> HttpResponse {
 
 /// The path of a user's profile page, the username percent-encoded as one path segment.
 pub fn profile_url(username: &str) -> String {
-    match askama::filters::urlencode_strict(username) {
+    match plover::askama::filters::urlencode_strict(username) {
         Ok(name) => format!("/users/{name}/"),
     }
 }

@@ -2,8 +2,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use askama::Template;
 use plover::accounts::{CsrfToken, LoggedInUser};
+use plover::askama::Template;
 use plover::db::DbConn;
 use plover::model::save;
 use plover::views::{render, HtmlError};
@@ -14,7 +14,7 @@ use crate::{Message, MessageChanges, User};
 
 /// `templates/post.html`: the form, with the text typed so far and what is wrong with it.
 #[derive(Template)]
-#[template(path = "post.html")]
+#[template(path = "post.html", askama = plover::askama)]
 struct PostPage {
     me: Option<User>,
     csrf_token: String,

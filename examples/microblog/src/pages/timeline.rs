@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse};
-use askama::Template;
 use plover::accounts::LoggedInUser;
+use plover::askama::Template;
 use plover::db::{Conn, DbConn};
 use plover::query::Op;
 use plover::views::{render, HtmlError, Page, PageAt, Query};
@@ -56,7 +56,7 @@ impl Timeline {
 
 /// `templates/timeline.html`: either timeline.
 #[derive(Template)]
-#[template(path = "timeline.html")]
+#[template(path = "timeline.html", askama = plover::askama)]
 struct TimelinePage {
     me: Option<User>,
     /// The private timeline (else the public one).

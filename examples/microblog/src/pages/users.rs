@@ -2,8 +2,8 @@
 //! (`POST /users/{username}/follow/` and `/unfollow/`).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use askama::Template;
 use plover::accounts::{CsrfToken, LoggedInUser};
+use plover::askama::Template;
 use plover::db::{Conn, DbConn, Engine};
 use plover::model::RestModel;
 use plover::query::Op;
@@ -16,7 +16,7 @@ use crate::{Message, Relationship, RelationshipChanges, User};
 
 /// `templates/users.html`.
 #[derive(Template)]
-#[template(path = "users.html")]
+#[template(path = "users.html", askama = plover::askama)]
 struct UsersPage {
     me: Option<User>,
     page: Page<User>,
@@ -37,7 +37,7 @@ pub async fn list(
 
 /// `templates/user.html`.
 #[derive(Template)]
-#[template(path = "user.html")]
+#[template(path = "user.html", askama = plover::askama)]
 struct ProfilePage {
     me: Option<User>,
     user: User,
