@@ -66,6 +66,13 @@ echo "== conformance, SQLite"
 PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
 echo "== conformance, PostgreSQL"
 PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
+# The API descriptions, by third-party tools: openapi-spec-validator and Schemathesis (a
+# virtualenv of their pinned versions, made here).
+echo "== OpenAPI documents: validator and Schemathesis, SQLite and PostgreSQL"
+python3 -m venv target/openapi-venv
+target/openapi-venv/bin/pip install -q --disable-pip-version-check -r scripts/openapi-requirements.txt
+python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv
+python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv --pg "$PG_URL"
 echo "== scale-out, PostgreSQL"
 python3 scripts/scaleout.py "$APP" "$PG_URL"
 echo "== faults: PostgreSQL restart under load, pool exhaustion, disconnects mid-body (quick)"

@@ -374,6 +374,18 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .name("noid")
             .fields([sample.name, sample.qty])
             .auth(open()),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("patchable")
+            .allowed_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ])
+            .auth(UserAuthentication::new(auth)),
     );
     api
 }
@@ -692,6 +704,8 @@ pub struct TestApp {
     pub auth: Auth<User>,
     /// What the recording hooks and authenticator of `/api/audited/` saw.
     pub log: CallLog,
+    /// The registrations of each REST API, by prefix (`/api`, `/v2`, `/small`).
+    pub registrations: Vec<(&'static str, Vec<plover::__private::Registration>)>,
     store: Store,
 }
 
@@ -743,11 +757,16 @@ impl TestApp {
     /// The application over `db`, whose storage is `store`.
     async fn serve(db: Database, store: Store, auth: Auth<User>) -> TestApp {
         let log = CallLog::default();
-        let api = api(db.clone(), &auth, &log).setup();
+        let api = api(db.clone(), &auth, &log);
         let v2 =
-            plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES)
-                .setup();
-        let small = small(db.clone()).setup();
+            plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
+        let small = small(db.clone());
+        let registrations = vec![
+            ("/api", plover::__private::registrations(&api)),
+            ("/v2", plover::__private::registrations(&v2)),
+            ("/small", plover::__private::registrations(&small)),
+        ];
+        let (api, v2, small) = (api.setup(), v2.setup(), small.setup());
         let service = TestService::new(
             App::new()
                 .wrap(auth.session_middleware())
@@ -765,6 +784,7 @@ impl TestApp {
             db,
             auth,
             log,
+            registrations,
             store,
         }
     }

@@ -1,5 +1,6 @@
 //! The hot paths of a request: query-string parsing, filter compilation, serialization of a
-//! 20-row page with and without an included resource, and the Basic-auth credential check.
+//! 20-row page with and without an included resource, serving the API's description, and the
+//! Basic-auth credential check.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
@@ -94,6 +95,24 @@ fn list_page(c: &mut Criterion) {
     group.finish();
 }
 
+/// The API's description: built once at set-up, so serving it should cost what any fixed
+/// response does, whatever its size (the fixture's `/api` document is about 200 KB).
+fn description(c: &mut Criterion) {
+    let rt = actix_web::rt::System::new();
+    let app = rt.block_on(TestApp::new());
+    let mut group = c.benchmark_group("openapi");
+    for path in ["/api/openapi.json", "/api/docs/"] {
+        group.bench_function(path, |b| {
+            b.iter(|| {
+                let resp = rt.block_on(app.get(path));
+                assert_eq!(resp.code(), 200);
+                resp
+            })
+        });
+    }
+    group.finish();
+}
+
 fn credentials(c: &mut Criterion) {
     let hash = plover::accounts::make_password("correct horse", 4).unwrap();
     let cache = CredentialCache::new(Duration::from_secs(3600), 1000);
@@ -148,6 +167,7 @@ criterion_group!(
     query_string,
     filter_compilation,
     list_page,
+    description,
     credentials,
     failed_logins
 );

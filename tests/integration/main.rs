@@ -13,6 +13,7 @@ mod fuzz;
 mod hostile;
 mod library;
 mod microblog;
+mod openapi;
 mod ordering_pagination;
 mod properties;
 mod rules;

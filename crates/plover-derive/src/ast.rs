@@ -25,6 +25,8 @@ pub(crate) struct Model {
     pub(crate) indexes: Vec<Vec<String>>,
     /// `#[rest(table)]`: declare the diesel `table!` too.
     pub(crate) generate_table: bool,
+    /// The struct's doc comment (the API reference describes the resource with it).
+    pub(crate) doc: String,
 }
 
 impl Model {
@@ -123,6 +125,7 @@ impl Model {
                 excluded: fa.exclude,
                 read_only: fa.read_only,
                 unique: fa.unique,
+                doc: doc_comment(&f.attrs),
             });
         }
         let pk = pk_ident.and_then(|pk| fields.iter().position(|f| f.ident == pk));
@@ -172,7 +175,23 @@ impl Model {
             display: attrs.display,
             rules: attrs.rules,
             generate_table: attrs.generate_table,
+            doc: doc_comment(&input.attrs),
             indexes,
         })
     }
+}
+
+/// The text of the `///` comments among `attrs`, one line each, trimmed.
+fn doc_comment(attrs: &[syn::Attribute]) -> String {
+    let lines = attrs.iter().filter_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text),
+                ..
+            }) => Some(text.value().trim().to_owned()),
+            _ => None,
+        },
+        _ => None,
+    });
+    lines.collect::<Vec<_>>().join("\n").trim().to_owned()
 }

@@ -18,6 +18,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let pk_ident = &pk.ident;
     let pk_ty = &pk.value_ty;
     let name = &model.name;
+    let model_doc = &model.doc;
     let table_name = quote!(#table).to_string().replace(' ', "");
     let pk_index = model.pk;
     let sql_indexes = model.indexes.iter().map(|columns| quote!(&[#(#columns),*]));
@@ -145,6 +146,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 fields: &[#(#field_metas),*],
                 pk: #pk_index,
                 indexes: &[#(#sql_indexes),*],
+                doc: #model_doc,
                 type_id: || ::core::any::TypeId::of::<#ident>(),
                 ops: __p::ModelOps {
                     load_ids: __load_ids,
@@ -377,6 +379,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let nullable = f.nullable;
+    let doc = &f.doc;
     // A read-only field is never in a body: its value comes from a default, a rule or the
     // database.
     let required =
@@ -405,6 +408,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
             fk: #fk,
             sql_type: __p::SqlType::#sql_type,
             sql_default: #sql_default,
+            doc: #doc,
         }
     }
 }

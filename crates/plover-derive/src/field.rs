@@ -31,4 +31,6 @@ pub(crate) struct Field {
     pub(crate) diesel_type: &'static str,
     /// The column's SQL `DEFAULT`, where the default is a plain literal.
     pub(crate) sql_default: Option<String>,
+    /// The field's doc comment (a description in the API reference).
+    pub(crate) doc: String,
 }

@@ -13,6 +13,7 @@ pub use crate::listing::{parse_list_query, FilterRules};
 pub use crate::meta::{LoadDisplay, LoadFields, ModelEntry, ModelOps};
 pub use crate::model::{FieldKind, FieldMeta, ModelMeta, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
+pub use crate::rest::{registrations, Registration};
 pub use crate::schema::SqlType;
 
 /// What `#[derive(RestModel)]` emits after reporting errors: an impl whose methods are never

@@ -65,6 +65,7 @@ mod kind;
 mod listing;
 mod meta;
 pub mod model;
+pub mod openapi;
 mod param;
 pub mod query;
 pub mod rest;
@@ -128,6 +129,10 @@ mod accounts_doctests {}
 #[cfg(all(doctest, feature = "admin"))]
 #[doc = include_str!("../../../docs/admin.md")]
 mod admin_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/openapi.md")]
+mod openapi_doctests {}
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]

@@ -43,6 +43,8 @@ pub struct FieldMeta {
     /// The column's SQL `DEFAULT` in the generated schema: the literal of a
     /// `#[rest(default = ...)]` that is a plain literal (`0`, `true`, `"x"`, `String::new()`).
     pub sql_default: Option<&'static str>,
+    /// The field's doc comment (`///` lines), the field's description in the API reference.
+    pub doc: &'static str,
 }
 
 impl FieldMeta {
@@ -96,6 +98,8 @@ pub struct ModelMeta {
     /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
     /// `#[rest(index = "a, b")]` on the struct); foreign keys get theirs without a declaration.
     pub indexes: &'static [&'static [&'static str]],
+    /// The struct's doc comment, the resource's description in the API reference.
+    pub doc: &'static str,
     /// The Rust type, to check `include_resources` at set-up.
     pub type_id: fn() -> TypeId,
     /// Database operations.

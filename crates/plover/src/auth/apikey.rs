@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
-use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator};
+use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -101,6 +101,13 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
             Ok(None)
         } else {
             Err(Error::Unauthorized)
+        }
+    }
+
+    fn describe(&self) -> Described {
+        Described {
+            protected_methods: Some(self.protected_methods.clone()),
+            schemes: vec![Scheme::ApiKey],
         }
     }
 }

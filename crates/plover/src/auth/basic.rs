@@ -4,7 +4,7 @@ use actix_web::http::header::{HeaderMap, AUTHORIZATION};
 use actix_web::http::Method;
 use base64::Engine as _;
 
-use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator};
+use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
 use crate::accounts::{Auth, UserModel};
 use crate::db::LazyConn;
 use crate::error::Error;
@@ -83,6 +83,13 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
             _ => Err(Error::Unauthorized),
         }
     }
+
+    fn describe(&self) -> Described {
+        Described {
+            protected_methods: Some(self.protected_methods.clone()),
+            schemes: vec![Scheme::Basic],
+        }
+    }
 }
 
 /// Like [`UserAuthentication`], and the user must be an admin; a valid non-admin user gets the
@@ -111,6 +118,10 @@ impl<U: UserModel> Authenticator for AdminAuthentication<U> {
         db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error> {
         self.0.authorize(req, db)
+    }
+
+    fn describe(&self) -> Described {
+        self.0.describe()
     }
 }
 

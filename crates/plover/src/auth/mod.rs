@@ -48,6 +48,28 @@ impl AuthRequest<'_> {
     }
 }
 
+/// A way a client proves who it is, as the API description names it (OpenAPI security
+/// schemes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Scheme {
+    /// HTTP Basic: `Authorization: Basic base64(username:password)`.
+    Basic,
+    /// A `key` and a `secret`, both in the query string, or both in headers of those names.
+    ApiKey,
+}
+
+/// What an authenticator tells the API description about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    /// The verbs that need credentials (HEAD counts as GET); `None` when the authenticator
+    /// cannot tell, and then every operation is described as possibly answering 401.
+    pub protected_methods: Option<Vec<Method>>,
+    /// The ways to give credentials; empty when no credentials are accepted (the protected
+    /// verbs are refused to everyone).
+    pub schemes: Vec<Scheme>,
+}
+
 /// Decides whether a request may proceed. Called for every request of a resource.
 pub trait Authenticator: Send + Sync + 'static {
     /// `Ok(Some(user))`: authenticated; `Ok(None)`: allowed without a user (an unprotected
@@ -61,6 +83,16 @@ pub trait Authenticator: Send + Sync + 'static {
         req: &AuthRequest<'_>,
         db: &mut LazyConn<'_>,
     ) -> Result<Option<AuthUser>, Error>;
+
+    /// The verbs this authenticator protects and how a client gives credentials, for the API
+    /// description (`{prefix}/openapi.json`). The default says nothing is known: every
+    /// operation may answer 401, and no security scheme is named.
+    fn describe(&self) -> Described {
+        Described {
+            protected_methods: None,
+            schemes: Vec::new(),
+        }
+    }
 }
 
 /// The default verbs that need authorization: POST, PUT and DELETE.
@@ -98,6 +130,13 @@ impl Authenticator for Authentication {
             Err(Error::Unauthorized)
         } else {
             Ok(None)
+        }
+    }
+
+    fn describe(&self) -> Described {
+        Described {
+            protected_methods: Some(self.protected_methods.clone()),
+            schemes: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 pub(crate) mod cursor;
 mod parse;
 
+pub(crate) use parse::allowed;
 pub use parse::{parse_list_query, FilterRules};
 
 /// The parameter that orders a list.

@@ -216,7 +216,7 @@ fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, 
 }
 
 /// Whether the path (field indexes, with their API names) may be filtered under `rules`.
-fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bool {
+pub(crate) fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bool {
     let mut meta = rules.meta;
     for (depth, &idx) in path.iter().enumerate() {
         let field = &meta.fields[idx];

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use actix_web::http::header::{ContentType, LOCATION};
+use actix_web::http::Method;
+use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
 use super::endpoint::Endpoint;
@@ -14,7 +16,11 @@ use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::Database;
 use crate::error::Error;
 use crate::model::RestModel;
+use crate::openapi::{self, spec::OpenApi};
 use crate::urlencoded::pairs;
+
+/// An application's change to the OpenAPI document ([`RestApi::openapi`]).
+type Edit = Box<dyn FnOnce(&mut OpenApi) + Send>;
 
 /// A REST API: a URL prefix, a default authentication and registered resources.
 ///
@@ -40,6 +46,7 @@ pub struct RestApi {
     default_auth: Arc<dyn Authenticator>,
     max_body_bytes: usize,
     endpoints: Vec<Arc<dyn Endpoint>>,
+    edits: Vec<Edit>,
 }
 
 impl std::fmt::Debug for RestApi {
@@ -61,6 +68,7 @@ impl RestApi {
             default_auth: Arc::new(Authentication::default()),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             endpoints: Vec::new(),
+            edits: Vec::new(),
         }
     }
 
@@ -95,6 +103,15 @@ impl RestApi {
         self
     }
 
+    /// Changes the OpenAPI document that `setup()` builds from the registrations (served at
+    /// `{prefix}/openapi.json`, and as the page `{prefix}/docs/`): add the application's own
+    /// operations, a title, descriptions. Edits run in the order given. See
+    /// [`openapi`](crate::openapi).
+    pub fn openapi(mut self, edit: impl FnOnce(&mut OpenApi) + Send + 'static) -> RestApi {
+        self.edits.push(Box::new(edit));
+        self
+    }
+
     /// Registers `M` with the default options.
     pub fn register<M: RestModel>(&mut self) -> &mut RestApi {
         self.register_resource(Resource::<M>::new())
@@ -104,6 +121,14 @@ impl RestApi {
     /// name is taken: both are programming errors, reported before the server starts.
     pub fn register_resource<M: RestModel>(&mut self, resource: Resource<M>) -> &mut RestApi {
         let prepared = Prepared::new(resource);
+        if prepared.name == DOCS {
+            panic!(
+                "plover: API '{}' serves its reference at `{DOCS}/`: name the resource of `{}` \
+                 otherwise (Resource::name)",
+                self.name,
+                M::meta().name
+            );
+        }
         if self.endpoints.iter().any(|e| e.name() == prepared.name) {
             panic!(
                 "plover: API '{}' already has a resource named '{}'",
@@ -119,8 +144,10 @@ impl RestApi {
     ///
     /// Each resource is two actix resources, `{prefix}/{name}/` and `{prefix}/{name}/{pk}/`
     /// (each also without the trailing slash); any other path under the prefix is 404 before
-    /// the body is read.
-    pub fn setup(self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    /// the body is read. The API's description is built here, once: `{prefix}/openapi.json`
+    /// and `{prefix}/docs/` serve it as bytes.
+    pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+        let description = self.description();
         let db = self.db;
         let default_auth = self.default_auth;
         let limit = BodyLimit(self.max_body_bytes);
@@ -141,6 +168,7 @@ impl RestApi {
             let mut scope = web::scope(&prefix)
                 .app_data(limit)
                 .default_service(web::to(|| async { Error::NotFound.error_response() }));
+            scope = description.routes(scope);
             for route in &routes {
                 let name = route.endpoint.name();
                 let list = route.clone();
@@ -165,6 +193,105 @@ impl RestApi {
         }
     }
 }
+
+impl RestApi {
+    /// The OpenAPI document of the registrations, after the application's edits, and the
+    /// reference page made from it.
+    fn description(&mut self) -> Description {
+        let resources: Vec<_> = self
+            .endpoints
+            .iter()
+            .map(|e| e.describe(self.default_auth.as_ref()))
+            .collect();
+        let mut doc = openapi::document(&self.prefix, &self.name, &resources);
+        for edit in self.edits.drain(..) {
+            edit(&mut doc);
+        }
+        let json_path = format!("{}/openapi.json", self.prefix);
+        // The document is plain data: it always serializes.
+        let value = serde_json::to_value(&doc).unwrap_or_default();
+        let page = openapi::page(&value, &json_path);
+        Description {
+            json: Bytes::from(value.to_string()),
+            page: Bytes::from(page),
+        }
+    }
+}
+
+/// One registration as tests see it: the URL name, the model, the verbs of the list path and
+/// of the detail path.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// The URL name.
+    pub name: String,
+    /// The model.
+    pub meta: &'static crate::model::ModelMeta,
+    /// The verbs of `{prefix}/{name}/`.
+    pub list: Vec<Method>,
+    /// The verbs of `{prefix}/{name}/{pk}/`.
+    pub detail: Vec<Method>,
+}
+
+/// The registrations of `api`, for tests that check the API's description against them.
+#[doc(hidden)]
+pub fn registrations(api: &RestApi) -> Vec<Registration> {
+    api.endpoints
+        .iter()
+        .map(|e| {
+            let doc = e.describe(api.default_auth.as_ref());
+            Registration {
+                name: doc.name.to_owned(),
+                meta: doc.shape.meta,
+                list: doc.list,
+                detail: doc.detail,
+            }
+        })
+        .collect()
+}
+
+/// The URL name under the prefix of the reference page.
+const DOCS: &str = "docs";
+
+/// The API's description as served: the OpenAPI document and the reference page.
+#[derive(Clone)]
+struct Description {
+    json: Bytes,
+    page: Bytes,
+}
+
+impl Description {
+    /// `openapi.json` and `docs/` (also `docs`) under the API's scope.
+    fn routes(&self, scope: actix_web::Scope) -> actix_web::Scope {
+        let json = self.json.clone();
+        let page = self.page.clone();
+        scope
+            .service(web::resource("/openapi.json").get(move || {
+                let json = json.clone();
+                async move {
+                    HttpResponse::Ok()
+                        .content_type(ContentType::json())
+                        .body(json)
+                }
+            }))
+            .service(
+                web::resource([format!("/{DOCS}"), format!("/{DOCS}/")]).get(move || {
+                    let page = page.clone();
+                    async move {
+                        HttpResponse::Ok()
+                            .content_type(ContentType::html())
+                            .insert_header(("Content-Security-Policy", PAGE_POLICY))
+                            .insert_header(("X-Frame-Options", "DENY"))
+                            .body(page)
+                    }
+                }),
+            )
+    }
+}
+
+/// The reference page loads nothing and runs nothing: its style is inline.
+const PAGE_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
 /// One registered resource as the server sees it.
 struct Route {

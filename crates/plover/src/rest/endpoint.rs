@@ -15,6 +15,7 @@ use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::{cursor, parse_list_query, CURSOR};
 use crate::model::{check_reference, save, RestModel};
+use crate::openapi::ResourceDoc;
 use crate::query::{Param, Select};
 
 /// A registered resource, with its model type erased.
@@ -23,6 +24,9 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
+    /// What the API description needs of this resource; `default_auth` applies when the
+    /// resource sets none.
+    fn describe<'a>(&'a self, default_auth: &dyn Authenticator) -> ResourceDoc<'a>;
     /// Serves a request; `default_auth` applies when the resource sets none. The connection is
     /// checked out once authentication has decided (which may look a user up and give the
     /// connection back before it checks a password).
@@ -41,7 +45,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
 
     fn allowed(&self, detail: bool) -> Vec<Method> {
         let served: &[Method] = if detail {
-            &[Method::GET, Method::PUT, Method::DELETE]
+            &[Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
         } else {
             &[Method::GET, Method::POST]
         };
@@ -52,21 +56,43 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .collect()
     }
 
+    fn describe<'a>(&'a self, default_auth: &dyn Authenticator) -> ResourceDoc<'a> {
+        ResourceDoc {
+            name: &self.name,
+            shape: self.shape(),
+            writable: &self.writable,
+            owner: self.owner,
+            rules: &self.rules,
+            list: self.allowed(false),
+            detail: self.allowed(true),
+            keyset: self.keyset,
+            paginate_by: self.paginate_by,
+            delete_recursive: self.delete_recursive,
+            auth: self.auth.as_deref().unwrap_or(default_auth).describe(),
+        }
+    }
+
     fn handle(
         &self,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
         default_auth: &dyn Authenticator,
     ) -> Result<Reply, Error> {
-        let method = if req.method == Method::HEAD {
+        let allowed = self.allowed(req.pk.is_some());
+        let served = if req.method == Method::HEAD {
             Method::GET
         } else {
             req.method.clone()
         };
-        let allowed = self.allowed(req.pk.is_some());
-        if !allowed.contains(&method) {
+        if !allowed.contains(&served) {
             return Err(Error::MethodNotAllowed(allowed));
         }
+        // PATCH is the partial update PUT is, for authentication and hooks too.
+        let method = if served == Method::PATCH {
+            Method::PUT
+        } else {
+            served
+        };
         let auth_req = AuthRequest {
             method: &method,
             headers: &req.headers,

@@ -12,6 +12,8 @@ mod resource;
 
 pub use crate::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;
+#[doc(hidden)]
+pub use api::{registrations, Registration};
 pub use data::Data;
 pub use hooks::{Context, DefaultHooks, Hooks, Scope};
 pub use resource::Resource;

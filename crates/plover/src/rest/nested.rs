@@ -10,6 +10,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::FilterRules;
 use crate::model::ModelMeta;
+use crate::openapi::Shape;
 
 /// A resource given to `Resource::include`, prepared at set-up.
 pub(crate) trait IntoNested: Send + Sync {
@@ -23,6 +24,8 @@ pub(crate) trait Nested: Send + Sync {
     fn meta(&self) -> &'static ModelMeta;
     /// Its filter rules, applied to joins through the including field.
     fn rules(&self) -> &FilterRules;
+    /// Its objects, for the API description.
+    fn shape(&self) -> Shape<'_>;
     /// Its serialized objects with these primary keys (one query per nesting level).
     fn serialize_ids(
         &self,

@@ -16,6 +16,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::FilterRules;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
+use crate::openapi::Shape;
 use crate::query::{Filter, Select};
 
 /// A resource ready to serve.
@@ -238,6 +239,24 @@ impl<M: RestModel> Prepared<M> {
         map
     }
 
+    /// Its objects as the API description shows them: the exposed fields, and the shapes of
+    /// the included resources.
+    pub(crate) fn shape(&self) -> Shape<'_> {
+        let nested = self
+            .includes
+            .iter()
+            .enumerate()
+            .filter_map(|(idx, include)| {
+                let include = include.as_ref().filter(|_| self.exposed[idx])?;
+                Some((idx, include.shape()))
+            });
+        Shape {
+            meta: M::meta(),
+            exposed: &self.exposed,
+            nested: nested.collect(),
+        }
+    }
+
     /// The `get_query` scope of this request.
     pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
         let mut scope = super::hooks::Scope::default();
@@ -266,6 +285,10 @@ impl<M: RestModel> Nested for Prepared<M> {
 
     fn rules(&self) -> &FilterRules {
         &self.rules
+    }
+
+    fn shape(&self) -> Shape<'_> {
+        Prepared::shape(self)
     }
 
     fn serialize_ids(

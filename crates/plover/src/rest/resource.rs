@@ -172,7 +172,9 @@ impl<M: RestModel> Resource<M> {
         self
     }
 
-    /// The verbs served (default GET, POST, PUT, DELETE); others answer 405.
+    /// The verbs served (default GET, POST, PUT, DELETE); others answer 405 with `Allow`.
+    /// List `Method::PATCH` to serve PATCH on detail paths: the partial update PUT is (same
+    /// authentication, hooks and rules), for clients that send it.
     pub fn allowed_methods(mut self, methods: impl IntoIterator<Item = Method>) -> Self {
         self.allowed_methods = methods.into_iter().collect();
         self

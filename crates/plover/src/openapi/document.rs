@@ -1,0 +1,435 @@
+//! The OpenAPI document of one API: a path pair per resource, the operations its verbs allow,
+//! the statuses each can answer, and the security schemes of its authentication.
+
+use actix_web::http::Method;
+use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterIn};
+use utoipa::openapi::request_body::RequestBody;
+use utoipa::openapi::response::{Response, Responses};
+use utoipa::openapi::schema::{Array, Object, Type};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
+};
+use utoipa::openapi::{
+    Components, Content, Header, Info, OpenApi, Paths, Ref, RefOr, Required, Schema, Tag,
+};
+
+use super::schema::{self, Way};
+use super::{params, ResourceDoc};
+use crate::auth::Scheme;
+
+const JSON: &str = "application/json";
+
+/// The error statuses, each a shared response with the error body.
+const ERRORS: [(u16, &str, &str); 8] = [
+    (
+        400,
+        "BadRequest",
+        "A parameter or the body is not acceptable",
+    ),
+    (
+        401,
+        "Unauthorized",
+        "Credentials are missing or wrong, or this verb takes none",
+    ),
+    (403, "Forbidden", "A check or the ownership rule refused"),
+    (
+        404,
+        "NotFound",
+        "No such record, or hidden from this client",
+    ),
+    (
+        405,
+        "MethodNotAllowed",
+        "The verb is not served here; `Allow` lists those that are",
+    ),
+    (
+        409,
+        "Conflict",
+        "A unique value is taken, or dependent rows forbid the delete",
+    ),
+    (413, "PayloadTooLarge", "The body is over the size limit"),
+    (
+        503,
+        "Unavailable",
+        "The database is unreachable or the server is busy; try again",
+    ),
+];
+
+fn schema_ref(name: &str) -> Ref {
+    Ref::from_schema_name(name)
+}
+
+/// Content of the schema `schema` (JSON, or the 401's text).
+fn content(schema: impl Into<RefOr<Schema>>) -> Content {
+    Content::new(Some(schema))
+}
+
+/// A component name: letters, digits, `.`, `-` and `_` only.
+fn component(name: &str, suffix: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{clean}{suffix}")
+}
+
+/// The description of the API with prefix `prefix` and name `name`.
+pub(crate) fn document(prefix: &str, name: &str, resources: &[ResourceDoc<'_>]) -> OpenApi {
+    let mut components = Components::new();
+    components
+        .schemas
+        .insert("Error".into(), RefOr::T(schema::error()));
+    for (status, component, description) in ERRORS {
+        let text = || Header::new(Object::with_type(Type::String));
+        let response = match status {
+            // SPEC.md section 8: the 401 of flask-peewee, a plain page with the challenge.
+            401 => Response::builder()
+                .description(description)
+                .content(
+                    "text/html; charset=utf-8",
+                    content(Object::with_type(Type::String)),
+                )
+                .header("WWW-Authenticate", text()),
+            405 => Response::builder()
+                .description(description)
+                .content(JSON, content(schema_ref("Error")))
+                .header("Allow", text()),
+            _ => Response::builder()
+                .description(description)
+                .content(JSON, content(schema_ref("Error"))),
+        };
+        components
+            .responses
+            .insert(component.into(), RefOr::T(response.build()));
+    }
+    let mut paths = Paths::new();
+    let mut tags = Vec::new();
+    let mut schemes_used = Vec::new();
+    for doc in resources {
+        add_resource(prefix, doc, &mut components, &mut paths);
+        let mut tag = Tag::new(doc.name);
+        if !doc.shape.meta.doc.is_empty() {
+            tag.description = Some(doc.shape.meta.doc.to_owned());
+        }
+        tags.push(tag);
+        for scheme in &doc.auth.schemes {
+            if !schemes_used.contains(scheme) {
+                schemes_used.push(*scheme);
+            }
+        }
+    }
+    for scheme in schemes_used {
+        for (name, scheme) in security_schemes(scheme) {
+            components
+                .security_schemes
+                .insert(name.into(), RefOr::T(scheme));
+        }
+    }
+    let mut doc = OpenApi::new(Info::new(name, "1"), paths);
+    doc.components = Some(components);
+    doc.tags = Some(tags);
+    doc
+}
+
+/// The named security schemes of a way to authenticate.
+fn security_schemes(scheme: Scheme) -> Vec<(&'static str, SecurityScheme)> {
+    let api_key = |value: ApiKey| SecurityScheme::ApiKey(value);
+    match scheme {
+        Scheme::Basic => vec![(
+            "basic",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        )],
+        Scheme::ApiKey => vec![
+            ("key", api_key(ApiKey::Query(ApiKeyValue::new("key")))),
+            ("secret", api_key(ApiKey::Query(ApiKeyValue::new("secret")))),
+            (
+                "keyHeader",
+                api_key(ApiKey::Header(ApiKeyValue::new("key"))),
+            ),
+            (
+                "secretHeader",
+                api_key(ApiKey::Header(ApiKeyValue::new("secret"))),
+            ),
+        ],
+    }
+}
+
+/// The alternatives that satisfy `scheme` (an API key is a key and a secret from one place).
+fn requirements(scheme: Scheme) -> Vec<SecurityRequirement> {
+    let none: [&str; 0] = [];
+    match scheme {
+        Scheme::Basic => vec![SecurityRequirement::new("basic", none)],
+        Scheme::ApiKey => vec![
+            SecurityRequirement::new("key", none).add("secret", none),
+            SecurityRequirement::new("keyHeader", none).add("secretHeader", none),
+        ],
+    }
+}
+
+/// What one operation does and answers.
+struct Op<'a> {
+    method: Method,
+    /// On the detail path (else the list path).
+    detail: bool,
+    id: &'a str,
+    summary: String,
+    params: Vec<Parameter>,
+    body: Option<&'a str>,
+    success: (u16, Response),
+    errors: Vec<u16>,
+}
+
+fn add_resource(
+    prefix: &str,
+    doc: &ResourceDoc<'_>,
+    components: &mut Components,
+    paths: &mut Paths,
+) {
+    let name = doc.name;
+    let object = component(name, "");
+    let create = component(name, ".create");
+    let update = component(name, ".update");
+    let list = component(name, ".list");
+    components
+        .schemas
+        .insert(object.clone(), RefOr::T(schema::read_object(&doc.shape)));
+    components
+        .schemas
+        .insert(create.clone(), RefOr::T(schema::write_object(doc, true)));
+    components
+        .schemas
+        .insert(update.clone(), RefOr::T(schema::write_object(doc, false)));
+    components
+        .schemas
+        .insert(list.clone(), RefOr::T(envelope(&object)));
+
+    let one = || {
+        Response::builder()
+            .description("The object")
+            .content(JSON, content(schema_ref(&object)))
+            .build()
+    };
+    let list_path = format!("{prefix}/{name}/");
+    let detail_path = format!("{prefix}/{name}/{{pk}}/");
+    let pk = doc.shape.meta.pk_field();
+    let pk_param = Parameter::builder()
+        .name("pk")
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .schema(Some(schema::value(pk.kind, false, Way::In).build()))
+        .description(Some("The primary key"))
+        .build();
+    let created = Response::builder()
+        .description("Created; `Location` is the new object's path")
+        .content(JSON, content(schema_ref(&object)))
+        .header("Location", Header::new(Object::with_type(Type::String)))
+        .build();
+    let deleted = Object::builder()
+        .schema_type(Type::Object)
+        .property("deleted", Object::with_type(Type::Integer))
+        .required("deleted")
+        .build();
+    let mut delete_errors = vec![400, 403, 404, 413, 503];
+    if !doc.delete_recursive {
+        delete_errors.push(409);
+    }
+    let ops = [
+        Op {
+            method: Method::GET,
+            detail: false,
+            id: "list",
+            summary: format!("List {name} objects: filters, ordering, pages"),
+            params: params::list(doc),
+            body: None,
+            success: (
+                200,
+                Response::builder()
+                    .description("A page of objects")
+                    .content(JSON, content(schema_ref(&list)))
+                    .build(),
+            ),
+            errors: vec![400, 403, 413, 503],
+        },
+        Op {
+            method: Method::POST,
+            detail: false,
+            id: "create",
+            summary: format!("Create a {name} object"),
+            params: Vec::new(),
+            body: Some(&create),
+            success: (201, created),
+            errors: vec![400, 403, 409, 413, 503],
+        },
+        Op {
+            method: Method::GET,
+            detail: true,
+            id: "read",
+            summary: format!("One {name} object"),
+            params: vec![pk_param.clone()],
+            body: None,
+            success: (200, one()),
+            errors: vec![400, 403, 404, 413, 503],
+        },
+        Op {
+            method: Method::PUT,
+            detail: true,
+            id: "update",
+            summary: format!("Change a {name} object (only the keys sent)"),
+            params: vec![pk_param.clone()],
+            body: Some(&update),
+            success: (200, one()),
+            errors: vec![400, 403, 404, 409, 413, 503],
+        },
+        Op {
+            method: Method::PATCH,
+            detail: true,
+            id: "patch",
+            summary: format!("Change a {name} object (only the keys sent)"),
+            params: vec![pk_param.clone()],
+            body: Some(&update),
+            success: (200, one()),
+            errors: vec![400, 403, 404, 409, 413, 503],
+        },
+        Op {
+            method: Method::DELETE,
+            detail: true,
+            id: "delete",
+            summary: format!("Delete a {name} object and what depends on it"),
+            params: vec![pk_param],
+            body: None,
+            success: (
+                200,
+                Response::builder()
+                    .description("Deleted")
+                    .content(JSON, content(deleted))
+                    .build(),
+            ),
+            errors: delete_errors,
+        },
+    ];
+    for op in ops {
+        let (path, served) = if op.detail {
+            (&detail_path, &doc.detail)
+        } else {
+            (&list_path, &doc.list)
+        };
+        if !served.contains(&op.method) {
+            continue;
+        }
+        let Some(http) = http_method(&op.method) else {
+            continue;
+        };
+        paths.add_path_operation(path, vec![http], operation(doc, op));
+    }
+}
+
+fn http_method(method: &Method) -> Option<HttpMethod> {
+    Some(match *method {
+        Method::GET => HttpMethod::Get,
+        Method::POST => HttpMethod::Post,
+        Method::PUT => HttpMethod::Put,
+        Method::PATCH => HttpMethod::Patch,
+        Method::DELETE => HttpMethod::Delete,
+        _ => return None,
+    })
+}
+
+fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
+    // PATCH is PUT for authentication, as for everything else.
+    let as_auth = if op.method == Method::PATCH {
+        Method::PUT
+    } else {
+        op.method.clone()
+    };
+    let protected = doc
+        .auth
+        .protected_methods
+        .as_ref()
+        .is_none_or(|methods| methods.contains(&as_auth));
+    let mut responses = Responses::new();
+    responses
+        .responses
+        .insert(op.success.0.to_string(), RefOr::T(op.success.1));
+    let mut errors = op.errors;
+    if protected {
+        errors.push(401);
+    }
+    errors.sort_unstable();
+    for status in errors {
+        if let Some((_, component, _)) = ERRORS.iter().find(|(s, _, _)| *s == status) {
+            responses.responses.insert(
+                status.to_string(),
+                RefOr::Ref(Ref::from_response_name(*component)),
+            );
+        }
+    }
+    let mut operation = Operation::new();
+    operation.tags = Some(vec![doc.name.to_owned()]);
+    operation.operation_id = Some(format!("{}.{}", doc.name, op.id));
+    operation.summary = Some(op.summary);
+    operation.parameters =
+        (!op.params.is_empty()).then(|| op.params.into_iter().map(RefOr::T).collect());
+    operation.request_body = op.body.map(|name| {
+        RefOr::T(
+            RequestBody::builder()
+                .required(Some(Required::True))
+                .content(JSON, content(schema_ref(name)))
+                .build(),
+        )
+    });
+    operation.responses = responses;
+    if protected && doc.auth.protected_methods.is_some() {
+        let security: Vec<SecurityRequirement> = doc
+            .auth
+            .schemes
+            .iter()
+            .flat_map(|s| requirements(*s))
+            .collect();
+        if security.is_empty() {
+            operation.description =
+                Some("No credentials are accepted for this verb: it always answers 401.".into());
+        } else {
+            operation.security = Some(security);
+        }
+    }
+    operation
+}
+
+/// The list envelope of SPEC.md section 4 around objects of the schema `object`.
+fn envelope(object: &str) -> Schema {
+    let text = || Object::with_type(Type::String);
+    let link = |what: &str| {
+        Object::builder()
+            .schema_type(Type::String)
+            .description(Some(format!(
+                "The path and query of the {what} page, or `\"\"` when there is none"
+            )))
+            .build()
+    };
+    let meta = Object::builder()
+        .schema_type(Type::Object)
+        .property("model", text())
+        .required("model")
+        .property("page", Object::with_type(Type::Integer))
+        .required("page")
+        .property("previous", link("previous"))
+        .required("previous")
+        .property("next", link("next"))
+        .required("next")
+        .build();
+    Schema::Object(
+        Object::builder()
+            .schema_type(Type::Object)
+            .property("meta", meta)
+            .required("meta")
+            .property("objects", Array::new(schema_ref(object)))
+            .required("objects")
+            .build(),
+    )
+}

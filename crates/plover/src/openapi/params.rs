@@ -1,0 +1,164 @@
+//! The query parameters of a list (SPEC.md sections 4, 5 and 12): every filter a resource's
+//! rules allow, own fields and one join deep, with each operator that applies; `ordering`;
+//! `limit`, `page` and `cursor`.
+
+use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
+use utoipa::openapi::schema::{Array, Object, ObjectBuilder, Type};
+use utoipa::openapi::Schema;
+
+use super::schema::{self, Way};
+use super::ResourceDoc;
+use crate::kind::FieldKind;
+use crate::listing::{allowed, CURSOR, LIMIT, ORDERING, PAGE};
+use crate::meta::FieldMeta;
+
+/// A query parameter.
+fn query(name: &str, schema: impl Into<Schema>, description: &str) -> Parameter {
+    Parameter::builder()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .schema(Some(schema.into()))
+        .description(Some(description))
+        .build()
+}
+
+/// The operators that apply to a field, with the schema of one value of each.
+fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBuilder)> {
+    let kind = field.kind;
+    let text = || Object::builder().schema_type(Type::String);
+    // Query values are text: booleans in every spelling the parser takes.
+    let one = || match kind {
+        FieldKind::Bool => text().enum_values(Some(["true", "false", "True", "False", "1", "0"])),
+        FieldKind::Text => schema::value(kind, false, Way::In).max_length(Some(max_chars)),
+        _ => schema::value(kind, false, Way::In),
+    };
+    let is = if kind == FieldKind::Bool {
+        vec!["null", "none", "true", "false"]
+    } else {
+        vec!["null", "none"]
+    };
+    let mut ops = vec![
+        ("eq", one()),
+        ("ne", one()),
+        ("lt", one()),
+        ("lte", one()),
+        ("gt", one()),
+        ("gte", one()),
+        (
+            "in",
+            text().description(Some("comma-separated values (or the parameter repeated)")),
+        ),
+        ("is", text().enum_values(Some(is))),
+    ];
+    if kind == FieldKind::Text {
+        let pattern = || {
+            text()
+                .pattern(Some(schema::TEXT_IN))
+                .max_length(Some(max_chars))
+        };
+        ops.push((
+            "like",
+            pattern().description(Some("`%` and `_` are wildcards; case-sensitive")),
+        ));
+        ops.push((
+            "ilike",
+            pattern().description(Some("`%` and `_` are wildcards; case-insensitive")),
+        ));
+    }
+    ops
+}
+
+/// The filters on the field at the end of `path` (`names` are the API names along it).
+fn field_filters(out: &mut Vec<Parameter>, field: &FieldMeta, names: &[&str], max_chars: usize) {
+    let stem = names.join("__");
+    for (op, schema) in operators(field, max_chars) {
+        let description = format!("`{stem}` {op}");
+        let schema = schema.build();
+        if op == "eq" {
+            out.push(query(&stem, schema.clone(), &description));
+        }
+        out.push(query(&format!("{stem}__{op}"), schema, &description));
+    }
+}
+
+/// Every filter the resource allows: own fields, and the fields one foreign key away.
+fn filters(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+    let rules = doc.rules;
+    let meta = rules.meta;
+    let max_chars = rules.limits.max_value_chars;
+    let mut out = Vec::new();
+    for (idx, field) in meta.fields.iter().enumerate() {
+        // `filter_fields` may allow a join (`user__username`) and not the key itself.
+        if allowed(rules, &[idx], &[field.name]) {
+            field_filters(&mut out, field, &[field.name], max_chars);
+        }
+        let Some(target) = field.fk else { continue };
+        let target = target();
+        for (inner, related) in target.fields.iter().enumerate() {
+            let names = [field.name, related.name];
+            if allowed(rules, &[idx, inner], &names) {
+                field_filters(&mut out, related, &names, max_chars);
+            }
+        }
+    }
+    out
+}
+
+/// `ordering`: the exposed columns, `-` for descending, comma-separated.
+fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
+    let meta = doc.shape.meta;
+    let mut values = Vec::new();
+    for (idx, field) in meta.fields.iter().enumerate() {
+        if doc.shape.exposed[idx] && !field.excluded {
+            values.push(field.name.to_owned());
+            values.push(format!("-{}", field.name));
+        }
+    }
+    let item = Object::builder()
+        .schema_type(Type::String)
+        .enum_values(Some(values));
+    let list = Array::builder().items(item).unique_items(true).build();
+    let mut param = query(
+        ORDERING,
+        list,
+        "Columns to order by, comma-separated; `-` orders descending. The primary key \
+         breaks ties. A column named twice is a 400.",
+    );
+    param.style = Some(ParameterStyle::Form);
+    param.explode = Some(false);
+    param
+}
+
+/// Every query parameter of a list.
+pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+    let positive = || {
+        Object::builder()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                utoipa::openapi::schema::KnownFormat::Int64,
+            )))
+            .minimum(Some(1))
+            .build()
+    };
+    let mut params = vec![
+        query(
+            LIMIT,
+            positive(),
+            &format!(
+                "Page size; at most {} (larger values count as {0})",
+                doc.paginate_by
+            ),
+        ),
+        query(PAGE, positive(), "Page number, from 1"),
+        ordering(doc),
+    ];
+    if doc.keyset {
+        params.push(query(
+            CURSOR,
+            Object::with_type(Type::String),
+            "The position after which the page starts, from a `next` link",
+        ));
+    }
+    params.extend(filters(doc));
+    params
+}

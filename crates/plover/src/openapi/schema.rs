@@ -1,0 +1,168 @@
+//! JSON schemas of field values and of objects, as responses show them and as request bodies
+//! give them (SPEC.md sections 3, 6 and 12).
+
+use utoipa::openapi::schema::{
+    AdditionalProperties, KnownFormat, Object, ObjectBuilder, SchemaFormat, SchemaType, Type,
+};
+use utoipa::openapi::{RefOr, Schema};
+
+use super::{ResourceDoc, Shape};
+use crate::kind::FieldKind;
+use crate::meta::FieldMeta;
+
+/// A date, in bodies, filters and responses alike.
+pub(crate) const DATE: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+/// A date-time as responses write it.
+const DATE_TIME_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$";
+/// A date-time as bodies and filters accept it: a space or `T`, optional fractional seconds,
+/// or a date alone (midnight).
+pub(crate) const DATE_TIME_IN: &str =
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?)?$";
+/// Text a client sends: anything but U+0000 (SPEC.md section 15).
+pub(crate) const TEXT_IN: &str = "^[^\\u0000]*$";
+
+/// Whether a schema describes what a client sends or what the server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// Request bodies and query parameters.
+    In,
+    /// Response bodies.
+    Out,
+}
+
+/// `kind` alone, or `kind` or `null`.
+fn schema_type(kind: Type, nullable: bool) -> SchemaType {
+    if nullable {
+        SchemaType::Array(vec![kind, Type::Null])
+    } else {
+        SchemaType::Type(kind)
+    }
+}
+
+fn format(known: KnownFormat) -> Option<SchemaFormat> {
+    Some(SchemaFormat::KnownFormat(known))
+}
+
+/// A value of `kind`, the way it travels.
+pub(crate) fn value(kind: FieldKind, nullable: bool, way: Way) -> ObjectBuilder {
+    let of = |t: Type| Object::builder().schema_type(schema_type(t, nullable));
+    match kind {
+        FieldKind::Int32 => of(Type::Integer)
+            .format(format(KnownFormat::Int32))
+            .minimum(Some(i32::MIN))
+            .maximum(Some(i32::MAX)),
+        FieldKind::Int64 => of(Type::Integer)
+            .format(format(KnownFormat::Int64))
+            .minimum(Some(i64::MIN))
+            .maximum(Some(i64::MAX)),
+        FieldKind::Float => of(Type::Number).format(format(KnownFormat::Double)),
+        FieldKind::Bool => of(Type::Boolean),
+        FieldKind::Text => match way {
+            Way::In => of(Type::String).pattern(Some(TEXT_IN)),
+            Way::Out => of(Type::String),
+        },
+        FieldKind::Date => of(Type::String)
+            .format(format(KnownFormat::Date))
+            .pattern(Some(DATE)),
+        FieldKind::DateTime => match way {
+            Way::In => of(Type::String)
+                .pattern(Some(DATE_TIME_IN))
+                .description(Some(
+                "`YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DDTHH:MM:SS` (either with fractional seconds) \
+                 or `YYYY-MM-DD` (midnight)",
+            )),
+            Way::Out => of(Type::String)
+                .pattern(Some(DATE_TIME_OUT))
+                .description(Some("`YYYY-MM-DD HH:MM:SS`")),
+        },
+    }
+}
+
+/// The field's description: its doc comment, after what the value's schema says of itself.
+fn described(builder: ObjectBuilder, field: &FieldMeta) -> ObjectBuilder {
+    if field.doc.is_empty() {
+        builder
+    } else {
+        builder.description(Some(field.doc))
+    }
+}
+
+/// An object as responses show it: the exposed fields, nested objects for included
+/// resources. Every key is always present; `prepare_data` hooks may add more.
+pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
+    let meta = shape.meta;
+    let mut object = Object::builder().schema_type(Type::Object);
+    if !meta.doc.is_empty() {
+        object = object.description(Some(meta.doc));
+    }
+    for (idx, field) in meta.fields.iter().enumerate() {
+        if !shape.exposed[idx] {
+            continue;
+        }
+        let nested = shape.nested.iter().find(|(i, _)| *i == idx);
+        let (key, schema) = match nested {
+            Some((_, inner)) => {
+                let Schema::Object(mut inner) = read_object(inner) else {
+                    continue;
+                };
+                inner.schema_type = schema_type(Type::Object, field.nullable);
+                (field.name, inner)
+            }
+            None => {
+                let mut value = value(field.kind, field.nullable, Way::Out);
+                if field.primary_key || field.read_only {
+                    value = value.read_only(true);
+                }
+                (field.json_key(), described(value, field).build())
+            }
+        };
+        object = object.property(key, schema).required(key);
+    }
+    Schema::Object(object.build())
+}
+
+/// A request body of POST (`creating`: required fields listed) or PUT and PATCH: the fields a
+/// client may write here. Fields the resource does not show are `writeOnly`; any other key is
+/// refused.
+pub(crate) fn write_object(doc: &ResourceDoc<'_>, creating: bool) -> Schema {
+    let meta = doc.shape.meta;
+    let mut object = Object::builder()
+        .schema_type(Type::Object)
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    for (idx, field) in meta.fields.iter().enumerate() {
+        if idx == meta.pk || Some(idx) == doc.owner || !doc.writable[idx] {
+            continue;
+        }
+        let mut value = value(field.kind, field.nullable, Way::In);
+        if !doc.shape.exposed[idx] {
+            value = value.write_only(true);
+        }
+        let key = field.json_key();
+        object = object.property(key, described(value, field).build());
+        if creating && field.required {
+            object = object.required(key);
+        }
+    }
+    Schema::Object(object.build())
+}
+
+/// `{"error": "...", "fields": {"<key>": "..."}}` (SPEC.md section 7).
+pub(crate) fn error() -> Schema {
+    let text = || Object::with_type(Type::String);
+    let fields = Object::builder()
+        .schema_type(Type::Object)
+        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(Schema::Object(
+            text(),
+        )))))
+        .description(Some(
+            "A message per field of the body, under the key the client sent",
+        ));
+    Schema::Object(
+        Object::builder()
+            .schema_type(Type::Object)
+            .property("error", text())
+            .required("error")
+            .property("fields", fields)
+            .build(),
+    )
+}

@@ -1,0 +1,161 @@
+"""The API descriptions of the conformance app, checked by third-party tools.
+
+usage: openapi.py --app BINARY --venv DIR [--pg POSTGRES_ADMIN_URL] [--examples N]
+
+Starts the conformance app (with an admin user) on a new SQLite file, or with --pg on a new
+database it creates on that server and drops at the end, adds an API key, then for each API
+(`/api`, `/v2`):
+
+  1. `openapi-spec-validator` validates `{prefix}/openapi.json` (OpenAPI 3.1);
+  2. `{prefix}/docs/` is an HTML page that names every operation and loads nothing from
+     elsewhere;
+  3. Schemathesis runs every operation with at most N generated cases (default 40), with the
+     admin's Basic credentials and the API key in headers, and the checks: no 5xx, every status,
+     content type, header and body as the document says, 405 with `Allow` for verbs it does
+     not list, and protected operations refused without credentials.
+
+DIR is a virtualenv holding openapi-spec-validator and schemathesis (scripts/test.sh makes it).
+Exit status 1 if any check fails; the logs stay in the work folder it prints.
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+import uuid
+
+import harness
+from harness import check, psql
+
+ADMIN = ("admin", "openapi-admin-pw")
+KEY = ("openapi-key", "openapi-secret")
+CHECKS = ",".join([
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_headers_conformance",
+    "response_schema_conformance",
+    "unsupported_method",
+    "ignored_auth",
+])
+
+
+def request(base, method, path, body=None, auth=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    if auth:
+        token = base64.b64encode(("%s:%s" % auth).encode()).decode()
+        req.add_header("Authorization", "Basic " + token)
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return resp.status, resp.headers, resp.read()
+
+
+def document_checks(venv, base, prefix, workdir):
+    status, _, raw = request(base, "GET", prefix + "/openapi.json")
+    doc = json.loads(raw)
+    path = os.path.join(workdir, prefix.strip("/") + ".json")
+    with open(path, "wb") as f:
+        f.write(raw)
+    out = subprocess.run([os.path.join(venv, "bin", "openapi-spec-validator"), path],
+                         capture_output=True, text=True)
+    verdict = (out.stdout + out.stderr).strip().splitlines()
+    check(out.returncode == 0, "%s: openapi-spec-validator: %s" % (prefix, verdict))
+    operations = [(p, m) for p, item in doc["paths"].items() for m in item]
+    print("%s/openapi.json: %d bytes, OpenAPI %s, %d paths, %d operations; validator: %s"
+          % (prefix, len(raw), doc["openapi"], len(doc["paths"]), len(operations),
+             verdict[-1] if verdict else "(nothing)"), flush=True)
+
+    status, headers, page = request(base, "GET", prefix + "/docs/")
+    text = page.decode()
+    check(status == 200 and headers.get_content_type() == "text/html",
+          "%s/docs/: %s %s" % (prefix, status, headers.get("Content-Type")))
+    check("default-src 'none'" in headers.get("Content-Security-Policy", ""),
+          "%s/docs/ loads only itself" % prefix)
+    check(not re.search(r"<script|<link|src=\"http|href=\"http", text),
+          "%s/docs/ refers to nothing outside it" % prefix)
+    for op in doc["paths"].values():
+        for entry in op.values():
+            check(entry["operationId"] in text,
+                  "%s/docs/ names %s" % (prefix, entry["operationId"]))
+    print("%s/docs/: %d bytes of HTML" % (prefix, len(page)), flush=True)
+
+
+def schemathesis(venv, base, prefix, examples, workdir, name, selection):
+    report = os.path.join(workdir, name + "-report")
+    cmd = [os.path.join(venv, "bin", "schemathesis"), "run", base + prefix + "/openapi.json",
+           "--checks", CHECKS, "--max-examples", str(examples), "--seed", "1",
+           "--phases", "examples,coverage,fuzzing", "--workers", "2",
+           "--generation-deterministic", "--no-color", "--request-timeout", "30",
+           "--suppress-health-check", "all", "--generation-database", "none",
+           "--auth", "%s:%s" % ADMIN, "-H", "key: %s" % KEY[0], "-H", "secret: %s" % KEY[1],
+           "--report", "junit", "--report-dir", report] + selection
+    print("$ " + " ".join(cmd[1:]), flush=True)
+    out = subprocess.run(cmd, capture_output=True, text=True,
+                         env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
+    log = os.path.join(workdir, name + "-schemathesis.log")
+    with open(log, "w") as f:
+        f.write(out.stdout + out.stderr)
+    lines = [l for l in out.stdout.splitlines() if l.strip()]
+    summary = [l for l in lines if re.search(r"(passed|failed|errors?)\b.* in [0-9.]+s", l)]
+    tail = lines[-40:] if out.returncode else (summary or lines[-5:])
+    print("\n".join(tail), flush=True)
+    check(out.returncode == 0, "%s: Schemathesis found failures (log: %s)" % (name, log))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--venv", required=True)
+    ap.add_argument("--pg")
+    ap.add_argument("--examples", type=int, default=40)
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="plover-openapi-")
+    db_name = None
+    if args.pg:
+        db_name = "plover_openapi_" + uuid.uuid4().hex[:10]
+        parts = urllib.parse.urlsplit(args.pg)
+        db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
+        psql(args.pg, 'CREATE DATABASE "%s"' % db_name)
+    else:
+        db_url = "sqlite://" + os.path.join(workdir, "openapi.db")
+    print("== OpenAPI on %s" % ("PostgreSQL" if args.pg else "SQLite"), flush=True)
+    app = harness.App(args.app, db_url, os.path.join(workdir, "app.log"),
+                      "--admin", "%s:%s" % ADMIN)
+    try:
+        status, _, _ = request(app.base, "POST", "/api/apikey/",
+                               {"key": KEY[0], "secret": KEY[1]}, auth=ADMIN)
+        check(status == 201, "the API key is created")
+        for prefix in ("/api", "/v2"):
+            document_checks(args.venv, app.base, prefix, workdir)
+        # The operations that can take the run's own credentials away (the admin's user, the
+        # API key) run last, on their own.
+        last = ["user.update", "user.delete", "apikey.delete"]
+        exclude = [a for op in last for a in ("--exclude-operation-id", op)]
+        include = [a for op in last for a in ("--include-operation-id", op)]
+        schemathesis(args.venv, app.base, "/api", args.examples, workdir, "api", exclude)
+        schemathesis(args.venv, app.base, "/v2", args.examples, workdir, "v2", [])
+        schemathesis(args.venv, app.base, "/api", args.examples, workdir, "api-last", include)
+        check(app.alive(), "the app is still up")
+    finally:
+        app.stop()
+        if db_name:
+            subprocess.run(["psql", args.pg, "-qc",
+                            'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % db_name],
+                           capture_output=True)
+    with open(os.path.join(workdir, "app.log"), "rb") as f:
+        errors = [line for line in f if re.search(rb"\] 5\d\d ", line)]
+    check(not errors, "the app logged no 5xx (%d)" % len(errors))
+    if harness.FAILURES:
+        raise SystemExit("%d check(s) failed; logs in %s" % (len(harness.FAILURES), workdir))
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+//! The API describes itself (SPEC.md section 14): `{prefix}/openapi.json` and `{prefix}/docs/`,
+//! checked against the registrations and against what the server accepts; PATCH.
+
+use actix_web::http::Method;
+use actix_web::test::{self, TestRequest};
+use actix_web::App;
+use plover::model::{FieldKind, FieldMeta};
+use plover::openapi::spec::path::{HttpMethod, Operation};
+use plover::prelude::*;
+use plover_tests::*;
+use serde_json::{json, Value};
+
+const OPS: [&str; 10] = [
+    "eq", "ne", "lt", "lte", "gt", "gte", "in", "is", "like", "ilike",
+];
+
+/// A filter value the field's type accepts.
+fn sample_value(field: &FieldMeta, op: &str) -> &'static str {
+    if op == "is" {
+        return "null";
+    }
+    match field.kind {
+        FieldKind::Int32 | FieldKind::Int64 => "1",
+        FieldKind::Float => "1.5",
+        FieldKind::Bool => "true",
+        FieldKind::Text => "x",
+        FieldKind::Date => "2020-01-02",
+        FieldKind::DateTime => "2020-01-02 03:04:05",
+    }
+}
+
+/// The query parameter names of an operation.
+fn parameter_names(op: &Value) -> Vec<String> {
+    op["parameters"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An application with an admin user and an API key: every list answers with credentials.
+async fn app_with_credentials() -> (TestApp, (&'static str, String)) {
+    let app = TestApp::new().await;
+    app.user_with("root", "rootpw", true, true);
+    app.sql("INSERT INTO apikey (key, secret) VALUES ('k', 's')");
+    (app, basic("root", "rootpw"))
+}
+
+#[actix_web::test]
+async fn every_registration_and_verb_is_described() {
+    let (app, _) = app_with_credentials().await;
+    let mut checked = 0;
+    for (prefix, registrations) in &app.registrations {
+        let doc = app
+            .get(&format!("{prefix}/openapi.json"))
+            .await
+            .json_with(200);
+        assert_eq!(doc["openapi"], "3.1.0");
+        let paths = doc["paths"].as_object().expect("paths");
+        let described = |path: &str| -> Vec<String> {
+            let mut verbs: Vec<String> = paths
+                .get(path)
+                .and_then(Value::as_object)
+                .map(|item| item.keys().map(|m| m.to_uppercase()).collect())
+                .unwrap_or_default();
+            verbs.sort();
+            verbs
+        };
+        let names = |methods: &[Method]| -> Vec<String> {
+            let mut names: Vec<String> = methods.iter().map(|m| m.to_string()).collect();
+            names.sort();
+            names
+        };
+        for reg in registrations {
+            let list = format!("{prefix}/{}/", reg.name);
+            let detail = format!("{prefix}/{}/{{pk}}/", reg.name);
+            assert_eq!(described(&list), names(&reg.list), "{list}");
+            assert_eq!(described(&detail), names(&reg.detail), "{detail}");
+            checked += 1;
+        }
+        // Nothing else: two paths per registration.
+        assert_eq!(
+            paths.len(),
+            2 * registrations.len(),
+            "{prefix}: {:?}",
+            paths.keys()
+        );
+    }
+    assert!(checked > 20, "only {checked} registrations");
+}
+
+#[actix_web::test]
+async fn every_filter_the_server_takes_is_described_and_no_other() {
+    let (app, admin) = app_with_credentials().await;
+    let mut accepted = 0;
+    for (prefix, registrations) in &app.registrations {
+        let doc = app
+            .get(&format!("{prefix}/openapi.json"))
+            .await
+            .json_with(200);
+        for reg in registrations {
+            let list = format!("{prefix}/{}/", reg.name);
+            let Some(op) = doc["paths"][&list].get("get") else {
+                continue;
+            };
+            let documented = parameter_names(op);
+            let base = url(&list, &[("key", "k"), ("secret", "s")]);
+            let resp = app
+                .send(TestRequest::get().uri(&base).insert_header(admin.clone()))
+                .await;
+            if resp.code() != 200 {
+                continue; // a list its hooks refuse (403) says nothing of its filters
+            }
+            // Own fields, and the fields one foreign key away.
+            let mut candidates: Vec<(String, &FieldMeta)> = Vec::new();
+            for field in reg.meta.fields {
+                candidates.push((field.name.to_owned(), field));
+                if let Some(target) = field.fk {
+                    for related in target().fields {
+                        candidates.push((format!("{}__{}", field.name, related.name), related));
+                    }
+                }
+            }
+            for (stem, field) in candidates {
+                for op_name in OPS {
+                    let param = format!("{stem}__{op_name}");
+                    let value = sample_value(field, op_name);
+                    let uri = url(&list, &[(&param, value), ("key", "k"), ("secret", "s")]);
+                    let resp = app
+                        .send(TestRequest::get().uri(&uri).insert_header(admin.clone()))
+                        .await;
+                    let takes = match resp.code() {
+                        200 => true,
+                        400 => false,
+                        other => panic!("{uri}: {other} {}", resp.text()),
+                    };
+                    assert_eq!(
+                        documented.contains(&param),
+                        takes,
+                        "{uri} answers {}: described {}",
+                        resp.code(),
+                        documented.contains(&param)
+                    );
+                    if op_name == "eq" {
+                        assert_eq!(documented.contains(&stem), takes, "{list}?{stem}");
+                    }
+                    accepted += usize::from(takes);
+                }
+            }
+        }
+    }
+    assert!(accepted > 500, "only {accepted} filters accepted");
+}
+
+#[actix_web::test]
+async fn objects_and_bodies_follow_the_resource_options() {
+    let app = TestApp::new().await;
+    let doc = app.get("/api/openapi.json").await.json_with(200);
+    let schemas = &doc["components"]["schemas"];
+
+    // `user`: password and email excluded; `id` read-only.
+    let user = &schemas["user"];
+    let keys: Vec<&str> = user["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert!(
+        !keys.contains(&"password") && !keys.contains(&"email"),
+        "{keys:?}"
+    );
+    assert_eq!(user["properties"]["id"]["readOnly"], true);
+    // The password can be written, never read.
+    let create = &schemas["user.create"];
+    assert_eq!(create["properties"]["password"]["writeOnly"], true);
+    assert_eq!(create["additionalProperties"], false);
+    let required: Vec<&str> = create["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(required.contains(&"username"), "{required:?}");
+    assert!(schemas["user.update"].get("required").is_none());
+
+    // `message`: the owner is stamped by the server; `user` is the nested user object.
+    let message = &schemas["message"]["properties"];
+    assert_eq!(message["user"]["type"], "object");
+    assert!(message["user"]["properties"].get("password").is_none());
+    assert!(message.get("user_id").is_none());
+    assert!(schemas["message.create"]["properties"]
+        .get("user_id")
+        .is_none());
+
+    // Nullable types, date and date-time patterns (`sample`).
+    let sample = &schemas["sample"]["properties"];
+    let nullable =
+        sample.as_object().unwrap().values().any(|p| {
+            p["type"] == json!(["string", "null"]) || p["type"] == json!(["integer", "null"])
+        });
+    assert!(nullable, "{sample}");
+    let written = &schemas["sample.create"]["properties"];
+    let patterns: Vec<&str> = written
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|p| p["pattern"].as_str())
+        .collect();
+    assert!(patterns.iter().any(|p| p.contains("[ T]")), "{patterns:?}");
+
+    // Security: Basic on `message` writes, none on its reads; the API key pair on `note`.
+    let message_ops = &doc["paths"]["/api/message/"];
+    assert_eq!(message_ops["post"]["security"], json!([{"basic": []}]));
+    assert!(message_ops["get"].get("security").is_none());
+    assert!(message_ops["get"]["responses"].get("401").is_none());
+    let note = &doc["paths"]["/api/note/"]["get"]["security"];
+    assert_eq!(
+        note,
+        &json!([{"key": [], "secret": []}, {"keyHeader": [], "secretHeader": []}])
+    );
+    // A read-only API's writes always answer 401, and say so.
+    let relationship = &doc["paths"]["/api/relationship/"]["post"];
+    assert!(relationship["responses"].get("401").is_some());
+    assert!(relationship.get("security").is_none());
+    // Every error status has a shared response with the error body.
+    let responses = doc["components"]["responses"].as_object().unwrap();
+    assert_eq!(responses.len(), 8, "{:?}", responses.keys());
+    for (name, response) in responses {
+        if name == "Unauthorized" {
+            // SPEC.md section 8: the 401 is a plain page with the Basic challenge.
+            assert!(response["content"]
+                .get("text/html; charset=utf-8")
+                .is_some());
+            assert!(response["headers"].get("WWW-Authenticate").is_some());
+            continue;
+        }
+        let schema = &response["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(schema, "#/components/schemas/Error", "{name}");
+    }
+    for status in ["400", "403", "404", "409", "413", "503"] {
+        assert!(doc["paths"]["/api/amodel/{pk}/"]["put"]["responses"]
+            .get(status)
+            .is_some());
+    }
+}
+
+#[actix_web::test]
+async fn keyset_lists_describe_the_cursor_and_doc_comments_become_descriptions() {
+    let app = TestApp::new().await;
+    let doc = app.get("/api/openapi.json").await.json_with(200);
+    let cursor = parameter_names(&doc["paths"]["/api/cursor/"]["get"]);
+    assert!(cursor.contains(&"cursor".to_owned()));
+    let plain = parameter_names(&doc["paths"]["/api/sample/"]["get"]);
+    assert!(!plain.contains(&"cursor".to_owned()));
+    for name in ["limit", "page", "ordering"] {
+        assert!(plain.contains(&name.to_owned()), "{name}");
+    }
+    // `Vault`'s `label` is documented `/// Text.` in the fixture.
+    let label = &doc["components"]["schemas"]["vault"]["properties"]["label"];
+    assert_eq!(label["description"], "Text.", "{label}");
+}
+
+#[actix_web::test]
+async fn the_reference_page_is_self_contained_html() {
+    let app = TestApp::new().await;
+    let doc = app.get("/v2/openapi.json").await.json_with(200);
+    for path in ["/v2/docs/", "/v2/docs"] {
+        let page = app.get(path).await;
+        page.expect(200);
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(page
+            .header("content-security-policy")
+            .is_some_and(|p| p.contains("default-src 'none'")));
+        let html = page.text();
+        assert!(!html.contains("<script"), "no script");
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                let id = op["operationId"].as_str().unwrap();
+                assert!(html.contains(id), "{id}");
+            }
+        }
+    }
+}
+
+#[actix_web::test]
+async fn an_application_adds_its_own_operations() {
+    let (db, _store) = fresh_database("");
+    let api = RestApi::new(db)
+        .prefix("/ext")
+        .openapi(|doc| {
+            let mut op = Operation::new();
+            op.operation_id = Some("health".into());
+            op.summary = Some("Whether the <server> is up".into());
+            doc.paths
+                .add_path_operation("/health", vec![HttpMethod::Get], op);
+            doc.info.title = "Extended".into();
+        })
+        .setup();
+    let service = test::init_service(App::new().configure(api)).await;
+    let req = TestRequest::get().uri("/ext/openapi.json").to_request();
+    let doc: Value = test::call_and_read_body_json(&service, req).await;
+    assert_eq!(doc["info"]["title"], "Extended");
+    assert_eq!(doc["paths"]["/health"]["get"]["operationId"], "health");
+    let req = TestRequest::get().uri("/ext/docs/").to_request();
+    let html = test::call_and_read_body(&service, req).await;
+    let html = String::from_utf8(html.to_vec()).unwrap();
+    assert!(html.contains("Whether the &lt;server&gt; is up"), "{html}");
+}
+
+#[actix_web::test]
+async fn patch_is_the_partial_update_where_a_resource_allows_it() {
+    let app = TestApp::new().await;
+    app.user("poster", "pw");
+    let creds = basic("poster", "pw");
+    let created = app
+        .send(
+            json_request(
+                Method::POST,
+                "/api/patchable/",
+                &json!({"name": "a", "qty": 1}),
+            )
+            .insert_header(creds.clone()),
+        )
+        .await
+        .json_with(201);
+    let id = created["id"].as_i64().unwrap();
+    let path = format!("/api/patchable/{id}/");
+
+    // Authentication applies as to PUT: nothing is written without credentials.
+    let refused = app
+        .send(json_request(Method::PATCH, &path, &json!({"qty": 5})))
+        .await;
+    assert_401(&refused);
+    assert_eq!(app.get(&path).await.json_with(200)["qty"], 1);
+
+    // Only the keys sent change; validation is PUT's.
+    let patched = app
+        .send(json_request(Method::PATCH, &path, &json!({"qty": 7})).insert_header(creds.clone()))
+        .await
+        .json_with(200);
+    assert_eq!(patched["qty"], 7);
+    assert_eq!(patched["name"], "a");
+    let bad = app
+        .send(
+            json_request(Method::PATCH, &path, &json!({"qty": "seven"}))
+                .insert_header(creds.clone()),
+        )
+        .await;
+    assert_fields(&bad, &["qty"]);
+    assert_eq!(app.get(&path).await.json_with(200)["qty"], 7);
+
+    // A resource that does not list PATCH answers 405 without it in `Allow`.
+    let amodel = app
+        .post("/api/amodel/", json!({"a_field": "x"}))
+        .await
+        .json_with(201);
+    let resp = app
+        .send(json_request(
+            Method::PATCH,
+            &format!("/api/amodel/{}/", amodel["id"]),
+            &json!({"a_field": "y"}),
+        ))
+        .await;
+    assert_error(&resp, 405);
+    assert!(!resp.header("allow").unwrap_or_default().contains("PATCH"));
+    // The one that does lists it.
+    let resp = app
+        .send(json_request(Method::POST, &path, &json!({})).insert_header(creds))
+        .await;
+    assert_error(&resp, 405);
+    assert!(resp.header("allow").unwrap_or_default().contains("PATCH"));
+}
