@@ -280,12 +280,28 @@ async fn the_reference_page_is_self_contained_html() {
             .is_some_and(|p| p.contains("default-src 'none'")));
         let html = page.text();
         assert!(!html.contains("<script"), "no script");
+        assert_eq!(page.header("x-frame-options"), Some("DENY"));
         for item in doc["paths"].as_object().unwrap().values() {
             for op in item.as_object().unwrap().values() {
                 let id = op["operationId"].as_str().unwrap();
                 assert!(html.contains(id), "{id}");
             }
         }
+    }
+}
+
+#[actix_web::test]
+async fn the_description_answers_get_and_head_only() {
+    let app = TestApp::new().await;
+    for path in ["/api/openapi.json", "/api/docs/"] {
+        let head = app
+            .send(TestRequest::default().method(Method::HEAD).uri(path))
+            .await;
+        // The server drops a HEAD's body on the wire; here it answers as GET does.
+        head.expect(200);
+        let post = app.send(json_request(Method::POST, path, &json!({}))).await;
+        assert_error(&post, 405);
+        assert_eq!(post.header("allow"), Some("GET, HEAD"));
     }
 }
 

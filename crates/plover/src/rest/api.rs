@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::http::header::{ContentType, LOCATION};
 use actix_web::http::Method;
 use actix_web::web::Bytes;
-use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
 
 use super::endpoint::Endpoint;
 use super::prepared::Prepared;
@@ -265,26 +265,36 @@ impl Description {
     fn routes(&self, scope: actix_web::Scope) -> actix_web::Scope {
         let json = self.json.clone();
         let page = self.page.clone();
+        // HEAD is GET without a body (actix drops it); other verbs get the JSON 405.
+        let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
+        let refuse =
+            || async { Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]).error_response() };
         scope
-            .service(web::resource("/openapi.json").get(move || {
-                let json = json.clone();
-                async move {
-                    HttpResponse::Ok()
-                        .content_type(ContentType::json())
-                        .body(json)
-                }
-            }))
             .service(
-                web::resource([format!("/{DOCS}"), format!("/{DOCS}/")]).get(move || {
-                    let page = page.clone();
-                    async move {
-                        HttpResponse::Ok()
-                            .content_type(ContentType::html())
-                            .insert_header(("Content-Security-Policy", PAGE_POLICY))
-                            .insert_header(("X-Frame-Options", "DENY"))
-                            .body(page)
-                    }
-                }),
+                web::resource("/openapi.json")
+                    .route(read().to(move || {
+                        let json = json.clone();
+                        async move {
+                            HttpResponse::Ok()
+                                .content_type(ContentType::json())
+                                .body(json)
+                        }
+                    }))
+                    .default_service(web::to(refuse)),
+            )
+            .service(
+                web::resource([format!("/{DOCS}"), format!("/{DOCS}/")])
+                    .route(read().to(move || {
+                        let page = page.clone();
+                        async move {
+                            HttpResponse::Ok()
+                                .content_type(ContentType::html())
+                                .insert_header(("Content-Security-Policy", PAGE_POLICY))
+                                .insert_header(("X-Frame-Options", "DENY"))
+                                .body(page)
+                        }
+                    }))
+                    .default_service(web::to(refuse)),
             )
     }
 }
