@@ -498,6 +498,65 @@ async fn large_responses_waiting_for_their_clients_share_a_bounded_budget() {
     assert_eq!(memory.held(), 0);
 }
 
+#[actix_web::test]
+async fn streamed_responses_hold_each_large_piece_until_the_connection_takes_it() {
+    use actix_web::body::MessageBody;
+    use actix_web::web::Bytes;
+
+    const PIECE: usize = 200 << 10;
+    let memory = ResponseMemory::new(300 << 10);
+    let service = actix_web::test::init_service(
+        App::new()
+            .wrap(Guard::default().response_memory(memory.clone()))
+            .route(
+                "/stream",
+                web::get().to(|| async {
+                    let pieces =
+                        (0..3).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; PIECE])));
+                    HttpResponse::Ok().streaming(futures_util::stream::iter(pieces))
+                }),
+            ),
+    )
+    .await;
+    let call =
+        || actix_web::test::call_service(&service, TestRequest::get().uri("/stream").to_request());
+    // The next slice of a body, as the connection takes it.
+    async fn next<B: MessageBody>(
+        body: &mut std::pin::Pin<Box<B>>,
+    ) -> Option<Result<Bytes, B::Error>> {
+        std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await
+    }
+
+    // Nothing is held before the body is read; a piece is held from its first slice taken...
+    let reading = call().await;
+    assert_eq!(reading.status(), 200);
+    assert_eq!(memory.held(), 0);
+    let mut reading = Box::pin(reading.into_body());
+    let slice = next(&mut reading)
+        .await
+        .and_then(Result::ok)
+        .expect("a slice");
+    assert_eq!(slice.len(), 64 << 10);
+    assert_eq!(memory.held(), PIECE);
+
+    // ...so another streamed response's piece does not fit: that body ends with an error (the
+    // connection is closed), and holds nothing.
+    let shed = call().await;
+    assert_eq!(shed.status(), 200);
+    let mut shed = Box::pin(shed.into_body());
+    assert!(matches!(next(&mut shed).await, Some(Err(_))));
+    assert_eq!(memory.held(), PIECE);
+
+    // Read to its end, the first body gives its pieces back one by one.
+    let mut read = slice.len();
+    while let Some(slice) = next(&mut reading).await {
+        read += slice.expect("a slice").len();
+        assert!(memory.held() <= PIECE);
+    }
+    assert_eq!(read, 3 * PIECE);
+    assert_eq!(memory.held(), 0);
+}
+
 // --- multipart framing (found by fuzzing) ------------------------------------------------------
 
 #[actix_web::test]

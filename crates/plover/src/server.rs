@@ -15,8 +15,10 @@
 //!   is answered 408 and the connection is closed;
 //! - large response bodies (64 KiB and more) together hold at most a [`ResponseMemory`]
 //!   budget (default 256 MiB for the process) until they are sent or their connection is
-//!   dropped; a response that does not fit is answered 503 with `Retry-After: 1`. With the
-//!   send timeout, this bounds the memory that clients who never read can pin;
+//!   dropped; a response that does not fit is answered 503 with `Retry-After: 1`. A streamed
+//!   body holds each large piece until the connection has taken it, and one that does not fit
+//!   ends the response early. With the send timeout, this bounds the memory that clients who
+//!   never read can pin;
 //! - a protocol upgrade (`Upgrade: websocket`) or `CONNECT` is answered 400 at once;
 //! - every response carries `X-Content-Type-Options: nosniff`, and HTML pages forbid framing
 //!   (`X-Frame-Options: DENY`, `Content-Security-Policy: frame-ancestors 'none'`).

@@ -1,11 +1,14 @@
 //! What admin views answer, the error page, templates rendered, and values as text.
 
 use actix_web::http::{header, StatusCode};
+use actix_web::web::Bytes;
 use actix_web::HttpResponse;
 use askama::Template;
+use futures_util::Stream;
 use serde_json::Value;
 
 use super::views::{render, Chrome};
+use crate::db::{Conn, Database};
 use crate::error::Error;
 
 /// What a view answers.
@@ -23,6 +26,20 @@ pub(crate) enum Reply {
         filename: String,
         body: Vec<u8>,
     },
+    /// A download sent as it is made: `first`, then each piece `rest` makes, one pooled
+    /// connection per piece, taken when the client has taken the piece before.
+    Stream {
+        content_type: &'static str,
+        filename: String,
+        first: Vec<u8>,
+        rest: Box<dyn Chunks>,
+    },
+}
+
+/// The rest of a streamed download, made piece by piece on the blocking thread pool.
+pub(crate) trait Chunks: Send + std::fmt::Debug {
+    /// The next piece, read with `conn`; `None` when the download is complete.
+    fn next_chunk(&mut self, conn: &mut Conn<'_>) -> Result<Option<Vec<u8>>, Error>;
 }
 
 impl Reply {
@@ -31,13 +48,10 @@ impl Reply {
         Ok(Reply::Html(StatusCode::OK, render(template)?))
     }
 
-    /// The HTTP response.
-    pub(crate) fn into_response(self) -> HttpResponse {
+    /// The HTTP response; a streamed download reads its further pieces from `db`.
+    pub(crate) fn into_response(self, db: &Database) -> HttpResponse {
         match self {
-            Reply::Html(status, html) => HttpResponse::build(status)
-                .content_type("text/html; charset=utf-8")
-                .insert_header((header::CACHE_CONTROL, "no-store"))
-                .body(html),
+            Reply::Html(status, html) => html_response(status, html),
             Reply::Redirect(to) => HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, to))
                 .finish(),
@@ -49,15 +63,77 @@ impl Reply {
                 content_type,
                 filename,
                 body,
-            } => HttpResponse::Ok()
-                .content_type(content_type)
-                .insert_header((
-                    header::CONTENT_DISPOSITION,
-                    format!("attachment; filename=\"{filename}\""),
-                ))
-                .body(body),
+            } => download(content_type, &filename).body(body),
+            Reply::Stream {
+                content_type,
+                filename,
+                first,
+                rest,
+            } => download(content_type, &filename).streaming(pieces(first, rest, db.clone())),
         }
     }
+}
+
+/// An HTML page answered with `status`.
+fn html_response(status: StatusCode, html: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(html)
+}
+
+/// The head of a download named `filename`.
+fn download(content_type: &str, filename: &str) -> actix_web::HttpResponseBuilder {
+    let mut builder = HttpResponse::Ok();
+    builder.content_type(content_type).insert_header((
+        header::CONTENT_DISPOSITION,
+        format!("attachment; filename=\"{filename}\""),
+    ));
+    builder
+}
+
+/// Where a streamed download is.
+enum Step {
+    /// `first` is yet to be sent.
+    First(Vec<u8>, Box<dyn Chunks>),
+    /// The next piece is yet to be made.
+    Next(Box<dyn Chunks>),
+    /// Complete, or ended by an error.
+    Done,
+}
+
+/// The body of a streamed download: `first`, then the pieces of `rest`, each made on the
+/// blocking thread pool with a connection of its own, only when the connection asks for more
+/// (that is, when the client has taken the piece before). An error ends the body, and with it
+/// the connection: the client sees an incomplete download.
+fn pieces(
+    first: Vec<u8>,
+    rest: Box<dyn Chunks>,
+    db: Database,
+) -> impl Stream<Item = Result<Bytes, Error>> {
+    futures_util::stream::unfold(Step::First(first, rest), move |step| {
+        let db = db.clone();
+        async move {
+            match step {
+                Step::First(first, rest) => Some((Ok(Bytes::from(first)), Step::Next(rest))),
+                Step::Next(mut rest) => {
+                    let made = db
+                        .run(move |conn| Ok((rest.next_chunk(conn), rest)))
+                        .await
+                        .and_then(|(piece, rest)| Ok((piece?, rest)));
+                    match made {
+                        Ok((Some(piece), rest)) => Some((Ok(Bytes::from(piece)), Step::Next(rest))),
+                        Ok((None, _)) => None,
+                        Err(e) => {
+                            log::error!("admin: a download ended early: {e}");
+                            Some((Err(e), Step::Done))
+                        }
+                    }
+                }
+                Step::Done => None,
+            }
+        }
+    })
 }
 
 /// An error as an admin page.
@@ -84,7 +160,7 @@ pub(crate) fn error_page(chrome: Option<&Chrome>, error: &Error) -> HttpResponse
         message,
     };
     match page.render() {
-        Ok(html) => Reply::Html(status, html).into_response(),
+        Ok(html) => html_response(status, html),
         Err(_) => HttpResponse::build(status).finish(),
     }
 }

@@ -231,10 +231,8 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     };
     let is_lookup = matches!(view, View::Lookup(_));
     let reply_chrome = chrome.clone();
-    let result = state
-        .auth
-        .db()
-        .clone()
+    let db = state.auth.db().clone();
+    let result = db
         .run(move |conn| {
             let cx = Cx {
                 chrome: &chrome,
@@ -244,7 +242,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         })
         .await;
     match result {
-        Ok(reply) => reply.into_response(),
+        Ok(reply) => reply.into_response(&db),
         // The lookup is JSON: its errors are JSON too (SPEC.md section 7).
         Err(e) if is_lookup => e.error_response(),
         Err(e) => error_page(Some(&reply_chrome), &e),

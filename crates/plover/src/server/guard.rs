@@ -74,7 +74,13 @@ impl Guard {
 /// response leaves the app and gives it back when the body is dropped: sent whole, or its
 /// connection closed (a client that stops reading is dropped after the server's
 /// `send_timeout`). A response that does not fit is dropped at once and answered 503 with
-/// `Retry-After: 1` ([`Error::Busy`](crate::Error::Busy)). Clones share one budget.
+/// `Retry-After: 1` ([`Error::Busy`](crate::Error::Busy)).
+///
+/// A streamed body (one of unknown size, such as the admin's exports) is counted piece by
+/// piece: each piece of [`ResponseMemory::COUNTED_FROM`] bytes or more is reserved from when
+/// the body yields it until the connection has taken its last slice. Its head is sent by then,
+/// so a piece that does not fit ends the body with an error: the connection is closed and the
+/// client sees an incomplete response. Clones share one budget.
 #[derive(Debug, Clone)]
 pub struct ResponseMemory {
     held: Arc<AtomicUsize>,
@@ -134,15 +140,19 @@ impl Drop for Reservation {
 }
 
 pin_project_lite::pin_project! {
-    /// A response body that holds its share of a [`ResponseMemory`] until it is dropped. It
-    /// hands its bytes to the connection in slices of [`Counted::SLICE`] bytes, so that the
-    /// body (and its share) lives until its last slice is taken: the connection's own write
-    /// buffer never holds more than a slice or two of it.
+    /// A response body that holds its share of a [`ResponseMemory`] until it is dropped (a
+    /// streamed body: each large piece, until the piece is taken). It hands its bytes to the
+    /// connection in slices of [`Counted::SLICE`] bytes, so that the body (and its share) lives
+    /// until its last slice is taken: the connection's own write buffer never holds more than a
+    /// slice or two of it.
     pub struct Counted<B> {
         #[pin]
         body: B,
         pending: Bytes,
         reservation: Option<Reservation>,
+        // For a streamed body: the budget its pieces are reserved from, and the piece held.
+        stream_memory: Option<ResponseMemory>,
+        piece: Option<Reservation>,
     }
 }
 
@@ -152,7 +162,9 @@ impl<B> Counted<B> {
 }
 
 impl<B: MessageBody> MessageBody for Counted<B> {
-    type Error = B::Error;
+    /// The body's own error, or [`Error::Busy`](crate::Error::Busy) for a streamed piece that
+    /// does not fit the budget.
+    type Error = Box<dyn std::error::Error>;
 
     fn size(&self) -> BodySize {
         self.body.size()
@@ -165,12 +177,34 @@ impl<B: MessageBody> MessageBody for Counted<B> {
         let this = self.project();
         if this.pending.is_empty() {
             match this.body.poll_next(cx) {
-                Poll::Ready(Some(Ok(bytes))) => *this.pending = bytes,
-                other => return other,
+                Poll::Ready(Some(Ok(bytes))) => {
+                    if let Some(memory) = this.stream_memory {
+                        if bytes.len() >= ResponseMemory::COUNTED_FROM {
+                            let Some(piece) = memory.reserve(bytes.len()) else {
+                                log::warn!(
+                                    "a streamed response ended early: its next piece ({} bytes) \
+                                     does not fit the response memory",
+                                    bytes.len()
+                                );
+                                return Poll::Ready(Some(Err(Box::new(Error::Busy))));
+                            };
+                            *this.piece = Some(piece);
+                        }
+                    }
+                    *this.pending = bytes;
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e.into()))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
             }
         }
         let n = this.pending.len().min(Self::SLICE);
-        Poll::Ready(Some(Ok(this.pending.split_to(n))))
+        let slice = this.pending.split_to(n);
+        if this.pending.is_empty() {
+            // The last slice of a streamed piece goes: the piece is the connection's now.
+            *this.piece = None;
+        }
+        Poll::Ready(Some(Ok(slice)))
     }
 }
 
@@ -240,10 +274,12 @@ where
         let memory = self.memory.clone();
         Box::pin(async move {
             let resp = service.call(req).await?;
-            let size = match resp.response().body().size() {
+            let body_size = resp.response().body().size();
+            let size = match body_size {
                 BodySize::Sized(n) => usize::try_from(n).unwrap_or(usize::MAX),
                 _ => 0,
             };
+            let stream_memory = matches!(body_size, BodySize::Stream).then(|| memory.clone());
             let reservation = if size >= ResponseMemory::COUNTED_FROM {
                 let Some(reservation) = memory.reserve(size) else {
                     let (req, _dropped) = resp.into_parts();
@@ -258,6 +294,8 @@ where
                 body,
                 pending: Bytes::new(),
                 reservation,
+                stream_memory,
+                piece: None,
             });
             Ok(with_safe_headers(resp.map_into_left_body()))
         })
