@@ -122,6 +122,10 @@ mod getting_started_doctests {}
 #[doc = include_str!("../../../docs/reference.md")]
 mod reference_doctests {}
 
+#[cfg(all(doctest, feature = "html"))]
+#[doc = include_str!("../../../docs/views.md")]
+mod views_doctests {}
+
 #[cfg(all(doctest, feature = "accounts"))]
 #[doc = include_str!("../../../docs/accounts.md")]
 mod accounts_doctests {}

@@ -5,27 +5,23 @@
 //!
 //! A JSON view returns `Result<_, plover::Error>` and its errors are JSON bodies (SPEC.md
 //! section 7); an HTML view returns `Result<HttpResponse, HtmlError>` and the same errors are
-//! HTML pages with the same statuses.
+//! HTML pages with the same statuses. [`render`], [`object_list`] and [`HtmlError`] need the
+//! `html` feature (on by default); the rest serves REST-only builds too. `docs/views.md` is the
+//! chapter on these helpers, with HTML examples.
 //!
 //! ```no_run
 //! # use actix_web::{web, HttpResponse};
 //! # use plover::prelude::*;
 //! # use plover::db::DbConn;
-//! # use plover::views::{get_object_or_404, render, HtmlError};
+//! # use plover::views::get_object_or_404;
 //! # diesel::table! { note (id) { id -> Integer, text -> Text } }
 //! # #[derive(RestModel)] #[diesel(table_name = note)]
 //! # pub struct Note { pub id: i32, pub text: String }
-//! #[derive(askama::Template)]
-//! #[template(source = "<h1>{{ note.text }}</h1>", ext = "html")]
-//! struct NotePage {
-//!     note: Note,
-//! }
-//!
-//! // GET /notes/{id}/: the note, or a 404 page.
-//! async fn note(id: web::Path<i64>, db: DbConn) -> Result<HttpResponse, HtmlError> {
+//! // GET /notes/{id}.json: the note, or a 404 `{"error": "Not found"}`.
+//! async fn note(id: web::Path<i64>, db: DbConn) -> Result<HttpResponse, plover::Error> {
 //!     let id = id.into_inner();
 //!     let note = db.run(move |conn| get_object_or_404::<Note>(conn, id)).await?;
-//!     render(&NotePage { note })
+//!     Ok(HttpResponse::Ok().json(serde_json::json!({"id": note.id, "text": note.text})))
 //! }
 //! ```
 
