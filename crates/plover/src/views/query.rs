@@ -20,7 +20,6 @@ use crate::query::{Filter, Op, Param, Select};
 /// # use plover::views::Query;
 /// # diesel::table! { user (id) { id -> Integer, username -> Text } }
 /// # diesel::table! { message (id) { id -> Integer, user_id -> Integer, content -> Text } }
-/// # diesel::allow_tables_to_appear_in_same_query!(user, message);
 /// # #[derive(RestModel)] #[diesel(table_name = user)]
 /// # pub struct User { pub id: i32, pub username: String }
 /// # #[derive(RestModel)] #[diesel(table_name = message)]
