@@ -6,14 +6,53 @@
 //! Environment: `DATABASE_URL` (default `sqlite://microblog.db`), `BIND` (default
 //! `127.0.0.1:8000`), `SECRET_KEY` (at least 32 bytes; default: a random key per start),
 //! `RUST_LOG` (default `info`: warnings, and every 5xx with its cause, go to stderr).
+//! `microblog --help` prints this and ends, before it opens a database.
 
 use actix_web::App;
 use microblog::seed::{DEMO_PASSWORD, DEMO_USERS};
 use microblog::{create_tables, ensure_user, seed_demo, User};
 use plover::prelude::*;
 
+/// What `--help` prints: what the program does and the environment variables it reads.
+fn usage() -> String {
+    format!(
+        "Plover's microblog example: HTML pages, a REST API under /api/ and an admin under /admin/.
+
+Usage: microblog [--help]
+
+Environment variables:
+  DATABASE_URL  the database (default sqlite://microblog.db, created if missing;
+                postgres://user:password@host/name works too)
+  BIND          the address to serve on (default 127.0.0.1:8000)
+  SECRET_KEY    the key of the session cookies, at least 32 bytes (default: a random key
+                per start, so logins end when the program restarts)
+  RUST_LOG      what is logged on stderr (default info: warnings, and every 5xx error with
+                its cause)
+
+An empty database gets a demo data set first. Log in as admin / admin (the administrator),
+or as {} with the password \"{DEMO_PASSWORD}\".
+",
+        DEMO_USERS.join(", ")
+    )
+}
+
+/// Answers the command line before anything else happens: `--help` (or `-h`) prints
+/// [`usage`] and ends the program; any other argument is an error (exit status 2).
+fn answer_arguments() {
+    let Some(arg) = std::env::args_os().nth(1) else {
+        return;
+    };
+    if arg == "--help" || arg == "-h" {
+        print!("{}", usage());
+        std::process::exit(0);
+    }
+    eprint!("microblog: unknown argument {arg:?}\n\n{}", usage());
+    std::process::exit(2);
+}
+
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
+    answer_arguments();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite://microblog.db".into());
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
