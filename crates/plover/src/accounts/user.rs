@@ -75,9 +75,11 @@ pub trait UserModel: RestModel {
 /// The accounts component (SPEC.md section 9): finds users and checks their credentials for
 /// the REST layer (`UserAuthentication`), and serves session login and logout.
 ///
-/// Built once at start, then cloned freely (clones share one state):
+/// Built once at start, then cloned freely (clones share one state). Sessions, login and
+/// logout need the `accounts` feature:
 ///
-/// ```
+#[cfg_attr(feature = "accounts", doc = "```")]
+#[cfg_attr(not(feature = "accounts"), doc = "```ignore")]
 /// # use plover::prelude::*;
 /// # use std::time::Duration;
 /// # diesel::table! { user (id) { id -> Integer, username -> Text, password -> Text } }
