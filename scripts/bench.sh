@@ -1,39 +1,80 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: the flask-peewee peer, Plover's microblog example (on SQLite and on
-# PostgreSQL) and the hand-written actix-web + diesel handler (bench-limit), on one data set,
-# with ../shared/peer/bench.sh.
+# PostgreSQL) and the hand-written actix-web + diesel ceiling (../shared/bench-limit), on one
+# data set, with ../shared/peer/bench.sh (wrk).
 #
 # usage: scripts/bench.sh
+#        ROUNDS=1 DURATION=2 WARMUP=1 WORKLOADS="list_message detail_message" SERVERS="plover limit" \
+#          scripts/bench.sh          # a quick check that everything starts and answers
+#
+# How a run goes: all servers of $SERVERS are started at the beginning of a round and stay up
+# for the whole round; then for each workload, each server that serves it runs that workload
+# in turn (one ../shared/peer/bench.sh call: warm-up, then the measured run), so the figures of
+# one workload are taken minutes apart at most, not a whole sitting apart (sequential sittings
+# drift by up to a quarter on a shared 2-core machine). The server that goes first rotates per
+# round. The idle servers wait on their sockets meanwhile (no CPU to speak of).
+# Data: every server gets a fresh copy of the data set at the start of each round, and keeps
+# that copy for the whole round. One copy per server is needed because all servers are up at
+# once (the SQLite servers must not share a file: create_message writes, and the ceiling adds
+# its indexes and statistics to its file at start), and one copy per round because a copy
+# cannot be renewed under a running server. So within a round a server's later workloads see
+# the rows its own create_message added, as before: only list_user follows it in the default
+# order, and the other lists read the first pages by id.
 #
 # Env (all optional):
-#   ROUNDS=1            interleaved rounds (peer, plover, plover_pg, limit; the start rotates
-#                       per round); every server starts each round on a fresh copy of the data;
-#                       the table shows medians over the rounds
+#   ROUNDS=1            interleaved rounds; the table shows medians over the rounds; the
+#                       ratios are medians of the per-round ratios (each round pairs runs taken
+#                       minutes apart), with their range over the rounds when ROUNDS > 1
 #   SCALE=1             data-set scale for the peer's seed.py (1 = 1,000 users, 100,000 messages)
-#   WORKLOADS="..."     workloads for the peer and Plover (default: bench.sh's whole set);
-#                       bench-limit runs only list_message list_message_page detail_message
+#   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; `plain` too,
+#                       which only the ceiling serves)
 #   SERVERS="peer plover plover_pg limit"   which servers to run; plover = microblog on a
-#                       SQLite file, plover_pg = the same binary on PostgreSQL (scripts/pg.sh)
-#   DURATION WARMUP THREADS CONNS TIMEOUT ...   passed through to bench.sh
+#                       SQLite file, plover_pg = the same binary on PostgreSQL (scripts/pg.sh),
+#                       limit = the ceiling
+#   LIMIT_WORKLOADS="list_message list_message_page detail_message filter_join filter_ops
+#                   list_user plain"   the workloads the ceiling serves (its routes, see
+#                       ../shared/bench-limit/src/main.rs); it has no write route, so it does
+#                       not run create_message and that row has no ceiling ratios
+#   PEER_INDEXES=1      give the peer's copy the indexes Plover's example and the ceiling
+#                       create (user(username) unique, message(user_id, pub_date),
+#                       message(pub_date, id)); 0 = the peer's own schema (peewee's FK indexes)
+#   DURATION WARMUP THREADS CONNS TIMEOUT ...   passed through to bench.sh (wrk settings)
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
 #   CARGO_TARGET_DIR=./target     build dir; bench-limit builds in $CARGO_TARGET_DIR/bench-limit,
 #                                 venvs live in $CARGO_TARGET_DIR/bench
 #   PEER_VENV=$CARGO_TARGET_DIR/bench/peer-venv   the peer's virtualenv (made if missing)
-#   SKIP_BUILD=1        use the existing release binaries
+#   PEER_WORKERS=2      gunicorn sync workers of the peer (its run.sh's WORKERS; the peer gets
+#                       THREADS=1 whatever THREADS, wrk's thread count, is set to)
+#   SKIP_BUILD=1        use the existing release binaries (builds run under nice -n 19)
 #   PORT_BASE=18100     peer on PORT_BASE, plover on +1, limit on +2, plover_pg on +3 (127.0.0.1)
 #   PG_PORT=PORT_BASE+4 the throw-away PostgreSQL server (plover_pg only)
 #   KEEP_TMP=1          keep the temp dir (databases, logs, raw bench.sh output)
 #
+# Output: a Markdown table on stdout (also $CARGO_TARGET_DIR/bench/last-report.md), per workload:
+# req/s and p99 of each server (medians over rounds), Plover / ceiling req/s, Plover p99 /
+# ceiling p99, Plover / peer req/s, the same three for plover_pg, and which targets of the
+# performance issue Plover misses; then errors, peak RSS/PSS and CPU per server and the load
+# average before each workload. The raw figures are kept in $CARGO_TARGET_DIR/bench/last-results.txt;
+# `python3 scripts/bench_table.py target/bench/last-results.txt` prints the table again.
+# RSS is sampled by bench.sh during each measured run (not the warm-ups); the peak is the max
+# over all workloads and rounds, with the server up for the whole round.
+# plover_pg against the ceiling: n/a. bench-limit is SQLite only (diesel "sqlite" feature, a
+# SqliteConnection pool, no other backend in its source), so there is no PostgreSQL ceiling.
+#
+# Requires wrk (Debian package `wrk`; installed with apt-get when the script runs as root or
+# with password-less sudo, otherwise it stops and says so), curl, python3, psql for plover_pg.
+#
 # Plover's copy of the database gets a bcrypt hash (cost 12) of $AUTH_PASS (default `password`)
 # for $AUTH_USER (default user0, the user bench.sh's create_message authenticates as); the
 # peer's seed writes werkzeug scrypt hashes, which Plover does not read.
+# The ceiling also runs ANALYZE on its copy at start (sqlite_stat1); Plover and the peer do not.
 #
 # plover_pg: a PostgreSQL 15 started with scripts/pg.sh (stopped on exit) gets the database
 # plover_base: tables made by the microblog binary itself (Plover's DDL), then emptied and loaded
 # with the rows of Plover's SQLite copy (same ids, same bcrypt hash; booleans 0/1 -> f/t), SERIAL
 # sequences set past the max ids, ANALYZE. Each round serves a fresh CREATE DATABASE ... TEMPLATE
 # plover_base. The PostgreSQL processes are not in plover_pg's RSS/CPU columns (only the microblog
-# process tree is); their CPU and memory over the plover_pg run are reported on a note line.
+# process tree is); their CPU (during plover_pg's measured runs) and memory are on a note line.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -60,28 +101,54 @@ AUTH_USER="${AUTH_USER:-user0}"
 AUTH_PASS="${AUTH_PASS:-password}"
 PEER_VENV="${PEER_VENV:-$BENCH_STATE/peer-venv}"
 TOOLS_VENV="$BENCH_STATE/tools-venv"
-LIMIT_WLS=(list_message list_message_page detail_message)
+PEER_WORKERS="${PEER_WORKERS:-2}"
+PEER_INDEXES="${PEER_INDEXES:-1}"
+read -r -a LIMIT_WLS <<<"${LIMIT_WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops list_user plain}"
 read -r -a ALL_WLS <<<"${WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops create_message list_user}"
 
 log() { echo "[bench] $*" >&2; }
+die() { echo "bench.sh: $*" >&2; exit 2; }
+
+for w in "${ALL_WLS[@]}" "${LIMIT_WLS[@]}"; do
+  case "$w" in list_message|list_message_page|detail_message|filter_join|filter_ops|create_message|list_user|plain) ;;
+    *) die "unknown workload $w (see ../shared/peer/bench.sh)" ;; esac
+done
+[ ${#ALL_WLS[@]} -gt 0 ] || die "WORKLOADS is empty"
+read -r -a SRV_LIST <<<"$SERVERS"
+NSRV=${#SRV_LIST[@]}
+[ "$NSRV" -gt 0 ] || die "SERVERS is empty"
+for s in "${SRV_LIST[@]}"; do
+  case "$s" in peer|plover|plover_pg|limit) ;; *) die "unknown server $s (peer plover plover_pg limit)" ;; esac
+done
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 
 # --- prerequisites ------------------------------------------------------------------------
 if ! command -v wrk >/dev/null; then
-  log "installing wrk"
-  apt-get install -y wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y wrk >/dev/null; }
+  if [ "$(id -u)" = 0 ]; then asroot=()
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then asroot=(sudo -n)
+  else die "wrk is not installed, and installing it needs root: run \`apt-get install -y wrk\` as root (Debian/Ubuntu package wrk) and start again"
+  fi
+  if command -v apt-get >/dev/null; then
+    log "installing wrk (apt-get install -y wrk)"
+    "${asroot[@]}" apt-get install -y wrk >/dev/null 2>&1 \
+      || { "${asroot[@]}" apt-get update -qq >/dev/null 2>&1 && "${asroot[@]}" apt-get install -y wrk >/dev/null 2>&1; } || true
+  fi
+  command -v wrk >/dev/null \
+    || die "wrk is required and is still not on PATH after trying \`apt-get install -y wrk\`; install wrk (4.x, Debian package wrk) and start again"
 fi
-command -v curl >/dev/null || { echo "bench.sh: curl is required" >&2; exit 2; }
+command -v curl >/dev/null || die "curl is required"
+command -v "$PY" >/dev/null || die "$PY is required"
 
 PLOVER_BIN="$CARGO_TARGET_DIR/release/microblog"
 LIMIT_BIN="$LIMIT_TARGET/release/bench-limit"
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
   log "building Plover's microblog example (release, $CARGO_TARGET_DIR)"
-  (cd "$ROOT" && cargo build --release -q -p microblog)
+  (cd "$ROOT" && nice -n 19 cargo build --release -q -p microblog)
   log "building bench-limit (release, $LIMIT_TARGET)"
-  (cd "$LIMIT_DIR" && CARGO_TARGET_DIR="$LIMIT_TARGET" cargo build --release -q --locked)
+  (cd "$LIMIT_DIR" && CARGO_TARGET_DIR="$LIMIT_TARGET" nice -n 19 cargo build --release -q --locked)
 fi
 for b in "$PLOVER_BIN" "$LIMIT_BIN"; do
-  [ -x "$b" ] || { echo "bench.sh: missing binary $b" >&2; exit 2; }
+  [ -x "$b" ] || die "missing binary $b"
 done
 
 # The peer's venv, made the way its run.sh makes it (same stamp, so run.sh does not reinstall).
@@ -102,14 +169,13 @@ fi
 
 # --- data set -----------------------------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/plover-bench.XXXXXX")"
-SRV_PID=""
+declare -A SRV_PID=()   # server name -> pid of the running server
 PG_DIR=""       # the PostgreSQL server's directory, once started
 PG_SAMPLER=""   # pid of the PostgreSQL memory sampler while plover_pg runs
 cleanup() {
+  local n
   [ -n "$PG_SAMPLER" ] && { kill "$PG_SAMPLER" 2>/dev/null || true; }
-  if [ -n "$SRV_PID" ] && kill -0 "$SRV_PID" 2>/dev/null; then
-    kill "$SRV_PID" 2>/dev/null || true; wait "$SRV_PID" 2>/dev/null || true
-  fi
+  for n in "${!SRV_PID[@]}"; do stop_server "$n"; done
   if [ -n "$PG_DIR" ]; then log "stopping PostgreSQL"; "$HERE/pg.sh" stop "$PG_DIR" || true; fi
   if [ "${KEEP_TMP:-0}" = "1" ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
 }
@@ -118,6 +184,20 @@ trap cleanup EXIT
 log "seeding scale $SCALE into $WORK/seed.db"
 "$PEER_VENV/bin/python" "$PEER_APP/seed.py" --db "$WORK/seed.db" --scale "$SCALE" >&2
 cp "$WORK/seed.db" "$WORK/plover-base.db"
+cp "$WORK/seed.db" "$WORK/peer-base.db"
+if [ "$PEER_INDEXES" = "1" ]; then
+  log "giving the peer's copy the indexes of Plover's example and of the ceiling"
+  "$PY" - "$WORK/peer-base.db" <<'EOF'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+with con:
+    con.execute('CREATE UNIQUE INDEX IF NOT EXISTS bench_user_username ON "user"(username)')
+    con.execute('CREATE INDEX IF NOT EXISTS bench_message_user_pub ON message(user_id, pub_date)')
+    con.execute('CREATE INDEX IF NOT EXISTS bench_message_pub_id ON message(pub_date, id)')
+con.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+con.close()
+EOF
+fi
 "$TOOLS_VENV/bin/python" - "$WORK/plover-base.db" "$AUTH_USER" "$AUTH_PASS" <<'EOF'
 import sqlite3, sys
 import bcrypt
@@ -153,9 +233,9 @@ setup_pg() {
   log "creating Plover's tables in plover_base (microblog binary)"
   DATABASE_URL="$PG_URL/plover_base" BIND="127.0.0.1:$(port_of plover_pg)" "$PLOVER_BIN" \
     >"$WORK/plover_pg-ddl.log" 2>&1 &
-  SRV_PID=$!
+  SRV_PID[plover_pg-ddl]=$!
   wait_ready plover_pg-ddl "$(port_of plover_pg)"
-  stop_server
+  stop_server plover_pg-ddl
   pg_sql plover_base -c 'TRUNCATE "user", relationship, message, note RESTART IDENTITY CASCADE'
 
   log "loading $(basename "$sqlite_db") into plover_base"
@@ -233,8 +313,9 @@ pg_ticks() {  # utime+stime of the live tree, plus the postmaster's reaped child
   done
   echo "$t"
 }
-pg_sampler() {  # writes "peak_rss_kib peak_pss_kib" to $1 every 0.25 s until killed
+pg_sampler() {  # keeps "peak_rss_kib peak_pss_kib" in $1 (from its former peaks), every 0.25 s, until killed
   local r s p a b pr=0 ps_=0
+  if [ -s "$1" ]; then read -r pr ps_ < "$1" || { pr=0; ps_=0; }; fi
   while :; do
     r=0; s=0
     for p in $(pg_pids); do
@@ -254,29 +335,40 @@ port_of() {
 }
 
 # One function per server: serve_NAME ROUND PORT makes that round's fresh copy of the data set
-# and starts the server in the background (log in $WORK/NAME.log); start_server takes its pid.
+# and starts the server in the background (log in $WORK/NAME-ROUND.log); start_server takes its
+# pid. The copy serves the server for the whole round (see the header).
 serve_peer() {
-  local db="$WORK/peer-$1.db"; cp "$WORK/seed.db" "$db"
-  PEER_SEED=0 PEER_DB="$db" PORT="$2" PEER_VENV="$PEER_VENV" "$PEER_APP/run.sh" >"$WORK/peer.log" 2>&1 &
+  local db="$WORK/peer-$1.db"; cp "$WORK/peer-base.db" "$db"
+  PEER_SEED=0 PEER_DB="$db" PORT="$2" PEER_VENV="$PEER_VENV" WORKERS="$PEER_WORKERS" THREADS=1 \
+    WORKER_CLASS=sync "$PEER_APP/run.sh" >"$WORK/peer-$1.log" 2>&1 &
 }
 serve_plover() {
   local db="$WORK/plover-$1.db"; cp "$WORK/plover-base.db" "$db"
-  DATABASE_URL="sqlite://$db" BIND="127.0.0.1:$2" "$PLOVER_BIN" >"$WORK/plover.log" 2>&1 &
+  DATABASE_URL="sqlite://$db" BIND="127.0.0.1:$2" "$PLOVER_BIN" >"$WORK/plover-$1.log" 2>&1 &
 }
 serve_plover_pg() {
   pg_sql postgres -c "CREATE DATABASE plover_$1 TEMPLATE plover_base"
-  DATABASE_URL="$PG_URL/plover_$1" BIND="127.0.0.1:$2" "$PLOVER_BIN" >"$WORK/plover_pg.log" 2>&1 &
+  DATABASE_URL="$PG_URL/plover_$1" BIND="127.0.0.1:$2" "$PLOVER_BIN" >"$WORK/plover_pg-$1.log" 2>&1 &
 }
 serve_limit() {
   local db="$WORK/limit-$1.db"; cp "$WORK/seed.db" "$db"
-  "$LIMIT_BIN" "$db" "127.0.0.1:$2" >"$WORK/limit.log" 2>&1 &
+  "$LIMIT_BIN" "$db" "127.0.0.1:$2" >"$WORK/limit-$1.log" 2>&1 &
 }
 
-wait_ready() {  # name port: wait until $SRV_PID answers HTTP on port
-  local name="$1" port="$2" code
+serves() {  # server workload: whether that server runs that workload
+  local w
+  if [ "$1" = limit ]; then
+    for w in "${LIMIT_WLS[@]}"; do [ "$w" = "$2" ] && return 0; done
+    return 1
+  fi
+  [ "$2" != plain ]   # /plain is a route of the ceiling only
+}
+
+wait_ready() {  # name port [log]: wait until ${SRV_PID[name]} answers HTTP on port
+  local name="$1" port="$2" logf="${3:-$WORK/$1.log}" pid="${SRV_PID[$1]}" code
   for _ in $(seq 1 600); do
-    if ! kill -0 "$SRV_PID" 2>/dev/null; then
-      echo "bench.sh: $name exited during start:" >&2; tail -20 "$WORK/$name.log" >&2; exit 1
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "bench.sh: $name exited during start:" >&2; tail -20 "$logf" >&2; exit 1
     fi
     code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/api/message/1/" || true)"
     [ "$code" != "000" ] && return 0
@@ -285,22 +377,24 @@ wait_ready() {  # name port: wait until $SRV_PID answers HTTP on port
   echo "bench.sh: $name did not answer on port $port within 60 s" >&2; exit 1
 }
 
-start_server() {  # name round -> sets SRV_PID
+start_server() {  # name round -> sets SRV_PID[name]
   local name="$1" port; port="$(port_of "$name")"
   if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; then
-    echo "bench.sh: port $port is already in use" >&2; exit 2
+    die "port $port is already in use"
   fi
   "serve_$name" "$2" "$port"
-  SRV_PID=$!
-  wait_ready "$name" "$port"
+  SRV_PID[$name]=$!
+  wait_ready "$name" "$port" "$WORK/$name-$2.log"
 }
 
-stop_server() {
-  kill -TERM "$SRV_PID" 2>/dev/null || true
-  for _ in $(seq 1 150); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$SRV_PID" 2>/dev/null || true
-  wait "$SRV_PID" 2>/dev/null || true
-  SRV_PID=""
+stop_server() {  # name
+  local pid="${SRV_PID[$1]:-}"
+  unset "SRV_PID[$1]"
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
 }
 
 # --- runs ---------------------------------------------------------------------------------
@@ -310,97 +404,78 @@ LOADS="$WORK/loads.txt"
 : > "$LOADS"
 PG_USAGE="$WORK/pg-usage.txt"   # round cpu% peak_rss_MiB peak_pss_MiB of PostgreSQL itself
 : > "$PG_USAGE"
-read -r -a SRV_LIST <<<"$SERVERS"
-NSRV=${#SRV_LIST[@]}
-for s in "${SRV_LIST[@]}"; do
-  case "$s" in peer|plover|plover_pg|limit) ;; *) echo "bench.sh: unknown server $s" >&2; exit 2 ;; esac
-done
+: > "$WORK/warnings.txt"
 case " $SERVERS " in *" plover_pg "*) setup_pg "$WORK/plover-base.db" ;; esac
+T_START="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 for round in $(seq 1 "$ROUNDS"); do
-  for k in $(seq 0 $((NSRV - 1))); do
-    name="${SRV_LIST[$(( (k + round - 1) % NSRV ))]}"
-    if [ "$name" = limit ]; then wls=(); for w in "${ALL_WLS[@]}"; do
-        for l in "${LIMIT_WLS[@]}"; do [ "$w" = "$l" ] && wls+=("$w"); done; done
-    else wls=("${ALL_WLS[@]}"); fi
-    [ ${#wls[@]} -eq 0 ] && continue
+  # this round's order: the list rotated by round - 1
+  order=()
+  for k in $(seq 0 $((NSRV - 1))); do order+=("${SRV_LIST[$(( (k + round - 1) % NSRV ))]}"); done
+  log "round $round/$ROUNDS: starting ${order[*]} (fresh copies of the data)"
+  for name in "${order[@]}"; do start_server "$name" "$round"; done
+  pg_cpu=0; pg_wall=0; rm -f "$WORK/pg-peak"
+  for w in "${ALL_WLS[@]}"; do
     load="$(uptime | sed 's/.*load average: //')"
     # shellcheck disable=SC2009  # (pgrep warns on stderr for this pattern when nothing matches)
     busy="$(ps -eo comm= | grep -cE '^(rustc|cc1|cc1plus|cargo|clippy-driver|ld|rust-lld)$' || true)"
-    load="$load; compiler processes running: $busy"
-    echo "round $round $name: load average $load" >> "$LOADS"
-    log "round $round/$ROUNDS: $name (load average $load)"
-    start_server "$name" "$round"
-    if [ "$name" = plover_pg ]; then
-      pg_sampler "$WORK/pg-peak" & PG_SAMPLER=$!
-      pg_t0="$(pg_ticks)"; pg_w0="$(date +%s.%N)"
-    fi
-    SERVER_PID="$SRV_PID" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
-      "$PEER_DIR/bench.sh" "http://127.0.0.1:$(port_of "$name")" "${wls[@]}" \
-      | tee "$WORK/out-$name-$round.txt" >&2
-    if [ "$name" = plover_pg ]; then
-      pg_t1="$(pg_ticks)"; pg_w1="$(date +%s.%N)"
-      kill "$PG_SAMPLER" 2>/dev/null || true; wait "$PG_SAMPLER" 2>/dev/null || true; PG_SAMPLER=""
-      read -r pr ps_ < "$WORK/pg-peak" || { pr=0; ps_=0; }
-      awk -v r="$round" -v t="$((pg_t1 - pg_t0))" -v hz="$(getconf CLK_TCK)" -v w0="$pg_w0" -v w1="$pg_w1" \
-        -v m="$pr" -v p="$ps_" 'BEGIN { printf "%s %.0f %.1f %.1f\n", r, t / hz / (w1 - w0) * 100, m / 1024, p / 1024 }' \
-        >> "$PG_USAGE"
-    fi
-    echo "round $round $name: load average after its run $(uptime | sed 's/.*load average: //')" >> "$LOADS"
-    stop_server
-    grep -v '^#' "$WORK/out-$name-$round.txt" | grep -v '^workload ' | grep -v 'wrk failed' \
-      | awk -v r="$round" -v s="$name" 'NF >= 7 { print r, s, $0 }' >> "$RESULTS" || true
-    grep '^# warning' "$WORK/out-$name-$round.txt" | sed "s/^/round $round $name: /" \
-      >> "$WORK/warnings.txt" || true
+    echo "round $round $w: load average $load; compiler processes running: $busy" >> "$LOADS"
+    for name in "${order[@]}"; do
+      serves "$name" "$w" || continue
+      log "round $round/$ROUNDS: $w on $name (load average $load)"
+      if [ "$name" = plover_pg ]; then
+        pg_sampler "$WORK/pg-peak" & PG_SAMPLER=$!
+        pg_t0="$(pg_ticks)"; pg_w0="$(date +%s.%N)"
+      fi
+      out="$WORK/out-$round-$w-$name.txt"
+      SERVER_PID="${SRV_PID[$name]}" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
+        "$PEER_DIR/bench.sh" "http://127.0.0.1:$(port_of "$name")" "$w" | tee "$out" >&2
+      if [ "$name" = plover_pg ]; then
+        pg_t1="$(pg_ticks)"; pg_w1="$(date +%s.%N)"
+        kill "$PG_SAMPLER" 2>/dev/null || true; wait "$PG_SAMPLER" 2>/dev/null || true; PG_SAMPLER=""
+        pg_cpu=$((pg_cpu + pg_t1 - pg_t0))
+        pg_wall="$(awk -v a="$pg_wall" -v w0="$pg_w0" -v w1="$pg_w1" 'BEGIN { printf "%.3f", a + w1 - w0 }')"
+      fi
+      kill -0 "${SRV_PID[$name]}" 2>/dev/null \
+        || { echo "bench.sh: $name exited during $w:" >&2; tail -20 "$WORK/$name-$round.log" >&2; exit 1; }
+      grep -v '^#' "$out" | grep -v '^workload ' | grep -v 'wrk failed' \
+        | awk -v r="$round" -v s="$name" 'NF >= 7 { print r, s, $0 }' >> "$RESULTS" || true
+      grep '^# warning' "$out" | sed "s/^/round $round $name: /" >> "$WORK/warnings.txt" || true
+      if grep -q 'wrk failed' "$out"; then echo "round $round $name: $w: wrk failed" >> "$WORK/warnings.txt"; fi
+    done
   done
+  echo "round $round end: load average $(uptime | sed 's/.*load average: //')" >> "$LOADS"
+  if [ -s "$WORK/pg-peak" ]; then
+    read -r pr ps_ < "$WORK/pg-peak" || { pr=0; ps_=0; }
+    awk -v r="$round" -v t="$pg_cpu" -v hz="$(getconf CLK_TCK)" -v w="$pg_wall" -v m="$pr" -v p="$ps_" \
+      'BEGIN { printf "%s %.0f %.1f %.1f\n", r, (w > 0 ? t / hz / w * 100 : 0), m / 1024, p / 1024 }' >> "$PG_USAGE"
+  fi
+  for name in "${order[@]}"; do stop_server "$name"; done
+  case " $SERVERS " in *" plover_pg "*) pg_sql postgres -c "DROP DATABASE IF EXISTS plover_$round" ;; esac
 done
+T_END="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 # --- table --------------------------------------------------------------------------------
-median() {  # server workload column(1-based in RESULTS) -> median or "-"
-  awk -v s="$1" -v w="$2" -v c="$3" '$2 == s && $3 == w { print $c }' "$RESULTS" | sort -g \
-    | awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
-             if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-colsum() {  # server workload column -> sum over rounds or "-"
-  awk -v s="$1" -v w="$2" -v c="$3" '$2 == s && $3 == w { t += $c; n++ } END { print n ? t : "-" }' "$RESULTS"
-}
-errs() {  # server workload -> "non2xx/sock_err" summed over rounds, or "-"
-  local ne se; ne="$(colsum "$1" "$2" 7)"; se="$(colsum "$1" "$2" 8)"
-  if [ "$ne" = "-" ]; then echo "-"; else echo "$ne/$se"; fi
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
-peak() {  # server column -> max over everything
-  awk -v s="$1" -v c="$2" '$2 == s && NF >= c { if ($c > m) m = $c; n++ } END { if (n) printf "%.1f", m; else print "-" }' "$RESULTS"
-}
-
+cp "$RESULTS" "$BENCH_STATE/last-results.txt"
 {
-  fmt='%-17s %8s %7s %8s %7s %8s %7s %8s %7s %6s %6s %6s %6s %6s %9s %9s\n'
+  echo "## Plover vs the ceiling and the flask-peewee peer, $T_START to $T_END"
   echo
-  echo "# Plover (SQLite, PostgreSQL) vs flask-peewee peer vs actix-web+diesel limit: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "# rounds=$ROUNDS scale=$SCALE duration=${DURATION:-10s} warmup=${WARMUP:-2s} threads=${THREADS:-2} conns=${CONNS:-32}; $(nproc) cores; medians over rounds; p99 in ms"
-  # shellcheck disable=SC2059
-  printf "$fmt" workload peer_rps peer_99 plov_rps plov_99 pg_rps pg_99 lim_rps lim_99 \
-    P/peer P/lim G/peer G/lim G/P plov_err pg_err
-  for w in "${ALL_WLS[@]}"; do
-    pr="$(median peer "$w" 4)"; pp="$(median peer "$w" 6)"
-    vr="$(median plover "$w" 4)"; vp="$(median plover "$w" 6)"
-    gr="$(median plover_pg "$w" 4)"; gp="$(median plover_pg "$w" 6)"
-    lr="$(median limit "$w" 4)"; lp="$(median limit "$w" 6)"
-    # shellcheck disable=SC2059
-    printf "$fmt" "$w" "$pr" "$pp" "$vr" "$vp" "$gr" "$gp" "$lr" "$lp" \
-      "$(ratio "$vr" "$pr")" "$(ratio "$vr" "$lr")" "$(ratio "$gr" "$pr")" "$(ratio "$gr" "$lr")" \
-      "$(ratio "$gr" "$vr")" "$(errs plover "$w")" "$(errs plover_pg "$w")"
-  done
-  echo "# plov = Plover on SQLite, pg = Plover on PostgreSQL; P/x = plov_rps / x_rps, G/x = pg_rps / x_rps"
-  echo "# plov_err, pg_err = non2xx/socket errors, summed over rounds"
-  echo "# peak server RSS / PSS (MiB, whole process tree, max over workloads and rounds):"
-  for s in "${SRV_LIST[@]}"; do echo "#   $s: RSS $(peak "$s" 11) / PSS $(peak "$s" 12); CPU% median per workload:" \
-    "$(for w in "${ALL_WLS[@]}"; do m="$(median "$s" "$w" 10)"; [ "$m" != "-" ] && printf '%s=%s ' "$w" "$m"; done)"; done
+  echo "rounds=$ROUNDS (servers interleaved per workload, first server rotated per round), scale=$SCALE," \
+    "wrk ${THREADS:-2} threads x ${CONNS:-32} connections, duration=${DURATION:-10s}, warmup=${WARMUP:-2s}," \
+    "$(nproc) cores, peer indexes=$PEER_INDEXES, servers: $SERVERS"
+  echo
+  "$PY" "$HERE/bench_table.py" "$RESULTS" --servers "$SERVERS" --workloads "${ALL_WLS[*]}"
   if [ -s "$PG_USAGE" ]; then
-    echo "# PostgreSQL server itself during plover_pg (not in the lines above; whole run incl. warm-ups):"
-    awk '{ printf "#   round %s: CPU %s%%, peak RSS %s / PSS %s MiB\n", $1, $2, $3, $4 }' "$PG_USAGE"
+    echo
+    echo "PostgreSQL server itself (not in plover_pg's figures; CPU and peak memory over plover_pg's runs, warm-ups included):"
+    awk '{ printf "- round %s: CPU %s%%, peak RSS %s MiB / PSS %s MiB\n", $1, $2, $3, $4 }' "$PG_USAGE"
   fi
-  echo "# load average before each server run:"
-  sed 's/^/#   /' "$LOADS"
-  if [ -s "$WORK/warnings.txt" ]; then echo "# preflight warnings:"; sed 's/^/#   /' "$WORK/warnings.txt"; fi
-} | tee "$BENCH_STATE/last-report.txt"
+  echo
+  echo "Load average before each workload (1, 5, 15 min):"
+  sed 's/^/- /' "$LOADS"
+  if [ -s "$WORK/warnings.txt" ]; then
+    echo
+    echo "Warnings:"
+    sed 's/^/- /' "$WORK/warnings.txt"
+  fi
+} | tee "$BENCH_STATE/last-report.md"
