@@ -59,13 +59,14 @@ impl JsonField for f32 {
 
 impl JsonField for NaiveDate {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&DateText(self))
+        // Straight from the stack: `collect_str` would escape the text piece by piece.
+        DateText(self).with_text(|text| serializer.serialize_str(text))
     }
 }
 
 impl JsonField for NaiveDateTime {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&DateTimeText(self))
+        DateTimeText(self).with_text(|text| serializer.serialize_str(text))
     }
 }
 

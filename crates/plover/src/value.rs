@@ -91,23 +91,25 @@ impl Ascii {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DateText<'a>(pub(crate) &'a NaiveDate);
 
-impl fmt::Display for DateText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DateText<'_> {
+    /// Calls `f` with the text: on the stack for four-digit years (every year people write).
+    pub(crate) fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         use chrono::Datelike;
         let date = self.0;
         if !(0..=9999).contains(&date.year()) {
             // Outside four-digit years: the year as it is (no `+` sign), then as below.
-            return write!(
-                f,
-                "{:04}-{:02}-{:02}",
-                date.year(),
-                date.month(),
-                date.day()
-            );
+            let text = format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day());
+            return f(&text);
         }
         let mut out = Ascii::new();
         out.date(date);
-        f.write_str(out.as_str())
+        f(out.as_str())
+    }
+}
+
+impl fmt::Display for DateText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_text(|text| f.write_str(text))
     }
 }
 
@@ -116,13 +118,14 @@ impl fmt::Display for DateText<'_> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DateTimeText<'a>(pub(crate) &'a NaiveDateTime);
 
-impl fmt::Display for DateTimeText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DateTimeText<'_> {
+    /// Calls `f` with the text: on the stack for four-digit years.
+    pub(crate) fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         use chrono::{Datelike, Timelike};
         let value = self.0;
         if !(0..=9999).contains(&value.year()) {
-            DateText(&value.date()).fmt(f)?;
-            return write!(f, " {}", value.time().format("%H:%M:%S"));
+            let date = DateText(&value.date()).to_string();
+            return f(&format!("{date} {}", value.time().format("%H:%M:%S")));
         }
         let mut out = Ascii::new();
         out.date(&value.date());
@@ -132,7 +135,13 @@ impl fmt::Display for DateTimeText<'_> {
         out.digits(value.minute(), 2);
         out.push(b':');
         out.digits(value.second(), 2);
-        f.write_str(out.as_str())
+        f(out.as_str())
+    }
+}
+
+impl fmt::Display for DateTimeText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_text(|text| f.write_str(text))
     }
 }
 

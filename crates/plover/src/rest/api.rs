@@ -142,10 +142,11 @@ impl RestApi {
     /// Ends the registrations (the API is consumed, so none can follow) and returns the
     /// service configuration for `App::new().configure(...)`; clone it for each worker.
     ///
-    /// Each resource is two actix resources, `{prefix}/{name}/` and `{prefix}/{name}/{pk}/`
-    /// (each also without the trailing slash); any other path under the prefix is 404 before
-    /// the body is read. The API's description is built here, once: `{prefix}/openapi.json`
-    /// and `{prefix}/docs/` serve it as bytes.
+    /// Each registration is an actix scope `{prefix}/{name}` with two resources, the list
+    /// (`/` or nothing) and the detail (`/{pk}`, with or without the trailing slash): a scope
+    /// is found by comparing its name, and only a detail path is matched by pattern. Any other
+    /// path under the prefix is 404 before the body is read. The API's description is built
+    /// here, once: `{prefix}/openapi.json` and `{prefix}/docs/` serve it as bytes.
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let description = self.description();
         let db = self.db;
@@ -165,29 +166,30 @@ impl RestApi {
             .collect();
         let prefix = self.prefix;
         move |cfg: &mut web::ServiceConfig| {
-            let mut scope = web::scope(&prefix)
-                .app_data(limit)
-                .default_service(web::to(|| async { Error::NotFound.error_response() }));
-            scope = description.routes(scope);
+            let not_found = || web::to(|| async { Error::NotFound.error_response() });
+            let mut scope = description.routes(
+                web::scope(&prefix)
+                    .app_data(limit)
+                    .default_service(not_found()),
+            );
             for route in &routes {
-                let name = route.endpoint.name();
-                let list = route.clone();
-                let detail = route.clone();
-                scope = scope
-                    .service(web::resource([format!("/{name}"), format!("/{name}/")]).to(
-                        move |req: HttpRequest, body: Body| {
-                            let route = list.clone();
-                            async move { route.serve(req, None, body).await }
-                        },
-                    ))
-                    .service(
-                        web::resource([format!("/{name}/{{pk}}"), format!("/{name}/{{pk}}/")]).to(
+                let (list, detail) = (route.clone(), route.clone());
+                scope = scope.service(
+                    web::scope(&format!("/{}", route.endpoint.name()))
+                        .service(web::resource(["", "/"]).to(
+                            move |req: HttpRequest, body: Body| {
+                                let route = list.clone();
+                                async move { route.serve(req, None, body).await }
+                            },
+                        ))
+                        .service(web::resource(["/{pk}", "/{pk}/"]).to(
                             move |req: HttpRequest, pk: web::Path<String>, body: Body| {
                                 let route = detail.clone();
                                 async move { route.serve(req, Some(pk.into_inner()), body).await }
                             },
-                        ),
-                    );
+                        ))
+                        .default_service(not_found()),
+                );
             }
             cfg.service(scope);
         }
