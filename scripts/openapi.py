@@ -93,16 +93,17 @@ def schemathesis(venv, base, prefix, examples, workdir, name, selection):
            "--checks", CHECKS, "--max-examples", str(examples), "--seed", "1",
            "--phases", "examples,coverage,fuzzing", "--workers", "2",
            "--generation-deterministic", "--no-color", "--request-timeout", "30",
-           "--suppress-health-check", "all", "--generation-database", "none",
+           "--suppress-health-check", "all",
            "--auth", "%s:%s" % ADMIN, "-H", "key: %s" % KEY[0], "-H", "secret: %s" % KEY[1],
            "--report", "junit", "--report-dir", report] + selection
     print("$ " + " ".join(cmd[1:]), flush=True)
-    out = subprocess.run(cmd, capture_output=True, text=True,
+    # Run in the work folder: whatever Schemathesis keeps between runs stays there.
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir,
                          env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
     log = os.path.join(workdir, name + "-schemathesis.log")
     with open(log, "w") as f:
         f.write(out.stdout + out.stderr)
-    lines = [l for l in out.stdout.splitlines() if l.strip()]
+    lines = [l for l in (out.stdout + out.stderr).splitlines() if l.strip()]
     summary = [l for l in lines if re.search(r"(passed|failed|errors?)\b.* in [0-9.]+s", l)]
     tail = lines[-40:] if out.returncode else (summary or lines[-5:])
     print("\n".join(tail), flush=True)
