@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--pg")
     ap.add_argument("--examples", type=int, default=40)
     args = ap.parse_args()
+    args.venv = os.path.abspath(args.venv)  # Schemathesis runs in the work folder
     workdir = tempfile.mkdtemp(prefix="plover-openapi-")
     db_name = None
     if args.pg:
