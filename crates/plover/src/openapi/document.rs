@@ -239,6 +239,17 @@ fn add_resource(
     if !doc.delete_recursive {
         delete_errors.push(409);
     }
+    // PUT and PATCH are one operation under two verbs.
+    let change = |method, id| Op {
+        method,
+        detail: true,
+        id,
+        summary: format!("Change a {name} object (only the keys sent)"),
+        params: vec![pk_param.clone()],
+        body: Some(&update),
+        success: (200, one()),
+        errors: vec![400, 403, 404, 409, 413, 503],
+    };
     let ops = [
         Op {
             method: Method::GET,
@@ -276,26 +287,8 @@ fn add_resource(
             success: (200, one()),
             errors: vec![400, 403, 404, 413, 503],
         },
-        Op {
-            method: Method::PUT,
-            detail: true,
-            id: "update",
-            summary: format!("Change a {name} object (only the keys sent)"),
-            params: vec![pk_param.clone()],
-            body: Some(&update),
-            success: (200, one()),
-            errors: vec![400, 403, 404, 409, 413, 503],
-        },
-        Op {
-            method: Method::PATCH,
-            detail: true,
-            id: "patch",
-            summary: format!("Change a {name} object (only the keys sent)"),
-            params: vec![pk_param.clone()],
-            body: Some(&update),
-            success: (200, one()),
-            errors: vec![400, 403, 404, 409, 413, 503],
-        },
+        change(Method::PUT, "update"),
+        change(Method::PATCH, "patch"),
         Op {
             method: Method::DELETE,
             detail: true,
