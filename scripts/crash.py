@@ -37,6 +37,7 @@ import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+import harness
 from harness import App, psql
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -346,18 +347,10 @@ def main():
     rng = random.Random(seed)
     workdir = tempfile.mkdtemp(prefix="plover-crash-")
     log = os.path.join(workdir, "app.log")
-    db_name = None
-    if args.pg:
-        engine = "postgresql"
-        db_name = "plover_crash_" + uuid.uuid4().hex[:10]
-        parts = urllib.parse.urlsplit(args.pg)
-        db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
-        target = db_url
-        psql(args.pg, 'CREATE DATABASE "%s"' % db_name)
-    else:
-        engine = "sqlite"
-        target = os.path.join(workdir, "crash.db")
-        db_url = "sqlite://" + target
+    db = harness.Scratch(args.pg, workdir, "crash")
+    engine = "postgresql" if args.pg else "sqlite"
+    db_url = db.url
+    target = db.path or db.url
     print("crash durability, %s, %d rounds, %d writers, seed %d (app log: %s)"
           % (engine, rounds, WRITERS, seed, log), flush=True)
     ledger = Ledger()
@@ -408,9 +401,7 @@ def main():
     finally:
         if app is not None and app.alive():
             app.kill()
-        if db_name:
-            subprocess.run(["psql", args.pg, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
-                            % db_name], capture_output=True)
+        db.drop()
     statuses = dict(sorted(ledger.statuses.items()))
     print("total: %d rounds, %.0f s; sent %d (statuses %s), acknowledged %d: %d live found %d "
           "exactly once, %d deleted gone %d; no answer %d, found %d; database at the end: %d "

@@ -1,10 +1,13 @@
-"""What the test scripts share: a free loopback port, psql, a database URL with driver options,
+"""What the test scripts share: a free loopback port, psql, a scratch database per run, a
+database URL with driver options,
 assertions that set the exit status, and the conformance app started on a port of its own.
 Python standard library only (psql for PostgreSQL)."""
+import os
 import socket
 import subprocess
 import time
 import urllib.parse
+import uuid
 
 FAILURES = []
 
@@ -27,6 +30,32 @@ def psql(url, sql):
     out = subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql],
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
+
+
+class Scratch:
+    """A database of one run's own: with `pg` (a PostgreSQL admin URL), a new database on that
+    server, `drop()`ped at the end; without, the SQLite file `<stem>.db` in `workdir`.
+    `url` is the database URL for the app; `path` the SQLite file (None on PostgreSQL)."""
+
+    def __init__(self, pg, workdir, stem):
+        self.pg = pg
+        self.name = None
+        self.path = None
+        if pg:
+            self.name = "plover_%s_%s" % (stem, uuid.uuid4().hex[:10])
+            parts = urllib.parse.urlsplit(pg)
+            self.url = urllib.parse.urlunsplit(parts._replace(path="/" + self.name))
+            psql(pg, 'CREATE DATABASE "%s"' % self.name)
+        else:
+            self.path = os.path.join(workdir, stem + ".db")
+            self.url = "sqlite://" + self.path
+
+    def drop(self):
+        """Drops the PostgreSQL database (a SQLite file goes with its folder)."""
+        if self.name:
+            subprocess.run(["psql", self.pg, "-qc",
+                            'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % self.name],
+                           capture_output=True)
 
 
 def with_options(url, **options):

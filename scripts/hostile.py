@@ -900,21 +900,15 @@ def main():
     flood_s = 5 if args.quick else 15
     workdir = tempfile.mkdtemp(prefix="plover-hostile-")
     log = os.path.join(workdir, "app.log")
-    db_name = None
-    if args.pg:
-        db_name = "plover_hostile_" + uuid.uuid4().hex[:10]
-        parts = urllib.parse.urlsplit(args.pg)
-        db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
-        psql(args.pg, 'CREATE DATABASE "%s"' % db_name)
-    else:
-        db_url = "sqlite://" + os.path.join(workdir, "hostile.db")
+    db = harness.Scratch(args.pg, workdir, "hostile")
+    db_url = db.url
     def set_hash(username, password_hash):
         """Stores a password hash straight into the database."""
         if args.pg:
             psql(db_url, "UPDATE \"user\" SET password = '%s' WHERE username = '%s'"
                  % (password_hash, username))
         else:
-            con = sqlite3.connect(db_url[len("sqlite://"):], timeout=30)
+            con = sqlite3.connect(db.path, timeout=30)
             with con:
                 con.execute('UPDATE "user" SET password = ? WHERE username = ?',
                             (password_hash, username))
@@ -946,9 +940,7 @@ def main():
     finally:
         for a in apps:
             a.stop()
-        if db_name:
-            subprocess.run(["psql", args.pg, "-qc", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)'
-                            % db_name], capture_output=True)
+        db.drop()
     with open(log, "rb") as f:
         logged = sum(1 for line in f if re.search(rb"\] 5\d\d ", line))
     print("total: %d failed assertion(s), %.0f s, %d responses audited, %d of them 5xx, %d 5xx "

@@ -26,12 +26,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.parse
 import urllib.request
-import uuid
 
 import harness
-from harness import check, psql
+from harness import check
 
 ADMIN = ("admin", "openapi-admin-pw")
 KEY = ("openapi-key", "openapi-secret")
@@ -119,16 +117,9 @@ def main():
     args = ap.parse_args()
     args.venv = os.path.abspath(args.venv)  # Schemathesis runs in the work folder
     workdir = tempfile.mkdtemp(prefix="plover-openapi-")
-    db_name = None
-    if args.pg:
-        db_name = "plover_openapi_" + uuid.uuid4().hex[:10]
-        parts = urllib.parse.urlsplit(args.pg)
-        db_url = urllib.parse.urlunsplit(parts._replace(path="/" + db_name))
-        psql(args.pg, 'CREATE DATABASE "%s"' % db_name)
-    else:
-        db_url = "sqlite://" + os.path.join(workdir, "openapi.db")
+    db = harness.Scratch(args.pg, workdir, "openapi")
     print("== OpenAPI on %s" % ("PostgreSQL" if args.pg else "SQLite"), flush=True)
-    app = harness.App(args.app, db_url, os.path.join(workdir, "app.log"),
+    app = harness.App(args.app, db.url, os.path.join(workdir, "app.log"),
                       "--admin", "%s:%s" % ADMIN)
     try:
         status, _, _ = request(app.base, "POST", "/api/apikey/",
@@ -147,10 +138,7 @@ def main():
         check(app.alive(), "the app is still up")
     finally:
         app.stop()
-        if db_name:
-            subprocess.run(["psql", args.pg, "-qc",
-                            'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % db_name],
-                           capture_output=True)
+        db.drop()
     with open(os.path.join(workdir, "app.log"), "rb") as f:
         errors = [line for line in f if re.search(rb"\] 5\d\d ", line)]
     check(not errors, "the app logged no 5xx (%d)" % len(errors))
