@@ -52,7 +52,7 @@ pub struct Author {
 
 #[derive(Debug, RestModel)]
 #[diesel(table_name = book)]
-#[rest(index = "headline, pages", index = "writer, edited_by")]
+#[rest(index = "headline, -pages", index = "writer, edited_by")]
 pub struct Book {
     pub id: i32,
     #[rest(fk = Author)]
@@ -101,8 +101,19 @@ fn main() {
         .is_some_and(|(_, f)| f.nullable && f.fk.is_some()));
     assert!(book.field("headline").is_some());
     assert!(book.field("internal").is_some_and(|(_, f)| f.excluded));
-    let indexes: &[&[&str]] = &[&["pages"], &["title", "pages"], &["writer_id", "editor_id"]];
-    assert_eq!(book.indexes, indexes);
+    let indexes: Vec<Vec<(&str, bool)>> = book
+        .indexes
+        .iter()
+        .map(|i| i.iter().map(|c| (c.column, c.descending)).collect())
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            vec![("pages", false)],
+            vec![("title", false), ("pages", true)],
+            vec![("writer_id", false), ("editor_id", false)],
+        ]
+    );
 
     let mut changes = BookChanges::default();
     <Book as RestModel>::fill_defaults(&mut changes);

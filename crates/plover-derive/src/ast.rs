@@ -21,8 +21,8 @@ pub(crate) struct Model {
     pub(crate) display: Option<syn::LitStr>,
     /// `#[rest(rules)]`: writes run the model's `Rules`.
     pub(crate) rules: bool,
-    /// Declared indexes, each a list of columns.
-    pub(crate) indexes: Vec<Vec<String>>,
+    /// Declared indexes, each a list of `(column, descending)`.
+    pub(crate) indexes: Vec<Vec<(String, bool)>>,
     /// `#[rest(table)]`: declare the diesel `table!` too.
     pub(crate) generate_table: bool,
     /// The struct's doc comment (the API reference describes the resource with it).
@@ -76,7 +76,7 @@ impl Model {
             .cloned();
         check::primary_keys(&mut cx, &input.ident, &marked, pk_ident.is_some());
         let mut fields: Vec<Field> = Vec::new();
-        let mut indexes: Vec<Vec<String>> = Vec::new();
+        let mut indexes: Vec<Vec<(String, bool)>> = Vec::new();
         for (f, ident, fa) in parsed {
             let (value_ty, nullable) = match option_inner(&f.ty) {
                 Some(inner) => (inner.clone(), true),
@@ -103,7 +103,7 @@ impl Model {
                 name.clone()
             };
             if fa.index {
-                indexes.push(vec![column.clone()]);
+                indexes.push(vec![(column.clone(), false)]);
             }
             let sql_default = match &fa.default {
                 Default::Expr(expr) => sql_literal(expr),
@@ -142,9 +142,14 @@ impl Model {
         }
         for lit in &attrs.indexes {
             let mut columns = Vec::new();
-            for name in lit.value().split(',').map(str::trim) {
+            for entry in lit.value().split(',').map(str::trim) {
+                // `-name`: the column in descending order, as in `ordering`.
+                let (name, descending) = match entry.strip_prefix('-') {
+                    Some(name) => (name, true),
+                    None => (entry, false),
+                };
                 match fields.iter().find(|f| f.name == name || f.ident == name) {
-                    Some(f) => columns.push(f.ident.to_string()),
+                    Some(f) => columns.push((f.ident.to_string(), descending)),
                     None => cx.error(lit, check::not_a_field("index", name, input, &fields)),
                 }
             }

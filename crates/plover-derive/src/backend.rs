@@ -71,7 +71,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     ]
     .map(|op| backend.func(op));
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
-    let tys: Vec<_> = model.fields.iter().map(|f| &f.ty).collect();
+    let (tys, values): (Vec<_>, Vec<_>) = model.fields.iter().map(|f| loaded(f, backend)).unzip();
     let indexes: Vec<usize> = (0..model.fields.len()).collect();
     let data: Vec<_> = model
         .fields
@@ -141,7 +141,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .load(c)?;
             ::core::result::Result::Ok(rows
                 .into_iter()
-                .map(|(#(#idents,)*)| #ident { #(#idents,)* })
+                .map(|(#(#idents,)*)| #ident { #(#values,)* })
                 .collect())
         }
 
@@ -246,6 +246,27 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
         quote!(::plover::__plover_if_postgres! { #items })
     } else {
         items
+    }
+}
+
+/// The Rust type a field's column is loaded as, and the field's initializer from the loaded
+/// value (a variable named as the field). SQLite keeps dates as text: they are loaded
+/// through Plover's decoder of the text it writes (`SqliteDate`, `SqliteDateTime`), which is
+/// much faster than diesel's.
+fn loaded(f: &Field, backend: &Backend) -> (TokenStream, TokenStream) {
+    let (ty, id) = (&f.ty, &f.ident);
+    let wrapper = match f.kind {
+        Kind::Date if !backend.pg => quote!(__p::SqliteDate),
+        Kind::DateTime if !backend.pg => quote!(__p::SqliteDateTime),
+        _ => return (quote!(#ty), quote!(#id)),
+    };
+    if f.nullable {
+        (
+            quote!(::core::option::Option<#wrapper>),
+            quote!(#id: #id.map(::core::convert::Into::into)),
+        )
+    } else {
+        (quote!(#wrapper), quote!(#id: #id.into()))
     }
 }
 

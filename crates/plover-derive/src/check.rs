@@ -72,7 +72,7 @@ pub(crate) fn not_a_field(key: &str, name: &str, input: &DeriveInput, fields: &[
     match key {
         "index" => format!(
             "`index` names `{name}`, which is not a field of `{}`; write field names separated \
-             by commas, from: {}",
+             by commas (`-name` for descending order), from: {}",
             input.ident,
             names.join(", ")
         ),

@@ -21,7 +21,12 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let model_doc = &model.doc;
     let table_name = quote!(#table).to_string().replace(' ', "");
     let pk_index = model.pk;
-    let sql_indexes = model.indexes.iter().map(|columns| quote!(&[#(#columns),*]));
+    let sql_indexes = model.indexes.iter().map(|columns| {
+        let columns = columns.iter().map(|(column, descending)| {
+            quote!(__p::IndexColumn { column: #column, descending: #descending })
+        });
+        quote!(&[#(#columns),*])
+    });
     let rules = if model.rules {
         quote! {
             fn validate(

@@ -7,11 +7,12 @@ pub use serde_json;
 
 pub use crate::convert::{from_json_required, to_json, write_json, FromJson, FromParam, JsonField};
 pub use crate::db::sqlite::plover_lower;
+pub use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
 pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::listing::{parse_list_query, FilterRules};
 pub use crate::meta::{LoadDisplay, LoadFields, ModelEntry, ModelOps};
-pub use crate::model::{FieldKind, FieldMeta, ModelMeta, RestModel, Rules};
+pub use crate::model::{FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::rest::{registrations, Registration};
 pub use crate::schema::SqlType;

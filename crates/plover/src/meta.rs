@@ -84,6 +84,15 @@ pub struct ModelOps {
     pub load_fields: LoadFields,
 }
 
+/// One column of a declared index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexColumn {
+    /// The column.
+    pub column: &'static str,
+    /// Whether the index keeps it in descending order (`-name` in `#[rest(index = "...")]`).
+    pub descending: bool,
+}
+
 /// Compile-time metadata of a model.
 #[derive(Debug)]
 pub struct ModelMeta {
@@ -96,8 +105,8 @@ pub struct ModelMeta {
     /// Index of the primary key in `fields`.
     pub pk: usize,
     /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
-    /// `#[rest(index = "a, b")]` on the struct); foreign keys get theirs without a declaration.
-    pub indexes: &'static [&'static [&'static str]],
+    /// `#[rest(index = "a, -b")]` on the struct); foreign keys get theirs without a declaration.
+    pub indexes: &'static [&'static [IndexColumn]],
     /// The struct's doc comment, the resource's description in the API reference.
     pub doc: &'static str,
     /// The Rust type, to check `include_resources` at set-up.

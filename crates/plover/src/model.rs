@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 pub use crate::kind::FieldKind;
-pub use crate::meta::{FieldMeta, ModelMeta};
+pub use crate::meta::{FieldMeta, IndexColumn, ModelMeta};
 
 use crate::db::Conn;
 use crate::error::Error;

@@ -3,7 +3,8 @@
 //! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key,
 //! `DEFAULT` for a `#[rest(default = ...)]` that is a plain literal,
 //! `UNIQUE` (`#[rest(unique)]`), `REFERENCES` plus an index for each foreign key (unless a
-//! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a field, `#[rest(index = "a, b")]` on the struct).
+//! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a
+//! field, `#[rest(index = "a, b")]` on the struct, `-b` for a column in descending order).
 //!
 //! With `#[rest(table)]` on the struct the derive declares the diesel `table!` as well, so
 //! that the struct is the only declaration of a table.
@@ -27,7 +28,7 @@
 //!
 //! #[derive(Debug, RestModel)]
 //! #[diesel(table_name = book)]
-//! #[rest(index = "year, author_id")]
+//! #[rest(index = "-year, author_id")]
 //! pub struct Book {
 //!     pub id: i32,
 //!     #[rest(fk = Author)]
@@ -51,7 +52,7 @@
 //!     "year" INTEGER
 //! );
 //! CREATE INDEX IF NOT EXISTS "book_author_id" ON "book" ("author_id");
-//! CREATE INDEX IF NOT EXISTS "book_year_author_id" ON "book" ("year", "author_id");
+//! CREATE INDEX IF NOT EXISTS "book_year_desc_author_id" ON "book" ("year" DESC, "author_id");
 //! "#);
 //!
 //! let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
@@ -62,7 +63,7 @@ pub use crate::kind::SqlType;
 
 use crate::db::{Conn, Engine};
 use crate::error::Error;
-use crate::model::{FieldMeta, ModelMeta};
+use crate::model::{FieldMeta, IndexColumn, ModelMeta};
 
 /// A quoted identifier. Identifiers come from the derive (Rust identifiers), never from input.
 fn ident(name: &str) -> String {
@@ -119,15 +120,37 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
     )];
     // A foreign key's index is left out where UNIQUE or a declared index that starts with
     // its column serves the same lookups.
-    let foreign_keys = model
+    let foreign_keys: Vec<[IndexColumn; 1]> = model
         .fields
         .iter()
         .filter(|f| f.fk.is_some() && !f.unique)
-        .filter(|f| !model.indexes.iter().any(|i| i.first() == Some(&f.column)))
-        .map(|f| std::slice::from_ref(&f.column));
-    for columns in foreign_keys.chain(model.indexes.iter().copied()) {
-        let name = format!("{}_{}", model.table, columns.join("_"));
-        let list: Vec<String> = columns.iter().map(|c| ident(c)).collect();
+        .filter(|f| {
+            !model
+                .indexes
+                .iter()
+                .any(|i| i.first().is_some_and(|c| c.column == f.column))
+        })
+        .map(|f| {
+            [IndexColumn {
+                column: f.column,
+                descending: false,
+            }]
+        })
+        .collect();
+    let declared = model.indexes.iter().copied();
+    for columns in foreign_keys.iter().map(|c| &c[..]).chain(declared) {
+        // `-year, id`: `book_year_desc_id` over `"year" DESC, "id"`.
+        let (mut name, mut list) = (model.table.to_owned(), Vec::new());
+        for c in columns {
+            name.push('_');
+            name.push_str(c.column);
+            if c.descending {
+                name.push_str("_desc");
+                list.push(format!("{} DESC", ident(c.column)));
+            } else {
+                list.push(ident(c.column));
+            }
+        }
         let statement = format!(
             "CREATE INDEX IF NOT EXISTS {} ON {} ({})",
             ident(&name),

@@ -136,11 +136,13 @@ pub struct Relationship {
     pub to_user_id: i32,
 }
 
-/// A posted message. The indexes serve a user's timeline and the public one, newest first.
+/// A posted message. The indexes serve a user's timeline and the public one, newest first:
+/// `ordering=-pub_date` sorts by `pub_date DESC, id` (the primary key breaks ties, ascending),
+/// which is the order of these indexes, so the database reads a page without sorting.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(display = "{content}")]
-#[rest(index = "user_id, pub_date", index = "pub_date, id")]
+#[rest(index = "user_id, -pub_date, id", index = "-pub_date, id")]
 pub struct Message {
     /// Primary key.
     pub id: i32,

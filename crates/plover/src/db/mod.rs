@@ -4,6 +4,7 @@
 mod config;
 mod extract;
 pub(crate) mod sqlite;
+pub(crate) mod sqlite_dates;
 
 use std::time::Duration;
 
