@@ -59,9 +59,10 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, load, load_ids, count, delete_ids, nullify, insert, update] = [
+    let [select, load, load_pk, load_ids, count, delete_ids, nullify, insert, update] = [
         "select",
         "load",
+        "load_pk",
         "load_ids",
         "count",
         "delete_ids",
@@ -143,6 +144,19 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .into_iter()
                 .map(|(#(#idents,)*)| #ident { #(#values,)* })
                 .collect())
+        }
+
+        fn #load_pk(
+            c: &mut #connection,
+            pk: #pk_ty,
+        ) -> ::core::result::Result<::core::option::Option<#ident>, __p::Error> {
+            use __p::diesel::prelude::*;
+            let row: ::core::option::Option<(#(#tys,)*)> = #table::table
+                .filter(#table::#pk_ident.eq(pk))
+                .select((#(#table::#idents,)*))
+                .first(c)
+                .optional()?;
+            ::core::result::Result::Ok(row.map(|(#(#idents,)*)| #ident { #(#values,)* }))
         }
 
         fn #load_ids(

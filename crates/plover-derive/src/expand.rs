@@ -118,8 +118,9 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
         quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
     };
-    let [load, load_ids, count, delete_ids, nullify, insert, update] = [
+    let [load, load_pk, load_ids, count, delete_ids, nullify, insert, update] = [
         dispatch("load", quote!(s)),
+        dispatch("load_pk", quote!(pk)),
         dispatch("load_ids", quote!(s)),
         dispatch("count", quote!(s)),
         dispatch("delete_ids", quote!(ids)),
@@ -265,6 +266,16 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     s: &__p::Select,
                 ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
                     #load
+                }
+
+                fn load_pk(
+                    conn: &mut __p::Conn<'_>,
+                    pk: i64,
+                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
+                    let ::core::result::Result::Ok(pk) = __p::pk::<#pk_ty>(pk) else {
+                        return ::core::result::Result::Ok(::core::option::Option::None);
+                    };
+                    #load_pk
                 }
 
                 fn insert(

@@ -258,6 +258,10 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// Loads the rows of a selection.
     fn load(conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Self>, Error>;
 
+    /// Loads the row with primary key `pk`, if there is one: a query of fixed shape, prepared
+    /// once per connection (a [`Select`] is turned into SQL text on every call).
+    fn load_pk(conn: &mut Conn<'_>, pk: i64) -> Result<Option<Self>, Error>;
+
     /// Inserts a row from complete changes; returns its primary key.
     fn insert(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<i64, Error>;
 

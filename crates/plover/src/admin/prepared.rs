@@ -259,12 +259,8 @@ impl<M: RestModel> PreparedAdmin<M> {
 
     /// The row with primary key `raw` (404 when absent or not a key).
     pub(crate) fn find(&self, conn: &mut Conn<'_>, raw: &str) -> Result<M, Error> {
-        let meta = M::meta();
         let pk = raw.parse::<i64>().map_err(|_| Error::NotFound)?;
-        M::load(conn, &crate::query::Select::ids_in(meta.pk, &[pk]))?
-            .into_iter()
-            .next()
-            .ok_or(Error::NotFound)
+        M::load_pk(conn, pk)?.ok_or(Error::NotFound)
     }
 
     /// `{prefix}/{name}/`.

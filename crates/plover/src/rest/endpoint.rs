@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::listing::{cursor, parse_list_query, CURSOR};
 use crate::model::{check_reference, save, RestModel};
 use crate::openapi::ResourceDoc;
-use crate::query::{Param, Select};
+use crate::query::Param;
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -311,10 +311,8 @@ impl<M: RestModel> Prepared<M> {
         let (pk, obj) = db.conn()?.transaction(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let pk = save::<M>(conn, changes, None)?;
-            let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
-                .into_iter()
-                .next();
-            let row = row.ok_or_else(|| Error::Internal("inserted row not found".into()))?;
+            let row = M::load_pk(conn, pk)?
+                .ok_or_else(|| Error::Internal("inserted row not found".into()))?;
             Ok((pk, self.one(cx, conn, row)?))
         })?;
         Ok(Reply {
@@ -343,10 +341,8 @@ impl<M: RestModel> Prepared<M> {
         let obj = db.conn()?.transaction(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let pk = save::<M>(conn, changes, Some(&obj))?;
-            let row = M::load(conn, &Select::ids_in(M::meta().pk, &[pk]))?
-                .into_iter()
-                .next();
-            self.one(cx, conn, row.ok_or(Error::NotFound)?)
+            let row = M::load_pk(conn, pk)?.ok_or(Error::NotFound)?;
+            self.one(cx, conn, row)
         })?;
         Ok(Reply::ok(obj))
     }

@@ -271,8 +271,12 @@ impl<M: RestModel> Prepared<M> {
         conn: &mut Conn<'_>,
         pk: i64,
     ) -> Result<Option<M>, Error> {
+        let scope = self.scope(cx)?;
+        if scope.is_empty() {
+            return M::load_pk(conn, pk);
+        }
         let mut select = Select::ids_in(M::meta().pk, &[pk]);
-        select.filters.extend(self.scope(cx)?);
+        select.filters.extend(scope);
         select.limit = Some(1);
         Ok(M::load(conn, &select)?.into_iter().next())
     }

@@ -37,19 +37,11 @@ pub use query::Query;
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{FieldKind, RestModel};
-use crate::query::Select;
+use crate::model::RestModel;
 
 /// The row of `M` with primary key `pk`, or [`Error::NotFound`] (a 404: a JSON body from a
 /// JSON view, a page from an HTML view through [`HtmlError`]). To load by a filter instead,
 /// use [`Query::get_or_404`].
 pub fn get_object_or_404<M: RestModel>(conn: &mut Conn<'_>, pk: i64) -> Result<M, Error> {
-    let meta = M::meta();
-    if meta.pk_field().kind == FieldKind::Int32 && i32::try_from(pk).is_err() {
-        return Err(Error::NotFound);
-    }
-    M::load(conn, &Select::ids_in(meta.pk, &[pk]))?
-        .into_iter()
-        .next()
-        .ok_or(Error::NotFound)
+    M::load_pk(conn, pk)?.ok_or(Error::NotFound)
 }
