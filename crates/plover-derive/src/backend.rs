@@ -59,18 +59,20 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, load, load_pk, load_ids, count, delete_ids, nullify, insert, update] = [
-        "select",
-        "load",
-        "load_pk",
-        "load_ids",
-        "count",
-        "delete_ids",
-        "nullify",
-        "insert",
-        "update",
-    ]
-    .map(|op| backend.func(op));
+    let [select, load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert, update] =
+        [
+            "select",
+            "load",
+            "load_pk",
+            "load_page",
+            "load_ids",
+            "count",
+            "delete_ids",
+            "nullify",
+            "insert",
+            "update",
+        ]
+        .map(|op| backend.func(op));
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
     let (tys, values): (Vec<_>, Vec<_>) = model.fields.iter().map(|f| loaded(f, backend)).unzip();
     let indexes: Vec<usize> = (0..model.fields.len()).collect();
@@ -157,6 +159,24 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .first(c)
                 .optional()?;
             ::core::result::Result::Ok(row.map(|(#(#idents,)*)| #ident { #(#values,)* }))
+        }
+
+        fn #load_page(
+            c: &mut #connection,
+            limit: i64,
+            offset: i64,
+        ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
+            use __p::diesel::prelude::*;
+            let rows: ::std::vec::Vec<(#(#tys,)*)> = #table::table
+                .select((#(#table::#idents,)*))
+                .order(#table::#pk_ident.asc())
+                .limit(limit)
+                .offset(offset)
+                .load(c)?;
+            ::core::result::Result::Ok(rows
+                .into_iter()
+                .map(|(#(#idents,)*)| #ident { #(#values,)* })
+                .collect())
         }
 
         fn #load_ids(

@@ -118,9 +118,10 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
         quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
     };
-    let [load, load_pk, load_ids, count, delete_ids, nullify, insert, update] = [
+    let [load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert, update] = [
         dispatch("load", quote!(s)),
         dispatch("load_pk", quote!(pk)),
+        dispatch("load_page", quote!(limit, offset)),
         dispatch("load_ids", quote!(s)),
         dispatch("count", quote!(s)),
         dispatch("delete_ids", quote!(ids)),
@@ -265,6 +266,10 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     conn: &mut __p::Conn<'_>,
                     s: &__p::Select,
                 ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
+                    // Every row in primary-key order, a window of them: a query of fixed shape.
+                    if let ::core::option::Option::Some((limit, offset)) = s.pk_window(#pk_index) {
+                        return #load_page;
+                    }
                     #load
                 }
 

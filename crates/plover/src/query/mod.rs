@@ -90,6 +90,17 @@ impl Select {
         }
     }
 
+    /// `(limit, offset)` when this selects every row in the order of the primary key (field
+    /// `pk`), a window of them: the shape that generated code serves with a query of fixed
+    /// shape, prepared once per connection.
+    pub fn pk_window(&self, pk: usize) -> Option<(i64, i64)> {
+        let all = self.filters.is_empty() && self.any_of.is_empty();
+        match (all, self.order.as_slice(), self.limit) {
+            (true, [(field, false)], Some(limit)) if *field == pk => Some((limit, self.offset)),
+            _ => None,
+        }
+    }
+
     /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).
     pub fn ids_in(field: usize, ids: &[i64]) -> Select {
         Select {
@@ -100,5 +111,47 @@ impl Select {
             }],
             ..Select::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_every_row_in_key_order_is_a_key_window() {
+        let page = Select {
+            order: vec![(0, false)],
+            limit: Some(21),
+            offset: 40,
+            ..Select::default()
+        };
+        assert_eq!(page.pk_window(0), Some((21, 40)));
+        assert_eq!(page.pk_window(1), None, "another field is the key");
+        let descending = Select {
+            order: vec![(0, true)],
+            ..page.clone()
+        };
+        assert_eq!(descending.pk_window(0), None);
+        let unbounded = Select {
+            limit: None,
+            ..page.clone()
+        };
+        assert_eq!(unbounded.pk_window(0), None);
+        let filtered = Select {
+            filters: Select::ids_in(0, &[1]).filters,
+            ..page.clone()
+        };
+        assert_eq!(filtered.pk_window(0), None);
+        let after_cursor = Select {
+            any_of: vec![Select::ids_in(0, &[1]).filters],
+            ..page.clone()
+        };
+        assert_eq!(after_cursor.pk_window(0), None);
+        let two_keys = Select {
+            order: vec![(0, false), (1, false)],
+            ..page
+        };
+        assert_eq!(two_keys.pk_window(0), None);
     }
 }
