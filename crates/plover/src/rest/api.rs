@@ -157,7 +157,7 @@ impl RestApi {
             .into_iter()
             .map(|endpoint| {
                 Arc::new(Route {
-                    list_path: format!("{}/{}/", self.prefix, endpoint.name()),
+                    list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
                     endpoint,
                     db: db.clone(),
                     default_auth: default_auth.clone(),
@@ -309,7 +309,7 @@ const PAGE_POLICY: &str =
 struct Route {
     endpoint: Arc<dyn Endpoint>,
     /// `{prefix}/{name}/`, the canonical list path.
-    list_path: String,
+    list_path: Arc<str>,
     db: Database,
     default_auth: Arc<dyn Authenticator>,
 }

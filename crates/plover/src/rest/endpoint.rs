@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use actix_web::http::{Method, StatusCode};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::delete::delete_rows;
 use super::hooks::Context;
@@ -132,6 +132,15 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 }
 
+/// The `meta` of a list page (SPEC.md section 3).
+#[derive(serde::Serialize)]
+struct PageMeta<'a> {
+    model: &'a str,
+    page: i64,
+    previous: &'a str,
+    next: &'a str,
+}
+
 /// A parsed body: the changes, and the key the client sent for each field given.
 struct Parsed<M: RestModel> {
     changes: M::Changes,
@@ -192,13 +201,14 @@ impl<M: RestModel> Prepared<M> {
             req.page_link(query.page - 1)
         };
         let objects = self.serialize(cx, conn, &rows)?;
-        let meta = json!({
-            "model": self.name,
-            "page": query.page,
-            "previous": previous,
-            "next": next,
-        });
-        let mut body = b"{\"meta\":".to_vec();
+        let meta = PageMeta {
+            model: &self.name,
+            page: query.page,
+            previous: &previous,
+            next: &next,
+        };
+        let mut body = Vec::with_capacity(objects.buf.len() + 256);
+        body.extend_from_slice(b"{\"meta\":");
         serde_json::to_writer(&mut body, &meta).map_err(|e| Error::Internal(e.to_string()))?;
         body.extend_from_slice(b",\"objects\":");
         objects.write_array(&mut body);

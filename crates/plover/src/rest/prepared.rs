@@ -182,7 +182,11 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         let nested_of = |idx: usize| nested.iter().find(|(i, _)| *i == idx).map(|(_, o)| o);
-        let mut out = Serialized::default();
+        // About a hundred bytes an object: room for most pages without growing.
+        let mut out = Serialized {
+            buf: Vec::with_capacity(rows.len() * 128),
+            spans: Vec::with_capacity(rows.len()),
+        };
         for row in rows {
             let build = || self.map_of(row, &nested_of);
             let mut data = Data::new(&build);

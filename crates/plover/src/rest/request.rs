@@ -1,6 +1,8 @@
 //! The parts of an HTTP request the REST handlers use, read before any database work: the body
 //! (JSON or a form field `data`), the query pairs, and the reply they build.
 
+use std::sync::Arc;
+
 use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
@@ -32,7 +34,7 @@ pub(crate) struct ApiRequest {
     pub(crate) headers: HeaderMap,
     pub(crate) body: Content,
     /// `{prefix}/{name}/`, the canonical list path.
-    pub(crate) list_path: String,
+    pub(crate) list_path: Arc<str>,
 }
 
 impl ApiRequest {
