@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: the flask-peewee peer, Plover's microblog example (on SQLite and on
-# PostgreSQL) and the hand-written actix-web + diesel ceiling (../shared/bench-limit), on one
-# data set, with ../shared/peer/bench.sh (wrk).
+# PostgreSQL) and the hand-written actix-web + diesel ceilings (../shared/bench-limit, the SQLite
+# read ceiling, and our own benches/ceiling for create_message and for PostgreSQL), on one data
+# set, with ../shared/peer/bench.sh (wrk).
 #
 # usage: scripts/bench.sh
 #        ROUNDS=1 DURATION=2 WARMUP=1 WORKLOADS="list_message detail_message" SERVERS="plover limit" \
@@ -15,8 +16,8 @@
 # round. The idle servers wait on their sockets meanwhile (no CPU to speak of).
 # Data: every server gets a fresh copy of the data set at the start of each round, and keeps
 # that copy for the whole round. One copy per server is needed because all servers are up at
-# once (the SQLite servers must not share a file: create_message writes, and the ceiling adds
-# its indexes and statistics to its file at start), and one copy per round because a copy
+# once (the SQLite servers must not share a file: create_message writes, and the ceilings add
+# their indexes and statistics to their file at start), and one copy per round because a copy
 # cannot be renewed under a running server. So within a round a server's later workloads see
 # the rows its own create_message added, as before: only list_user follows it in the default
 # order, and the other lists read the first pages by id.
@@ -27,54 +28,69 @@
 #                       minutes apart), with their range over the rounds when ROUNDS > 1
 #   SCALE=1             data-set scale for the peer's seed.py (1 = 1,000 users, 100,000 messages)
 #   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; `plain` too,
-#                       which only the ceiling serves)
-#   SERVERS="peer plover plover_pg limit"   which servers to run; plover = microblog on a
-#                       SQLite file, plover_pg = the same binary on PostgreSQL (scripts/pg.sh),
-#                       limit = the ceiling
+#                       which only the ceilings serve)
+#   SERVERS="peer plover plover_pg limit own own_pg"   which servers to run; plover =
+#                       microblog on a SQLite file, plover_pg = the same binary on PostgreSQL
+#                       (scripts/pg.sh), limit = ../shared/bench-limit (SQLite, reads only),
+#                       own = benches/ceiling (plover-ceiling) on a SQLite file, own_pg = the
+#                       same binary on PostgreSQL. The ceiling of a table row: limit for
+#                       Plover's SQLite reads, own for its SQLite create_message, own_pg for
+#                       every plover_pg row (scripts/bench_table.py)
 #   LIMIT_WORKLOADS="list_message list_message_page detail_message filter_join filter_ops
-#                   list_user plain"   the workloads the ceiling serves (its routes, see
-#                       ../shared/bench-limit/src/main.rs); it has no write route, so it does
-#                       not run create_message and that row has no ceiling ratios
+#                   list_user plain"   the workloads bench-limit serves (its routes, see
+#                       ../shared/bench-limit/src/main.rs); it has no write route
+#   OWN_WORKLOADS="create_message"   the workloads own runs: bench-limit is the SQLite read
+#                       ceiling, own is there for the write (it has the read routes too)
+#   OWN_PG_WORKLOADS="list_message list_message_page detail_message filter_join filter_ops
+#                   create_message list_user plain"   the workloads own_pg runs (all its routes)
 #   PEER_INDEXES=1      give the peer's copy the indexes Plover's example and the ceiling
 #                       create (user(username) unique, message(user_id, pub_date),
 #                       message(pub_date, id)); 0 = the peer's own schema (peewee's FK indexes)
 #   DURATION WARMUP THREADS CONNS TIMEOUT ...   passed through to bench.sh (wrk settings)
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
-#   CARGO_TARGET_DIR=./target     build dir; bench-limit builds in $CARGO_TARGET_DIR/bench-limit,
+#   CARGO_TARGET_DIR=./target     build dir (microblog and plover-ceiling, both of this
+#                                 workspace); bench-limit builds in $CARGO_TARGET_DIR/bench-limit,
 #                                 venvs live in $CARGO_TARGET_DIR/bench
 #   PEER_VENV=$CARGO_TARGET_DIR/bench/peer-venv   the peer's virtualenv (made if missing)
 #   PEER_WORKERS=2      gunicorn sync workers of the peer (its run.sh's WORKERS; the peer gets
 #                       THREADS=1 whatever THREADS, wrk's thread count, is set to)
 #   SKIP_BUILD=1        use the existing release binaries (builds run under nice -n 19)
-#   PORT_BASE=18100     peer on PORT_BASE, plover on +1, limit on +2, plover_pg on +3 (127.0.0.1)
-#   PG_PORT=PORT_BASE+4 the throw-away PostgreSQL server (plover_pg only)
+#   PORT_BASE=18100     peer on PORT_BASE, plover on +1, limit on +2, plover_pg on +3, own on
+#                       +5, own_pg on +6 (127.0.0.1)
+#   PG_PORT=PORT_BASE+4 the throw-away PostgreSQL server (plover_pg and own_pg only)
 #   KEEP_TMP=1          keep the temp dir (databases, logs, raw bench.sh output)
 #
 # Output: a Markdown table on stdout (also $CARGO_TARGET_DIR/bench/last-report.md), per workload:
 # req/s and p99 of each server (medians over rounds), Plover / ceiling req/s, Plover p99 /
-# ceiling p99, Plover / peer req/s, the same three for plover_pg, and which targets of the
-# performance issue Plover misses; then errors, peak RSS/PSS and CPU per server and the load
-# average before each workload. The raw figures are kept in $CARGO_TARGET_DIR/bench/last-results.txt;
+# ceiling p99, Plover / peer req/s, the same three for plover_pg (against own_pg), and which
+# targets of the performance issue Plover and Plover on PostgreSQL miss; then errors, peak
+# RSS/PSS and CPU per server and the load average before each workload. The raw figures are
+# kept in $CARGO_TARGET_DIR/bench/last-results.txt;
 # `python3 scripts/bench_table.py target/bench/last-results.txt` prints the table again.
 # RSS is sampled by bench.sh during each measured run (not the warm-ups); the peak is the max
 # over all workloads and rounds, with the server up for the whole round.
-# plover_pg against the ceiling: n/a. bench-limit is SQLite only (diesel "sqlite" feature, a
-# SqliteConnection pool, no other backend in its source), so there is no PostgreSQL ceiling.
+# bench-limit is SQLite only and has no write route; benches/ceiling is our own ceiling, written
+# the same way, for what it lacks: PostgreSQL and create_message (see its src/main.rs).
 #
 # Requires wrk (Debian package `wrk`; installed with apt-get when the script runs as root or
-# with password-less sudo, otherwise it stops and says so), curl, python3, psql for plover_pg.
+# with password-less sudo, otherwise it stops and says so), curl, python3, psql for plover_pg and own_pg.
 #
 # Plover's copy of the database gets a bcrypt hash (cost 12) of $AUTH_PASS (default `password`)
 # for $AUTH_USER (default user0, the user bench.sh's create_message authenticates as); the
-# peer's seed writes werkzeug scrypt hashes, which Plover does not read.
-# The ceiling also runs ANALYZE on its copy at start (sqlite_stat1); Plover and the peer do not.
+# peer's seed writes werkzeug scrypt hashes, which Plover does not read. own serves a copy of
+# Plover's copy (plover-base.db, for that hash); limit serves a copy of the seed.
+# The ceilings create their indexes (IF NOT EXISTS) and run ANALYZE on their copy at start
+# (sqlite_stat1); Plover and the peer do not. On PostgreSQL plover_base is analyzed when it is
+# loaded, so every copy of it starts with statistics.
 #
-# plover_pg: a PostgreSQL 15 started with scripts/pg.sh (stopped on exit) gets the database
-# plover_base: tables made by the microblog binary itself (Plover's DDL), then emptied and loaded
-# with the rows of Plover's SQLite copy (same ids, same bcrypt hash; booleans 0/1 -> f/t), SERIAL
-# sequences set past the max ids, ANALYZE. Each round serves a fresh CREATE DATABASE ... TEMPLATE
-# plover_base. The PostgreSQL processes are not in plover_pg's RSS/CPU columns (only the microblog
-# process tree is); their CPU (during plover_pg's measured runs) and memory are on a note line.
+# plover_pg and own_pg: a PostgreSQL 15 started with scripts/pg.sh (stopped on exit) gets the
+# database plover_base: tables made by the microblog binary itself (Plover's DDL), then emptied
+# and loaded with the rows of Plover's SQLite copy (same ids, same bcrypt hash; booleans 0/1 ->
+# f/t), SERIAL sequences set past the max ids, ANALYZE. Each round, each of the two serves its own
+# fresh CREATE DATABASE ... TEMPLATE plover_base (plover_ROUND, own_pg_ROUND), on the same
+# PostgreSQL server. The PostgreSQL processes are not in their RSS/CPU columns (only the
+# microblog or plover-ceiling process tree is); their CPU (during that server's measured runs)
+# and memory are on a note line per server.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -93,7 +109,7 @@ mkdir -p "$BENCH_STATE"
 
 ROUNDS="${ROUNDS:-1}"
 SCALE="${SCALE:-1}"
-SERVERS="${SERVERS:-peer plover plover_pg limit}"
+SERVERS="${SERVERS:-peer plover plover_pg limit own own_pg}"
 PORT_BASE="${PORT_BASE:-18100}"
 PG_PORT="${PG_PORT:-$((PORT_BASE + 4))}"
 PY="${PYTHON:-python3}"
@@ -104,12 +120,14 @@ TOOLS_VENV="$BENCH_STATE/tools-venv"
 PEER_WORKERS="${PEER_WORKERS:-2}"
 PEER_INDEXES="${PEER_INDEXES:-1}"
 read -r -a LIMIT_WLS <<<"${LIMIT_WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops list_user plain}"
+read -r -a OWN_WLS <<<"${OWN_WORKLOADS:-create_message}"
+read -r -a OWN_PG_WLS <<<"${OWN_PG_WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops create_message list_user plain}"
 read -r -a ALL_WLS <<<"${WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops create_message list_user}"
 
 log() { echo "[bench] $*" >&2; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-for w in "${ALL_WLS[@]}" "${LIMIT_WLS[@]}"; do
+for w in "${ALL_WLS[@]}" "${LIMIT_WLS[@]}" "${OWN_WLS[@]}" "${OWN_PG_WLS[@]}"; do
   case "$w" in list_message|list_message_page|detail_message|filter_join|filter_ops|create_message|list_user|plain) ;;
     *) die "unknown workload $w (see ../shared/peer/bench.sh)" ;; esac
 done
@@ -118,7 +136,7 @@ read -r -a SRV_LIST <<<"$SERVERS"
 NSRV=${#SRV_LIST[@]}
 [ "$NSRV" -gt 0 ] || die "SERVERS is empty"
 for s in "${SRV_LIST[@]}"; do
-  case "$s" in peer|plover|plover_pg|limit) ;; *) die "unknown server $s (peer plover plover_pg limit)" ;; esac
+  case "$s" in peer|plover|plover_pg|limit|own|own_pg) ;; *) die "unknown server $s (peer plover plover_pg limit own own_pg)" ;; esac
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 
@@ -141,13 +159,14 @@ command -v "$PY" >/dev/null || die "$PY is required"
 
 PLOVER_BIN="$CARGO_TARGET_DIR/release/microblog"
 LIMIT_BIN="$LIMIT_TARGET/release/bench-limit"
+CEILING_BIN="$CARGO_TARGET_DIR/release/plover-ceiling"
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
-  log "building Plover's microblog example (release, $CARGO_TARGET_DIR)"
-  (cd "$ROOT" && nice -n 19 cargo build --release -q -p microblog)
+  log "building Plover's microblog example and our ceiling, plover-ceiling (release, $CARGO_TARGET_DIR)"
+  (cd "$ROOT" && nice -n 19 cargo build --release -q -p microblog -p plover-ceiling)
   log "building bench-limit (release, $LIMIT_TARGET)"
   (cd "$LIMIT_DIR" && CARGO_TARGET_DIR="$LIMIT_TARGET" nice -n 19 cargo build --release -q --locked)
 fi
-for b in "$PLOVER_BIN" "$LIMIT_BIN"; do
+for b in "$PLOVER_BIN" "$LIMIT_BIN" "$CEILING_BIN"; do
   [ -x "$b" ] || die "missing binary $b"
 done
 
@@ -171,7 +190,7 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/plover-bench.XXXXXX")"
 declare -A SRV_PID=()   # server name -> pid of the running server
 PG_DIR=""       # the PostgreSQL server's directory, once started
-PG_SAMPLER=""   # pid of the PostgreSQL memory sampler while plover_pg runs
+PG_SAMPLER=""   # pid of the PostgreSQL memory sampler while plover_pg or own_pg runs
 cleanup() {
   local n
   [ -n "$PG_SAMPLER" ] && { kill "$PG_SAMPLER" 2>/dev/null || true; }
@@ -212,7 +231,7 @@ con.execute('PRAGMA wal_checkpoint(TRUNCATE)')
 con.close()
 EOF
 
-# --- PostgreSQL (plover_pg only) ----------------------------------------------------------
+# --- PostgreSQL (plover_pg and own_pg only) ----------------------------------------------
 PG_URL="postgres://postgres@127.0.0.1:$PG_PORT"   # + /DBNAME
 pg_sql() {  # dbname [psql args...]: psql, stopping at the first error
   local db="$1"; shift
@@ -227,7 +246,7 @@ setup_pg() {
   PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/plover-bench-pg.XXXXXX")"
   log "starting PostgreSQL on 127.0.0.1:$PG_PORT ($PG_DIR)"
   "$HERE/pg.sh" start "$PG_DIR" "$PG_PORT" >/dev/null
-  command -v psql >/dev/null || { echo "bench.sh: psql is required for plover_pg" >&2; exit 2; }
+  command -v psql >/dev/null || { echo "bench.sh: psql is required for plover_pg and own_pg" >&2; exit 2; }
   pg_sql postgres -c "CREATE DATABASE plover_base"
 
   log "creating Plover's tables in plover_base (microblog binary)"
@@ -331,7 +350,8 @@ pg_sampler() {  # keeps "peak_rss_kib peak_pss_kib" in $1 (from its former peaks
 # --- servers ------------------------------------------------------------------------------
 port_of() {
   case "$1" in peer) echo "$PORT_BASE";; plover) echo $((PORT_BASE + 1));;
-    limit) echo $((PORT_BASE + 2));; plover_pg) echo $((PORT_BASE + 3));; esac
+    limit) echo $((PORT_BASE + 2));; plover_pg) echo $((PORT_BASE + 3));;
+    own) echo $((PORT_BASE + 5));; own_pg) echo $((PORT_BASE + 6));; esac   # PG_PORT: +4
 }
 
 # One function per server: serve_NAME ROUND PORT makes that round's fresh copy of the data set
@@ -354,15 +374,27 @@ serve_limit() {
   local db="$WORK/limit-$1.db"; cp "$WORK/seed.db" "$db"
   "$LIMIT_BIN" "$db" "127.0.0.1:$2" >"$WORK/limit-$1.log" 2>&1 &
 }
+serve_own() {  # Plover's copy: the bcrypt hash create_message needs
+  local db="$WORK/own-$1.db"; cp "$WORK/plover-base.db" "$db"
+  "$CEILING_BIN" "sqlite://$db" "127.0.0.1:$2" >"$WORK/own-$1.log" 2>&1 &
+}
+serve_own_pg() {
+  pg_sql postgres -c "CREATE DATABASE own_pg_$1 TEMPLATE plover_base"
+  "$CEILING_BIN" "$PG_URL/own_pg_$1" "127.0.0.1:$2" >"$WORK/own_pg-$1.log" 2>&1 &
+}
 
 serves() {  # server workload: whether that server runs that workload
-  local w
-  if [ "$1" = limit ]; then
-    for w in "${LIMIT_WLS[@]}"; do [ "$w" = "$2" ] && return 0; done
-    return 1
-  fi
-  [ "$2" != plain ]   # /plain is a route of the ceiling only
+  local w list
+  case "$1" in
+    limit) list=("${LIMIT_WLS[@]}") ;;
+    own) list=("${OWN_WLS[@]}") ;;
+    own_pg) list=("${OWN_PG_WLS[@]}") ;;
+    *) [ "$2" != plain ]; return ;;   # /plain is a route of the ceilings only
+  esac
+  for w in "${list[@]}"; do [ "$w" = "$2" ] && return 0; done
+  return 1
 }
+uses_pg() { [ "$1" = plover_pg ] || [ "$1" = own_pg ]; }   # server: whether it serves from PostgreSQL
 
 wait_ready() {  # name port [log]: wait until ${SRV_PID[name]} answers HTTP on port
   local name="$1" port="$2" logf="${3:-$WORK/$1.log}" pid="${SRV_PID[$1]}" code
@@ -402,10 +434,10 @@ RESULTS="$WORK/results.txt"   # round server workload rps p50 p99 non2xx sockerr
 : > "$RESULTS"
 LOADS="$WORK/loads.txt"
 : > "$LOADS"
-PG_USAGE="$WORK/pg-usage.txt"   # round cpu% peak_rss_MiB peak_pss_MiB of PostgreSQL itself
+PG_USAGE="$WORK/pg-usage.txt"   # round server cpu% peak_rss_MiB peak_pss_MiB of PostgreSQL itself
 : > "$PG_USAGE"
 : > "$WORK/warnings.txt"
-case " $SERVERS " in *" plover_pg "*) setup_pg "$WORK/plover-base.db" ;; esac
+case " $SERVERS " in *" plover_pg "*|*" own_pg "*) setup_pg "$WORK/plover-base.db" ;; esac
 T_START="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 for round in $(seq 1 "$ROUNDS"); do
@@ -414,7 +446,8 @@ for round in $(seq 1 "$ROUNDS"); do
   for k in $(seq 0 $((NSRV - 1))); do order+=("${SRV_LIST[$(( (k + round - 1) % NSRV ))]}"); done
   log "round $round/$ROUNDS: starting ${order[*]} (fresh copies of the data)"
   for name in "${order[@]}"; do start_server "$name" "$round"; done
-  pg_cpu=0; pg_wall=0; rm -f "$WORK/pg-peak"
+  declare -A pg_cpu=() pg_wall=()   # server -> PostgreSQL's CPU ticks and wall seconds during its runs
+  rm -f "$WORK"/pg-peak-*
   for w in "${ALL_WLS[@]}"; do
     load="$(uptime | sed 's/.*load average: //')"
     # shellcheck disable=SC2009  # (pgrep warns on stderr for this pattern when nothing matches)
@@ -423,18 +456,18 @@ for round in $(seq 1 "$ROUNDS"); do
     for name in "${order[@]}"; do
       serves "$name" "$w" || continue
       log "round $round/$ROUNDS: $w on $name (load average $load)"
-      if [ "$name" = plover_pg ]; then
-        pg_sampler "$WORK/pg-peak" & PG_SAMPLER=$!
+      if uses_pg "$name"; then
+        pg_sampler "$WORK/pg-peak-$name" & PG_SAMPLER=$!
         pg_t0="$(pg_ticks)"; pg_w0="$(date +%s.%N)"
       fi
       out="$WORK/out-$round-$w-$name.txt"
       SERVER_PID="${SRV_PID[$name]}" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
         "$PEER_DIR/bench.sh" "http://127.0.0.1:$(port_of "$name")" "$w" | tee "$out" >&2
-      if [ "$name" = plover_pg ]; then
+      if uses_pg "$name"; then
         pg_t1="$(pg_ticks)"; pg_w1="$(date +%s.%N)"
         kill "$PG_SAMPLER" 2>/dev/null || true; wait "$PG_SAMPLER" 2>/dev/null || true; PG_SAMPLER=""
-        pg_cpu=$((pg_cpu + pg_t1 - pg_t0))
-        pg_wall="$(awk -v a="$pg_wall" -v w0="$pg_w0" -v w1="$pg_w1" 'BEGIN { printf "%.3f", a + w1 - w0 }')"
+        pg_cpu[$name]=$(( ${pg_cpu[$name]:-0} + pg_t1 - pg_t0 ))
+        pg_wall[$name]="$(awk -v a="${pg_wall[$name]:-0}" -v w0="$pg_w0" -v w1="$pg_w1" 'BEGIN { printf "%.3f", a + w1 - w0 }')"
       fi
       kill -0 "${SRV_PID[$name]}" 2>/dev/null \
         || { echo "bench.sh: $name exited during $w:" >&2; tail -20 "$WORK/$name-$round.log" >&2; exit 1; }
@@ -445,20 +478,23 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
   echo "round $round end: load average $(uptime | sed 's/.*load average: //')" >> "$LOADS"
-  if [ -s "$WORK/pg-peak" ]; then
-    read -r pr ps_ < "$WORK/pg-peak" || { pr=0; ps_=0; }
-    awk -v r="$round" -v t="$pg_cpu" -v hz="$(getconf CLK_TCK)" -v w="$pg_wall" -v m="$pr" -v p="$ps_" \
-      'BEGIN { printf "%s %.0f %.1f %.1f\n", r, (w > 0 ? t / hz / w * 100 : 0), m / 1024, p / 1024 }' >> "$PG_USAGE"
-  fi
+  for name in plover_pg own_pg; do
+    [ -s "$WORK/pg-peak-$name" ] || continue
+    read -r pr ps_ < "$WORK/pg-peak-$name" || { pr=0; ps_=0; }
+    awk -v r="$round" -v s="$name" -v t="${pg_cpu[$name]:-0}" -v hz="$(getconf CLK_TCK)" -v w="${pg_wall[$name]:-0}" \
+      -v m="$pr" -v p="$ps_" \
+      'BEGIN { printf "%s %s %.0f %.1f %.1f\n", r, s, (w > 0 ? t / hz / w * 100 : 0), m / 1024, p / 1024 }' >> "$PG_USAGE"
+  done
   for name in "${order[@]}"; do stop_server "$name"; done
   case " $SERVERS " in *" plover_pg "*) pg_sql postgres -c "DROP DATABASE IF EXISTS plover_$round" ;; esac
+  case " $SERVERS " in *" own_pg "*) pg_sql postgres -c "DROP DATABASE IF EXISTS own_pg_$round" ;; esac
 done
 T_END="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 # --- table --------------------------------------------------------------------------------
 cp "$RESULTS" "$BENCH_STATE/last-results.txt"
 {
-  echo "## Plover vs the ceiling and the flask-peewee peer, $T_START to $T_END"
+  echo "## Plover vs the ceilings and the flask-peewee peer, $T_START to $T_END"
   echo
   echo "rounds=$ROUNDS (servers interleaved per workload, first server rotated per round), scale=$SCALE," \
     "wrk ${THREADS:-2} threads x ${CONNS:-32} connections, duration=${DURATION:-10s}, warmup=${WARMUP:-2s}," \
@@ -467,8 +503,8 @@ cp "$RESULTS" "$BENCH_STATE/last-results.txt"
   "$PY" "$HERE/bench_table.py" "$RESULTS" --servers "$SERVERS" --workloads "${ALL_WLS[*]}"
   if [ -s "$PG_USAGE" ]; then
     echo
-    echo "PostgreSQL server itself (not in plover_pg's figures; CPU and peak memory over plover_pg's runs, warm-ups included):"
-    awk '{ printf "- round %s: CPU %s%%, peak RSS %s MiB / PSS %s MiB\n", $1, $2, $3, $4 }' "$PG_USAGE"
+    echo "PostgreSQL server itself (not in plover_pg's and own_pg's figures; CPU and peak memory over that server's runs, warm-ups included):"
+    awk '{ printf "- round %s, %s: CPU %s%%, peak RSS %s MiB / PSS %s MiB\n", $1, $2, $3, $4, $5 }' "$PG_USAGE"
   fi
   echo
   echo "Load average before each workload (1, 5, 15 min):"
