@@ -43,8 +43,8 @@
 #                       ceiling, own is there for the write (it has the read routes too)
 #   OWN_PG_WORKLOADS="list_message list_message_page detail_message filter_join filter_ops
 #                   create_message list_user plain"   the workloads own_pg runs (all its routes)
-#   PEER_INDEXES=1      give the peer's copy the indexes Plover's example and the ceiling
-#                       create (user(username) unique, message(user_id, pub_date),
+#   PEER_INDEXES=1      give the peer's copy the indexes bench-limit creates for its queries
+#                       (user(username) unique, message(user_id, pub_date),
 #                       message(pub_date, id)); 0 = the peer's own schema (peewee's FK indexes)
 #   DURATION WARMUP THREADS CONNS TIMEOUT ...   passed through to bench.sh (wrk settings)
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
@@ -77,7 +77,8 @@
 #
 # Plover's copy of the database gets a bcrypt hash (cost 12) of $AUTH_PASS (default `password`)
 # for $AUTH_USER (default user0, the user bench.sh's create_message authenticates as); the
-# peer's seed writes werkzeug scrypt hashes, which Plover does not read. own serves a copy of
+# peer's seed writes werkzeug scrypt hashes, which Plover does not read. It also gets the unique
+# index on user(username) that Plover's own DDL makes (the seed's table has none). own serves a copy of
 # Plover's copy (plover-base.db, for that hash); limit serves a copy of the seed.
 # The ceilings create their indexes (IF NOT EXISTS) and run ANALYZE on their copy at start
 # (sqlite_stat1); Plover and the peer do not. On PostgreSQL plover_base is analyzed when it is
@@ -205,7 +206,7 @@ log "seeding scale $SCALE into $WORK/seed.db"
 cp "$WORK/seed.db" "$WORK/plover-base.db"
 cp "$WORK/seed.db" "$WORK/peer-base.db"
 if [ "$PEER_INDEXES" = "1" ]; then
-  log "giving the peer's copy the indexes of Plover's example and of the ceiling"
+  log "giving the peer's copy the indexes of bench-limit"
   "$PY" - "$WORK/peer-base.db" <<'EOF'
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -225,6 +226,10 @@ h = bcrypt.hashpw(raw.encode(), bcrypt.gensalt(12)).decode()
 con = sqlite3.connect(db)
 with con:
     n = con.execute('UPDATE user SET password = ? WHERE username = ?', (h, user)).rowcount
+    # Plover's own DDL declares username UNIQUE (#[rest(unique)]), which indexes it; the peer's
+    # table, copied here, lacks that index, and CREATE TABLE IF NOT EXISTS cannot add it.
+    # Plover's other indexes are created by the example at start.
+    con.execute('CREATE UNIQUE INDEX IF NOT EXISTS user_username ON "user"(username)')
 if n != 1:
     raise SystemExit('no user %r in %s' % (user, db))
 con.execute('PRAGMA wal_checkpoint(TRUNCATE)')
