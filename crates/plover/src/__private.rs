@@ -67,6 +67,12 @@ macro_rules! __fallback_model {
                 ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
                     ::core::unreachable!()
                 }
+                fn load_pk(
+                    _: &mut __p::Conn<'_>,
+                    _: i64,
+                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
+                    ::core::unreachable!()
+                }
                 fn insert(
                     _: &mut __p::Conn<'_>,
                     _: $changes,
