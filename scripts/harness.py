@@ -5,6 +5,7 @@ Python standard library only (psql for PostgreSQL)."""
 import os
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 import uuid
@@ -20,10 +21,21 @@ def check(ok, message):
     return ok
 
 
+_GIVEN_PORTS = set()
+_PORTS_LOCK = threading.Lock()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, never the same one twice in this process (apps
+    started from two threads at once must not be handed one port)."""
+    with _PORTS_LOCK:
+        while True:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _GIVEN_PORTS:
+                _GIVEN_PORTS.add(port)
+                return port
 
 
 def psql(url, sql):
@@ -67,29 +79,49 @@ def with_options(url, **options):
 
 class App:
     """The conformance app (or any binary taking --bind and --database) on a free loopback
-    port, answering TCP connections; its stdout and stderr go to `log_path`."""
+    port, answering TCP connections; its stdout and stderr go to `log_path`. A port that another
+    process takes between `free_port()` and the app's bind is retried on a new port; any other
+    start failure raises SystemExit with the end of the log."""
 
     def __init__(self, binary, db_url, log_path, *extra):
-        self.port = free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
         self.log_path = log_path
         self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(
-            [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url] + list(extra),
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-        deadline = time.monotonic() + 60
+        for attempt in range(3):
+            self.port = free_port()
+            self.base = "http://127.0.0.1:%d" % self.port
+            self.proc = subprocess.Popen(
+                [binary, "--bind", "127.0.0.1:%d" % self.port, "--database", db_url]
+                + list(extra),
+                stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self.pid = self.proc.pid
+            if self._answers(deadline=time.monotonic() + 60):
+                return
+            if self.proc.poll() is None:
+                self.kill()
+                raise SystemExit("the app did not answer within 60 s; log %s:\n%s"
+                                 % (log_path, self.log_tail()))
+            if attempt < 2 and self.log_lines("Address already in use"):
+                continue
+            self.log.close()
+            raise SystemExit("the app exited with %s; log %s:\n%s"
+                             % (self.proc.returncode, log_path, self.log_tail()))
+
+    def _answers(self, deadline):
+        """Whether the app accepts a TCP connection before `deadline` (False once it exits)."""
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise SystemExit("the app exited with %s; log: %s"
-                                 % (self.proc.returncode, log_path))
+                return False
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
+                    return True
             except OSError:
                 time.sleep(0.05)
-        self.kill()
-        raise SystemExit("the app did not answer; log: %s" % log_path)
+        return False
+
+    def log_tail(self, lines=20):
+        """The last `lines` lines of the log, for failure messages (CI keeps no temp files)."""
+        with open(self.log_path, "rb") as f:
+            return b"".join(f.readlines()[-lines:]).decode("utf-8", "replace")
 
     def alive(self):
         return self.proc.poll() is None

@@ -115,10 +115,15 @@ def main():
         # Both processes start together: schema creation must not race.
         starters = []
         bases = [None, None]
+        start_errors = []
 
         def start(k):
-            started = App(app, db_url, os.path.join(logdir, "app%d.log" % k),
-                          "--admin", "root:scale-out-pw")
+            try:
+                started = App(app, db_url, os.path.join(logdir, "app%d.log" % k),
+                              "--admin", "root:scale-out-pw")
+            except SystemExit as e:
+                start_errors.append("app %d: %s" % (k, e))
+                return
             apps.append(started)
             bases[k] = started.base
 
@@ -128,7 +133,7 @@ def main():
         for t in starters:
             t.join()
         if None in bases:
-            raise SystemExit("an app did not start; logs in %s" % logdir)
+            raise SystemExit("an app did not start:\n" + "\n".join(start_errors))
 
         label = "so" + uuid.uuid4().hex[:8]
         tally, acked, failures, outcomes = Tally(), {}, [], []

@@ -99,7 +99,6 @@ async fn main() -> std::io::Result<()> {
     let v2 = v2(db, &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
     let admin = plover_conformance_app::admin(&auth).setup();
-    eprintln!("plover-conformance-app listening on {}", args.bind);
     let mut limits = plover::server::Limits::default();
     limits.max_body_bytes = args.max_body_bytes;
     if let Some(s) = args.send_timeout {
@@ -112,7 +111,7 @@ async fn main() -> std::io::Result<()> {
     if let Some(bytes) = args.response_memory {
         guard = guard.response_memory(plover::server::ResponseMemory::new(bytes));
     }
-    plover::server::Server::new(move || {
+    let server = plover::server::Server::new(move || {
         App::new()
             .wrap(auth.session_middleware())
             .wrap(guard.clone())
@@ -123,7 +122,7 @@ async fn main() -> std::io::Result<()> {
             .configure(plover_conformance_app::pages)
     })
     .limits(limits)
-    .bind(&args.bind)?
-    .run()
-    .await
+    .bind(&args.bind)?;
+    eprintln!("plover-conformance-app listening on {}", args.bind);
+    server.run().await
 }
