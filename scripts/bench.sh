@@ -55,6 +55,8 @@
 #   PEER_WORKERS=2      gunicorn sync workers of the peer (its run.sh's WORKERS; the peer gets
 #                       THREADS=1 whatever THREADS, wrk's thread count, is set to)
 #   SKIP_BUILD=1        use the existing release binaries (builds run under nice -n 19)
+#   PLOVER_BIN=path     the microblog binary to measure (default: this workspace's release
+#                       build), e.g. a branch's build copied aside, for a before/after
 #   PORT_BASE=18100     peer on PORT_BASE, plover on +1, limit on +2, plover_pg on +3, own on
 #                       +5, own_pg on +6 (127.0.0.1)
 #   PG_PORT=PORT_BASE+4 the throw-away PostgreSQL server (plover_pg and own_pg only)
@@ -158,7 +160,7 @@ fi
 command -v curl >/dev/null || die "curl is required"
 command -v "$PY" >/dev/null || die "$PY is required"
 
-PLOVER_BIN="$CARGO_TARGET_DIR/release/microblog"
+PLOVER_BIN="${PLOVER_BIN:-$CARGO_TARGET_DIR/release/microblog}"
 LIMIT_BIN="$LIMIT_TARGET/release/bench-limit"
 CEILING_BIN="$CARGO_TARGET_DIR/release/plover-ceiling"
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
