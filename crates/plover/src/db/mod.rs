@@ -6,7 +6,10 @@ mod extract;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
 use diesel::SqliteConnection;
@@ -89,6 +92,19 @@ enum Pools {
 #[derive(Clone)]
 pub struct Database {
     pool: Pools,
+    /// SQLite only: the turn of this process's write transactions ([`LazyConn::write`]).
+    writers: Option<Arc<Writers>>,
+}
+
+/// The queue of one SQLite database's writers in this process. SQLite lets one write
+/// transaction run at a time; the others wait in its busy handler, which sleeps 1, 2, 5, 10 ms
+/// and more between tries, so a burst of writes spends most of its time asleep. Writers that
+/// take their turn here first are woken as soon as the one before them commits. Waiting is
+/// bounded by the database's `busy_timeout`, as SQLite's own wait is; SQLite's locking still
+/// guards the file against other processes and other writers.
+struct Writers {
+    turn: Mutex<()>,
+    wait: Duration,
 }
 
 impl std::fmt::Debug for Database {
@@ -151,6 +167,27 @@ impl<'a> LazyConn<'a> {
     pub fn release(&mut self) {
         self.pooled = None;
     }
+
+    /// Runs `f` in one write transaction ([`Conn::transaction`]) on this unit's connection.
+    /// On SQLite the transaction first waits for its turn among this process's writers to the
+    /// same database (503 when it does not come within `busy_timeout`): they follow each other
+    /// without the sleeps of SQLite's busy handler. The connection is checked out before the
+    /// turn is taken, so a writer never waits for a connection while others wait for it.
+    pub fn write<R>(
+        &mut self,
+        f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let db: &Database = self.db;
+        let mut conn = self.conn()?;
+        let _turn = match db.writers.as_deref() {
+            Some(w) => Some(w.turn.try_lock_for(w.wait).ok_or_else(|| {
+                log::warn!("no turn to write to the SQLite database within its busy_timeout");
+                Error::Unavailable
+            })?),
+            None => None,
+        };
+        conn.transaction(f)
+    }
 }
 
 /// Settings of every new PostgreSQL connection.
@@ -201,8 +238,13 @@ impl Database {
                     .test_on_check_out(false)
                     .connection_customizer(Box::new(sqlite::Customizer::from_config(config)?))
                     .build_unchecked(manager);
+                let wait = config.number("busy_timeout", sqlite::DEFAULT_BUSY_MS)?;
                 Ok(Database {
                     pool: Pools::Sqlite(pool),
+                    writers: Some(Arc::new(Writers {
+                        turn: Mutex::new(()),
+                        wait: Duration::from_millis(wait as u64),
+                    })),
                 })
             }
             #[cfg(feature = "postgres")]
@@ -225,6 +267,7 @@ impl Database {
                     .build_unchecked(manager);
                 Ok(Database {
                     pool: Pools::Pg(pool),
+                    writers: None,
                 })
             }
             #[cfg(not(feature = "postgres"))]
@@ -278,5 +321,102 @@ impl Database {
         R: Send + 'static,
     {
         self.run_lazy(move |db| f(&mut db.conn()?)).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::mpsc;
+    use std::thread;
+
+    use super::*;
+
+    /// A SQLite database in a new file, with a table `t (n)`.
+    fn database(name: &str, busy_timeout_ms: u32) -> Database {
+        let dir = std::env::temp_dir().join(format!("plover-db-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("writers.db");
+        let _ = std::fs::remove_file(&path);
+        let url = format!("sqlite://{}?busy_timeout={busy_timeout_ms}", path.display());
+        let db = Database::from_url(&url).unwrap();
+        db.run_blocking(|c| c.batch_execute("CREATE TABLE t (n INTEGER)"))
+            .unwrap();
+        db
+    }
+
+    /// Starts a writer that inserts `n` and holds its transaction open until told to commit.
+    fn holding_writer(
+        db: &Database,
+        n: i64,
+    ) -> (
+        mpsc::Receiver<()>,
+        mpsc::Sender<()>,
+        thread::JoinHandle<Result<(), Error>>,
+    ) {
+        let (started_tx, started) = mpsc::channel();
+        let (commit, commit_rx) = mpsc::channel::<()>();
+        let db = db.clone();
+        let handle = thread::spawn(move || {
+            LazyConn::new(&db).write(|c| {
+                c.batch_execute(&format!("INSERT INTO t VALUES ({n})"))?;
+                started_tx.send(()).unwrap();
+                commit_rx.recv().unwrap();
+                Ok(())
+            })
+        });
+        (started, commit, handle)
+    }
+
+    fn rows(db: &Database) -> Vec<i64> {
+        use diesel::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        db.run_blocking(|c| match c {
+            Conn::Sqlite(c) => Ok(diesel::sql_query("SELECT n FROM t ORDER BY rowid")
+                .load::<Row>(*c)?
+                .into_iter()
+                .map(|r| r.n)
+                .collect()),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(_) => unreachable!(),
+        })
+        .unwrap()
+    }
+
+    /// A writer that comes while another holds its transaction waits for that commit and then
+    /// writes.
+    #[test]
+    fn writers_follow_each_other() {
+        let db = database("follow", 5_000);
+        let (started, commit, first) = holding_writer(&db, 1);
+        started.recv().unwrap();
+        let second = {
+            let db = db.clone();
+            thread::spawn(move || {
+                LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"))
+            })
+        };
+        commit.send(()).unwrap();
+        first.join().unwrap().unwrap();
+        second.join().unwrap().unwrap();
+        assert_eq!(rows(&db), [1, 2]);
+    }
+
+    /// A writer whose turn does not come within `busy_timeout` is refused with 503 and writes
+    /// nothing; the writer before it is not disturbed.
+    #[test]
+    fn a_writer_waits_no_longer_than_the_busy_timeout() {
+        let db = database("timeout", 100);
+        let (started, commit, first) = holding_writer(&db, 1);
+        started.recv().unwrap();
+        let refused = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"));
+        assert!(matches!(refused, Err(Error::Unavailable)), "{refused:?}");
+        commit.send(()).unwrap();
+        first.join().unwrap().unwrap();
+        assert_eq!(rows(&db), [1]);
     }
 }

@@ -20,6 +20,9 @@ diesel::define_sql_function! {
 /// past 48 MiB under the benchmark, at no measurable gain in speed.
 const DEFAULT_CACHE_KIB: f64 = 1000.0;
 
+/// How long a writer waits for the database (milliseconds), by default.
+pub(super) const DEFAULT_BUSY_MS: f64 = 5000.0;
+
 /// Applies Plover's pragmas to every new SQLite connection.
 #[derive(Debug)]
 pub(super) struct Customizer {
@@ -28,7 +31,7 @@ pub(super) struct Customizer {
 
 impl Customizer {
     pub(super) fn from_config(config: &Config) -> Result<Customizer, ConfigError> {
-        let busy = config.number("busy_timeout", 5000.0)? as u64;
+        let busy = config.number("busy_timeout", DEFAULT_BUSY_MS)? as u64;
         let cache = config.number("cache_size", DEFAULT_CACHE_KIB)? as u64;
         let mmap = config.number("mmap_size", 0.0)? as u64;
         Ok(Customizer {

@@ -318,7 +318,7 @@ impl<M: RestModel> Prepared<M> {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
         M::fill_defaults(&mut changes);
-        let (pk, obj) = db.conn()?.transaction(|conn| {
+        let (pk, obj) = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let pk = save::<M>(conn, changes, None)?;
             let row = M::load_pk(conn, pk)?
@@ -348,7 +348,7 @@ impl<M: RestModel> Prepared<M> {
         // `save_object` may hash a password: never while a pooled connection is held.
         db.release();
         self.hooks.save_object(cx, &mut changes, &data)?;
-        let obj = db.conn()?.transaction(|conn| {
+        let obj = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let pk = save::<M>(conn, changes, Some(&obj))?;
             let row = M::load_pk(conn, pk)?.ok_or(Error::NotFound)?;
