@@ -160,7 +160,9 @@ impl Error {
                 )),
                 // The server went away under the query (PostgreSQL stopped or restarted), or a
                 // lock outlasted SQLite's busy_timeout: the database is unavailable; try again.
-                DatabaseErrorKind::ClosedConnection => Some(UNAVAILABLE),
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand => {
+                    Some(UNAVAILABLE)
+                }
                 DatabaseErrorKind::Unknown if is_unavailable(info_message(self)) => {
                     Some(UNAVAILABLE)
                 }
@@ -179,6 +181,23 @@ impl Error {
             // A transaction whose connection broke under it (the server went away).
             Error::Database(diesel::result::Error::BrokenTransactionManager) => Some(UNAVAILABLE),
             _ => None,
+        }
+    }
+
+    /// Whether this error says that the database connection itself is gone (the server went
+    /// away or restarted under it), so that the connection must not be used again.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn is_connection_lost(&self) -> bool {
+        match self {
+            Error::Database(diesel::result::Error::DatabaseError(kind, _)) => match kind {
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand => {
+                    true
+                }
+                DatabaseErrorKind::Unknown => is_unavailable(info_message(self)),
+                _ => false,
+            },
+            Error::Database(diesel::result::Error::BrokenTransactionManager) => true,
+            _ => false,
         }
     }
 }
@@ -296,6 +315,77 @@ impl ResponseError for Error {
                 resp
             }
             other => json_error(other.status_code(), &other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+    use super::*;
+
+    fn database(kind: DatabaseErrorKind, message: &str) -> Error {
+        Error::Database(DieselError::DatabaseError(
+            kind,
+            Box::new(message.to_owned()),
+        ))
+    }
+
+    #[test]
+    fn a_server_gone_away_is_a_503() {
+        for e in [
+            database(
+                DatabaseErrorKind::ClosedConnection,
+                "server closed the connection",
+            ),
+            database(
+                DatabaseErrorKind::UnableToSendCommand,
+                "no connection to the server",
+            ),
+            database(
+                DatabaseErrorKind::Unknown,
+                "terminating connection due to shutdown",
+            ),
+            Error::Database(DieselError::BrokenTransactionManager),
+        ] {
+            assert_eq!(e.status_code(), StatusCode::SERVICE_UNAVAILABLE, "{e:?}");
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn only_a_server_gone_away_loses_the_connection() {
+        let lost = [
+            database(
+                DatabaseErrorKind::ClosedConnection,
+                "server closed the connection",
+            ),
+            database(
+                DatabaseErrorKind::UnableToSendCommand,
+                "no connection to the server",
+            ),
+            database(
+                DatabaseErrorKind::Unknown,
+                "terminating connection due to shutdown",
+            ),
+            Error::Database(DieselError::BrokenTransactionManager),
+        ];
+        for e in lost {
+            assert!(e.is_connection_lost(), "{e:?}");
+        }
+        let kept = [
+            database(DatabaseErrorKind::UniqueViolation, "duplicate key"),
+            database(
+                DatabaseErrorKind::Unknown,
+                "canceling statement due to statement timeout",
+            ),
+            Error::Database(DieselError::NotFound),
+            Error::Unavailable,
+            Error::NotFound,
+        ];
+        for e in kept {
+            assert!(!e.is_connection_lost(), "{e:?}");
         }
     }
 }

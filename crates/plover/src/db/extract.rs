@@ -50,7 +50,9 @@ impl DbConn {
                 Some(pooled) => pooled,
                 None => guard.insert(db.checkout()?),
             };
-            f(&mut pooled.conn())
+            let result = f(&mut pooled.conn());
+            pooled.settle(&result);
+            result
         })
         .await
         .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?

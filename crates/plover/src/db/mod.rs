@@ -3,6 +3,8 @@
 
 mod config;
 mod extract;
+#[cfg(feature = "postgres")]
+mod pg_pool;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
 
@@ -15,6 +17,8 @@ use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
 use diesel::SqliteConnection;
 #[cfg(feature = "postgres")]
 use diesel::{Connection, PgConnection};
+#[cfg(feature = "postgres")]
+use pg_pool::{PgManager, PgSession};
 
 pub use config::{Config, ConfigError, Engine};
 pub use extract::DbConn;
@@ -85,7 +89,7 @@ impl Conn<'_> {
 enum Pools {
     Sqlite(Pool<ConnectionManager<SqliteConnection>>),
     #[cfg(feature = "postgres")]
-    Pg(Pool<ConnectionManager<PgConnection>>),
+    Pg(Pool<PgManager>),
 }
 
 /// A pooled database, cheap to clone; share one per application.
@@ -117,7 +121,7 @@ impl std::fmt::Debug for Database {
 enum Pooled {
     Sqlite(PooledConnection<ConnectionManager<SqliteConnection>>),
     #[cfg(feature = "postgres")]
-    Pg(PooledConnection<ConnectionManager<PgConnection>>),
+    Pg(PooledConnection<PgManager>),
 }
 
 impl Pooled {
@@ -125,8 +129,20 @@ impl Pooled {
         match self {
             Pooled::Sqlite(c) => Conn::Sqlite(c),
             #[cfg(feature = "postgres")]
-            Pooled::Pg(c) => Conn::Pg(c),
+            Pooled::Pg(c) => Conn::Pg(&mut c.conn),
         }
+    }
+
+    /// Takes note of how a unit of work on this connection ended: a PostgreSQL connection
+    /// whose server went away is closed instead of going back to the pool
+    /// ([`pg_pool`]).
+    fn settle<R>(&mut self, result: &Result<R, Error>) {
+        #[cfg(feature = "postgres")]
+        if let (Pooled::Pg(c), Err(e)) = (self, result) {
+            c.lost |= e.is_connection_lost();
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = result;
     }
 }
 
@@ -190,26 +206,6 @@ impl<'a> LazyConn<'a> {
     }
 }
 
-/// Settings of every new PostgreSQL connection.
-#[cfg(feature = "postgres")]
-#[derive(Debug)]
-struct PgSession {
-    /// Milliseconds a statement may run (0: no limit).
-    statement_timeout: u64,
-}
-
-#[cfg(feature = "postgres")]
-impl diesel::r2d2::CustomizeConnection<PgConnection, diesel::r2d2::Error> for PgSession {
-    fn on_acquire(&self, conn: &mut PgConnection) -> Result<(), diesel::r2d2::Error> {
-        use diesel::connection::SimpleConnection;
-        conn.batch_execute(&format!(
-            "SET statement_timeout = {}",
-            self.statement_timeout
-        ))
-        .map_err(diesel::r2d2::Error::QueryError)
-    }
-}
-
 fn unavailable(e: diesel::r2d2::PoolError) -> Error {
     log::error!("database connection unavailable: {e}");
     Error::Unavailable
@@ -255,13 +251,13 @@ impl Database {
                 // Work a client left behind (or any runaway statement) ends at this bound, and
                 // its connection goes back to the pool (SPEC.md section 15).
                 let statement_timeout = config.number("statement_timeout", 30_000.0)? as u64;
-                let manager = ConnectionManager::<PgConnection>::new(config.name.clone());
+                let manager = PgManager(ConnectionManager::new(config.name.clone()));
                 let pool = Pool::builder()
                     .max_size(max.max(1))
                     .min_idle(Some(0))
                     .connection_timeout(timeout)
-                    // A server restart leaves dead connections in the pool: check each one
-                    // as it is checked out, so that they are replaced instead of failing.
+                    // A server restart leaves dead connections in the pool: those idle for a
+                    // while are tested as they are checked out (pg_pool).
                     .test_on_check_out(true)
                     .connection_customizer(Box::new(PgSession { statement_timeout }))
                     .build_unchecked(manager);
@@ -296,7 +292,10 @@ impl Database {
         &self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        f(&mut self.checkout()?.conn())
+        let mut pooled = self.checkout()?;
+        let result = f(&mut pooled.conn());
+        pooled.settle(&result);
+        result
     }
 
     /// Runs `f` on actix's blocking thread pool with a connection that is checked out only when
@@ -307,9 +306,16 @@ impl Database {
         R: Send + 'static,
     {
         let db = self.clone();
-        actix_web::web::block(move || f(&mut LazyConn::new(&db)))
-            .await
-            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+        actix_web::web::block(move || {
+            let mut lazy = LazyConn::new(&db);
+            let result = f(&mut lazy);
+            if let Some(pooled) = &mut lazy.pooled {
+                pooled.settle(&result);
+            }
+            result
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's

@@ -1,0 +1,76 @@
+//! PostgreSQL's pooled connections: the session settings of a new connection, and when a
+//! connection is tested before it is handed out.
+//!
+//! A server restart leaves dead connections in the pool. Testing every connection at checkout
+//! (a `SELECT 1` round trip) would find them, at the price of one more round trip per request.
+//! Instead, as HikariCP does, a connection is tested only when it has sat in the pool for
+//! [`TEST_AFTER_IDLE`] or more; one that was in use a moment ago is known to be alive unless
+//! its last unit of work lost it, and then it is not put back at all ([`PgPooled::lost`]).
+//! A restart that falls inside that half second can cost a request a 503 (try again), as it
+//! would had the server gone away during the request.
+
+use std::time::{Duration, Instant};
+
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Error, ManageConnection};
+use diesel::PgConnection;
+
+/// How long a connection may sit in the pool before it is tested at checkout.
+pub(super) const TEST_AFTER_IDLE: Duration = Duration::from_millis(500);
+
+/// A pooled PostgreSQL connection, with what the pool needs to know about its last use.
+pub(super) struct PgPooled {
+    pub(super) conn: PgConnection,
+    /// When it was last given back to the pool (or made).
+    returned: Instant,
+    /// Its last unit of work found the server gone: it is closed instead of being put back.
+    pub(super) lost: bool,
+}
+
+/// diesel's connection manager, with the test at checkout skipped for recently used connections.
+pub(super) struct PgManager(pub(super) ConnectionManager<PgConnection>);
+
+impl ManageConnection for PgManager {
+    type Connection = PgPooled;
+    type Error = Error;
+
+    fn connect(&self) -> Result<PgPooled, Error> {
+        Ok(PgPooled {
+            conn: self.0.connect()?,
+            returned: Instant::now(),
+            lost: false,
+        })
+    }
+
+    fn is_valid(&self, pooled: &mut PgPooled) -> Result<(), Error> {
+        if pooled.returned.elapsed() < TEST_AFTER_IDLE {
+            return Ok(());
+        }
+        self.0.is_valid(&mut pooled.conn)
+    }
+
+    /// Called as a connection goes back to the pool.
+    fn has_broken(&self, pooled: &mut PgPooled) -> bool {
+        pooled.returned = Instant::now();
+        pooled.lost || self.0.has_broken(&mut pooled.conn)
+    }
+}
+
+/// Settings of every new PostgreSQL connection.
+#[derive(Debug)]
+pub(super) struct PgSession {
+    /// Milliseconds a statement may run (0: no limit).
+    pub(super) statement_timeout: u64,
+}
+
+impl CustomizeConnection<PgPooled, Error> for PgSession {
+    fn on_acquire(&self, pooled: &mut PgPooled) -> Result<(), Error> {
+        use diesel::connection::SimpleConnection;
+        pooled
+            .conn
+            .batch_execute(&format!(
+                "SET statement_timeout = {}",
+                self.statement_timeout
+            ))
+            .map_err(Error::QueryError)
+    }
+}
