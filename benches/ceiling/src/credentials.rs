@@ -5,7 +5,8 @@
 //! An entry is, per username, a SHA-256 over a random per-process key, the username, the
 //! stored hash and the password that verified against it, each preceded by its length. A
 //! request hits only with the same password for a user whose stored hash is unchanged; the
-//! password itself is never kept. Entries live a minute; the cache holds at most 10,000.
+//! password itself is never kept. Entries live a minute from their last use (a hit renews them, as
+//! in Plover); the cache holds at most 10,000.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -87,16 +88,22 @@ impl CredentialCache {
         h.finalize().into()
     }
 
-    /// Whether these credentials verified against `stored_hash` within the last minute.
+    /// Whether these credentials verified against `stored_hash` and were last used within the
+    /// last minute; a hit renews the entry, as Plover's does.
     pub fn hit(&self, creds: &Credentials, stored_hash: &str) -> bool {
         let sum = self.sum(creds, stored_hash);
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
-            .get(&creds.username)
+            .get_mut(&creds.username)
             .is_some_and(|(cached, expires)| {
                 // Compared without an early exit, as Plover does; the sums are keyed anyway.
-                *expires > Instant::now()
-                    && cached.iter().zip(&sum).fold(0, |d, (a, b)| d | (a ^ b)) == 0
+                let hit =
+                    *expires > now && cached.iter().zip(&sum).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
+                if hit {
+                    *expires = now + TTL;
+                }
+                hit
             })
     }
 

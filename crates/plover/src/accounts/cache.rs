@@ -4,8 +4,10 @@
 //! password hash and the password that verified against it. A request hits the cache only if it
 //! presents the same password for a user whose stored hash is still the same: a changed
 //! password (new hash) or a wrong password (other input) gives another digest and goes through
-//! bcrypt. Digests are compared in constant time; entries expire after a short lifetime and the
-//! cache holds a bounded number of them. Plain passwords are never stored.
+//! bcrypt. Digests are compared in constant time; an entry expires when it has not been used for
+//! a short lifetime (each hit renews it, so a client that keeps sending the same credentials is
+//! not verified again every minute, with its concurrent requests all paying bcrypt at once), and
+//! the cache holds a bounded number of them. Plain passwords are never stored.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -59,7 +61,8 @@ impl CredentialCache {
     }
 
     /// Whether `password` matches `stored_hash`: from the cache when this exact triple was
-    /// verified recently, else with `verify` (the full bcrypt check), caching a success.
+    /// verified and last used within the lifetime (the hit renews the entry), else with
+    /// `verify` (the full bcrypt check), caching a success.
     pub fn check(
         &self,
         username: &str,
@@ -67,11 +70,23 @@ impl CredentialCache {
         password: &str,
         verify: impl FnOnce() -> bool,
     ) -> bool {
+        self.check_at(Instant::now(), username, stored_hash, password, verify)
+    }
+
+    /// [`CredentialCache::check`] at the time `now`.
+    fn check_at(
+        &self,
+        now: Instant,
+        username: &str,
+        stored_hash: &str,
+        password: &str,
+        verify: impl FnOnce() -> bool,
+    ) -> bool {
         let digest = self.digest(username, stored_hash, password);
-        let now = Instant::now();
-        if let Ok(entries) = self.entries.lock() {
-            if let Some((cached, expires)) = entries.get(username) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if let Some((cached, expires)) = entries.get_mut(username) {
                 if *expires > now && bool::from(cached.ct_eq(&digest)) {
+                    *expires = now + self.ttl;
                     return true;
                 }
             }
@@ -113,6 +128,32 @@ mod tests {
             "changed hash must re-verify"
         );
         assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn a_hit_renews_the_entry() {
+        let cache = CredentialCache::new(Duration::from_secs(60), 10);
+        let calls = Cell::new(0);
+        let verify = || {
+            calls.set(calls.get() + 1);
+            true
+        };
+        let start = Instant::now();
+        let at = |secs| start + Duration::from_secs(secs);
+        assert!(cache.check_at(at(0), "u", "h", "pw", verify));
+        assert!(cache.check_at(at(50), "u", "h", "pw", verify));
+        assert!(cache.check_at(at(100), "u", "h", "pw", verify));
+        assert_eq!(
+            calls.get(),
+            1,
+            "used every 50 s, the entry must not run out"
+        );
+        assert!(cache.check_at(at(161), "u", "h", "pw", verify));
+        assert_eq!(
+            calls.get(),
+            2,
+            "unused for 61 s, the entry must have run out"
+        );
     }
 
     #[test]

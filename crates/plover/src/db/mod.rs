@@ -187,22 +187,21 @@ impl<'a> LazyConn<'a> {
     /// Runs `f` in one write transaction ([`Conn::transaction`]) on this unit's connection.
     /// On SQLite the transaction first waits for its turn among this process's writers to the
     /// same database (503 when it does not come within `busy_timeout`): they follow each other
-    /// without the sleeps of SQLite's busy handler. The connection is checked out before the
-    /// turn is taken, so a writer never waits for a connection while others wait for it.
+    /// without the sleeps of SQLite's busy handler. The turn comes before the connection is
+    /// checked out (unless this unit holds one already), so writers waiting for their turn do
+    /// not keep pooled connections from the requests that only read.
     pub fn write<R>(
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let db: &Database = self.db;
-        let mut conn = self.conn()?;
-        let _turn = match db.writers.as_deref() {
+        let _turn = match self.db.writers.as_deref() {
             Some(w) => Some(w.turn.try_lock_for(w.wait).ok_or_else(|| {
                 log::warn!("no turn to write to the SQLite database within its busy_timeout");
                 Error::Unavailable
             })?),
             None => None,
         };
-        conn.transaction(f)
+        self.conn()?.transaction(f)
     }
 }
 
