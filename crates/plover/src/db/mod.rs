@@ -104,8 +104,10 @@ pub struct Database {
 /// transaction run at a time; the others wait in its busy handler, which sleeps 1, 2, 5, 10 ms
 /// and more between tries, so a burst of writes spends most of its time asleep. Writers that
 /// take their turn here first are woken as soon as the one before them commits. Waiting is
-/// bounded by the database's `busy_timeout`, as SQLite's own wait is; SQLite's locking still
-/// guards the file against other processes and other writers.
+/// bounded by the database's `busy_timeout`, as SQLite's own wait is, and by its
+/// `connection_timeout` when that is shorter (a writer waiting for its turn waits for the
+/// connection the writer ahead of it holds); SQLite's locking still guards the file against
+/// other processes and other writers.
 struct Writers {
     turn: Mutex<()>,
     wait: Duration,
@@ -186,7 +188,8 @@ impl<'a> LazyConn<'a> {
 
     /// Runs `f` in one write transaction ([`Conn::transaction`]) on this unit's connection.
     /// On SQLite the transaction first waits for its turn among this process's writers to the
-    /// same database (503 when it does not come within `busy_timeout`): they follow each other
+    /// same database (503 when it does not come within `busy_timeout`, or `connection_timeout`
+    /// if shorter): they follow each other
     /// without the sleeps of SQLite's busy handler. The turn comes before the connection is
     /// checked out (unless this unit holds one already), so writers waiting for their turn do
     /// not keep pooled connections from the requests that only read.
@@ -233,12 +236,12 @@ impl Database {
                     .test_on_check_out(false)
                     .connection_customizer(Box::new(sqlite::Customizer::from_config(config)?))
                     .build_unchecked(manager);
-                let wait = config.number("busy_timeout", sqlite::DEFAULT_BUSY_MS)?;
+                let busy = config.number("busy_timeout", sqlite::DEFAULT_BUSY_MS)?;
                 Ok(Database {
                     pool: Pools::Sqlite(pool),
                     writers: Some(Arc::new(Writers {
                         turn: Mutex::new(()),
-                        wait: Duration::from_millis(wait as u64),
+                        wait: Duration::from_millis(busy as u64).min(timeout),
                     })),
                 })
             }
@@ -338,12 +341,13 @@ mod tests {
     use super::*;
 
     /// A SQLite database in a new file, with a table `t (n)`.
-    fn database(name: &str, busy_timeout_ms: u32) -> Database {
+    /// A SQLite database in a new file, with a table `t (n)`; `options` go into its URL.
+    fn database(name: &str, options: &str) -> Database {
         let dir = std::env::temp_dir().join(format!("plover-db-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("writers.db");
         let _ = std::fs::remove_file(&path);
-        let url = format!("sqlite://{}?busy_timeout={busy_timeout_ms}", path.display());
+        let url = format!("sqlite://{}?{options}", path.display());
         let db = Database::from_url(&url).unwrap();
         db.run_blocking(|c| c.batch_execute("CREATE TABLE t (n INTEGER)"))
             .unwrap();
@@ -396,7 +400,7 @@ mod tests {
     /// writes.
     #[test]
     fn writers_follow_each_other() {
-        let db = database("follow", 5_000);
+        let db = database("follow", "busy_timeout=5000");
         let (started, commit, first) = holding_writer(&db, 1);
         started.recv().unwrap();
         let second = {
@@ -415,11 +419,32 @@ mod tests {
     /// nothing; the writer before it is not disturbed.
     #[test]
     fn a_writer_waits_no_longer_than_the_busy_timeout() {
-        let db = database("timeout", 100);
+        let db = database("timeout", "busy_timeout=100");
         let (started, commit, first) = holding_writer(&db, 1);
         started.recv().unwrap();
         let refused = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"));
         assert!(matches!(refused, Err(Error::Unavailable)), "{refused:?}");
+        commit.send(()).unwrap();
+        first.join().unwrap().unwrap();
+        assert_eq!(rows(&db), [1]);
+    }
+
+    /// Waiting for the turn is waiting for the connection the writer ahead holds: no longer
+    /// than `connection_timeout` either, when that is the shorter.
+    #[test]
+    fn a_writer_waits_no_longer_than_the_connection_timeout() {
+        let db = database("conn-timeout", "busy_timeout=60000&connection_timeout=0.1");
+        let (started, commit, first) = holding_writer(&db, 1);
+        started.recv().unwrap();
+        let asked = std::time::Instant::now();
+        let refused = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"));
+        assert!(matches!(refused, Err(Error::Unavailable)), "{refused:?}");
+        // Far below the busy_timeout of 60 s: the refusal came from the connection timeout.
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            asked.elapsed()
+        );
         commit.send(()).unwrap();
         first.join().unwrap().unwrap();
         assert_eq!(rows(&db), [1]);
