@@ -139,6 +139,11 @@ impl Error {
 
     /// The error a database error stands for: constraint violations are the client's.
     fn classify(&self) -> Option<(StatusCode, &'static str)> {
+        // The server went away under the query (PostgreSQL stopped or restarted): the
+        // database is unavailable; try again.
+        if self.is_connection_lost() {
+            return Some(UNAVAILABLE);
+        }
         match self {
             Error::Database(diesel::result::Error::DatabaseError(kind, _)) => match kind {
                 DatabaseErrorKind::UniqueViolation => Some((
@@ -158,12 +163,8 @@ impl Error {
                     StatusCode::BAD_REQUEST,
                     "The request asks for more than the database takes in one query",
                 )),
-                // The server went away under the query (PostgreSQL stopped or restarted), or a
-                // lock outlasted SQLite's busy_timeout: the database is unavailable; try again.
-                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand => {
-                    Some(UNAVAILABLE)
-                }
-                DatabaseErrorKind::Unknown if is_unavailable(info_message(self)) => {
+                // A lock outlasted SQLite's busy_timeout: unavailable too; try again.
+                DatabaseErrorKind::Unknown if is_lock_timeout(info_message(self)) => {
                     Some(UNAVAILABLE)
                 }
                 // PostgreSQL's statement_timeout: the work took too long; try again.
@@ -178,22 +179,20 @@ impl Error {
                 }
                 _ => None,
             },
-            // A transaction whose connection broke under it (the server went away).
-            Error::Database(diesel::result::Error::BrokenTransactionManager) => Some(UNAVAILABLE),
             _ => None,
         }
     }
 
     /// Whether this error says that the database connection itself is gone (the server went
-    /// away or restarted under it), so that the connection must not be used again.
-    #[cfg(feature = "postgres")]
+    /// away or restarted under it, or a transaction's connection broke), so that the
+    /// connection must not be used again.
     pub(crate) fn is_connection_lost(&self) -> bool {
         match self {
             Error::Database(diesel::result::Error::DatabaseError(kind, _)) => match kind {
                 DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand => {
                     true
                 }
-                DatabaseErrorKind::Unknown => is_unavailable(info_message(self)),
+                DatabaseErrorKind::Unknown => is_server_gone(info_message(self)),
                 _ => false,
             },
             Error::Database(diesel::result::Error::BrokenTransactionManager) => true,
@@ -220,20 +219,25 @@ fn is_engine_limit(message: &str) -> bool {
     .any(|m| message.contains(m))
 }
 
-/// Whether an engine reported that it cannot serve right now: a connection closed under the
-/// query, a server shutting down, or a lock held past SQLite's `busy_timeout`.
-fn is_unavailable(message: &str) -> bool {
+/// Whether the server said it is going or gone: a connection closed under the query, a server
+/// shutting down or starting up.
+fn is_server_gone(message: &str) -> bool {
     [
         "server closed the connection",
         "terminating connection",
         "connection to server",
         "the database system is shutting down",
         "the database system is starting up",
-        "database is locked",
-        "database table is locked",
     ]
     .iter()
     .any(|m| message.contains(m))
+}
+
+/// Whether SQLite gave up on a lock held past its `busy_timeout`.
+fn is_lock_timeout(message: &str) -> bool {
+    ["database is locked", "database table is locked"]
+        .iter()
+        .any(|m| message.contains(m))
 }
 
 /// The message of a database error, or `""`.
@@ -332,9 +336,9 @@ mod tests {
         ))
     }
 
-    #[test]
-    fn a_server_gone_away_is_a_503() {
-        for e in [
+    /// Errors that say the server went away.
+    fn server_gone_away() -> [Error; 4] {
+        [
             database(
                 DatabaseErrorKind::ClosedConnection,
                 "server closed the connection",
@@ -348,30 +352,24 @@ mod tests {
                 "terminating connection due to shutdown",
             ),
             Error::Database(DieselError::BrokenTransactionManager),
-        ] {
+        ]
+    }
+
+    /// SQLite giving up on a lock held past `busy_timeout`.
+    fn lock_timeout() -> Error {
+        database(DatabaseErrorKind::Unknown, "database is locked")
+    }
+
+    #[test]
+    fn a_server_gone_away_or_a_lock_timeout_is_a_503() {
+        for e in server_gone_away().into_iter().chain([lock_timeout()]) {
             assert_eq!(e.status_code(), StatusCode::SERVICE_UNAVAILABLE, "{e:?}");
         }
     }
 
-    #[cfg(feature = "postgres")]
     #[test]
     fn only_a_server_gone_away_loses_the_connection() {
-        let lost = [
-            database(
-                DatabaseErrorKind::ClosedConnection,
-                "server closed the connection",
-            ),
-            database(
-                DatabaseErrorKind::UnableToSendCommand,
-                "no connection to the server",
-            ),
-            database(
-                DatabaseErrorKind::Unknown,
-                "terminating connection due to shutdown",
-            ),
-            Error::Database(DieselError::BrokenTransactionManager),
-        ];
-        for e in lost {
+        for e in server_gone_away() {
             assert!(e.is_connection_lost(), "{e:?}");
         }
         let kept = [
@@ -380,6 +378,7 @@ mod tests {
                 DatabaseErrorKind::Unknown,
                 "canceling statement due to statement timeout",
             ),
+            lock_timeout(),
             Error::Database(DieselError::NotFound),
             Error::Unavailable,
             Error::NotFound,

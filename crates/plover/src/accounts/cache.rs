@@ -111,20 +111,24 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
+    /// A stand-in for the bcrypt check that answers `ok` and counts its calls in `calls`.
+    fn counting(calls: &Cell<u32>, ok: bool) -> impl Fn() -> bool + Copy + '_ {
+        move || {
+            calls.set(calls.get() + 1);
+            ok
+        }
+    }
+
     #[test]
     fn hit_only_for_same_password_and_hash() {
         let cache = CredentialCache::default();
         let calls = Cell::new(0);
-        let verify = |ok: bool| {
-            calls.set(calls.get() + 1);
-            ok
-        };
-        assert!(cache.check("u", "h1", "pw", || verify(true)));
-        assert!(cache.check("u", "h1", "pw", || verify(true)));
+        assert!(cache.check("u", "h1", "pw", counting(&calls, true)));
+        assert!(cache.check("u", "h1", "pw", counting(&calls, true)));
         assert_eq!(calls.get(), 1, "second check must come from the cache");
-        assert!(!cache.check("u", "h1", "wrong", || verify(false)));
+        assert!(!cache.check("u", "h1", "wrong", counting(&calls, false)));
         assert!(
-            !cache.check("u", "h2", "pw", || verify(false)),
+            !cache.check("u", "h2", "pw", counting(&calls, false)),
             "changed hash must re-verify"
         );
         assert_eq!(calls.get(), 3);
@@ -134,10 +138,7 @@ mod tests {
     fn a_hit_renews_the_entry() {
         let cache = CredentialCache::new(Duration::from_secs(60), 10);
         let calls = Cell::new(0);
-        let verify = || {
-            calls.set(calls.get() + 1);
-            true
-        };
+        let verify = counting(&calls, true);
         let start = Instant::now();
         let at = |secs| start + Duration::from_secs(secs);
         assert!(cache.check_at(at(0), "u", "h", "pw", verify));
@@ -160,10 +161,7 @@ mod tests {
     fn entries_expire_and_are_bounded() {
         let cache = CredentialCache::new(Duration::from_millis(0), 1);
         let calls = Cell::new(0);
-        let verify = || {
-            calls.set(calls.get() + 1);
-            true
-        };
+        let verify = counting(&calls, true);
         assert!(cache.check("a", "h", "p", verify));
         assert!(cache.check("a", "h", "p", verify));
         assert_eq!(calls.get(), 2, "an expired entry must not be used");

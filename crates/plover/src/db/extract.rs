@@ -50,9 +50,7 @@ impl DbConn {
                 Some(pooled) => pooled,
                 None => guard.insert(db.checkout()?),
             };
-            let result = f(&mut pooled.conn());
-            pooled.settle(&result);
-            result
+            pooled.run(f)
         })
         .await
         .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?

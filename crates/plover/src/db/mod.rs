@@ -135,6 +135,13 @@ impl Pooled {
         }
     }
 
+    /// Runs the unit of work `f` on this connection, then [`Pooled::settle`]s it.
+    fn run<R>(&mut self, f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>) -> Result<R, Error> {
+        let result = f(&mut self.conn());
+        self.settle(&result);
+        result
+    }
+
     /// Takes note of how a unit of work on this connection ended: a PostgreSQL connection
     /// whose server went away is closed instead of going back to the pool
     /// ([`pg_pool`]).
@@ -294,10 +301,7 @@ impl Database {
         &self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let mut pooled = self.checkout()?;
-        let result = f(&mut pooled.conn());
-        pooled.settle(&result);
-        result
+        self.checkout()?.run(f)
     }
 
     /// Runs `f` on actix's blocking thread pool with a connection that is checked out only when
