@@ -59,7 +59,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert, update] =
+    let [select, load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert_row, update] =
         [
             "select",
             "load",
@@ -69,7 +69,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             "count",
             "delete_ids",
             "nullify",
-            "insert",
+            "insert_row",
             "update",
         ]
         .map(|op| backend.func(op));
@@ -220,13 +220,15 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             }
         }
 
-        fn #insert(
+        fn #insert_row(
             c: &mut #connection,
             changes: #changes,
-        ) -> ::core::result::Result<i64, __p::Error> {
+        ) -> ::core::result::Result<#ident, __p::Error> {
             use __p::diesel::prelude::*;
-            let pk: #pk_ty = #insert_body.returning(#table::#pk_ident).get_result(c)?;
-            ::core::result::Result::Ok(i64::from(pk))
+            let (#(#idents,)*): (#(#tys,)*) = #insert_body
+                .returning((#(#table::#idents,)*))
+                .get_result(c)?;
+            ::core::result::Result::Ok(#ident { #(#values,)* })
         }
 
         fn #update(

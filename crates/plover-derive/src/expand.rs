@@ -118,7 +118,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
         quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
     };
-    let [load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert, update] = [
+    let [load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert_row, update] = [
         dispatch("load", quote!(s)),
         dispatch("load_pk", quote!(pk)),
         dispatch("load_page", quote!(limit, offset)),
@@ -126,7 +126,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         dispatch("count", quote!(s)),
         dispatch("delete_ids", quote!(ids)),
         dispatch("nullify", quote!(field, ids)),
-        dispatch("insert", quote!(changes)),
+        dispatch("insert_row", quote!(changes)),
         dispatch("update", quote!(pk, changes)),
     ];
 
@@ -283,11 +283,11 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     #load_pk
                 }
 
-                fn insert(
+                fn insert_row(
                     conn: &mut __p::Conn<'_>,
                     changes: #changes,
-                ) -> ::core::result::Result<i64, __p::Error> {
-                    #insert
+                ) -> ::core::result::Result<Self, __p::Error> {
+                    #insert_row
                 }
 
                 fn update(

@@ -73,10 +73,10 @@ macro_rules! __fallback_model {
                 ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
                     ::core::unreachable!()
                 }
-                fn insert(
+                fn insert_row(
                     _: &mut __p::Conn<'_>,
                     _: $changes,
-                ) -> ::core::result::Result<i64, __p::Error> {
+                ) -> ::core::result::Result<Self, __p::Error> {
                     ::core::unreachable!()
                 }
                 fn update(

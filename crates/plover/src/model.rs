@@ -164,8 +164,9 @@ pub(crate) fn check_reference(
 /// key) or an update of the given fields of `existing` (nothing to update: no statement). Call
 /// it inside the write's transaction ([`Conn::transaction`]), so that a failing rule or write
 /// leaves nothing behind; `#[rest(default = ...)]` values are not filled in here (call
-/// [`RestModel::fill_defaults`] first for an insert). `M::insert` and `M::update` write without
-/// the rules.
+/// [`RestModel::fill_defaults`] first for an insert). Returns the row as stored (an insert
+/// reads it back with `RETURNING`, an update by its key; a row deleted meanwhile is
+/// [`Error::NotFound`]). `M::insert` and `M::update` write without the rules.
 ///
 /// ```
 /// use plover::prelude::*;
@@ -194,25 +195,24 @@ pub(crate) fn check_reference(
 ///         conn.transaction(|conn| save::<Book>(conn, BookChanges { price: Some(price) }, None))
 ///     })
 /// };
-/// assert_eq!(write(5).unwrap(), 1);
+/// assert_eq!(write(5).unwrap().price, 5);
 /// assert!(write(-5).is_err()); // the rule runs here as it does for REST and the admin
 /// ```
 pub fn save<M: RestModel>(
     conn: &mut Conn<'_>,
     mut changes: M::Changes,
     existing: Option<&M>,
-) -> Result<i64, Error> {
+) -> Result<M, Error> {
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;
-    match existing {
-        None => M::insert(conn, changes),
-        Some(row) => {
-            if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
-                M::update(conn, row.pk(), changes)?;
-            }
-            Ok(row.pk())
-        }
+    let Some(row) = existing else {
+        return M::insert_row(conn, changes);
+    };
+    if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
+        M::update(conn, row.pk(), changes)?;
     }
+    // Read back: the database may have changed more than was given (triggers, defaults).
+    M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)
 }
 
 /// A model with REST metadata. Implemented by `#[derive(RestModel)]`; see the reference in
@@ -262,8 +262,14 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// once per connection (a [`Select`] is turned into SQL text on every call).
     fn load_pk(conn: &mut Conn<'_>, pk: i64) -> Result<Option<Self>, Error>;
 
+    /// Inserts a row from complete changes; returns the row as stored, read back by the
+    /// insert itself (`INSERT ... RETURNING`).
+    fn insert_row(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<Self, Error>;
+
     /// Inserts a row from complete changes; returns its primary key.
-    fn insert(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<i64, Error>;
+    fn insert(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<i64, Error> {
+        Self::insert_row(conn, changes).map(|row| row.pk())
+    }
 
     /// Updates the given fields of one row; returns the number of rows changed.
     fn update(conn: &mut Conn<'_>, pk: i64, changes: Self::Changes) -> Result<usize, Error>;

@@ -123,7 +123,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
                 }
             }
-            crate::model::save::<M>(conn, changes, existing)
+            crate::model::save::<M>(conn, changes, existing).map(|row| row.pk())
         })
     }
 

@@ -320,10 +320,8 @@ impl<M: RestModel> Prepared<M> {
         M::fill_defaults(&mut changes);
         let (pk, obj) = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
-            let pk = save::<M>(conn, changes, None)?;
-            let row = M::load_pk(conn, pk)?
-                .ok_or_else(|| Error::Internal("inserted row not found".into()))?;
-            Ok((pk, self.one(cx, conn, row)?))
+            let row = save::<M>(conn, changes, None)?;
+            Ok((row.pk(), self.one(cx, conn, row)?))
         })?;
         Ok(Reply {
             status: StatusCode::CREATED,
@@ -350,8 +348,7 @@ impl<M: RestModel> Prepared<M> {
         self.hooks.save_object(cx, &mut changes, &data)?;
         let obj = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
-            let pk = save::<M>(conn, changes, Some(&obj))?;
-            let row = M::load_pk(conn, pk)?.ok_or(Error::NotFound)?;
+            let row = save::<M>(conn, changes, Some(&obj))?;
             self.one(cx, conn, row)
         })?;
         Ok(Reply::ok(obj))

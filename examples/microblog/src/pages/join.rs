@@ -8,7 +8,7 @@ use plover::askama::Template;
 use plover::db::DbConn;
 use plover::model::save;
 use plover::query::Op;
-use plover::views::{get_object_or_404, HtmlError, Query};
+use plover::views::{HtmlError, Query};
 use plover::Error;
 use serde::Deserialize;
 
@@ -180,12 +180,7 @@ pub async fn submit(
         admin: Some(false),
     };
     let created = db
-        .run(move |conn| {
-            conn.transaction(|conn| {
-                let id = save::<User>(conn, changes, None)?;
-                get_object_or_404::<User>(conn, id)
-            })
-        })
+        .run(move |conn| conn.transaction(|conn| save::<User>(conn, changes, None)))
         .await;
     let user = match created {
         Ok(user) => user,
