@@ -108,10 +108,20 @@ pub struct Database {
 /// `connection_timeout` when that is shorter (a writer waiting for its turn waits for the
 /// connection the writer ahead of it holds); SQLite's locking still guards the file against
 /// other processes and other writers.
+///
+/// The turn keeps the connection of the last write (when the pool has more than one), and the
+/// next write takes it: a connection's page cache is current only if no other connection wrote
+/// since its last transaction, so writers that rotate through the pool re-read the pages of
+/// every table and index they touch. Readers take the kept connection only when the pool has no
+/// other to give ([`Database::checkout`]).
 struct Writers {
-    turn: Mutex<()>,
+    turn: Mutex<Option<SqlitePooled>>,
     wait: Duration,
+    /// Whether the turn keeps the last writer's connection (`max_connections` above 1).
+    keep: bool,
 }
+
+type SqlitePooled = PooledConnection<ConnectionManager<SqliteConnection>>;
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -204,14 +214,27 @@ impl<'a> LazyConn<'a> {
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let _turn = match self.db.writers.as_deref() {
-            Some(w) => Some(w.turn.try_lock_for(w.wait).ok_or_else(|| {
-                log::warn!("no turn to write to the SQLite database within its busy_timeout");
-                Error::Unavailable
-            })?),
-            None => None,
+        let Some(writers) = self.db.writers.as_deref() else {
+            return self.conn()?.transaction(f);
         };
-        self.conn()?.transaction(f)
+        let mut turn = writers.turn.try_lock_for(writers.wait).ok_or_else(|| {
+            log::warn!("no turn to write to the SQLite database within its busy_timeout");
+            Error::Unavailable
+        })?;
+        // A unit that holds a connection writes on it; otherwise on the last writer's.
+        let kept = self.pooled.is_none();
+        if kept {
+            self.pooled = turn.take().map(Pooled::Sqlite);
+        }
+        let result = self.conn()?.transaction(f);
+        if kept && writers.keep {
+            if let Some(Pooled::Sqlite(mut conn)) = self.pooled.take() {
+                if !diesel::r2d2::R2D2Connection::is_broken(&mut *conn) {
+                    *turn = Some(conn);
+                }
+            }
+        }
+        result
     }
 }
 
@@ -247,8 +270,9 @@ impl Database {
                 Ok(Database {
                     pool: Pools::Sqlite(pool),
                     writers: Some(Arc::new(Writers {
-                        turn: Mutex::new(()),
+                        turn: Mutex::new(None),
                         wait: Duration::from_millis(busy as u64).min(timeout),
+                        keep: max > 1,
                     })),
                 })
             }
@@ -287,9 +311,23 @@ impl Database {
         Database::open(&Config::from_url(url)?)
     }
 
+    /// A connection from the pool. On SQLite, when every connection the pool may open is in use,
+    /// the one the writers keep serves if no write runs ([`Writers`]).
     fn checkout(&self) -> Result<Pooled, Error> {
         match &self.pool {
-            Pools::Sqlite(p) => p.get().map(Pooled::Sqlite).map_err(unavailable),
+            Pools::Sqlite(p) => {
+                let state = p.state();
+                if state.idle_connections == 0 && state.connections >= p.max_size() {
+                    let kept = self
+                        .writers
+                        .as_deref()
+                        .and_then(|w| w.turn.try_lock()?.take());
+                    if let Some(conn) = kept {
+                        return Ok(Pooled::Sqlite(conn));
+                    }
+                }
+                p.get().map(Pooled::Sqlite).map_err(unavailable)
+            }
             #[cfg(feature = "postgres")]
             Pools::Pg(p) => p.get().map(Pooled::Pg).map_err(unavailable),
         }
@@ -417,6 +455,64 @@ mod tests {
         first.join().unwrap().unwrap();
         second.join().unwrap().unwrap();
         assert_eq!(rows(&db), [1, 2]);
+    }
+
+    /// Whether this connection has the connection-local table `mark` (made by [`mark`]).
+    fn marked(c: &mut Conn<'_>) -> bool {
+        c.batch_execute("SELECT * FROM temp.mark").is_ok()
+    }
+
+    fn mark(c: &mut Conn<'_>) -> Result<(), Error> {
+        c.batch_execute("CREATE TEMP TABLE IF NOT EXISTS mark (x)")
+    }
+
+    /// The next write runs on the connection of the last one (its page cache is current), and
+    /// a failed write keeps it too.
+    #[test]
+    fn writes_keep_their_connection() {
+        let db = database("keep", "");
+        LazyConn::new(&db).write(mark).unwrap();
+        // A reader that holds a connection meanwhile does not get the writers' one.
+        let mut reader = LazyConn::new(&db);
+        assert!(!marked(&mut reader.conn().unwrap()));
+        let failed = LazyConn::new(&db).write(|c| -> Result<(), Error> {
+            assert!(
+                marked(c),
+                "the second write runs on the first one's connection"
+            );
+            c.batch_execute("INSERT INTO t VALUES (1)")?;
+            Err(Error::Forbidden)
+        });
+        assert!(matches!(failed, Err(Error::Forbidden)));
+        assert_eq!(
+            rows(&db),
+            Vec::<i64>::new(),
+            "the failed write left nothing"
+        );
+        assert!(LazyConn::new(&db).write(|c| Ok(marked(c))).unwrap());
+    }
+
+    /// With one connection the writers keep none, and when every other connection is in use a
+    /// reader gets the one they keep instead of waiting for the pool.
+    #[test]
+    fn readers_are_not_kept_from_the_writers_connection() {
+        let one = database("keep-one", "max_connections=1&connection_timeout=0.2");
+        LazyConn::new(&one).write(mark).unwrap();
+        let Pools::Sqlite(pool) = &one.pool else {
+            unreachable!()
+        };
+        assert_eq!(
+            pool.state().idle_connections,
+            1,
+            "the only connection is back"
+        );
+        assert!(one.run_blocking(|c| Ok(marked(c))).unwrap());
+
+        let two = database("keep-two", "max_connections=2&connection_timeout=0.2");
+        LazyConn::new(&two).write(mark).unwrap();
+        let mut busy = LazyConn::new(&two);
+        busy.conn().unwrap();
+        assert!(two.run_blocking(|c| Ok(marked(c))).unwrap());
     }
 
     /// A writer whose turn does not come within `busy_timeout` is refused with 503 and writes
