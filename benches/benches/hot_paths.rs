@@ -1,6 +1,6 @@
 //! The hot paths of a request: query-string parsing, filter compilation, serialization of a
-//! 20-row page with and without an included resource, serving the API's description, and the
-//! Basic-auth credential check.
+//! 20-row page with and without an included resource, a create with Basic credentials,
+//! serving the API's description, and the Basic-auth credential check.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
@@ -95,6 +95,30 @@ fn list_page(c: &mut Criterion) {
     group.finish();
 }
 
+/// A create through the whole stack: Basic credentials (verified once, then from the cache),
+/// the insert and its read-back in one transaction, the 201 with the new object and its
+/// included user. The SQLite file grows by one message per iteration.
+fn create(c: &mut Criterion) {
+    let rt = actix_web::rt::System::new();
+    let app = rt.block_on(TestApp::with_seed(&seed(100)));
+    app.user("alice", "pw");
+    let post = || {
+        plover_tests::json_request(
+            actix_web::http::Method::POST,
+            "/api/message/",
+            &serde_json::json!({"content": "a new message"}),
+        )
+        .insert_header(plover_tests::basic("alice", "pw"))
+    };
+    c.bench_function("create_message", |b| {
+        b.iter(|| {
+            let resp = rt.block_on(app.send(post()));
+            assert_eq!(resp.code(), 201);
+            resp
+        })
+    });
+}
+
 /// The API's description: built once at set-up, so serving it should cost what any fixed
 /// response does, whatever its size (the fixture's `/api` document is about 200 KB).
 fn description(c: &mut Criterion) {
@@ -167,6 +191,7 @@ criterion_group!(
     query_string,
     filter_compilation,
     list_page,
+    create,
     description,
     credentials,
     failed_logins
