@@ -311,13 +311,16 @@ impl Database {
         Database::open(&Config::from_url(url)?)
     }
 
-    /// A connection from the pool. On SQLite, when every connection the pool may open is in use,
-    /// the one the writers keep serves if no write runs ([`Writers`]).
+    /// A connection from the pool. On SQLite, when the pool has no idle connection and may
+    /// open no more, the one the writers keep serves if no write runs ([`Writers`]).
     fn checkout(&self) -> Result<Pooled, Error> {
         match &self.pool {
             Pools::Sqlite(p) => {
+                if let Some(conn) = p.try_get() {
+                    return Ok(Pooled::Sqlite(conn));
+                }
                 let state = p.state();
-                if state.idle_connections == 0 && state.connections >= p.max_size() {
+                if state.connections >= p.max_size() {
                     let kept = self
                         .writers
                         .as_deref()
