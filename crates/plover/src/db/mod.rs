@@ -385,7 +385,6 @@ mod tests {
 
     use super::*;
 
-    /// A SQLite database in a new file, with a table `t (n)`.
     /// A SQLite database in a new file, with a table `t (n)`; `options` go into its URL.
     fn database(name: &str, options: &str) -> Database {
         let dir = std::env::temp_dir().join(format!("plover-db-{}-{name}", std::process::id()));
