@@ -8,7 +8,17 @@ cd "$(dirname "$0")/.."
 SHARED="${PLOVER_SHARED:-$(cd .. && pwd)/shared}"
 PG_DIR="$(mktemp -d -u "${TMPDIR:-/tmp}/plover-pg.XXXXXX")"
 PG_PORT="${PLOVER_PG_PORT:-55432}"
-trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
+# On failure, the free disk and the build's size go into the log: a full disk makes cargo fail
+# in ways that tools above it misreport (the compile-error tests then see every case "compile").
+on_exit() {
+    local status=$?
+    scripts/pg.sh stop "$PG_DIR"
+    if [ "$status" != 0 ]; then
+        df -h . >&2 || true
+        du -sh target 2>/dev/null >&2 || true
+    fi
+}
+trap on_exit EXIT
 
 # The stated minimum Rust is the pinned toolchain, so every build below checks it.
 msrv="$(sed -n 's/^rust-version = "\([0-9.]*\)".*/\1/p' Cargo.toml)"
