@@ -139,13 +139,10 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             s: &__p::Select,
         ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
             use __p::diesel::prelude::*;
-            let rows: ::std::vec::Vec<(#(#tys,)*)> = #select(s)?
+            let rows = #select(s)?
                 .select((#(#table::#idents,)*))
-                .load(c)?;
-            ::core::result::Result::Ok(rows
-                .into_iter()
-                .map(|(#(#idents,)*)| #ident { #(#values,)* })
-                .collect())
+                .load_iter::<(#(#tys,)*), __p::diesel::connection::DefaultLoadingMode>(c)?;
+            __p::collect_rows(rows, s.limit, |(#(#idents,)*)| #ident { #(#values,)* })
         }
 
         fn #load_pk(
@@ -167,16 +164,15 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             offset: i64,
         ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
             use __p::diesel::prelude::*;
-            let rows: ::std::vec::Vec<(#(#tys,)*)> = #table::table
+            let rows = #table::table
                 .select((#(#table::#idents,)*))
                 .order(#table::#pk_ident.asc())
                 .limit(limit)
                 .offset(offset)
-                .load(c)?;
-            ::core::result::Result::Ok(rows
-                .into_iter()
-                .map(|(#(#idents,)*)| #ident { #(#values,)* })
-                .collect())
+                .load_iter::<(#(#tys,)*), __p::diesel::connection::DefaultLoadingMode>(c)?;
+            __p::collect_rows(rows, ::core::option::Option::Some(limit), |(#(#idents,)*)| {
+                #ident { #(#values,)* }
+            })
         }
 
         fn #load_ids(

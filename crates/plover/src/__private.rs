@@ -270,6 +270,24 @@ pub fn contains_pattern(text: &str) -> String {
     pattern
 }
 
+/// The most rows a load reserves room for before the first one arrives.
+const ROWS_RESERVED: i64 = 1000;
+
+/// Loaded rows made into models, in a vector with room for `limit` of them (up to
+/// [`ROWS_RESERVED`]): the rows of a page are made in place, never moved by the vector's growth.
+pub fn collect_rows<R, M>(
+    rows: impl Iterator<Item = diesel::QueryResult<R>>,
+    limit: Option<i64>,
+    mut model: impl FnMut(R) -> M,
+) -> Result<Vec<M>, Error> {
+    let room = limit.map_or(0, |limit| limit.clamp(0, ROWS_RESERVED));
+    let mut out = Vec::with_capacity(room as usize);
+    for row in rows {
+        out.push(model(row?));
+    }
+    Ok(out)
+}
+
 /// Primary keys in the model's key type, dropping those out of its range.
 pub fn pks<T: TryFrom<i64>>(ids: &[i64]) -> Vec<T> {
     ids.iter().filter_map(|&i| T::try_from(i).ok()).collect()

@@ -118,7 +118,9 @@ pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Content {
         return Content::Form(pairs(&bytes));
     }
     if ctype.starts_with("multipart/form-data") {
-        return parse_multipart(headers, bytes)
+        // Boxed: the multipart parser's state would otherwise make every request's future
+        // larger, multipart or not.
+        return Box::pin(parse_multipart(headers, bytes))
             .await
             .map(Content::Form)
             .unwrap_or_else(Content::Invalid);
