@@ -190,11 +190,8 @@ fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, 
     let limits = &rules.limits;
     let mut values = Vec::new();
     for v in raw {
-        let items = if op == Op::In {
-            v.split(',').collect()
-        } else {
-            vec![*v]
-        };
+        // Only `in` takes a list; every other operator takes the value whole.
+        let items = v.splitn(if op == Op::In { usize::MAX } else { 1 }, ',');
         for item in items {
             limits.check_value(item).map_err(|m| bad(&m))?;
             values.push(
@@ -232,12 +229,22 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bo
     if path.len() > 1 && !rules.recursive {
         return false;
     }
-    let prefixes: Vec<String> = (1..=names.len()).map(|n| names[..n].join("__")).collect();
-    if prefixes.iter().any(|p| rules.exclude.contains(p)) {
+    // A rule names a path (`user__username`); it covers the paths that start with it.
+    let covers = |rule: &String| {
+        let mut depth = 0;
+        for part in rule.split("__") {
+            if names.get(depth) != Some(&part) {
+                return false;
+            }
+            depth += 1;
+        }
+        depth > 0
+    };
+    if rules.exclude.iter().any(covers) {
         return false;
     }
     if let Some(fields) = &rules.fields {
-        if !prefixes.iter().any(|p| fields.contains(p)) {
+        if !fields.iter().any(covers) {
             return false;
         }
     }
