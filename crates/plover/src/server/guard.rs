@@ -262,14 +262,17 @@ where
             let resp = req.into_response(resp).map_into_right_body();
             return Box::pin(ready(Ok(with_safe_headers(resp))));
         }
+        // A request without a body (most GETs) has nothing to time.
         let payload = req.take_payload();
-        let timed = Deadline {
-            inner: payload,
-            sleep: Box::pin(sleep(self.body_timeout)),
-        };
-        req.set_payload(Payload::from(
-            Box::pin(timed) as Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>>
-        ));
+        if !matches!(payload, Payload::None) {
+            let timed = Deadline {
+                inner: payload,
+                sleep: Box::pin(sleep(self.body_timeout)),
+            };
+            req.set_payload(Payload::from(
+                Box::pin(timed) as Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>>
+            ));
+        }
         let service = self.service.clone();
         let memory = self.memory.clone();
         Box::pin(async move {
