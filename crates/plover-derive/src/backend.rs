@@ -106,11 +106,20 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .execute(c)
                 .map_err(__p::Error::from),)
         });
+    let returning = quote!(.returning((#(#table::#idents,)*)).get_result(c)?);
+    // Every column given: an insert of fixed shape, which diesel prepares once and caches. A
+    // column left out takes its SQL default; diesel never caches such an insert.
     let insert_body = if data.is_empty() {
-        quote!(__p::diesel::insert_into(#table::table).default_values())
+        quote!(__p::diesel::insert_into(#table::table).default_values() #returning)
     } else {
-        quote!(__p::diesel::insert_into(#table::table)
-            .values((#(changes.#data.map(|v| #table::#data.eq(v)),)*)))
+        quote!(match (#(changes.#data,)*) {
+            (#(::core::option::Option::Some(#data),)*) => __p::diesel::insert_into(#table::table)
+                .values((#(#table::#data.eq(#data),)*))
+                #returning,
+            (#(#data,)*) => __p::diesel::insert_into(#table::table)
+                .values((#(#data.map(|v| #table::#data.eq(v)),)*))
+                #returning,
+        })
     };
     let update_body = if data.is_empty() {
         quote!({
@@ -221,9 +230,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             changes: #changes,
         ) -> ::core::result::Result<#ident, __p::Error> {
             use __p::diesel::prelude::*;
-            let (#(#idents,)*): (#(#tys,)*) = #insert_body
-                .returning((#(#table::#idents,)*))
-                .get_result(c)?;
+            let (#(#idents,)*): (#(#tys,)*) = #insert_body;
             ::core::result::Result::Ok(#ident { #(#values,)* })
         }
 
