@@ -550,6 +550,10 @@ async fn unknown_paths_under_a_prefix_are_404_json() {
         "/api",
         "/api//",
         "/api//1/",
+        "/api/amodel//",
+        "/api/amodel/1//",
+        "/api/amodel//1/",
+        "/api/amodel1/",
         "/v2/amodel/",
         "/small/sample/",
     ] {
@@ -558,6 +562,11 @@ async fn unknown_paths_under_a_prefix_are_404_json() {
     }
     let resp = app.get("/nowhere/").await;
     assert_eq!(resp.code(), 404);
+    // The key is percent-decoded, as actix's `Path` does; the list and detail take their
+    // paths with or without the trailing slash.
+    for path in ["/api/amodel/%31/", "/api/amodel/1", "/api/amodel"] {
+        assert_eq!(app.get(path).await.code(), 200, "{path}");
+    }
 }
 
 // --- order of checks ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use actix_web::{web, App, HttpResponse};
 use base64::Engine as _;
-use plover::auth::{AuthRequest, Authenticator, UserAuthentication};
+use plover::auth::{AuthRequest, Authenticator, Headers, UserAuthentication};
 use plover::db::LazyConn;
 use plover::server::{Guard, ResponseMemory};
 use plover_tests::*;
@@ -375,11 +375,12 @@ async fn basic_authentication_gives_the_connection_back_before_the_password_chec
     let db = app.db.clone();
     let outcome = actix_web::web::block(move || {
         let (name, value) = basic("alice", "wrong");
-        let mut headers = actix_web::http::header::HeaderMap::new();
-        headers.insert(
+        let headers: Headers = [(
             actix_web::http::header::HeaderName::from_static("authorization"),
             value.parse().expect("a header value"),
-        );
+        )]
+        .into_iter()
+        .collect();
         assert_eq!(name, "Authorization");
         let req = AuthRequest {
             method: &Method::POST,

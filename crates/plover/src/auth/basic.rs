@@ -1,17 +1,19 @@
 //! HTTP Basic authentication against the users of an [`Auth`] component.
 
-use actix_web::http::header::{HeaderMap, AUTHORIZATION};
+use actix_web::http::header::AUTHORIZATION;
 use actix_web::http::Method;
 use base64::Engine as _;
 
-use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
+use super::{
+    default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Headers, Scheme,
+};
 use crate::accounts::{Auth, UserModel};
 use crate::db::LazyConn;
 use crate::error::Error;
 
 /// The `(username, password)` of a Basic `Authorization` header: UTF-8, split at the first
 /// colon (a password may hold colons).
-pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
+pub fn basic_credentials(headers: &Headers) -> Option<(String, String)> {
     let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, encoded) = value.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
@@ -130,12 +132,11 @@ mod tests {
     use super::*;
     use actix_web::http::header::HeaderValue;
 
-    fn header(value: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        if let Ok(v) = HeaderValue::from_str(value) {
-            h.insert(AUTHORIZATION, v);
-        }
-        h
+    fn header(value: &str) -> Headers {
+        HeaderValue::from_str(value)
+            .into_iter()
+            .map(|v| (AUTHORIZATION, v))
+            .collect()
     }
 
     #[test]

@@ -2,12 +2,13 @@
 
 mod apikey;
 mod basic;
+mod headers;
 
-use actix_web::http::header::HeaderMap;
 use actix_web::http::Method;
 
 pub use apikey::ApiKeyAuthentication;
 pub use basic::{basic_credentials, AdminAuthentication, UserAuthentication};
+pub use headers::Headers;
 
 use crate::db::LazyConn;
 use crate::error::Error;
@@ -29,7 +30,7 @@ pub struct AuthRequest<'a> {
     /// The HTTP method.
     pub method: &'a Method,
     /// The request headers.
-    pub headers: &'a HeaderMap,
+    pub headers: &'a Headers,
     /// The decoded query string pairs.
     pub query: &'a [(String, String)],
     /// The decoded form fields of the body (empty for JSON bodies).

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use actix_web::dev::{fn_service, Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{ContentType, LOCATION};
 use actix_web::http::Method;
 use actix_web::web::Bytes;
@@ -18,6 +19,7 @@ use crate::error::Error;
 use crate::model::RestModel;
 use crate::openapi::{self, spec::OpenApi};
 use crate::urlencoded::pairs;
+use percent_encoding::percent_decode_str;
 
 /// An application's change to the OpenAPI document ([`RestApi::openapi`]).
 type Edit = Box<dyn FnOnce(&mut OpenApi) + Send>;
@@ -142,58 +144,72 @@ impl RestApi {
     /// Ends the registrations (the API is consumed, so none can follow) and returns the
     /// service configuration for `App::new().configure(...)`; clone it for each worker.
     ///
-    /// Each registration is an actix scope `{prefix}/{name}` with two resources, the list
-    /// (`/` or nothing) and the detail (`/{pk}`, with or without the trailing slash): a scope
-    /// is found by comparing its name, and only a detail path is matched by pattern. Any other
-    /// path under the prefix is 404 before the body is read. The API's description is built
-    /// here, once: `{prefix}/openapi.json` and `{prefix}/docs/` serve it as bytes.
+    /// The API is one actix scope at its prefix. Under it, `{name}` and `{name}/` are a
+    /// resource's list, `{name}/{pk}` and `{name}/{pk}/` its detail (the key percent-decoded,
+    /// as actix's `Path` does); any other path under the prefix is 404 before the body is read.
+    /// The API's description is built here, once: `{prefix}/openapi.json` and
+    /// `{prefix}/docs/` serve it as bytes.
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let description = self.description();
         let db = self.db;
         let default_auth = self.default_auth;
         let limit = BodyLimit(self.max_body_bytes);
-        let routes: Vec<Arc<Route>> = self
+        let routes: Arc<[Route]> = self
             .endpoints
             .into_iter()
-            .map(|endpoint| {
-                Arc::new(Route {
-                    list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
-                    endpoint,
-                    db: db.clone(),
-                    default_auth: default_auth.clone(),
-                })
+            .map(|endpoint| Route {
+                list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
+                endpoint,
+                db: db.clone(),
+                default_auth: default_auth.clone(),
             })
             .collect();
         let prefix = self.prefix;
         move |cfg: &mut web::ServiceConfig| {
-            let not_found = || web::to(|| async { Error::NotFound.error_response() });
-            let mut scope = description.routes(
-                web::scope(&prefix)
-                    .app_data(limit)
-                    .default_service(not_found()),
+            let routes = routes.clone();
+            let dispatch = fn_service(move |sreq: ServiceRequest| {
+                let routes = routes.clone();
+                async move {
+                    let (req, mut payload) = sreq.into_parts();
+                    let resp = dispatch(&routes, &req, payload.take()).await;
+                    Ok::<_, actix_web::Error>(ServiceResponse::new(req, resp))
+                }
+            });
+            cfg.service(
+                description
+                    .routes(web::scope(&prefix).app_data(limit))
+                    .default_service(dispatch),
             );
-            for route in &routes {
-                let (list, detail) = (route.clone(), route.clone());
-                scope = scope.service(
-                    web::scope(&format!("/{}", route.endpoint.name()))
-                        .service(web::resource(["", "/"]).to(
-                            move |req: HttpRequest, body: Body| {
-                                let route = list.clone();
-                                async move { route.serve(req, None, body).await }
-                            },
-                        ))
-                        .service(web::resource(["/{pk}", "/{pk}/"]).to(
-                            move |req: HttpRequest, pk: web::Path<String>, body: Body| {
-                                let route = detail.clone();
-                                async move { route.serve(req, Some(pk.into_inner()), body).await }
-                            },
-                        ))
-                        .default_service(not_found()),
-                );
-            }
-            cfg.service(scope);
         }
     }
+}
+
+/// Serves one request under the API's prefix: finds its resource and key, reads the body,
+/// runs the endpoint.
+async fn dispatch(routes: &[Route], req: &HttpRequest, payload: Payload) -> HttpResponse {
+    let Some((route, pk)) = find_route(routes, req.match_info().unprocessed()) else {
+        return Error::NotFound.error_response();
+    };
+    match Body::read(req, payload).await {
+        Ok(body) => route.serve(req, pk, body).await,
+        Err(e) => e.error_response(),
+    }
+}
+
+/// The resource of `path` (what follows the prefix) and, for a detail path, its decoded key.
+fn find_route<'a>(routes: &'a [Route], path: &str) -> Option<(&'a Route, Option<String>)> {
+    let path = path.strip_prefix('/')?;
+    let (name, rest) = path.split_once('/').unwrap_or((path, ""));
+    let route = routes.iter().find(|r| r.endpoint.name() == name)?;
+    if rest.is_empty() {
+        return Some((route, None));
+    }
+    let pk = rest.strip_suffix('/').unwrap_or(rest);
+    if pk.is_empty() || pk.contains('/') {
+        return None;
+    }
+    let pk = percent_decode_str(pk).decode_utf8_lossy().into_owned();
+    Some((route, Some(pk)))
 }
 
 impl RestApi {
@@ -316,13 +332,13 @@ struct Route {
 
 impl Route {
     /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
-    async fn serve(&self, req: HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
+    async fn serve(&self, req: &HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
             method: req.method().clone(),
             pk,
             query: pairs(req.query_string().as_bytes()),
-            headers: req.headers().clone(),
+            headers: req.headers().into(),
             body,
             list_path: self.list_path.clone(),
         };

@@ -9,6 +9,7 @@ use actix_web::web::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
+use crate::auth::Headers;
 use crate::error::Error;
 use crate::listing::{kept_in_links, PAGE};
 use crate::urlencoded::{link, pairs};
@@ -31,7 +32,7 @@ pub(crate) struct ApiRequest {
     pub(crate) method: Method,
     pub(crate) pk: Option<String>,
     pub(crate) query: Vec<(String, String)>,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: Headers,
     pub(crate) body: Content,
     /// `{prefix}/{name}/`, the canonical list path.
     pub(crate) list_path: Arc<str>,
