@@ -7,6 +7,7 @@ use actix_web::http::header::{ContentType, LOCATION};
 use actix_web::http::Method;
 use actix_web::web::Bytes;
 use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
+use percent_encoding::percent_decode_str;
 
 use super::endpoint::Endpoint;
 use super::prepared::Prepared;
@@ -19,7 +20,6 @@ use crate::error::Error;
 use crate::model::RestModel;
 use crate::openapi::{self, spec::OpenApi};
 use crate::urlencoded::pairs;
-use percent_encoding::percent_decode_str;
 
 /// An application's change to the OpenAPI document ([`RestApi::openapi`]).
 type Edit = Box<dyn FnOnce(&mut OpenApi) + Send>;
