@@ -30,6 +30,8 @@ cargo fmt --all --check
 # No module imports from a module that imports it (files and top-level modules).
 python3 scripts/layers.py
 cargo clippy --workspace --all-targets -- -D warnings
+# The API documentation builds without a broken or private link.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # Licenses, duplicate crates and sources of every dependency (deny.toml).
 command -v cargo-deny >/dev/null 2>&1 || cargo install --locked --quiet cargo-deny

@@ -28,9 +28,9 @@
 //! for missing or wrong credentials, an unknown or inactive user; 400 with a JSON error for a
 //! body that is not `{"content": "...", "user_id": ...}`.
 //!
-//! Usage: plover-ceiling <database URL> [bind addr, default 127.0.0.1:8002]
-//!        the URL: sqlite://<file> (the peer's tables) or postgres://... (Plover's tables, as
-//!        the microblog example creates them)
+//! Usage: `plover-ceiling <database URL> [bind addr, default 127.0.0.1:8002]`;
+//!        the URL: `sqlite://<file>` (the peer's tables) or `postgres://...` (Plover's tables,
+//!        as the microblog example creates them)
 //! Env:   POOL_SIZE (default 8), WORKERS (default: actix default = CPU count)
 //!
 //! At start it creates the indexes that a tuned schema has (IF NOT EXISTS), then runs ANALYZE:

@@ -274,7 +274,8 @@ pub fn contains_pattern(text: &str) -> String {
 const ROWS_RESERVED: i64 = 1000;
 
 /// Loaded rows made into models, in a vector with room for `limit` of them (up to
-/// [`ROWS_RESERVED`]): the rows of a page are made in place, never moved by the vector's growth.
+/// `ROWS_RESERVED`, 1,000): the rows of a page are made in place, never moved by the vector's
+/// growth.
 pub fn collect_rows<R, M>(
     rows: impl Iterator<Item = diesel::QueryResult<R>>,
     limit: Option<i64>,

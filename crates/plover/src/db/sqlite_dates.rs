@@ -9,11 +9,11 @@ use diesel::deserialize::{self, FromSql, FromSqlRow};
 use diesel::sql_types::{Date, Timestamp};
 use diesel::sqlite::{Sqlite, SqliteValue};
 
-/// A `NaiveDateTime` decoded from SQLite text (see the [module](self) documentation).
+/// A `NaiveDateTime` decoded from SQLite text: Plover's own format by hand, any other by diesel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromSqlRow)]
 pub struct SqliteDateTime(pub NaiveDateTime);
 
-/// A `NaiveDate` decoded from SQLite text (see the [module](self) documentation).
+/// A `NaiveDate` decoded from SQLite text: Plover's own format by hand, any other by diesel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromSqlRow)]
 pub struct SqliteDate(pub NaiveDate);
 
