@@ -148,8 +148,9 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             s: &__p::Select,
         ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
             use __p::diesel::prelude::*;
-            let rows = #select(s)?
-                .select((#(#table::#idents,)*))
+            static SQL: __p::SqlCache = __p::SqlCache::new();
+            let query = #select(s)?.select((#(#table::#idents,)*));
+            let rows = __p::shaped::<#db, _>(query, s, &SQL)?
                 .load_iter::<(#(#tys,)*), __p::diesel::connection::DefaultLoadingMode>(c)?;
             __p::collect_rows(rows, s.limit, |(#(#idents,)*)| #ident { #(#values,)* })
         }
@@ -189,7 +190,9 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             s: &__p::Select,
         ) -> ::core::result::Result<::std::vec::Vec<i64>, __p::Error> {
             use __p::diesel::prelude::*;
-            let ids: ::std::vec::Vec<#pk_ty> = #select(s)?.select(#table::#pk_ident).load(c)?;
+            static SQL: __p::SqlCache = __p::SqlCache::new();
+            let query = #select(s)?.select(#table::#pk_ident);
+            let ids: ::std::vec::Vec<#pk_ty> = __p::shaped::<#db, _>(query, s, &SQL)?.load(c)?;
             ::core::result::Result::Ok(ids.into_iter().map(i64::from).collect())
         }
 
@@ -198,7 +201,10 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
             s: &__p::Select,
         ) -> ::core::result::Result<i64, __p::Error> {
             use __p::diesel::prelude::*;
-            ::core::result::Result::Ok(#select(&s.conditions_only())?.count().get_result(c)?)
+            static SQL: __p::SqlCache = __p::SqlCache::new();
+            let s = s.conditions_only();
+            let query = #select(&s)?.count();
+            ::core::result::Result::Ok(__p::shaped::<#db, _>(query, &s, &SQL)?.get_result(c)?)
         }
 
         fn #delete_ids(

@@ -25,6 +25,20 @@ pub enum Param {
 }
 
 impl Param {
+    /// Which variant this is (its kind, not its value): part of a query's shape, since `IS NULL`
+    /// and `= ?` are different SQL.
+    pub(crate) fn tag(&self) -> usize {
+        match self {
+            Param::Null => 0,
+            Param::Bool(_) => 1,
+            Param::Int(_) => 2,
+            Param::Float(_) => 3,
+            Param::Text(_) => 4,
+            Param::Date(_) => 5,
+            Param::DateTime(_) => 6,
+        }
+    }
+
     /// Parses query-string text as a value of `kind`; the error says what was expected.
     pub fn parse(kind: FieldKind, raw: &str) -> Result<Param, String> {
         match kind {

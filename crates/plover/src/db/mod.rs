@@ -5,6 +5,7 @@ mod config;
 mod extract;
 #[cfg(feature = "postgres")]
 mod pg_pool;
+pub(crate) mod sql_text;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
 

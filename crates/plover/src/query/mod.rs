@@ -101,6 +101,33 @@ impl Select {
         }
     }
 
+    /// Appends the shape of this selection to `key`: everything its SQL text depends on (the
+    /// fields, operators, number and kind of values, ordering and whether it has a window),
+    /// but not the values, which are bound. Two selections of one shape on one query of one
+    /// model have the same SQL text.
+    pub(crate) fn shape(&self, key: &mut Vec<usize>) {
+        fn conditions(filters: &[Filter], key: &mut Vec<usize>) {
+            key.push(filters.len());
+            for f in filters {
+                key.push(f.path.len());
+                key.extend_from_slice(&f.path);
+                key.push(f.op as usize);
+                key.push(f.values.len());
+                key.extend(f.values.iter().map(Param::tag));
+            }
+        }
+        conditions(&self.filters, key);
+        key.push(self.any_of.len());
+        for conj in &self.any_of {
+            conditions(conj, key);
+        }
+        key.push(self.order.len());
+        for &(field, desc) in &self.order {
+            key.extend([field, usize::from(desc)]);
+        }
+        key.push(usize::from(self.limit.is_some()));
+    }
+
     /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).
     pub fn ids_in(field: usize, ids: &[i64]) -> Select {
         Select {
@@ -153,5 +180,73 @@ mod tests {
             ..page
         };
         assert_eq!(two_keys.pk_window(0), None);
+    }
+
+    #[test]
+    fn a_shape_is_everything_but_the_values() {
+        let key = |s: &Select| {
+            let mut key = Vec::new();
+            s.shape(&mut key);
+            key
+        };
+        let filter = |op, values| Filter {
+            path: vec![1],
+            op,
+            values,
+        };
+        let base = Select {
+            filters: vec![filter(Op::Lt, vec![Param::Int(5)])],
+            order: vec![(0, true)],
+            limit: Some(21),
+            ..Select::default()
+        };
+        let other_values = Select {
+            filters: vec![filter(Op::Lt, vec![Param::Int(7)])],
+            offset: 40,
+            limit: Some(11),
+            ..base.clone()
+        };
+        assert_eq!(key(&base), key(&other_values));
+        let differ = [
+            Select {
+                filters: vec![filter(Op::Lte, vec![Param::Int(5)])],
+                ..base.clone()
+            },
+            Select {
+                filters: vec![filter(Op::Lt, vec![Param::Int(5), Param::Int(6)])],
+                ..base.clone()
+            },
+            Select {
+                filters: vec![filter(Op::Lt, vec![Param::Null])],
+                ..base.clone()
+            },
+            Select {
+                filters: vec![Filter {
+                    path: vec![2],
+                    ..filter(Op::Lt, vec![Param::Int(5)])
+                }],
+                ..base.clone()
+            },
+            Select {
+                order: vec![(0, false)],
+                ..base.clone()
+            },
+            Select {
+                limit: None,
+                ..base.clone()
+            },
+            Select {
+                any_of: vec![base.filters.clone()],
+                ..base.clone()
+            },
+            Select {
+                filters: Vec::new(),
+                any_of: vec![base.filters.clone()],
+                ..base.clone()
+            },
+        ];
+        for other in &differ {
+            assert_ne!(key(&base), key(other), "{other:?}");
+        }
     }
 }
