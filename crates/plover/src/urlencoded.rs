@@ -2,7 +2,12 @@
 
 /// The decoded pairs of a query string or an urlencoded form, in order.
 pub(crate) fn pairs(text: &[u8]) -> Vec<(String, String)> {
-    form_urlencoded::parse(text).into_owned().collect()
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut pairs = Vec::with_capacity(text.iter().filter(|&&b| b == b'&').count() + 1);
+    pairs.extend(form_urlencoded::parse(text).into_owned());
+    pairs
 }
 
 /// `k=v&...`, form-encoded.
@@ -21,12 +26,16 @@ pub(crate) fn link<'a>(
     pairs: impl IntoIterator<Item = &'a (String, String)>,
     last: (&str, &str),
 ) -> String {
-    let mut out = form_urlencoded::Serializer::new(String::new());
+    let mut url = String::with_capacity(128);
+    url.push_str(path);
+    url.push('?');
+    let start = url.len();
+    let mut out = form_urlencoded::Serializer::for_suffix(url, start);
     for (k, v) in pairs {
         out.append_pair(k, v);
     }
     out.append_pair(last.0, last.1);
-    format!("{path}?{}", out.finish())
+    out.finish()
 }
 
 #[cfg(test)]

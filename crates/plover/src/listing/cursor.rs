@@ -22,8 +22,10 @@ pub(crate) fn supports(meta: &ModelMeta, order: &[(usize, bool)]) -> bool {
 
 /// The cursor of the page after `page`, from the values of its last row.
 pub(crate) fn encode(page: i64, values: Vec<Value>) -> String {
-    let json = Value::Array(vec![Value::from(page), Value::Array(values)]);
-    URL_SAFE_NO_PAD.encode(json.to_string())
+    // A pair serializes as the array `[page, [value, ...]]`; writing JSON values to memory
+    // cannot fail.
+    let json = serde_json::to_vec(&(page, values)).unwrap_or_default();
+    URL_SAFE_NO_PAD.encode(json)
 }
 
 /// The page number a cursor leads to, and the condition selecting the rows after its row:

@@ -111,29 +111,30 @@ fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>
 }
 
 fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<Filter>, Error> {
-    // Same key repeated: one filter with several values, in first-seen order.
-    let mut keys: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (k, v) in pairs {
-        if !is_filter(k) {
+    // Same key repeated: one filter with several values, in first-seen order. Each key is kept
+    // with the index of its first pair; there are at most `max_conditions` of them.
+    let limits = &rules.limits;
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for (at, (k, _)) in pairs.iter().enumerate() {
+        if !is_filter(k) || keys.iter().any(|(key, _)| key == k) {
             continue;
         }
-        match keys.iter_mut().find(|(key, _)| *key == k) {
-            Some((_, values)) => values.push(v),
-            None => keys.push((k, vec![v])),
+        if keys.len() == limits.max_conditions {
+            return Err(Error::param(
+                k,
+                format!("at most {} filter conditions", limits.max_conditions),
+            ));
         }
-    }
-    let limits = &rules.limits;
-    if keys.len() > limits.max_conditions {
-        let (key, _) = keys[limits.max_conditions];
-        return Err(Error::param(
-            key,
-            format!("at most {} filter conditions", limits.max_conditions),
-        ));
+        keys.push((k, at));
     }
     let mut total = 0;
     let mut filters = Vec::with_capacity(keys.len());
-    for (key, raw) in keys {
-        let filter = parse_filter(key, &raw, rules)?;
+    for (key, first) in keys {
+        let raw = pairs[first..]
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str());
+        let filter = parse_filter(key, raw, rules)?;
         total += filter.values.len();
         if total > limits.max_values {
             return Err(Error::param(
@@ -146,40 +147,38 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
     Ok(filters)
 }
 
-fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, Error> {
+fn parse_filter<'a>(
+    key: &str,
+    raw: impl Iterator<Item = &'a str>,
+    rules: &FilterRules,
+) -> Result<Filter, Error> {
     let bad = |message: &str| Error::param(key, message);
-    let parts: Vec<&str> = key.split("__").collect();
-    if parts.iter().any(|p| p.is_empty()) {
+    if key.split("__").any(str::is_empty) {
         return Err(bad("malformed filter"));
     }
+    let mut parts = key.split("__").peekable();
     let mut meta = rules.meta;
     let mut path = Vec::new();
-    let mut names = Vec::new();
     let mut op = Op::Eq;
-    let mut i = 0;
-    while i < parts.len() {
+    while let Some(part) = parts.next() {
         let (idx, field) = meta
-            .field(parts[i])
-            .ok_or_else(|| bad(&format!("unknown field '{}'", parts[i])))?;
+            .field(part)
+            .ok_or_else(|| bad(&format!("unknown field '{part}'")))?;
         path.push(idx);
-        names.push(field.name);
-        i += 1;
-        if i == parts.len() {
-            break;
-        }
-        match (field.fk, Op::from_name(parts[i])) {
+        let Some(&next) = parts.peek() else { break };
+        match (field.fk, Op::from_name(next)) {
             (_, Some(found)) => {
-                if i + 1 != parts.len() {
+                parts.next();
+                if parts.next().is_some() {
                     return Err(bad("the operator must come last"));
                 }
                 op = found;
-                break;
             }
             (Some(target), None) => meta = target(),
-            (None, None) => return Err(bad(&format!("unknown operator '{}'", parts[i]))),
+            (None, None) => return Err(bad(&format!("unknown operator '{next}'"))),
         }
     }
-    if !allowed(rules, &path, &names) {
+    if !allowed(rules, &path) {
         return Err(bad("filtering on this field is not allowed"));
     }
     let leaf = &meta.fields[path[path.len() - 1]];
@@ -212,8 +211,9 @@ fn parse_filter(key: &str, raw: &[&str], rules: &FilterRules) -> Result<Filter, 
     Ok(Filter { path, op, values })
 }
 
-/// Whether the path (field indexes, with their API names) may be filtered under `rules`.
-pub(crate) fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bool {
+/// Whether the path (field indexes, one per model along the joins) may be filtered under
+/// `rules`.
+pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
     let mut meta = rules.meta;
     for (depth, &idx) in path.iter().enumerate() {
         let field = &meta.fields[idx];
@@ -231,10 +231,17 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bo
     }
     // A rule names a path (`user__username`); it covers the paths that start with it.
     let covers = |rule: &String| {
+        let mut meta = rules.meta;
         let mut depth = 0;
         for part in rule.split("__") {
-            if names.get(depth) != Some(&part) {
+            let Some(field) = path.get(depth).map(|&idx| &meta.fields[idx]) else {
                 return false;
+            };
+            if field.name != part {
+                return false;
+            }
+            if let (Some(target), true) = (field.fk, depth + 1 < path.len()) {
+                meta = target();
             }
             depth += 1;
         }
@@ -254,7 +261,7 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize], names: &[&str]) -> bo
             if !nested.exposed[rest[0]] {
                 return false;
             }
-            return allowed(nested, rest, &names[1..]);
+            return allowed(nested, rest);
         }
     }
     true

@@ -38,18 +38,24 @@ pub(crate) trait Endpoint: Send + Sync {
     ) -> Result<Reply, Error>;
 }
 
+/// The verbs a list path (`detail = false`) or a detail path can serve.
+fn verbs(detail: bool) -> &'static [Method] {
+    const LIST: &[Method] = &[Method::GET, Method::POST];
+    const DETAIL: &[Method] = &[Method::GET, Method::PUT, Method::PATCH, Method::DELETE];
+    if detail {
+        DETAIL
+    } else {
+        LIST
+    }
+}
+
 impl<M: RestModel> Endpoint for Prepared<M> {
     fn name(&self) -> &str {
         &self.name
     }
 
     fn allowed(&self, detail: bool) -> Vec<Method> {
-        let served: &[Method] = if detail {
-            &[Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
-        } else {
-            &[Method::GET, Method::POST]
-        };
-        served
+        verbs(detail)
             .iter()
             .filter(|m| self.allowed_methods.contains(m))
             .cloned()
@@ -78,14 +84,14 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         db: &mut LazyConn<'_>,
         default_auth: &dyn Authenticator,
     ) -> Result<Reply, Error> {
-        let allowed = self.allowed(req.pk.is_some());
+        let detail = req.pk.is_some();
         let served = if req.method == Method::HEAD {
             Method::GET
         } else {
             req.method.clone()
         };
-        if !allowed.contains(&served) {
-            return Err(Error::MethodNotAllowed(allowed));
+        if !verbs(detail).contains(&served) || !self.allowed_methods.contains(&served) {
+            return Err(Error::MethodNotAllowed(self.allowed(detail)));
         }
         // PATCH is the partial update PUT is, for authentication and hooks too.
         let method = if served == Method::PATCH {
