@@ -398,7 +398,53 @@ async fn basic_authentication_gives_the_connection_back_before_the_password_chec
     .expect("the blocking task");
     assert_eq!(
         outcome,
-        (true, true, "LazyConn { checked_out: false }".into())
+        (
+            true,
+            true,
+            "LazyConn { checked_out: false, writes: false }".into()
+        )
+    );
+}
+
+/// Credentials the cache of verified ones recognizes need no password check: the connection
+/// that found the user stays with the request, which writes on it.
+#[actix_web::test]
+async fn basic_authentication_keeps_the_connection_for_known_credentials() {
+    let app = TestApp::with_options("", "max_connections=1&connection_timeout=0.5").await;
+    app.user("alice", PW);
+    let checker = UserAuthentication::new(&app.auth);
+    let db = app.db.clone();
+    let outcome = actix_web::web::block(move || {
+        let (_, value) = basic("alice", PW);
+        let headers: Headers = [(
+            actix_web::http::header::HeaderName::from_static("authorization"),
+            value.parse().expect("a header value"),
+        )]
+        .into_iter()
+        .collect();
+        let req = AuthRequest {
+            method: &Method::POST,
+            headers: &headers,
+            query: &[],
+            form: &[],
+        };
+        let mut first = LazyConn::new(&db);
+        let checked = checker.authorize(&req, &mut first).is_ok();
+        let first = format!("{first:?}");
+        let mut second = LazyConn::new(&db);
+        let known = checker.authorize(&req, &mut second).is_ok();
+        (checked, first, known, format!("{second:?}"))
+    })
+    .await
+    .expect("the blocking task");
+    assert_eq!(
+        outcome,
+        (
+            true,
+            "LazyConn { checked_out: false, writes: false }".into(),
+            true,
+            "LazyConn { checked_out: true, writes: false }".into()
+        )
     );
 }
 

@@ -7,7 +7,7 @@ use super::cache::CredentialCache;
 use super::gate::Gate;
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
-use crate::db::{Conn, Database};
+use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
@@ -254,8 +254,34 @@ impl<U: UserModel> Auth<U> {
     /// # Errors
     /// [`Error::Busy`] when more checks wait than [`Auth::password_checks`] allows.
     pub fn verify(&self, user: Option<U>, password: &str) -> Result<Option<U>, Error> {
+        self.verify_then(user, password, || ())
+    }
+
+    /// [`Auth::verify`], giving `db`'s connection back ([`LazyConn::release`]) before a full
+    /// password check, so that a flood of wrong passwords never holds the pool (SPEC.md section
+    /// 15). Credentials the cache recognizes keep the connection: the unit goes on with it.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when more checks wait than [`Auth::password_checks`] allows.
+    pub fn verify_releasing(
+        &self,
+        user: Option<U>,
+        password: &str,
+        db: &mut LazyConn<'_>,
+    ) -> Result<Option<U>, Error> {
+        self.verify_then(user, password, || db.release())
+    }
+
+    /// [`Auth::verify`], calling `before_check` just before a full password check.
+    fn verify_then(
+        &self,
+        user: Option<U>,
+        password: &str,
+        before_check: impl FnOnce(),
+    ) -> Result<Option<U>, Error> {
         let gate = &self.inner.gate;
         let Some(user) = user else {
+            before_check();
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
@@ -269,6 +295,7 @@ impl<U: UserModel> Auth<U> {
             self.inner
                 .cache
                 .check(user.username(), user.password_hash(), password, || {
+                    before_check();
                     gate.run(|| user.check_password(password))
                         .unwrap_or_else(|| {
                             busy = true;

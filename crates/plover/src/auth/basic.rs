@@ -79,8 +79,12 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
             .find_user(&mut db.conn()?, &username)
             .ok()
             .flatten();
-        db.release(); // the password check runs without a pooled connection
-        match self.auth.verify(found, &password)?.map(|u| identity(&u)) {
+        // A full password check runs without a pooled connection.
+        match self
+            .auth
+            .verify_releasing(found, &password, db)?
+            .map(|u| identity(&u))
+        {
             Some(user) if user.admin || !self.admin_only => Ok(Some(user)),
             _ => Err(Error::Unauthorized),
         }

@@ -12,7 +12,7 @@ pub(crate) mod sqlite_dates;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
 use diesel::SqliteConnection;
@@ -170,15 +170,25 @@ impl Pooled {
 /// [`LazyConn::release`]: authentication looks a user up, gives the connection back, and only
 /// then spends the time of a password check (SPEC.md section 15: a flood of wrong passwords
 /// never holds pooled connections).
+///
+/// On SQLite, a unit that writes ([`LazyConn::writes`]) takes its turn among the writers
+/// before its first connection, and the connection the writers keep: what it reads before
+/// writing (the user of its credentials, the row it changes) is read on the connection whose
+/// page cache the last write left current, rather than on a reader whose cache every write
+/// empties.
 pub struct LazyConn<'a> {
     db: &'a Database,
     pooled: Option<Pooled>,
+    /// SQLite: this unit's turn among the writers, held while it holds a connection.
+    turn: Option<MutexGuard<'a, Option<SqlitePooled>>>,
+    writes: bool,
 }
 
 impl std::fmt::Debug for LazyConn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LazyConn")
             .field("checked_out", &self.pooled.is_some())
+            .field("writes", &self.writes)
             .finish()
     }
 }
@@ -186,31 +196,68 @@ impl std::fmt::Debug for LazyConn<'_> {
 impl<'a> LazyConn<'a> {
     /// A handle on `db` that holds no connection yet.
     pub fn new(db: &'a Database) -> LazyConn<'a> {
-        LazyConn { db, pooled: None }
+        LazyConn {
+            db,
+            pooled: None,
+            turn: None,
+            writes: false,
+        }
+    }
+
+    /// Marks this unit as one that writes: on SQLite, its connections are taken with its turn
+    /// among the writers (see the type's documentation). Call it before the first
+    /// [`LazyConn::conn`].
+    pub fn writes(&mut self) {
+        self.writes = true;
     }
 
     /// The connection, checked out of the pool on first use (503 when none comes within the
-    /// pool's timeout).
+    /// pool's timeout, or, for a unit that writes on SQLite, when its turn does not come within
+    /// the database's `busy_timeout`).
     pub fn conn(&mut self) -> Result<Conn<'_>, Error> {
         let pooled = match &mut self.pooled {
             Some(pooled) => pooled,
-            empty => empty.insert(self.db.checkout()?),
+            empty => {
+                let taken = match (self.writes, self.db.writers.as_deref()) {
+                    (true, Some(writers)) => {
+                        let mut turn = writers.take_turn()?;
+                        let kept = turn.take();
+                        self.turn = Some(turn);
+                        match kept {
+                            Some(conn) => Pooled::Sqlite(conn),
+                            None => self.db.checkout()?,
+                        }
+                    }
+                    _ => self.db.checkout()?,
+                };
+                empty.insert(taken)
+            }
         };
         Ok(pooled.conn())
     }
 
-    /// Gives the connection back to the pool; a later [`LazyConn::conn`] checks out another.
+    /// Gives the connection back to the pool (or, after a turn among the writers, to the
+    /// writers); a later [`LazyConn::conn`] checks out another.
     pub fn release(&mut self) {
-        self.pooled = None;
+        let pooled = self.pooled.take();
+        let (Some(mut turn), Some(writers)) = (self.turn.take(), self.db.writers.as_deref()) else {
+            return;
+        };
+        if let (true, Some(Pooled::Sqlite(mut conn))) = (writers.keep, pooled) {
+            if !diesel::r2d2::R2D2Connection::is_broken(&mut *conn) {
+                *turn = Some(conn);
+            }
+        }
     }
 
     /// Runs `f` in one write transaction ([`Conn::transaction`]) on this unit's connection.
     /// On SQLite the transaction first waits for its turn among this process's writers to the
     /// same database (503 when it does not come within `busy_timeout`, or `connection_timeout`
-    /// if shorter): they follow each other
-    /// without the sleeps of SQLite's busy handler. The turn comes before the connection is
-    /// checked out (unless this unit holds one already), so writers waiting for their turn do
-    /// not keep pooled connections from the requests that only read.
+    /// if shorter): they follow each other without the sleeps of SQLite's busy handler. The
+    /// turn comes before the connection is checked out (unless this unit holds one already),
+    /// so writers waiting for their turn do not keep pooled connections from the requests that
+    /// only read. A unit that took its turn and the writers' connection gives both back when
+    /// the transaction ends.
     pub fn write<R>(
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
@@ -218,24 +265,33 @@ impl<'a> LazyConn<'a> {
         let Some(writers) = self.db.writers.as_deref() else {
             return self.conn()?.transaction(f);
         };
-        let mut turn = writers.turn.try_lock_for(writers.wait).ok_or_else(|| {
-            log::warn!("no turn to write to the SQLite database within its busy_timeout");
-            Error::Unavailable
-        })?;
-        // A unit that holds a connection writes on it; otherwise on the last writer's.
-        let kept = self.pooled.is_none();
-        if kept {
-            self.pooled = turn.take().map(Pooled::Sqlite);
+        if self.turn.is_none() {
+            if self.pooled.is_some() {
+                // A unit that holds a reader's connection writes on it, in its turn.
+                let _turn = writers.take_turn()?;
+                return self.conn()?.transaction(f);
+            }
+            self.writes = true;
         }
         let result = self.conn()?.transaction(f);
-        if kept && writers.keep {
-            if let Some(Pooled::Sqlite(mut conn)) = self.pooled.take() {
-                if !diesel::r2d2::R2D2Connection::is_broken(&mut *conn) {
-                    *turn = Some(conn);
-                }
-            }
-        }
+        self.release();
         result
+    }
+}
+
+impl Drop for LazyConn<'_> {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl Writers {
+    /// This unit's turn (503 when it does not come within `wait`).
+    fn take_turn(&self) -> Result<MutexGuard<'_, Option<SqlitePooled>>, Error> {
+        self.turn.try_lock_for(self.wait).ok_or_else(|| {
+            log::warn!("no turn to write to the SQLite database within its busy_timeout");
+            Error::Unavailable
+        })
     }
 }
 
@@ -493,6 +549,35 @@ mod tests {
             "the failed write left nothing"
         );
         assert!(LazyConn::new(&db).write(|c| Ok(marked(c))).unwrap());
+    }
+
+    /// A unit that writes reads first on the writers' connection, holding the turn until it
+    /// gives the connection back, and writes on the same connection.
+    #[test]
+    fn a_unit_that_writes_reads_on_the_writers_connection() {
+        let db = database("unit", "busy_timeout=100");
+        LazyConn::new(&db).write(mark).unwrap();
+        let mut unit = LazyConn::new(&db);
+        unit.writes();
+        assert!(marked(&mut unit.conn().unwrap()), "the writers' connection");
+        let waiting = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (9)"));
+        assert!(
+            matches!(waiting, Err(Error::Unavailable)),
+            "another writer waits for the unit's turn"
+        );
+        assert!(unit.write(|c| Ok(marked(c))).unwrap());
+        assert!(
+            format!("{unit:?}").contains("checked_out: false"),
+            "given back"
+        );
+        let mut after = LazyConn::new(&db);
+        after.writes();
+        assert!(marked(&mut after.conn().unwrap()), "kept for the next one");
+        after.release();
+        LazyConn::new(&db)
+            .write(|c| c.batch_execute("INSERT INTO t VALUES (1)"))
+            .unwrap();
+        assert_eq!(rows(&db), [1]);
     }
 
     /// With one connection the writers keep none, and when every other connection is in use a

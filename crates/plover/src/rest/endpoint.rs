@@ -93,6 +93,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         if !verbs(detail).contains(&served) || !self.allowed_methods.contains(&served) {
             return Err(Error::MethodNotAllowed(self.allowed(detail)));
         }
+        if served != Method::GET {
+            db.writes();
+        }
         // PATCH is the partial update PUT is, for authentication and hooks too.
         let method = if served == Method::PATCH {
             Method::PUT
@@ -105,6 +108,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             query: &req.query,
             form: req.form(),
         };
+        // The body of a write is read before authentication, so that a unit that writes on
+        // SQLite holds its turn among the writers no longer than it must; its errors answer
+        // after authentication and the hooks' checks all the same.
+        let body = matches!(method, Method::POST | Method::PUT)
+            .then(|| self.read_body(req, method == Method::POST));
         let auth = self.auth.as_deref().unwrap_or(default_auth);
         let user = auth.authorize(&auth_req, db)?;
         let cx = Context {
@@ -113,7 +121,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         };
         let Some(raw_pk) = &req.pk else {
             return match method {
-                Method::POST => self.create(&cx, req, db),
+                Method::POST => self.create(&cx, req, db, body),
                 _ => self.list(&cx, req, &mut db.conn()?),
             };
         };
@@ -126,7 +134,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .find(&cx, &mut db.conn()?, pk)?
             .ok_or(Error::NotFound)?;
         match method {
-            Method::PUT => self.edit(&cx, req, db, obj),
+            Method::PUT => self.edit(&cx, req, db, obj, body),
             Method::DELETE => self.remove(&cx, &mut db.conn()?, obj),
             _ => {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
@@ -149,6 +157,8 @@ struct PageMeta<'a> {
 
 /// A parsed body: the changes, and the key the client sent for each field given.
 struct Parsed<M: RestModel> {
+    /// The body as sent.
+    data: Map<String, Value>,
     changes: M::Changes,
     sent: Vec<(usize, String)>,
 }
@@ -223,13 +233,18 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// Parses the body into changes, with the key the client used for each field given.
-    fn parse_changes(&self, data: &Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
+    /// The body of a POST (`creating`) or PUT, parsed into changes.
+    fn read_body(&self, req: &ApiRequest, creating: bool) -> Result<Parsed<M>, Error> {
+        self.parse_changes(req.json_object()?, creating)
+    }
+
+    fn parse_changes(&self, data: Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
         let mut sent = Vec::new();
         let mut errors = BTreeMap::new();
         let mut invalid = Vec::new();
-        for (key, value) in data {
+        for (key, value) in &data {
             match meta.field(key) {
                 None => {
                     errors.insert(key.clone(), "unknown field".to_owned());
@@ -265,7 +280,11 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         if errors.is_empty() {
-            Ok(Parsed { changes, sent })
+            Ok(Parsed {
+                data,
+                changes,
+                sent,
+            })
         } else {
             Err(Error::Validation {
                 message: "Validation failed".into(),
@@ -311,14 +330,21 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
+        body: Option<Result<Parsed<M>, Error>>,
     ) -> Result<Reply, Error> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
-        let data = req.json_object()?;
-        let Parsed { mut changes, sent } = self.parse_changes(&data, true)?;
-        // `save_object` may hash a password: never while a pooled connection is held.
-        db.release();
+        let Parsed {
+            data,
+            mut changes,
+            sent,
+        } = body.unwrap_or_else(|| self.read_body(req, true))?;
+        // A user's `save_object` may hash a password: never while a pooled connection is held.
+        // The default hooks do nothing there, and the connection serves the write.
+        if self.custom_hooks {
+            db.release();
+        }
         self.hooks.save_object(cx, &mut changes, &data)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
@@ -342,15 +368,22 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
         obj: M,
+        body: Option<Result<Parsed<M>, Error>>,
     ) -> Result<Reply, Error> {
         self.check_owner(cx, &obj)?;
         if !self.hooks.check_put(cx, &obj) {
             return Err(Error::Forbidden);
         }
-        let data = req.json_object()?;
-        let Parsed { mut changes, sent } = self.parse_changes(&data, false)?;
-        // `save_object` may hash a password: never while a pooled connection is held.
-        db.release();
+        let Parsed {
+            data,
+            mut changes,
+            sent,
+        } = body.unwrap_or_else(|| self.read_body(req, false))?;
+        // A user's `save_object` may hash a password: never while a pooled connection is held.
+        // The default hooks do nothing there, and the connection serves the write.
+        if self.custom_hooks {
+            db.release();
+        }
         self.hooks.save_object(cx, &mut changes, &data)?;
         let obj = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;

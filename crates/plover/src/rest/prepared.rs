@@ -33,6 +33,8 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) allowed_methods: Vec<Method>,
     pub(crate) hooks: Arc<dyn Hooks<M>>,
+    /// Whether `hooks` are the user's: their `save_object` may take long (hash a password).
+    pub(crate) custom_hooks: bool,
     pub(crate) paginate_by: i64,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
@@ -149,6 +151,7 @@ impl<M: RestModel> Prepared<M> {
             auth: resource.auth,
             allowed_methods: resource.allowed_methods,
             hooks: resource.hooks,
+            custom_hooks: resource.custom_hooks,
             paginate_by: resource.paginate_by,
             keyset: resource.keyset,
             delete_recursive: resource.delete_recursive,

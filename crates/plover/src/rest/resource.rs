@@ -29,6 +29,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) allowed_methods: Vec<Method>,
     pub(crate) hooks: Arc<dyn Hooks<M>>,
+    /// Whether `hooks` are the user's (else [`DefaultHooks`], which do nothing).
+    pub(crate) custom_hooks: bool,
 }
 
 impl<M: RestModel> Default for Resource<M> {
@@ -67,6 +69,7 @@ impl<M: RestModel> Resource<M> {
             auth: None,
             allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
             hooks: Arc::new(DefaultHooks),
+            custom_hooks: false,
         }
     }
 
@@ -183,6 +186,7 @@ impl<M: RestModel> Resource<M> {
     /// Overrides hooks.
     pub fn hooks(mut self, hooks: impl Hooks<M>) -> Self {
         self.hooks = Arc::new(hooks);
+        self.custom_hooks = true;
         self
     }
 }
