@@ -83,7 +83,14 @@ fn list_page(c: &mut Criterion) {
     let rt = actix_web::rt::System::new();
     let app = rt.block_on(TestApp::with_seed(&seed(100)));
     let mut group = c.benchmark_group("list_20_rows");
-    for (name, path) in [("with_include", "/api/message/"), ("plain", "/api/msgff/")] {
+    for (name, path) in [
+        ("with_include", "/api/message/"),
+        ("plain", "/api/msgff/"),
+        (
+            "filtered_with_include",
+            "/api/message/?id__lt=90&id__gte=10&ordering=-id",
+        ),
+    ] {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let resp = rt.block_on(app.get(path));
