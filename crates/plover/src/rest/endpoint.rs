@@ -232,12 +232,12 @@ impl<M: RestModel> Prepared<M> {
         Ok(Reply::ok(body))
     }
 
-    /// Parses the body into changes, with the key the client used for each field given.
     /// The body of a POST (`creating`) or PUT, parsed into changes.
     fn read_body(&self, req: &ApiRequest, creating: bool) -> Result<Parsed<M>, Error> {
         self.parse_changes(req.json_object()?, creating)
     }
 
+    /// Parses the body into changes, with the key the client used for each field given.
     fn parse_changes(&self, data: Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
