@@ -367,6 +367,18 @@ fn an_accounts_component_refuses_a_user_model_with_a_readable_password() {
 
 // --- authentication outside the pool --------------------------------------------------------
 
+/// The headers of a request with these Basic credentials.
+fn basic_headers(username: &str, password: &str) -> Headers {
+    let (name, value) = basic(username, password);
+    assert_eq!(name, "Authorization");
+    [(
+        actix_web::http::header::HeaderName::from_static("authorization"),
+        value.parse().expect("a header value"),
+    )]
+    .into_iter()
+    .collect()
+}
+
 #[actix_web::test]
 async fn basic_authentication_gives_the_connection_back_before_the_password_check() {
     let app = TestApp::with_options("", "max_connections=1&connection_timeout=0.5").await;
@@ -374,14 +386,7 @@ async fn basic_authentication_gives_the_connection_back_before_the_password_chec
     let checker = UserAuthentication::new(&app.auth);
     let db = app.db.clone();
     let outcome = actix_web::web::block(move || {
-        let (name, value) = basic("alice", "wrong");
-        let headers: Headers = [(
-            actix_web::http::header::HeaderName::from_static("authorization"),
-            value.parse().expect("a header value"),
-        )]
-        .into_iter()
-        .collect();
-        assert_eq!(name, "Authorization");
+        let headers = basic_headers("alice", "wrong");
         let req = AuthRequest {
             method: &Method::POST,
             headers: &headers,
@@ -415,13 +420,7 @@ async fn basic_authentication_keeps_the_connection_for_known_credentials() {
     let checker = UserAuthentication::new(&app.auth);
     let db = app.db.clone();
     let outcome = actix_web::web::block(move || {
-        let (_, value) = basic("alice", PW);
-        let headers: Headers = [(
-            actix_web::http::header::HeaderName::from_static("authorization"),
-            value.parse().expect("a header value"),
-        )]
-        .into_iter()
-        .collect();
+        let headers = basic_headers("alice", PW);
         let req = AuthRequest {
             method: &Method::POST,
             headers: &headers,

@@ -49,6 +49,10 @@ impl SqlCache {
         self.texts.read().get(key).copied()
     }
 
+    fn is_full(&self) -> bool {
+        self.texts.read().len() >= CAPACITY
+    }
+
     /// Keeps `text` for `key` unless the cache is full. The text is never freed: the cache is a
     /// `static` and never drops an entry, so each text lives as long as the program anyway.
     fn insert(&self, key: &[usize], text: String) -> Option<&'static str> {
@@ -106,7 +110,8 @@ where
                 text: Some(text),
             });
         }
-        let text = if query.is_safe_to_cache_prepared(&DB::default())? {
+        // A full cache keeps no more: the text is not built twice (here and by diesel).
+        let text = if !cache.is_full() && query.is_safe_to_cache_prepared(&DB::default())? {
             cache.insert(key, sql_text::<DB, _>(&query)?)
         } else {
             None

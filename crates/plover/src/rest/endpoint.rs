@@ -325,6 +325,27 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
+    /// The changes of a POST (`creating`) or PUT after the hooks' `save_object`, from `body`
+    /// when it was read before authentication. A user's `save_object` may hash a password:
+    /// never while a pooled connection is held. The default hooks do nothing there, and the
+    /// connection serves the write.
+    fn changes_to_save(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        body: Option<Result<Parsed<M>, Error>>,
+        creating: bool,
+    ) -> Result<Parsed<M>, Error> {
+        let mut parsed = body.unwrap_or_else(|| self.read_body(req, creating))?;
+        if self.custom_hooks {
+            db.release();
+        }
+        self.hooks
+            .save_object(cx, &mut parsed.changes, &parsed.data)?;
+        Ok(parsed)
+    }
+
     fn create(
         &self,
         cx: &Context<'_>,
@@ -339,13 +360,7 @@ impl<M: RestModel> Prepared<M> {
             data,
             mut changes,
             sent,
-        } = body.unwrap_or_else(|| self.read_body(req, true))?;
-        // A user's `save_object` may hash a password: never while a pooled connection is held.
-        // The default hooks do nothing there, and the connection serves the write.
-        if self.custom_hooks {
-            db.release();
-        }
-        self.hooks.save_object(cx, &mut changes, &data)?;
+        } = self.changes_to_save(cx, req, db, body, true)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
@@ -376,15 +391,9 @@ impl<M: RestModel> Prepared<M> {
         }
         let Parsed {
             data,
-            mut changes,
+            changes,
             sent,
-        } = body.unwrap_or_else(|| self.read_body(req, false))?;
-        // A user's `save_object` may hash a password: never while a pooled connection is held.
-        // The default hooks do nothing there, and the connection serves the write.
-        if self.custom_hooks {
-            db.release();
-        }
-        self.hooks.save_object(cx, &mut changes, &data)?;
+        } = self.changes_to_save(cx, req, db, body, false)?;
         let obj = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, Some(&obj))?;
