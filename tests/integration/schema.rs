@@ -56,8 +56,8 @@ async fn the_tables_hold_what_the_models_declare() {
     for index in [
         "bmodel_a_id",
         "relationship_from_user_id",
-        "message_user_id_pub_date_desc_id",
-        "message_pub_date_desc_id",
+        "message_user_id_pub_date_id_desc",
+        "message_pub_date_id_desc",
     ] {
         assert!(index_exists(&app, index), "index {index}");
     }

@@ -3,8 +3,10 @@
 //!
 //! The tables differ in one thing: on SQLite the timestamps are the text the peer's seed
 //! stores (`"YYYY-MM-DD HH:MM:SS"`, already the output format, so rows are serialized as they
-//! are read, as bench-limit does); on PostgreSQL they are `TIMESTAMP` columns (Plover's DDL),
-//! read as `NaiveDateTime` and written out in the same form.
+//! are read, as bench-limit does, cut after the seconds for the fractions of the rows a create
+//! stores); on PostgreSQL they are `TIMESTAMP` columns (Plover's DDL), read as `NaiveDateTime`
+//! and written out in the same form. A create stores its time to the microsecond on both, as
+//! Plover does (SPEC.md keeps fractional seconds).
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, PoolError, PooledConnection};
@@ -47,6 +49,7 @@ pub mod sqlite {
         pub id: i32,
         pub user_id: i32,
         pub content: String,
+        #[serde(serialize_with = "crate::list::text_timestamp")]
         pub pub_date: String,
     }
 
@@ -63,7 +66,7 @@ pub mod sqlite {
 
     /// A timestamp as this engine stores it.
     pub fn stamp(t: chrono::NaiveDateTime) -> String {
-        t.format("%Y-%m-%d %H:%M:%S").to_string()
+        t.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
     }
 
     /// A write transaction. BEGIN IMMEDIATE: it reads (the user) before it writes, and a

@@ -133,6 +133,12 @@ struct Envelope<T> {
     objects: Vec<T>,
 }
 
+/// A date-time stored as text, as SPEC.md writes it: `"YYYY-MM-DD HH:MM:SS"`, fractional
+/// seconds cut.
+pub fn text_timestamp<S: Serializer>(t: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(t.get(..19).unwrap_or(t))
+}
+
 /// A date-time as SPEC.md writes it, `"YYYY-MM-DD HH:MM:SS"` (fractional seconds cut), from
 /// its digits rather than through a format string.
 pub fn timestamp<S: Serializer>(

@@ -34,8 +34,9 @@
 //! Env:   POOL_SIZE (default 8), WORKERS (default: actix default = CPU count)
 //!
 //! At start it creates the indexes that a tuned schema has (IF NOT EXISTS), then runs ANALYZE:
-//! bench-limit's three, with the two on message in the order SPEC.md's lists read them:
-//! user(username) unique, message(user_id, pub_date DESC, id), message(pub_date DESC, id).
+//! bench-limit's three, with the two on message in the order SPEC.md's lists read them, read
+//! backwards: user(username) unique, message(user_id, pub_date, id DESC),
+//! message(pub_date, id DESC).
 //! They have the names and definitions of the microblog example's DDL
 //! (`#[rest(index = ...)]` on Message in examples/microblog/src/lib.rs; the unique username is
 //! PostgreSQL's `user_username_key`), so that on Plover's PostgreSQL tables IF NOT EXISTS finds
@@ -48,8 +49,8 @@
 //!   write route.
 //! - filter_join orders `pub_date DESC, id ASC`: SPEC.md appends the primary key, ascending, to
 //!   any ordering; bench-limit orders `pub_date DESC, id DESC`, which lists the messages of one
-//!   second in the other order. The two message indexes end in `pub_date DESC, id` to match
-//!   (bench-limit's end in `pub_date` and in `pub_date, id`).
+//!   second in the other order. The two message indexes end in `pub_date, id DESC` to match,
+//!   read backwards (bench-limit's end in `pub_date` and in `pub_date, id`).
 //! - Pooled connections are not tested on checkout (r2d2's default runs `SELECT 1` each time: a
 //!   round trip per request on PostgreSQL).
 //! - Every response carries `X-Content-Type-Options: nosniff` (SPEC.md section 15), as
@@ -291,7 +292,7 @@ fn create_message(
             .values((
                 m::user_id.eq(user_id),
                 m::content.eq(&new.content),
-                m::pub_date.eq(db::stamp(now.with_nanosecond(0).unwrap_or(now))),
+                m::pub_date.eq(db::stamp(now.with_nanosecond(now.nanosecond() / 1_000 * 1_000).unwrap_or(now))),
             ))
             .returning(db::Msg::as_returning())
             .get_result(c)?;
@@ -388,9 +389,9 @@ async fn plain(body: web::Data<web::Bytes>) -> HttpResponse {
 /// (see the crate documentation), and fresh planner statistics. The same text on both engines.
 const SETUP: &str = r#"
 CREATE UNIQUE INDEX IF NOT EXISTS "user_username_key" ON "user" ("username");
-CREATE INDEX IF NOT EXISTS "message_user_id_pub_date_desc_id"
-    ON "message" ("user_id", "pub_date" DESC, "id");
-CREATE INDEX IF NOT EXISTS "message_pub_date_desc_id" ON "message" ("pub_date" DESC, "id");
+CREATE INDEX IF NOT EXISTS "message_user_id_pub_date_id_desc"
+    ON "message" ("user_id", "pub_date", "id" DESC);
+CREATE INDEX IF NOT EXISTS "message_pub_date_id_desc" ON "message" ("pub_date", "id" DESC);
 ANALYZE;
 "#;
 

@@ -138,11 +138,13 @@ pub struct Relationship {
 
 /// A posted message. The indexes serve a user's timeline and the public one, newest first:
 /// `ordering=-pub_date` sorts by `pub_date DESC, id` (the primary key breaks ties, ascending),
-/// which is the order of these indexes, so the database reads a page without sorting.
+/// which is the order of these indexes read backwards, so the database reads a page without
+/// sorting. Kept oldest first, they take each new message at their end, as the table does; kept
+/// newest first, they would take it at their start, where page splits leave pages half empty.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(display = "{content}")]
-#[rest(index = "user_id, -pub_date, id", index = "-pub_date, id")]
+#[rest(index = "user_id, pub_date, -id", index = "pub_date, -id")]
 pub struct Message {
     /// Primary key.
     pub id: i32,
