@@ -73,6 +73,27 @@ impl CredentialCache {
         self.check_at(Instant::now(), username, stored_hash, password, verify)
     }
 
+    /// Whether this exact triple was verified and last used within the lifetime (the hit renews
+    /// the entry), with no bcrypt check. For a check that waited for its turn: another request
+    /// with the same credentials may have verified them meanwhile.
+    pub fn hit(&self, username: &str, stored_hash: &str, password: &str) -> bool {
+        let digest = self.digest(username, stored_hash, password);
+        self.hit_at(Instant::now(), username, &digest)
+    }
+
+    fn hit_at(&self, now: Instant, username: &str, digest: &Digest) -> bool {
+        let Ok(mut entries) = self.entries.lock() else {
+            return false;
+        };
+        match entries.get_mut(username) {
+            Some((cached, expires)) if *expires > now && bool::from(cached.ct_eq(digest)) => {
+                *expires = now + self.ttl;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// [`CredentialCache::check`] at the time `now`.
     fn check_at(
         &self,
@@ -83,13 +104,8 @@ impl CredentialCache {
         verify: impl FnOnce() -> bool,
     ) -> bool {
         let digest = self.digest(username, stored_hash, password);
-        if let Ok(mut entries) = self.entries.lock() {
-            if let Some((cached, expires)) = entries.get_mut(username) {
-                if *expires > now && bool::from(cached.ct_eq(&digest)) {
-                    *expires = now + self.ttl;
-                    return true;
-                }
-            }
+        if self.hit_at(now, username, &digest) {
+            return true;
         }
         if !verify() {
             return false;
@@ -132,6 +148,16 @@ mod tests {
             "changed hash must re-verify"
         );
         assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn hit_answers_from_the_cache_alone() {
+        let cache = CredentialCache::default();
+        assert!(!cache.hit("u", "h", "pw"), "nothing verified yet");
+        assert!(cache.check("u", "h", "pw", || true));
+        assert!(cache.hit("u", "h", "pw"));
+        assert!(!cache.hit("u", "h", "wrong"));
+        assert!(!cache.hit("u", "h2", "pw"), "a changed hash is not a hit");
     }
 
     #[test]

@@ -46,6 +46,12 @@ impl Gate {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How many checks wait for a place now.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.lock().waiting
+    }
+
     /// Runs `work` once a place is free; `None` (and `work` never runs) when the queue is full
     /// or the wait runs out.
     pub(crate) fn run<T>(&self, work: impl FnOnce() -> T) -> Option<T> {

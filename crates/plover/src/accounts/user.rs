@@ -290,21 +290,100 @@ impl<U: UserModel> Auth<U> {
                 None => Err(Error::Busy),
             };
         };
+        let cache = &self.inner.cache;
+        let (name, hash) = (user.username(), user.password_hash());
         let mut busy = false;
-        let verified =
-            self.inner
-                .cache
-                .check(user.username(), user.password_hash(), password, || {
-                    before_check();
-                    gate.run(|| user.check_password(password))
-                        .unwrap_or_else(|| {
-                            busy = true;
-                            false
-                        })
-                });
+        let verified = cache.check(name, hash, password, || {
+            before_check();
+            // Requests with the same credentials that missed the cache together (an entry that
+            // ran out under load) wait here in turn: the first check's success serves the rest.
+            gate.run(|| cache.hit(name, hash, password) || user.check_password(password))
+                .unwrap_or_else(|| {
+                    busy = true;
+                    false
+                })
+        });
         if busy {
             return Err(Error::Busy);
         }
         Ok((verified && user.is_active()).then_some(user))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::thread;
+    use std::time::Duration;
+
+    use super::*;
+
+    diesel::table! { tuser (id) { id -> Integer, username -> Text, password -> Text } }
+
+    /// A user whose password check counts its calls and, while `HOLD` is set, waits.
+    #[derive(Clone, crate::RestModel)]
+    #[diesel(table_name = tuser)]
+    struct TUser {
+        id: i32,
+        username: String,
+        #[rest(write_only)]
+        password: String,
+    }
+
+    static CHECKS: AtomicUsize = AtomicUsize::new(0);
+    static HOLD: AtomicBool = AtomicBool::new(true);
+
+    impl UserModel for TUser {
+        fn username(&self) -> &str {
+            &self.username
+        }
+        fn password_hash(&self) -> &str {
+            &self.password
+        }
+        fn password_hash_mut(&mut self) -> &mut String {
+            &mut self.password
+        }
+        fn check_password(&self, raw: &str) -> bool {
+            CHECKS.fetch_add(1, Ordering::SeqCst);
+            while HOLD.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            raw == "right"
+        }
+    }
+
+    fn wait_for(what: impl Fn() -> bool) {
+        while !what() {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Two requests with the same credentials miss the cache together: the second waits for
+    /// the first's check and is then answered by the cache, without a check of its own.
+    #[test]
+    fn a_check_that_waited_is_answered_by_the_one_before_it() {
+        let db = Database::from_url("sqlite://:memory:").unwrap();
+        let auth = Auth::<TUser>::new(db).password_checks(1);
+        let user = TUser {
+            id: 1,
+            username: "u".into(),
+            password: "stored hash".into(),
+        };
+        let verify = |auth: Auth<TUser>, user: TUser| {
+            thread::spawn(move || auth.verify(Some(user), "right").unwrap().is_some())
+        };
+        let first = verify(auth.clone(), user.clone());
+        wait_for(|| CHECKS.load(Ordering::SeqCst) == 1);
+        let second = verify(auth.clone(), user);
+        wait_for(|| auth.inner.gate.waiting() == 1);
+        HOLD.store(false, Ordering::SeqCst);
+        assert!(first.join().unwrap());
+        assert!(second.join().unwrap());
+        assert_eq!(
+            CHECKS.load(Ordering::SeqCst),
+            1,
+            "the second request ran no check"
+        );
     }
 }
