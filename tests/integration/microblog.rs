@@ -872,3 +872,26 @@ async fn no_filter_of_the_api_reaches_a_password_or_an_email() {
         }
     }
 }
+
+#[actix_web::test]
+async fn a_user_is_loaded_by_a_unique_text_field() {
+    let blog = Blog::new().await;
+    assert!(seed_demo(&blog.db, &blog.auth).expect("seeded"));
+    let f = User::FIELDS;
+    let (username, email) = (f.username.index(), f.email.index());
+    let found = blog
+        .db
+        .run_blocking(|conn| User::load_unique(conn, username, "bob"))
+        .expect("a lookup");
+    assert_eq!(found.map(|u| u.username), Some("bob".to_owned()));
+    let missing = blog
+        .db
+        .run_blocking(|conn| User::load_unique(conn, username, "Bob"))
+        .expect("a lookup");
+    assert!(missing.is_none(), "names compare exactly");
+    // `email` is not declared unique: no lookup of fixed shape is generated for it.
+    assert!(blog
+        .db
+        .run_blocking(|conn| User::load_unique(conn, email, "bob@example.com"))
+        .is_err());
+}

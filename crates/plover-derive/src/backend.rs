@@ -59,11 +59,12 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let db = backend.db();
     let connection = backend.connection();
-    let [select, load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert_row, update] =
+    let [select, load, load_pk, load_unique, load_page, load_ids, count, delete_ids, nullify, insert_row, update] =
         [
             "select",
             "load",
             "load_pk",
+            "load_unique",
             "load_page",
             "load_ids",
             "count",
@@ -106,6 +107,33 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .execute(c)
                 .map_err(__p::Error::from),)
         });
+    let unique_arms: Vec<_> = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.unique && f.kind == Kind::Text)
+        .map(|(i, f)| {
+            let id = &f.ident;
+            quote!(#i => #table::table.filter(#table::#id.eq(value)).select((#(#table::#idents,)*)).first(c),)
+        })
+        .collect();
+    let not_unique = quote!(__p::Error::Internal("not a unique text field".into()));
+    let unique_body = if unique_arms.is_empty() {
+        quote!({
+            let _ = (c, field, value);
+            ::core::result::Result::Err(#not_unique)
+        })
+    } else {
+        quote!({
+            use __p::diesel::prelude::*;
+            let row: ::core::option::Option<(#(#tys,)*)> = match field {
+                #(#unique_arms)*
+                _ => return ::core::result::Result::Err(#not_unique),
+            }
+            .optional()?;
+            ::core::result::Result::Ok(row.map(|(#(#idents,)*)| #ident { #(#values,)* }))
+        })
+    };
     let returning = quote!(.returning((#(#table::#idents,)*)).get_result(c)?);
     // Every column given: an insert of fixed shape, which diesel prepares once and caches. A
     // column left out takes its SQL default; diesel never caches such an insert.
@@ -167,6 +195,12 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
                 .optional()?;
             ::core::result::Result::Ok(row.map(|(#(#idents,)*)| #ident { #(#values,)* }))
         }
+
+        fn #load_unique(
+            c: &mut #connection,
+            field: usize,
+            value: &str,
+        ) -> ::core::result::Result<::core::option::Option<#ident>, __p::Error> #unique_body
 
         fn #load_page(
             c: &mut #connection,

@@ -118,9 +118,10 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
         quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
     };
-    let [load, load_pk, load_page, load_ids, count, delete_ids, nullify, insert_row, update] = [
+    let [load, load_pk, load_unique, load_page, load_ids, count, delete_ids, nullify, insert_row, update] = [
         dispatch("load", quote!(s)),
         dispatch("load_pk", quote!(pk)),
+        dispatch("load_unique", quote!(field, value)),
         dispatch("load_page", quote!(limit, offset)),
         dispatch("load_ids", quote!(s)),
         dispatch("count", quote!(s)),
@@ -281,6 +282,14 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                         return ::core::result::Result::Ok(::core::option::Option::None);
                     };
                     #load_pk
+                }
+
+                fn load_unique(
+                    conn: &mut __p::Conn<'_>,
+                    field: usize,
+                    value: &str,
+                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
+                    #load_unique
                 }
 
                 fn insert_row(

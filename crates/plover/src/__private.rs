@@ -74,6 +74,13 @@ macro_rules! __fallback_model {
                 ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
                     ::core::unreachable!()
                 }
+                fn load_unique(
+                    _: &mut __p::Conn<'_>,
+                    _: usize,
+                    _: &str,
+                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
+                    ::core::unreachable!()
+                }
                 fn insert_row(
                     _: &mut __p::Conn<'_>,
                     _: $changes,

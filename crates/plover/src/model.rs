@@ -262,6 +262,11 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// once per connection (a [`Select`] is turned into SQL text on every call).
     fn load_pk(conn: &mut Conn<'_>, pk: i64) -> Result<Option<Self>, Error>;
 
+    /// Loads the row whose field `field`, a unique text field (`#[rest(unique)]` on a
+    /// `String`), equals `value`: a query of fixed shape, as [`RestModel::load_pk`]. An error
+    /// for any other field.
+    fn load_unique(conn: &mut Conn<'_>, field: usize, value: &str) -> Result<Option<Self>, Error>;
+
     /// Inserts a row from complete changes; returns the row as stored, read back by the
     /// insert itself (`INSERT ... RETURNING`).
     fn insert_row(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<Self, Error>;

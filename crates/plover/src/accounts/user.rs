@@ -9,6 +9,7 @@ use super::password::{check_password, make_password, PasswordError, DEFAULT_COST
 use super::settings::Settings;
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
+use crate::kind::FieldKind;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
 
@@ -199,17 +200,7 @@ impl<U: UserModel> Auth<U> {
 
     /// The user with primary key `id`, active or not.
     pub fn find_user_by_id(&self, conn: &mut Conn<'_>, id: i64) -> Result<Option<U>, Error> {
-        let meta = U::meta();
-        let select = Select {
-            filters: vec![Filter {
-                path: vec![meta.pk],
-                op: Op::Eq,
-                values: vec![Param::Int(id)],
-            }],
-            limit: Some(1),
-            ..Select::default()
-        };
-        Ok(U::load(conn, &select)?.into_iter().next())
+        U::load_pk(conn, id)
     }
 
     /// The user named `username`, active or not.
@@ -218,9 +209,12 @@ impl<U: UserModel> Auth<U> {
             return Ok(None); // no stored name holds U+0000
         }
         let meta = U::meta();
-        let (field, _) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
+        let (field, spec) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::USERNAME_FIELD))
         })?;
+        if spec.unique && spec.kind == FieldKind::Text {
+            return U::load_unique(conn, field, username);
+        }
         let select = Select {
             filters: vec![Filter {
                 path: vec![field],

@@ -15,7 +15,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher};
+
+use foldhash::fast::FixedState;
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryBuilder, QueryFragment, QueryId};
@@ -28,7 +29,10 @@ use crate::query::Select;
 /// The most shapes one cache keeps (one cache per model, query and backend).
 pub(crate) const CAPACITY: usize = 64;
 
-type Texts = HashMap<Box<[usize]>, &'static str, BuildHasherDefault<DefaultHasher>>;
+/// Texts by shape key. The keys are short lists of small numbers hashed on every list request:
+/// a fast hash serves better than SipHash, and no flood of keys can hurt a map of at most
+/// [`CAPACITY`] entries.
+type Texts = HashMap<Box<[usize]>, &'static str, FixedState>;
 
 /// The SQL text of each shape of one query (a `static` in the code `#[derive(RestModel)]`
 /// generates for each model, query and backend).
@@ -41,7 +45,7 @@ impl SqlCache {
     /// An empty cache.
     pub const fn new() -> SqlCache {
         SqlCache {
-            texts: RwLock::new(HashMap::with_hasher(BuildHasherDefault::new())),
+            texts: RwLock::new(HashMap::with_hasher(FixedState::with_seed(0))),
         }
     }
 
