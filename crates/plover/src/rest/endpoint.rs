@@ -165,7 +165,7 @@ struct Parsed<M: RestModel> {
 
 impl<M: RestModel> Prepared<M> {
     fn one(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Vec<u8>, Error> {
-        self.serialize(cx, conn, std::slice::from_ref(&obj))?
+        self.serialize(cx, conn, std::slice::from_ref(&obj), Vec::new())?
             .into_single()
             .ok_or_else(|| Error::Internal("serialization lost the object".into()))
     }
@@ -216,19 +216,19 @@ impl<M: RestModel> Prepared<M> {
         } else {
             req.page_link(query.page - 1)
         };
-        let objects = self.serialize(cx, conn, &rows)?;
         let meta = PageMeta {
             model: &self.name,
             page: query.page,
             previous: &previous,
             next: &next,
         };
-        let mut body = Vec::with_capacity(objects.buf.len() + 256);
+        // The page in one buffer: the meta, then the objects written in place.
+        let mut body = Vec::with_capacity(256 + rows.len() * 128);
         body.extend_from_slice(b"{\"meta\":");
         serde_json::to_writer(&mut body, &meta).map_err(|e| Error::Internal(e.to_string()))?;
-        body.extend_from_slice(b",\"objects\":");
-        objects.write_array(&mut body);
-        body.push(b'}');
+        body.extend_from_slice(b",\"objects\":[");
+        let mut body = self.serialize(cx, conn, &rows, body)?.buf;
+        body.extend_from_slice(b"]}");
         Ok(Reply::ok(body))
     }
 

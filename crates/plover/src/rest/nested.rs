@@ -35,7 +35,8 @@ pub(crate) trait Nested: Send + Sync {
     ) -> Result<NestedObjects, Error>;
 }
 
-/// Serialized objects: their JSON text one after another, and where each one is.
+/// Serialized objects: their JSON text separated by commas, after whatever the buffer held
+/// before, and where each one is.
 #[derive(Debug, Default)]
 pub(crate) struct Serialized {
     pub(crate) buf: Vec<u8>,
@@ -43,18 +44,6 @@ pub(crate) struct Serialized {
 }
 
 impl Serialized {
-    /// The objects as a JSON array, appended to `out`.
-    pub(crate) fn write_array(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (n, span) in self.spans.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&self.buf[span.clone()]);
-        }
-        out.push(b']');
-    }
-
     /// The only object (detail, create, update).
     pub(crate) fn into_single(self) -> Option<Vec<u8>> {
         match self.spans.as_slice() {

@@ -160,12 +160,14 @@ impl<M: RestModel> Prepared<M> {
 
     /// The objects of `rows` as JSON text, nested resources included: one query per included
     /// field and nesting level, whatever the number of rows. Rows go straight to text unless
-    /// `prepare_data` looks at them.
+    /// `prepare_data` looks at them. The objects are appended to `buf`, separated by commas
+    /// (the inside of a JSON array), so that a list page is written in one buffer.
     pub(crate) fn serialize(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         rows: &[M],
+        mut buf: Vec<u8>,
     ) -> Result<Serialized, Error> {
         let mut nested: Vec<(usize, NestedObjects)> = Vec::new();
         for (idx, include) in self.includes.iter().enumerate() {
@@ -186,14 +188,18 @@ impl<M: RestModel> Prepared<M> {
         }
         let nested_of = |idx: usize| nested.iter().find(|(i, _)| *i == idx).map(|(_, o)| o);
         // About a hundred bytes an object: room for most pages without growing.
+        buf.reserve(rows.len() * 128);
         let mut out = Serialized {
-            buf: Vec::with_capacity(rows.len() * 128),
+            buf,
             spans: Vec::with_capacity(rows.len()),
         };
         for row in rows {
             let build = || self.map_of(row, &nested_of);
             let mut data = Data::new(&build);
             self.hooks.prepare_data(cx, row, &mut data);
+            if !out.spans.is_empty() {
+                out.buf.push(b',');
+            }
             let start = out.buf.len();
             match data.into_map() {
                 Some(map) => serde_json::to_writer(&mut out.buf, &map)
@@ -309,7 +315,7 @@ impl<M: RestModel> Nested for Prepared<M> {
         ids: &[i64],
     ) -> Result<NestedObjects, Error> {
         let rows = M::load(conn, &Select::ids_in(M::meta().pk, ids))?;
-        let objects = self.serialize(cx, conn, &rows)?;
+        let objects = self.serialize(cx, conn, &rows, Vec::new())?;
         let index = rows
             .iter()
             .enumerate()
