@@ -140,7 +140,7 @@ pub struct Relationship {
 /// `ordering=-pub_date` sorts by `pub_date DESC, id` (the primary key breaks ties, ascending),
 /// which is the order of these indexes read backwards, so the database reads a page without
 /// sorting. Kept oldest first, they take each new message at their end, as the table does; kept
-/// newest first, they would take it at their start, where page splits leave pages half empty.
+/// newest first, they would take it at their start, where page splits leave pages part empty.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(display = "{content}")]
