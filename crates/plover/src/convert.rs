@@ -16,6 +16,14 @@ use crate::value::{check_text, parse_date, parse_datetime, DateText, DateTimeTex
 pub trait JsonField {
     /// Serializes this value in its JSON form.
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+
+    /// Appends this value's JSON text to a response body. The default serializes through
+    /// [`serialize_json`](JsonField::serialize_json); dates and date-times write their text
+    /// straight in, as it never needs escaping (the same text: a test compares the two).
+    fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail, and field values always serialize.
+        let _ = serde_json::to_writer(out, &Json(self));
+    }
 }
 
 /// A field value, serialized through its [`JsonField`] impl.
@@ -29,8 +37,7 @@ impl<T: JsonField + ?Sized> Serialize for Json<'_, T> {
 
 /// Appends the JSON text of a field value to a response body.
 pub fn write_json<T: JsonField + ?Sized>(value: &T, out: &mut Vec<u8>) {
-    // Writing into a Vec cannot fail, and field values always serialize.
-    let _ = serde_json::to_writer(out, &Json(value));
+    value.write_json(out);
 }
 
 /// The JSON value of a field value.
@@ -62,11 +69,19 @@ impl JsonField for NaiveDate {
         // Straight from the stack: `collect_str` would escape the text piece by piece.
         DateText(self).with_text(|text| serializer.serialize_str(text))
     }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        DateText(self).write_json(out);
+    }
 }
 
 impl JsonField for NaiveDateTime {
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         DateTimeText(self).with_text(|text| serializer.serialize_str(text))
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        DateTimeText(self).write_json(out);
     }
 }
 
@@ -75,6 +90,13 @@ impl<T: JsonField> JsonField for Option<T> {
         match self {
             Some(value) => value.serialize_json(serializer),
             None => serializer.serialize_none(),
+        }
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(value) => value.write_json(out),
+            None => out.extend_from_slice(b"null"),
         }
     }
 }
@@ -255,6 +277,10 @@ mod tests {
         let dt = parse_datetime("0987-06-05T04:03:02.999").unwrap_or_default();
         assert_eq!(to_json(&dt), Value::from("0987-06-05 04:03:02"));
         assert_eq!(to_json(&dt.date()), Value::from("0987-06-05"));
+        let late = parse_datetime("2024-12-31 23:59:58.75").unwrap_or_default();
+        assert_eq!(to_json(&late), Value::from("2024-12-31 23:59:58"));
+        let far = NaiveDate::from_ymd_opt(10_000, 1, 2).and_then(|d| d.and_hms_opt(3, 4, 5));
+        assert_eq!(to_json(&far), Value::from("10000-01-02 03:04:05"));
         assert_eq!(to_json(&0.1f32), Value::from(0.1));
         let far = NaiveDate::from_ymd_opt(12345, 1, 2).unwrap_or_default();
         assert_eq!(to_json(&far), Value::from("12345-01-02"));
@@ -284,6 +310,25 @@ mod tests {
         // Years beyond four digits, and before year 0: one writer for both forms.
         same(NaiveDate::from_ymd_opt(12345, 1, 2).unwrap_or_default());
         same(NaiveDate::from_ymd_opt(-5, 1, 2).unwrap_or_default());
+        for (y, m, d, h, mi, s, nano) in [
+            (2024, 2, 29, 23, 59, 59, 999_999_999),
+            (1, 1, 1, 0, 0, 0, 0),
+            (9999, 12, 31, 12, 5, 9, 0),
+            (10_000, 1, 1, 0, 0, 0, 0),
+            (-1, 12, 31, 1, 2, 3, 0),
+            (2016, 12, 31, 23, 59, 59, 1_500_000_000), // a leap second
+        ] {
+            let value = NaiveDate::from_ymd_opt(y, m, d)
+                .and_then(|date| date.and_hms_nano_opt(h, mi, s, nano))
+                .unwrap_or_default();
+            assert_ne!(value, NaiveDateTime::default(), "{y}-{m}-{d}");
+            same(value);
+            same(Some(value));
+            same(value.date());
+            same(Some(value.date()));
+        }
+        same(None::<NaiveDateTime>);
+        same(None::<NaiveDate>);
     }
 
     #[test]

@@ -43,51 +43,42 @@ pub fn parse_datetime(raw: &str) -> Option<NaiveDateTime> {
     NaiveDateTime::parse_from_str(&normalized, "%Y-%m-%d %H:%M:%S%.f").ok()
 }
 
-/// Up to 24 ASCII bytes on the stack: a date or date-time being written.
-struct Ascii {
-    buf: [u8; 24],
-    len: usize,
+/// Two decimal digits of `n` (below 100).
+fn two_digits(n: u32) -> [u8; 2] {
+    [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
 }
 
-impl Ascii {
-    fn new() -> Ascii {
-        Ascii {
-            buf: [b'0'; 24],
-            len: 0,
-        }
-    }
+/// `YYYY-MM-DD` of a date whose year has four digits (every year people write), else `None`.
+fn date_ascii(date: &NaiveDate) -> Option<[u8; 10]> {
+    use chrono::Datelike;
+    let year = u32::try_from(date.year())
+        .ok()
+        .filter(|year| *year <= 9999)?;
+    let [y0, y1] = two_digits(year / 100);
+    let [y2, y3] = two_digits(year % 100);
+    let [m0, m1] = two_digits(date.month());
+    let [d0, d1] = two_digits(date.day());
+    Some([y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1])
+}
 
-    fn push(&mut self, byte: u8) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
-            *slot = byte;
-            self.len += 1;
-        }
-    }
+/// `YYYY-MM-DD HH:MM:SS` of a date-time whose year has four digits, else `None`.
+fn date_time_ascii(value: &NaiveDateTime) -> Option<[u8; 19]> {
+    let [y0, y1, y2, y3, _, m0, m1, _, d0, d1] = date_ascii(&value.date())?;
+    let seconds = value.num_seconds_from_midnight();
+    let [h0, h1] = two_digits(seconds / 3600);
+    let [i0, i1] = two_digits(seconds / 60 % 60);
+    let [s0, s1] = two_digits(seconds % 60);
+    Some([
+        y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1, b' ', h0, h1, b':', i0, i1, b':', s0, s1,
+    ])
+}
 
-    /// `value` as exactly `width` digits (`value` has at most `width` digits).
-    fn digits(&mut self, value: u32, width: usize) {
-        let mut n = value;
-        for place in (0..width).rev() {
-            if let Some(slot) = self.buf.get_mut(self.len + place) {
-                *slot = b'0' + (n % 10) as u8;
-            }
-            n /= 10;
-        }
-        self.len = (self.len + width).min(self.buf.len());
-    }
-
-    fn date(&mut self, date: &NaiveDate) {
-        use chrono::Datelike;
-        self.digits(date.year() as u32, 4);
-        self.push(b'-');
-        self.digits(date.month(), 2);
-        self.push(b'-');
-        self.digits(date.day(), 2);
-    }
-
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
-    }
+/// Appends `text` to a JSON body as a string: dates and date-times are made of digits, `-`,
+/// `:` and spaces only, so nothing in them needs escaping.
+fn push_quoted(text: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    out.extend_from_slice(text);
+    out.push(b'"');
 }
 
 /// A date as it is written everywhere (JSON, forms, CSV): `YYYY-MM-DD`. Written without a
@@ -96,18 +87,28 @@ impl Ascii {
 pub(crate) struct DateText<'a>(pub(crate) &'a NaiveDate);
 
 impl DateText<'_> {
-    /// Calls `f` with the text: on the stack for four-digit years (every year people write).
+    /// Calls `f` with the text: on the stack for four-digit years.
     pub(crate) fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         use chrono::Datelike;
         let date = self.0;
-        if !(0..=9999).contains(&date.year()) {
-            // Outside four-digit years: the year as it is (no `+` sign), then as below.
-            let text = format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day());
-            return f(&text);
+        match date_ascii(date) {
+            Some(ascii) => f(std::str::from_utf8(&ascii).unwrap_or_default()),
+            // Outside four-digit years: the year as it is (no `+` sign), then as above.
+            None => f(&format!(
+                "{:04}-{:02}-{:02}",
+                date.year(),
+                date.month(),
+                date.day()
+            )),
         }
-        let mut out = Ascii::new();
-        out.date(date);
-        f(out.as_str())
+    }
+
+    /// Appends the text as a JSON string: what serializing it gives, without the escaping.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        match date_ascii(self.0) {
+            Some(ascii) => push_quoted(&ascii, out),
+            None => self.with_text(|text| push_quoted(text.as_bytes(), out)),
+        }
     }
 }
 
@@ -125,21 +126,23 @@ pub(crate) struct DateTimeText<'a>(pub(crate) &'a NaiveDateTime);
 impl DateTimeText<'_> {
     /// Calls `f` with the text: on the stack for four-digit years.
     pub(crate) fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
-        use chrono::{Datelike, Timelike};
         let value = self.0;
-        if !(0..=9999).contains(&value.year()) {
-            let date = DateText(&value.date()).to_string();
-            return f(&format!("{date} {}", value.time().format("%H:%M:%S")));
+        match date_time_ascii(value) {
+            Some(ascii) => f(std::str::from_utf8(&ascii).unwrap_or_default()),
+            None => f(&format!(
+                "{} {}",
+                DateText(&value.date()),
+                value.time().format("%H:%M:%S")
+            )),
         }
-        let mut out = Ascii::new();
-        out.date(&value.date());
-        out.push(b' ');
-        out.digits(value.hour(), 2);
-        out.push(b':');
-        out.digits(value.minute(), 2);
-        out.push(b':');
-        out.digits(value.second(), 2);
-        f(out.as_str())
+    }
+
+    /// Appends the text as a JSON string: what serializing it gives, without the escaping.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        match date_time_ascii(self.0) {
+            Some(ascii) => push_quoted(&ascii, out),
+            None => self.with_text(|text| push_quoted(text.as_bytes(), out)),
+        }
     }
 }
 

@@ -56,37 +56,41 @@ fn number(digits: &[u8]) -> Option<u32> {
     })
 }
 
+/// The number written by two ASCII digits.
+fn two(tens: u8, ones: u8) -> Option<u32> {
+    let (tens, ones) = (tens.wrapping_sub(b'0'), ones.wrapping_sub(b'0'));
+    (tens < 10 && ones < 10).then(|| u32::from(tens) * 10 + u32::from(ones))
+}
+
 /// `YYYY-MM-DD`, exactly.
 fn date(text: &[u8]) -> Option<NaiveDate> {
     let [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = *text else {
         return None;
     };
-    let year = number(&[y0, y1, y2, y3])?;
-    NaiveDate::from_ymd_opt(year as i32, number(&[m0, m1])?, number(&[d0, d1])?)
+    let year = two(y0, y1)? * 100 + two(y2, y3)?;
+    NaiveDate::from_ymd_opt(year as i32, two(m0, m1)?, two(d0, d1)?)
 }
 
 /// `YYYY-MM-DD HH:MM:SS`, then optionally `.` and one to nine digits of a second. A leap
 /// second (`:60`) is left to diesel.
 fn date_time(text: &[u8]) -> Option<NaiveDateTime> {
-    if text.len() < 19 || text[10] != b' ' {
-        return None;
-    }
-    let day = date(&text[..10])?;
-    let [h0, h1, b':', m0, m1, b':', s0, s1] = text[11..19] else {
+    let (Some(day), Some(&[b' ', h0, h1, b':', m0, m1, b':', s0, s1]), Some(fraction)) =
+        (text.get(..10), text.get(10..19), text.get(19..))
+    else {
         return None;
     };
-    let nanos = match &text[19..] {
+    let nanos = match fraction {
         [] => 0,
         [b'.', digits @ ..] if (1..=9).contains(&digits.len()) => {
             number(digits)? * 10u32.pow(9 - digits.len() as u32)
         }
         _ => return None,
     };
-    let (hour, minute, second) = (number(&[h0, h1])?, number(&[m0, m1])?, number(&[s0, s1])?);
+    let (hour, minute, second) = (two(h0, h1)?, two(m0, m1)?, two(s0, s1)?);
     if second > 59 {
         return None;
     }
-    Some(day.and_time(NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?))
+    Some(date(day)?.and_time(NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?))
 }
 
 #[cfg(test)]

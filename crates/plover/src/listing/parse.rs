@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{is_filter, ORDERING, PAGE};
+use super::{is_filter, path_parts, ORDERING, PAGE};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 use crate::query::{Filter, Limits, Op, Param, Select};
@@ -153,10 +153,10 @@ fn parse_filter<'a>(
     rules: &FilterRules,
 ) -> Result<Filter, Error> {
     let bad = |message: &str| Error::param(key, message);
-    if key.split("__").any(str::is_empty) {
+    if path_parts(key).any(str::is_empty) {
         return Err(bad("malformed filter"));
     }
-    let mut parts = key.split("__").peekable();
+    let mut parts = path_parts(key).peekable();
     let mut meta = rules.meta;
     let mut path = Vec::new();
     let mut op = Op::Eq;
@@ -233,7 +233,7 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
     let covers = |rule: &String| {
         let mut meta = rules.meta;
         let mut depth = 0;
-        for part in rule.split("__") {
+        for part in path_parts(rule) {
             let Some(field) = path.get(depth).map(|&idx| &meta.fields[idx]) else {
                 return false;
             };

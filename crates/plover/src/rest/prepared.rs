@@ -14,7 +14,7 @@ use super::resource::Resource;
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::FilterRules;
+use crate::listing::{path_parts, FilterRules};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
 use crate::query::{Filter, Select};
@@ -58,11 +58,11 @@ fn only(
 fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
     for path in paths {
         let mut m = meta;
-        for (i, part) in path.split("__").enumerate() {
+        for (i, part) in path_parts(path).enumerate() {
             let idx = m.index_of(part, option);
             if let Some(target) = m.fields[idx].fk {
                 m = target();
-            } else if i + 1 != path.split("__").count() {
+            } else if i + 1 != path_parts(path).count() {
                 panic!("plover: {option}: `{part}` in `{path}` is not a foreign key");
             }
         }

@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::path_parts;
 use crate::model::{Field, FieldKind, ModelMeta, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
 
@@ -189,7 +190,7 @@ impl<M: RestModel> Query<M> {
 fn resolve(meta: &'static ModelMeta, path: &str) -> Result<(Vec<usize>, FieldKind), String> {
     let mut meta = meta;
     let mut indexes = Vec::new();
-    let mut parts = path.split("__").peekable();
+    let mut parts = path_parts(path).peekable();
     while let Some(name) = parts.next() {
         let Some((idx, field)) = meta.field(name) else {
             return Err(format!("{} has no field `{name}`", meta.name));
