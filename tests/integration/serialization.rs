@@ -3,6 +3,7 @@
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
+use plover::prelude::*;
 use plover_tests::*;
 use serde_json::{json, Value};
 
@@ -338,4 +339,130 @@ async fn every_json_response_has_the_json_content_type() {
         statuses.push(resp.code());
     }
     assert_eq!(statuses, [201, 200, 200, 200, 200, 404, 404, 405, 400]);
+}
+
+/// Hooks whose `prepare_data` shows what a `Sample` carries in the fields its resource hides.
+struct Peek {
+    reads: bool,
+}
+
+impl plover::rest::Hooks<Sample> for Peek {
+    fn prepare_data(
+        &self,
+        _cx: &plover::rest::Context<'_>,
+        obj: &Sample,
+        data: &mut plover::rest::Data<'_>,
+    ) {
+        let day = obj.day.map(|d| d.to_string());
+        let seen = json!([
+            obj.big,
+            obj.ratio,
+            obj.flag,
+            obj.body,
+            obj.remark,
+            day,
+            obj.stamp.to_string()
+        ]);
+        data.insert("seen", seen);
+    }
+
+    fn reads_hidden_fields(&self) -> bool {
+        self.reads
+    }
+}
+
+/// A list loads only the columns it shows when its hooks read no others (or it has none):
+/// what it sends is the same, and `prepare_data` then sees the hidden fields at their default.
+#[actix_web::test]
+async fn a_list_loads_the_hidden_fields_only_for_hooks_that_read_them() {
+    let (db, _store) = fresh_database("");
+    db.run_blocking(|conn| {
+        plover::schema::create_tables(conn, &[Sample::meta()])?;
+        conn.batch_execute(SAMPLES)
+    })
+    .expect("seeded");
+    let f = Sample::FIELDS;
+    let hidden = [f.big, f.ratio, f.flag, f.body, f.remark, f.day, f.stamp];
+    let mut api = RestApi::new(db);
+    api.register_resource(Resource::<Sample>::new().name("plain").exclude(hidden))
+        .register_resource(
+            Resource::<Sample>::new()
+                .name("reads")
+                .exclude(hidden)
+                .hooks(Peek { reads: true }),
+        )
+        .register_resource(
+            Resource::<Sample>::new()
+                .name("blind")
+                .exclude(hidden)
+                .hooks(Peek { reads: false }),
+        );
+    let api = api.setup();
+    let service = actix_web::test::init_service(actix_web::App::new().configure(api)).await;
+    let get = |uri: &str| TestRequest::get().uri(uri).to_request();
+    let mut bodies = Vec::new();
+    for path in ["plain", "reads", "blind"] {
+        for uri in [
+            format!("/api/{path}/?ordering=id"),
+            format!("/api/{path}/?qty__gte=0&ordering=-name"),
+            format!("/api/{path}/1/"),
+        ] {
+            let body: Value = actix_web::test::call_and_read_body_json(&service, get(&uri)).await;
+            bodies.push((uri, body));
+        }
+    }
+    let objects = |at: usize| -> Vec<Value> {
+        match bodies[at].1.get("objects") {
+            Some(objects) => objects.as_array().cloned().unwrap_or_default(),
+            None => vec![bodies[at].1.clone()],
+        }
+    };
+    // Without hooks: the shown fields, right, in lists and details alike.
+    assert_eq!(
+        objects(0),
+        vec![
+            json!({"id": 1, "name": "full", "qty": -7}),
+            json!({"id": 2, "name": "nulls", "qty": 0})
+        ]
+    );
+    assert_eq!(
+        objects(1),
+        vec![json!({"id": 2, "name": "nulls", "qty": 0})]
+    );
+    assert_eq!(
+        objects(2),
+        vec![json!({"id": 1, "name": "full", "qty": -7})]
+    );
+    // Hooks that read hidden fields get them whole, in lists and details.
+    let full = json!([
+        i64::MAX,
+        0.25,
+        true,
+        "b",
+        "r",
+        "1999-12-31",
+        "2001-02-03 04:05:06"
+    ]);
+    assert_eq!(objects(3)[0]["seen"], full);
+    assert_eq!(
+        objects(4)[0]["seen"],
+        json!([
+            i64::MIN,
+            2.0,
+            false,
+            "",
+            null,
+            null,
+            "2020-01-02 03:04:05.678"
+        ])
+    );
+    assert_eq!(objects(5)[0]["seen"], full);
+    // Hooks that say they do not: a list leaves those columns out, a detail still loads them.
+    let defaults = json!([0, 0.0, false, "", null, null, "1970-01-01 00:00:00"]);
+    assert_eq!(objects(6)[0]["seen"], defaults);
+    assert_eq!(objects(7)[0]["seen"], defaults);
+    assert_eq!(objects(8)[0]["seen"], full);
+    for at in [3, 6] {
+        assert_eq!(objects(at)[1]["name"], json!("nulls"), "{}", bodies[at].0);
+    }
 }

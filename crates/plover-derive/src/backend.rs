@@ -162,7 +162,28 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
         ))
     };
     let changes = format_ident!("{}Changes", ident);
-
+    // A list that leaves out the columns it does not show (`Select::columns`): each column, or
+    // NULL in its place, loaded as an `Option` that falls back to the type's default.
+    let partial_exprs = model.fields.iter().enumerate().map(|(i, f)| {
+        let id = &f.ident;
+        quote!(__p::column_or_null(loaded(#i), #table::#id))
+    });
+    let (partial_tys, partial_values): (Vec<_>, Vec<_>) = model
+        .fields
+        .iter()
+        .zip(&tys)
+        .map(|(f, ty)| {
+            let id = &f.ident;
+            if f.nullable {
+                (quote!(#ty), quote!(#id))
+            } else {
+                (
+                    quote!(::core::option::Option<#ty>),
+                    quote!(#id.unwrap_or_default()),
+                )
+            }
+        })
+        .unzip();
     let items = quote! {
         fn #select(
             s: &__p::Select,
@@ -177,6 +198,16 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
         ) -> ::core::result::Result<::std::vec::Vec<#ident>, __p::Error> {
             use __p::diesel::prelude::*;
             static SQL: __p::SqlCache = __p::SqlCache::new();
+            if let ::core::option::Option::Some(columns) = s.columns.as_deref() {
+                let loaded = |field: usize| columns.get(field).copied().unwrap_or(true);
+                let query = #select(s)?.select((#(#partial_exprs,)*));
+                let rows = __p::shaped::<#db, _>(query, s, &SQL)?
+                    .load_iter::<(#(#partial_tys,)*), __p::diesel::connection::DefaultLoadingMode>(c)?;
+                return __p::collect_rows(rows, s.limit, |(#(#idents,)*)| {
+                    #(let #idents = #partial_values;)*
+                    #ident { #(#values,)* }
+                });
+            }
             let query = #select(s)?.select((#(#table::#idents,)*));
             let rows = __p::shaped::<#db, _>(query, s, &SQL)?
                 .load_iter::<(#(#tys,)*), __p::diesel::connection::DefaultLoadingMode>(c)?;

@@ -101,9 +101,10 @@ macro_rules! __fallback_model {
 
 use diesel::backend::Backend;
 use diesel::expression::expression_types::NotSelectable;
+use diesel::expression::{Expression, TypedExpressionType};
 use diesel::query_dsl::methods::{FilterDsl, LimitDsl, OffsetDsl, ThenOrderDsl};
-use diesel::sql_types::{Bool, Nullable};
-use diesel::{BoolExpressionMethods, BoxableExpression};
+use diesel::sql_types::{Bool, IntoNullable, Nullable};
+use diesel::{BoolExpressionMethods, BoxableExpression, NullableExpressionMethods};
 
 /// A boxed condition on table `T`.
 pub type Cond<T, DB> = Box<dyn BoxableExpression<T, DB, SqlType = Nullable<Bool>>>;
@@ -357,6 +358,84 @@ pub fn any<V: AnyOf>(conds: V) -> Result<V::Output, Error> {
 /// The AND of conditions (of `Select::any_of`).
 pub fn all<V: AnyOf>(conds: V) -> Result<V::Output, Error> {
     conds.all_of()
+}
+
+/// `NULL` of SQL type `ST`, selected in place of a column that a list does not show (see
+/// [`Select::columns`]). Unlike a SQL literal, diesel may keep a query with it prepared.
+#[derive(Debug, Clone, Copy)]
+pub struct Null<ST>(std::marker::PhantomData<ST>);
+
+impl<ST> Null<ST> {
+    /// The `NULL`.
+    pub const fn new() -> Null<ST> {
+        Null(std::marker::PhantomData)
+    }
+}
+
+impl<ST> Default for Null<ST> {
+    fn default() -> Null<ST> {
+        Null::new()
+    }
+}
+
+/// The column `column`, or [`Null`] in its place when it is not `loaded`, as a nullable
+/// expression of its SQL type (a list's select clause, see [`Select::columns`]).
+#[allow(clippy::type_complexity)]
+pub fn column_or_null<T, DB, C>(
+    loaded: bool,
+    column: C,
+) -> Box<dyn BoxableExpression<T, DB, SqlType = <C::SqlType as IntoNullable>::Nullable>>
+where
+    DB: Backend,
+    C: Expression,
+    C::SqlType: IntoNullable,
+    <C::SqlType as IntoNullable>::Nullable: TypedExpressionType,
+    diesel::dsl::Nullable<C>:
+        BoxableExpression<T, DB, SqlType = <C::SqlType as IntoNullable>::Nullable> + 'static,
+    Null<<C::SqlType as IntoNullable>::Nullable>:
+        BoxableExpression<T, DB, SqlType = <C::SqlType as IntoNullable>::Nullable> + 'static,
+{
+    if loaded {
+        Box::new(column.nullable())
+    } else {
+        Box::new(Null::new())
+    }
+}
+
+mod null {
+    use diesel::backend::Backend;
+    use diesel::expression::{
+        is_aggregate, AppearsOnTable, Expression, SelectableExpression, TypedExpressionType,
+        ValidGrouping,
+    };
+    use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+    use diesel::QueryResult;
+
+    use super::Null;
+
+    impl<ST: TypedExpressionType> Expression for Null<ST> {
+        type SqlType = ST;
+    }
+
+    impl<ST, DB: Backend> QueryFragment<DB> for Null<ST> {
+        fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+            out.push_sql("NULL");
+            Ok(())
+        }
+    }
+
+    impl<ST: 'static> QueryId for Null<ST> {
+        type QueryId = Null<ST>;
+        const HAS_STATIC_QUERY_ID: bool = true;
+    }
+
+    impl<ST: TypedExpressionType, QS: ?Sized> AppearsOnTable<QS> for Null<ST> {}
+
+    impl<ST: TypedExpressionType, QS: ?Sized> SelectableExpression<QS> for Null<ST> {}
+
+    impl<ST, GB> ValidGrouping<GB> for Null<ST> {
+        type IsAggregate = is_aggregate::Never;
+    }
 }
 
 /// `expr COLLATE "C"`: code-point order of text on PostgreSQL, as SQLite's default.

@@ -296,4 +296,10 @@ impl plover::rest::Hooks<User> for HashPassword {
         }
         Ok(())
     }
+
+    /// No `prepare_data` here: a list of users need not load the password hashes and e-mail
+    /// addresses it does not show.
+    fn reads_hidden_fields(&self) -> bool {
+        false
+    }
 }

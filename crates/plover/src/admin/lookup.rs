@@ -53,7 +53,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             order: vec![(lookup.column, false), (target.pk, false)],
             limit: Some(per_page + 1),
             offset: (page - 1).saturating_mul(per_page),
-            any_of: Vec::new(),
+            ..Select::default()
         };
         let mut rows = (target.ops.load_fields)(conn, &select, &[target.pk, lookup.column])?;
         let has_next = rows.len() as i64 > per_page;

@@ -10,11 +10,11 @@ use diesel::sql_types::{Date, Timestamp};
 use diesel::sqlite::{Sqlite, SqliteValue};
 
 /// A `NaiveDateTime` decoded from SQLite text: Plover's own format by hand, any other by diesel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FromSqlRow)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromSqlRow)]
 pub struct SqliteDateTime(pub NaiveDateTime);
 
 /// A `NaiveDate` decoded from SQLite text: Plover's own format by hand, any other by diesel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FromSqlRow)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromSqlRow)]
 pub struct SqliteDate(pub NaiveDate);
 
 impl FromSql<Timestamp, Sqlite> for SqliteDateTime {

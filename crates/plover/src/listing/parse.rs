@@ -73,6 +73,7 @@ pub fn parse_list_query(
         limit: Some(limit + 1),
         offset,
         any_of: Vec::new(),
+        columns: None,
     };
     let pk = rules.meta.pk;
     if !select.order.iter().any(|(f, _)| *f == pk) {

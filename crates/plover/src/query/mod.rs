@@ -3,6 +3,8 @@
 
 mod limits;
 
+use std::sync::Arc;
+
 pub use crate::param::Param;
 pub use limits::Limits;
 
@@ -78,6 +80,10 @@ pub struct Select {
     pub offset: i64,
     /// A further condition as an OR of ANDs (keyset pagination); empty: none.
     pub any_of: Vec<Vec<Filter>>,
+    /// Per field: whether to load it (`None`: every field). A field not loaded comes back at
+    /// its type's default value (`0`, `""`, `None`...): a list leaves out the columns it does
+    /// not show.
+    pub columns: Option<Arc<[bool]>>,
 }
 
 impl Select {
@@ -94,7 +100,7 @@ impl Select {
     /// `pk`), a window of them: the shape that generated code serves with a query of fixed
     /// shape, prepared once per connection.
     pub fn pk_window(&self, pk: usize) -> Option<(i64, i64)> {
-        let all = self.filters.is_empty() && self.any_of.is_empty();
+        let all = self.filters.is_empty() && self.any_of.is_empty() && self.columns.is_none();
         match (all, self.order.as_slice(), self.limit) {
             (true, [(field, false)], Some(limit)) if *field == pk => Some((limit, self.offset)),
             _ => None,
@@ -126,6 +132,10 @@ impl Select {
             key.extend([field, usize::from(desc)]);
         }
         key.push(usize::from(self.limit.is_some()));
+        key.push(usize::from(self.columns.is_some()));
+        if let Some(columns) = &self.columns {
+            key.extend(columns.iter().map(|&loaded| usize::from(loaded)));
+        }
     }
 
     /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).

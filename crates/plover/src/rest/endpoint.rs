@@ -181,6 +181,7 @@ impl<M: RestModel> Prepared<M> {
         }
         let meta = M::meta();
         let mut query = parse_list_query(&req.query, &self.rules, self.paginate_by)?;
+        query.select.columns = self.columns.clone();
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);
         query.select.filters = filters;

@@ -79,6 +79,15 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     /// Adjusts the serialized object (add, change or remove keys through `data`).
     fn prepare_data(&self, _cx: &Context<'_>, _obj: &M, _data: &mut Data<'_>) {}
 
+    /// Whether `prepare_data` reads fields that the resource does not show (default: `true`,
+    /// as it may). A list whose hooks answer `false` loads only the columns it shows (and the
+    /// key), so that the objects `prepare_data` gets on a list carry their type's default
+    /// value (`""`, `0`, `None`...) in the other fields. A resource without hooks of its own
+    /// does so. Details and writes always load every field.
+    fn reads_hidden_fields(&self) -> bool {
+        true
+    }
+
     /// Adjusts the parsed changes before a POST or PUT is saved; `raw` is the body as sent.
     /// An error answers the request (e.g. `Error::field("password", "...")`).
     fn save_object(
@@ -131,4 +140,8 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultHooks;
 
-impl<M: RestModel> Hooks<M> for DefaultHooks {}
+impl<M: RestModel> Hooks<M> for DefaultHooks {
+    fn reads_hidden_fields(&self) -> bool {
+        false
+    }
+}

@@ -38,6 +38,9 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) paginate_by: i64,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
+    /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
+    /// hooks read hidden fields or every field is shown (`None`: all).
+    pub(crate) columns: Option<Arc<[bool]>>,
 }
 
 /// Per field: `base(field)`, and listed in `names` when the option (named `option` in a
@@ -140,6 +143,8 @@ impl<M: RestModel> Prepared<M> {
                 (i, text)
             })
             .collect();
+        let columns = (!resource.hooks.reads_hidden_fields() && exposed.contains(&false))
+            .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
             exposed,
@@ -155,6 +160,7 @@ impl<M: RestModel> Prepared<M> {
             paginate_by: resource.paginate_by,
             keyset: resource.keyset,
             delete_recursive: resource.delete_recursive,
+            columns,
         }
     }
 
@@ -314,7 +320,11 @@ impl<M: RestModel> Nested for Prepared<M> {
         conn: &mut Conn<'_>,
         ids: &[i64],
     ) -> Result<NestedObjects, Error> {
-        let rows = M::load(conn, &Select::ids_in(M::meta().pk, ids))?;
+        let select = Select {
+            columns: self.columns.clone(),
+            ..Select::ids_in(M::meta().pk, ids)
+        };
+        let rows = M::load(conn, &select)?;
         let objects = self.serialize(cx, conn, &rows, Vec::new())?;
         let index = rows
             .iter()
