@@ -24,7 +24,15 @@ the end, and checks, printing one line per check with its figures:
      for a pool held during checks to show); a 2-client flood is measured too, for comparison;
   5. concurrent deletes of one row, 30 rounds of 30 clients: one 200, the others 404;
   6. an over-long URI and over-long headers: what the HTTP layer answers (reported only);
-  7. framing headers on HTML pages, and nosniff on every response of the run.
+  7. framing headers on HTML pages, and nosniff on every response of the run;
+  8. correct logins (Basic and the login form, bcrypt cost 10) from 127.0.0.3 succeed while 20
+     connections from 127.0.0.2 send wrong passwords (401, then 429 once throttled), with their
+     latency beside the latency without the flood, and the app logs a summary, not a line per
+     refusal;
+  9. sessions end with a password change; look-alike usernames are 409; a NUL in the login
+     form is 400; exported CSV cells that a spreadsheet would evaluate start with a quote;
+ 10. 13 connections from 127.0.0.2 that never read an ~18 MB page hold at most their share of
+     the response memory: a reader from 127.0.0.3 gets the page.
 
 --quick is the CI size (100 stalled clients, 5 s floods; about a minute); the full run uses
 480 stalled clients (the app is killed if the machine falls under 1.5 GB available) and 15 s
@@ -161,8 +169,10 @@ class Resp:
 class Client:
     """One keep-alive connection; reconnects when the server closed it. Keeps cookies."""
 
-    def __init__(self, port, timeout=60):
+    def __init__(self, port, timeout=60, source=None):
         self.port, self.timeout = port, timeout
+        # The loopback address requests come from (127.0.0.2 for a flood, say); any of 127/8.
+        self.source = (source, 0) if source else None
         self.conn = None
         self.cookies = {}
 
@@ -182,7 +192,8 @@ class Client:
         for attempt in (0, 1):
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port,
-                                                       timeout=self.timeout)
+                                                       timeout=self.timeout,
+                                                       source_address=self.source)
             started = time.monotonic()
             try:
                 self.conn.request(method, path, body=body, headers=headers)
@@ -573,11 +584,14 @@ def check_stalled_readers(app, n_clients):
                 "%d-byte page (ends %s)" % (ends.get("open", 0), full, page_bytes, ends))
     # At most `fit` pages are held at once; a page is given back when its client is dropped,
     # so more than `fit` clients in all may get one while the requests are being served.
+    # One address holds at most an eighth of the budget: these clients, all from 127.0.0.1,
+    # get a page while they hold none, and 429 beyond their share (503 when the budget is full).
     ok &= check(statuses.get(200, 0) >= 1
-                and statuses.get(200, 0) + statuses.get(503, 0) == n_clients,
+                and statuses.get(200, 0) + statuses.get(503, 0) + statuses.get(429, 0)
+                == n_clients,
                 "stalled clients: expected responses 200 (the pages that fit the %d MB response "
-                "memory, %d at a time) and 503 for the rest, got %s"
-                % (RESPONSE_MEMORY >> 20, fit, statuses))
+                "memory, %d at a time, and their address's share) and 429 or 503 for the rest, "
+                "got %s" % (RESPONSE_MEMORY >> 20, fit, statuses))
     ok &= check(rss_after <= bound_kb,
                 "GET %s by %d clients that never read: VmRSS %d MB 10 s after the last was "
                 "dropped, expected <= %d MB (before %d MB, peak %d MB)"
@@ -760,9 +774,11 @@ def check_password_flood(app, seconds, set_hash):
     (lat, st, threads), flood_st = flooded(16)
     flood_n = sum(flood_st.values())
     ok = True
-    ok &= check(set(flood_st) == {401} and set(control_st) == {401},
-                "POST /api/message/ with wrong Basic passwords: expected only 401, got %s (16 "
-                "clients) and %s (2 clients)" % (flood_st, control_st))
+    # Wrong passwords are 401 until the throttle or the address's share of the checks answers
+    # 429.
+    ok &= check(set(flood_st) <= {401, 429} and set(control_st) <= {401, 429},
+                "POST /api/message/ with wrong Basic passwords: expected only 401 and 429, got "
+                "%s (16 clients) and %s (2 clients)" % (flood_st, control_st))
     ok &= check(set(base[1]) == {200} and set(st) == {200},
                 "anonymous GET /api/message/ (pool of 2, connection_timeout 1 s): expected only "
                 "200, got %s before and %s during the flood" % (base[1], st))
@@ -781,6 +797,198 @@ def check_password_flood(app, seconds, set_hash):
               flood_st, base[2], threads,
               base[1].get(503, 0) + control[1].get(503, 0) + st.get(503, 0)
               + flood_st.get(503, 0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. A wrong-password flood from one address does not lock out another
+
+
+def login_flood_main(port, seconds, clients, source):
+    """Wrong Basic passwords for many usernames from `source` (hostile.py --login-flood PORT
+    SECONDS CLIENTS SOURCE), `clients` connections as fast as answered. Prints the statuses."""
+    statuses, lock = {}, threading.Lock()
+    until = time.monotonic() + seconds
+
+    def one(k):
+        c = Client(port, timeout=30, source=source)
+        i = 0
+        while time.monotonic() < until:
+            i += 1
+            try:
+                r = c.request("POST", "/api/message/", {"content": "x"},
+                              auth=("guess-%d-%d" % (k, i % 7), "wrong-%d" % i))
+                status = r.status
+            except OSError as e:
+                status = e.__class__.__name__
+                c.close()
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+        c.close()
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"statuses": statuses}))
+
+
+def log_lines(app):
+    with open(app.log_path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def check_login_flood(app, seconds, set_hash):
+    """Correct logins (Basic and the login form, each user once, so that no cache helps) from
+    127.0.0.3, alone and while 20 connections from 127.0.0.2 send wrong passwords."""
+    users = ["victim-%d-%s" % (i, uuid.uuid4().hex[:6]) for i in range(16)]
+    c = Client(app.port)
+    for user in users:
+        r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                             "password": "unused"}, auth=ADMIN)
+        if not check(r.status == 201, "POST /api/user/: %s %s" % (r.status, r.text()[:200])):
+            report("8 login flood", False, "no users")
+            return
+        set_hash(user, SLOW_HASH)
+
+    def logins(names):
+        codes, ms = [], []
+        for k, user in enumerate(names):
+            v = Client(app.port, source="127.0.0.3")
+            started = time.monotonic()
+            if k % 2:
+                r = v.request("POST", "/api/message/", {"content": "hi"},
+                              auth=(user, SLOW_PASSWORD))
+                codes.append(r.status)
+            else:
+                name, token = csrf_of(v, "/accounts/login/")
+                r = v.request("POST", "/accounts/login/", form={
+                    "username": user, "password": SLOW_PASSWORD, name: token})
+                codes.append(r.status)
+            ms.append((time.monotonic() - started) * 1000)
+            v.close()
+        return codes, ms
+
+    quiet_codes, quiet_ms = logins(users[:6])
+    lines_before = log_lines(app)
+    flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--login-flood",
+                              str(app.port), str(seconds + 1.0), "20", "127.0.0.2"],
+                             stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    flood_codes, flood_ms = logins(users[6:16])
+    out, _ = flood.communicate(timeout=seconds + 60)
+    lines = log_lines(app) - lines_before
+    statuses = {int(k) if k.isdigit() else k: v for k, v in json.loads(out)["statuses"].items()}
+    expected = lambda codes: all(code in (201, 302) for code in codes)
+    ok = True
+    ok &= check(expected(quiet_codes) and expected(flood_codes),
+                "correct logins from 127.0.0.3: expected 201 (Basic) and 302 (form), got %s "
+                "alone and %s during the flood from 127.0.0.2" % (quiet_codes, flood_codes))
+    ok &= check(set(statuses) <= {401, 429},
+                "wrong passwords from 127.0.0.2: expected 401 and 429, got %s" % statuses)
+    ok &= check(statuses.get(429, 0) > 0, "the flood was never throttled: %s" % statuses)
+    ok &= check(lines <= 20, "the app wrote %d log lines during the flood (a summary a "
+                "minute is expected)" % lines)
+    report("8 login flood", ok,
+           "correct logins from 127.0.0.3 (bcrypt cost 10): median %.0f ms, max %.0f ms alone; "
+           "median %.0f ms, max %.0f ms during 20 connections of wrong passwords from "
+           "127.0.0.2 (%d requests in %.0f s: %s); %d log lines during the flood"
+           % (statistics.median(quiet_ms), max(quiet_ms), statistics.median(flood_ms),
+              max(flood_ms), sum(statuses.values()), seconds + 1, statuses, lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Accounts: sessions end with the password, usernames, NUL in forms, safe CSV cells
+
+
+def check_accounts(port):
+    ok = True
+    figures = []
+    # Sessions end with the password: two sessions of one user; a password change by another
+    # writer (the REST API, as an admin) ends both.
+    user = "sess-" + uuid.uuid4().hex[:6]
+    c = Client(port)
+    r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                         "password": "first-pw"}, auth=ADMIN)
+    uid = r.json().get("id") if r.status == 201 else None
+    sessions = []
+    for _ in range(2):
+        s = Client(port)
+        name, token = csrf_of(s, "/accounts/login/")
+        s.request("POST", "/accounts/login/", form={"username": user, "password": "first-pw",
+                                                    name: token})
+        sessions.append(s)
+    before = [s.request("GET", "/private/").status for s in sessions]
+    c.request("PUT", "/api/user/%s/" % uid, {"password": "second-pw"}, auth=ADMIN)
+    after = [s.request("GET", "/private/").status for s in sessions]
+    ok &= check(before == [200, 200] and after == [302, 302],
+                "GET /private/ of two sessions: expected 200 before and 302 after a password "
+                "change, got %s and %s" % (before, after))
+    figures.append("sessions after a password change: %s -> %s" % (before, after))
+    # Usernames: NFKC, and no look-alike of an existing name.
+    base = "name" + uuid.uuid4().hex[:6]
+    codes = []
+    for name in (base, base.capitalize(), base.replace("a", "\u0430", 1),
+                 "\uff4e" + base[1:] + "x"):
+        r = c.request("POST", "/api/user/", {"username": name, "email": "e@x.org",
+                                             "password": "pw"}, auth=ADMIN)
+        codes.append(r.status)
+    ok &= check(codes == [201, 409, 409, 201],
+                "usernames %s, its capitalised form, a Cyrillic а, a full-width form of "
+                "another: expected 201, 409, 409, 201, got %s" % (base, codes))
+    figures.append("look-alike usernames %s" % codes)
+    # A NUL in the login form.
+    s = Client(port)
+    name, token = csrf_of(s, "/accounts/login/")
+    r = s.request("POST", "/accounts/login/", form={"username": user + "\0",
+                                                    "password": "x", name: token})
+    ok &= check(r.status == 400, "a NUL in the login form's username: expected 400, got %s"
+                % r.status)
+    figures.append("NUL in the login form %s" % r.status)
+    # Exported CSV cells that a spreadsheet would evaluate.
+    admin = admin_login(port)
+    formula = '=HYPERLINK("http://evil.example/","x")-%s' % uuid.uuid4().hex[:6]
+    created = c.request("POST", "/api/amodel/", {"a_field": formula})
+    name, token = csrf_of(admin, "/admin/amodel/export/")
+    r = admin.request("POST", "/admin/amodel/export/?id=%s" % created.json().get("id"),
+                      form={"format": "csv", "fields": "a_field", name: token})
+    cell = r.text().split("\r\n")[1] if r.status == 200 else ""
+    ok &= check(cell.startswith("\"'=") or cell.startswith("'="),
+                "the CSV export of a text starting with '=': expected a leading quote, got %r"
+                % cell[:80])
+    figures.append("CSV cell %r" % cell[:24])
+    report("9 accounts and exports", ok, "; ".join(figures))
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. One client cannot take the whole response budget
+
+
+def check_response_share(app):
+    """13 connections from 127.0.0.2 ask for the ~18 MB page and never read; a reader from
+    127.0.0.3 still gets it."""
+    path = "/api/sample/?limit=20"
+    request = ("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode()
+    socks = []
+    for _ in range(13):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.bind(("127.0.0.2", 0))
+        s.connect(("127.0.0.1", app.port))
+        s.sendall(request)
+        socks.append(s)
+    time.sleep(1.0)
+    r = Client(app.port, source="127.0.0.3").request("GET", path)
+    outcomes = read_outcome(socks, 2)
+    stalled = {}
+    for status, _, _ in outcomes:
+        stalled[status] = stalled.get(status, 0) + 1
+    ok = check(r.status == 200 and len(r.body) > 1_000_000,
+               "GET %s from 127.0.0.3 while 13 connections from 127.0.0.2 do not read: expected "
+               "200 with the page, got %s (%d bytes)" % (path, r.status, len(r.body)))
+    report("10 response share", ok, "the reader from 127.0.0.3: %s, %.1f MB in %.0f ms; the 13 "
+           "stalled connections from 127.0.0.2: %s" % (r.status, len(r.body) / 1e6, r.ms,
+                                                       stalled))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -888,6 +1096,9 @@ def main():
     if sys.argv[1:2] == ["--flood"]:
         flood_main(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), *map(int, sys.argv[5:6]))
         return
+    if sys.argv[1:2] == ["--login-flood"]:
+        login_flood_main(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI size")
     ap.add_argument("--pg", metavar="URL", help="PostgreSQL admin URL (a database is created)")
@@ -932,8 +1143,13 @@ def main():
         apps.append(small)
         check_bounded_work(app.port)
         check_stalled_readers(app, n_clients)
+        check_response_share(app)
         check_slow_requests(app.port)
         check_password_flood(small, flood_s, set_hash)
+        # On the first app: the flood of check 4 came from 127.0.0.1, which the second app
+        # now throttles, the admin's own requests included.
+        check_login_flood(app, flood_s, set_hash)
+        check_accounts(app.port)
         check_concurrent_deletes(app.port)
         check_http_layer(app.port)
         check_headers(app.port)

@@ -615,6 +615,7 @@ impl TestService {
         Browser {
             service: self,
             cookie: std::cell::RefCell::new(None),
+            peer: None,
         }
     }
 }
@@ -733,6 +734,12 @@ impl TestApp {
     /// database, dropped with the application.
     pub async fn with_options(seed: &str, options: &str) -> TestApp {
         TestApp::build(seed, options, |auth| auth).await
+    }
+
+    /// A fresh application without rows whose accounts component is configured by `configure`
+    /// (from `Auth::new(db).cost(4)`).
+    pub async fn with_auth(configure: impl FnOnce(Auth<User>) -> Auth<User>) -> TestApp {
+        TestApp::build("", "", configure).await
     }
 
     /// A fresh application without rows whose sessions last `lifetime`.
@@ -931,6 +938,8 @@ impl TestApp {
 pub struct Browser<'a> {
     service: &'a TestService,
     cookie: std::cell::RefCell<Option<String>>,
+    /// The address its requests come from (none: unknown, as for a Unix socket).
+    peer: Option<std::net::SocketAddr>,
 }
 
 impl TestApp {
@@ -940,7 +949,16 @@ impl TestApp {
     }
 }
 
-impl Browser<'_> {
+impl<'a> Browser<'a> {
+    /// This client, its requests coming from `ip` (a loopback address such as `127.0.0.2`).
+    pub fn from_address(mut self, ip: &str) -> Browser<'a> {
+        self.peer = Some(std::net::SocketAddr::new(
+            ip.parse().expect("an IP address"),
+            40000,
+        ));
+        self
+    }
+
     /// The session cookie's value, if the client holds one.
     pub fn cookie(&self) -> Option<String> {
         self.cookie.borrow().clone()
@@ -953,6 +971,10 @@ impl Browser<'_> {
 
     /// Sends `req` with the session cookie and keeps the one the response sets.
     pub async fn send(&self, req: TestRequest) -> Resp {
+        let req = match self.peer {
+            Some(peer) => req.peer_addr(peer),
+            None => req,
+        };
         let req = match self.cookie() {
             Some(value) => req.insert_header((
                 "cookie",

@@ -386,10 +386,12 @@ async fn a_deactivated_or_deleted_users_session_is_anonymous() {
         assert_eq!(browser.whoami().await, "");
         browser.get("/private/").await.expect(302);
     }
-    // Active again: the session, not yet expired, counts again.
+    // Active again: the session ended with the deactivation; a new login is needed.
     app.sql(&format!(
         "UPDATE \"user\" SET active = true WHERE id = {alice};"
     ));
+    assert_eq!(a.whoami().await, "");
+    a.login("alice", "pw").await.expect(302);
     assert_eq!(a.whoami().await, "alice");
 }
 

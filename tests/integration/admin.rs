@@ -1176,6 +1176,28 @@ lines');"#,
 }
 
 #[actix_web::test]
+async fn csv_export_cells_that_a_spreadsheet_would_evaluate_start_with_a_quote() {
+    let app = TestApp::with_seed(
+        r#"INSERT INTO amodel (id, a_field) VALUES (1, '=HYPERLINK("http://evil","x")'),
+           (2, '+1+1'), (3, '-2'), (4, '@SUM(A1)'), (5, 'a=b');"#,
+    )
+    .await;
+    let root = admin(&app).await;
+    let resp = export(&root, "amodel", "", "csv", &["id", "a_field"]).await;
+    assert_eq!(
+        resp.expect(200).text(),
+        "id,a_field\r\n1,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\"\r\n2,'+1+1\r\n\
+         3,'-2\r\n4,'@SUM(A1)\r\n5,a=b\r\n"
+    );
+    // The JSON export keeps the text as it is.
+    let resp = export(&root, "amodel", "id=1", "json", &["a_field"]).await;
+    assert_eq!(
+        resp.json_with(200),
+        json!([{"a_field": "=HYPERLINK(\"http://evil\",\"x\")"}])
+    );
+}
+
+#[actix_web::test]
 async fn export_types_booleans_dates_and_foreign_keys() {
     let app = TestApp::new().await;
     let root = admin(&app).await;

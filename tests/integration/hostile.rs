@@ -170,6 +170,40 @@ async fn a_filter_value_over_10000_characters_is_400() {
 }
 
 #[actix_web::test]
+async fn more_than_16_patterns_in_one_request_is_400() {
+    let app = TestApp::with_seed(
+        "INSERT INTO sample (id, name, qty, body, remark, stamp) VALUES (1, 'abc', 5, 'xyz', 'r', '2020-01-01 00:00:00');",
+    )
+    .await;
+    // 16 patterns over three keys, repeated: served.
+    let mut pairs: Vec<(String, String)> = (0..8)
+        .map(|_| ("name__ilike".to_owned(), "%b%".to_owned()))
+        .chain((0..6).map(|_| ("body__like".to_owned(), "%y%".to_owned())))
+        .chain((0..2).map(|_| ("remark__like".to_owned(), "%".to_owned())))
+        .collect();
+    pairs.pop();
+    pairs.push(("name__like".to_owned(), "a%".to_owned()));
+    let served = app.get(&format!("/api/sample/?{}", query(&pairs))).await;
+    assert_eq!(
+        served.json_with(200)["objects"].as_array().map(Vec::len),
+        Some(1)
+    );
+    // The 17th pattern, wherever it comes, is 400 naming its key.
+    pairs.push(("body__ilike".to_owned(), "%".to_owned()));
+    assert_param_error(
+        &app.get(&format!("/api/sample/?{}", query(&pairs))).await,
+        "body__ilike",
+    );
+    // Other operators do not count.
+    let others: Vec<(String, String)> = (0..40)
+        .map(|i| ("name__ne".to_owned(), format!("v{i}")))
+        .collect();
+    app.get(&format!("/api/sample/?{}", query(&others)))
+        .await
+        .expect(200);
+}
+
+#[actix_web::test]
 async fn a_long_repeated_filter_stays_inside_the_engines_expression_limits() {
     let app = TestApp::with_seed(
         "INSERT INTO sample (id, name, qty, body, stamp) VALUES (1, 'n', 5, '', '2020-01-01 00:00:00');",
@@ -389,6 +423,7 @@ async fn basic_authentication_gives_the_connection_back_before_the_password_chec
         let headers = basic_headers("alice", "wrong");
         let req = AuthRequest {
             method: &Method::POST,
+            client: None,
             headers: &headers,
             query: &[],
             form: &[],
@@ -423,6 +458,7 @@ async fn basic_authentication_keeps_the_connection_for_known_credentials() {
         let headers = basic_headers("alice", PW);
         let req = AuthRequest {
             method: &Method::POST,
+            client: None,
             headers: &headers,
             query: &[],
             form: &[],
@@ -517,15 +553,18 @@ async fn large_responses_waiting_for_their_clients_share_a_bounded_budget() {
             .route("/small", web::get().to(|| async { "ok" })),
     )
     .await;
-    let call = |uri: &str| {
-        actix_web::test::call_service(&service, TestRequest::get().uri(uri).to_request())
+    let call_from = |uri: &str, ip: &str| {
+        let peer = format!("{ip}:40000").parse().expect("an address");
+        let req = TestRequest::get().uri(uri).peer_addr(peer).to_request();
+        actix_web::test::call_service(&service, req)
     };
+    let call = |uri: &str| call_from(uri, "127.0.0.2");
     // A client that does not read: its body stays reserved.
     let unread = call("/big").await;
     assert_eq!(unread.status(), 200);
     assert_eq!(memory.held(), 200 << 10);
-    // A second large body does not fit: shed at once, its memory dropped.
-    let shed = call("/big").await;
+    // A second large body for another client does not fit: shed at once, its memory dropped.
+    let shed = call_from("/big", "127.0.0.3").await;
     assert_eq!(shed.status(), 503);
     assert_eq!(
         shed.headers().get("retry-after").map(|v| v.as_bytes()),
@@ -542,6 +581,48 @@ async fn large_responses_waiting_for_their_clients_share_a_bounded_budget() {
     let read = actix_web::test::read_body(call("/big").await).await;
     assert_eq!(read.len(), 200 << 10);
     assert_eq!(memory.held(), 0);
+}
+
+#[actix_web::test]
+async fn one_client_holds_at_most_its_share_of_the_response_budget() {
+    // A budget of 1 MiB, a quarter of it per client address.
+    let memory = ResponseMemory::new(1 << 20).client_share(0.25);
+    let service = actix_web::test::init_service(
+        App::new()
+            .wrap(Guard::default().response_memory(memory.clone()))
+            .route(
+                "/big",
+                web::get().to(|| async { HttpResponse::Ok().body(vec![b'x'; 200 << 10]) }),
+            ),
+    )
+    .await;
+    let call = |ip: &str| {
+        let peer = format!("{ip}:40000").parse().expect("an address");
+        let req = TestRequest::get().uri("/big").peer_addr(peer).to_request();
+        actix_web::test::call_service(&service, req)
+    };
+    // 127.0.0.2 does not read: its first body is held; a second one would pass its share.
+    let unread = call("127.0.0.2").await;
+    assert_eq!(unread.status(), 200);
+    let refused = call("127.0.0.2").await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(
+        refused.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+    assert_eq!(memory.held(), 200 << 10);
+    // Other clients are served meanwhile, from the rest of the budget.
+    let others = [call("127.0.0.3").await, call("127.0.0.4").await];
+    assert!(others.iter().all(|r| r.status() == 200));
+    assert_eq!(memory.held(), 600 << 10);
+    drop(others);
+    drop(unread);
+    assert_eq!(memory.held(), 0);
+    assert_eq!(
+        call("127.0.0.2").await.status(),
+        200,
+        "its share is free again"
+    );
 }
 
 #[actix_web::test]

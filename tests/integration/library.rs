@@ -192,3 +192,25 @@ async fn a_loan_takes_its_book_off_the_shelf_in_its_own_transaction() {
     assert!(lib.book(spare).in_stock, "rolled back with the loan");
     assert_eq!(lib.count(Loan::meta), MAX_LOANS);
 }
+
+#[actix_web::test]
+async fn the_catalogue_does_not_filter_or_order_on_the_price_it_hides() {
+    let lib = Library::new().await;
+    for query in [
+        "price__lt=1000",
+        "price=1200",
+        "price__gte=0",
+        "ordering=price",
+        "ordering=-price",
+    ] {
+        let resp = lib
+            .send("GET", &format!("/api/catalogue/?{query}"), json!(null))
+            .await;
+        assert_eq!(resp.code(), 400, "{query}: {}", resp.text());
+    }
+    // The book resource, which shows the price, filters on it.
+    let resp = lib
+        .send("GET", "/api/book/?price__lt=1000", json!(null))
+        .await;
+    assert_eq!(resp.json_with(200)["objects"], json!([]));
+}

@@ -63,6 +63,22 @@ impl Body {
     }
 }
 
+/// 400 for a form field whose name or value holds U+0000, which no stored text holds (both
+/// engines refuse or cut it). Checked after the form's CSRF token, as every other input.
+#[cfg(feature = "accounts")]
+pub(crate) fn check_form_text(pairs: &[(String, String)]) -> Result<(), Error> {
+    match pairs
+        .iter()
+        .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+    {
+        Some((key, _)) => Err(Error::BadBody(format!(
+            "the form field '{}' holds U+0000, which is not accepted",
+            key.replace('\0', "\\0")
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl FromRequest for Body {
     type Error = Error;
     type Future = Pin<Box<dyn Future<Output = Result<Body, Error>>>>;

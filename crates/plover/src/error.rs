@@ -46,6 +46,14 @@ pub enum Error {
     /// A uniqueness or dependency conflict (409).
     #[error("{0}")]
     Conflict(String),
+    /// A value conflicts with another row's (409 with `fields` naming the field).
+    #[error("Conflict: {message}")]
+    FieldConflict {
+        /// The field, as the model names it.
+        field: String,
+        /// What conflicts.
+        message: String,
+    },
     /// The body exceeds the configured limit (413).
     #[error("Request body too large")]
     PayloadTooLarge,
@@ -59,6 +67,10 @@ pub enum Error {
     /// request (503 with `Retry-After: 1`).
     #[error("The server is busy; try again")]
     Busy,
+    /// This client sent too many requests of a kind (failed logins, its share of a bound):
+    /// 429 with `Retry-After`, the wait in whole seconds (at least one).
+    #[error("Too many requests; try again in {} seconds", retry_after_secs(*.0))]
+    TooManyRequests(std::time::Duration),
     /// A database error not caused by the input (500, details only in the log).
     #[error(transparent)]
     Database(#[from] diesel::result::Error),
@@ -98,6 +110,7 @@ impl Error {
             Error::Timeout => "What you sent did not arrive in time.".into(),
             Error::BadParam { param, message } => format!("{param}: {message}"),
             Error::BadBody(message) | Error::Conflict(message) => message.clone(),
+            Error::FieldConflict { field, message } => format!("{field}: {message}"),
             Error::Validation { message, fields } => {
                 let details: Vec<String> =
                     fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
@@ -105,6 +118,7 @@ impl Error {
             }
             Error::Unavailable => "The database is unavailable; try again.".into(),
             Error::Busy => "The server is busy; try again in a moment.".into(),
+            Error::TooManyRequests(_) => self.to_string(),
             Error::Database(_) => match self.classify() {
                 Some((_, message)) => message.into(),
                 None => "Something went wrong; the details are in the server's log.".into(),
@@ -248,6 +262,12 @@ fn info_message(e: &Error) -> &str {
     }
 }
 
+/// A wait as the whole seconds of `Retry-After`, rounded up, at least one.
+pub(crate) fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    secs.max(1)
+}
+
 fn json_error(status: StatusCode, message: &str) -> HttpResponse {
     HttpResponse::build(status).json(json!({ "error": message }))
 }
@@ -262,10 +282,11 @@ impl ResponseError for Error {
             Error::Forbidden => StatusCode::FORBIDDEN,
             Error::NotFound => StatusCode::NOT_FOUND,
             Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::Conflict(_) | Error::FieldConflict { .. } => StatusCode::CONFLICT,
             Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Error::Timeout => StatusCode::REQUEST_TIMEOUT,
             Error::Unavailable | Error::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            Error::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Error::Database(_) => self
                 .classify()
                 .map_or(StatusCode::INTERNAL_SERVER_ERROR, |(s, _)| s),
@@ -275,11 +296,14 @@ impl ResponseError for Error {
 
     fn error_response(&self) -> HttpResponse {
         // Every 5xx is logged with its cause here, and the body never holds the cause;
-        // `Unavailable` is logged where it arises, with the pool's or the retry's cause.
-        if self.status_code().is_server_error() && !matches!(self, Error::Unavailable) {
+        // `Unavailable` is logged where it arises, with the pool's or the retry's cause, and a
+        // shed request (`Busy`) in the summary of the bound that shed it: a flood writes one
+        // line per interval, not one per request.
+        if self.status_code().is_server_error() && !matches!(self, Error::Unavailable | Error::Busy)
+        {
             log::error!("{}: {self}", self.status_code());
         }
-        match self {
+        let mut resp = match self {
             Error::Unauthorized => HttpResponse::Unauthorized()
                 .insert_header((header::WWW_AUTHENTICATE, r#"Basic realm="Login Required""#))
                 .content_type("text/html; charset=utf-8")
@@ -299,6 +323,10 @@ impl ResponseError for Error {
                 }
                 resp
             }
+            Error::FieldConflict { field, message } => HttpResponse::Conflict().json(json!({
+                "error": "Conflict: a value is too close to another row's",
+                "fields": { field: message },
+            })),
             Error::Database(_) => match self.classify() {
                 Some((status, message)) => match self.unique_column() {
                     Some(column) => HttpResponse::build(status).json(json!({
@@ -318,8 +346,25 @@ impl ResponseError for Error {
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 resp
             }
+            Error::TooManyRequests(wait) => {
+                let mut resp = json_error(StatusCode::TOO_MANY_REQUESTS, &self.to_string());
+                resp.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(retry_after_secs(*wait)),
+                );
+                resp
+            }
             other => json_error(other.status_code(), &other.to_string()),
+        };
+        // Every 503 says when to try again (a pool that ran dry, a statement over its time
+        // budget, a conflict that outlived its retries).
+        if resp.status() == StatusCode::SERVICE_UNAVAILABLE
+            && !resp.headers().contains_key(header::RETRY_AFTER)
+        {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
+        resp
     }
 }
 

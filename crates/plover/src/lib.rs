@@ -58,6 +58,7 @@ pub mod accounts;
 pub mod admin;
 pub mod auth;
 mod body;
+pub mod client;
 mod convert;
 pub mod db;
 mod error;
@@ -102,7 +103,7 @@ pub use plover_derive::RestModel;
 
 /// The names most applications use.
 pub mod prelude {
-    pub use crate::accounts::{check_password, make_password, Auth, UserModel};
+    pub use crate::accounts::{check_password, make_password, Auth, Credentials, UserModel};
     #[cfg(feature = "accounts")]
     pub use crate::accounts::{CsrfToken, LoggedInUser};
     pub use crate::auth::{

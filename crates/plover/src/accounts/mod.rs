@@ -9,14 +9,19 @@ mod password;
 #[cfg(feature = "accounts")]
 mod session;
 mod settings;
+mod throttle;
 mod user;
 #[cfg(feature = "accounts")]
 mod views;
 
+pub use crate::model::usernames::{confusable_usernames, normalize_username};
 pub use cache::CredentialCache;
 #[cfg(feature = "accounts")]
 pub use next::safe_next;
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
+#[cfg(feature = "admin")]
+pub(crate) use session::keep_password;
 #[cfg(feature = "accounts")]
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};
-pub use user::{Auth, UserModel};
+pub use throttle::LoginLimits;
+pub use user::{Auth, Credentials, UserModel};

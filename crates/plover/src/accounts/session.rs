@@ -1,7 +1,10 @@
 //! Cookie sessions: who is logged in, the CSRF token, and the `LoggedInUser` extractor.
 //!
 //! The session is a small map in an encrypted, authenticated cookie (actix-session's private
-//! cookie mode). It holds the user's primary key, the time the login ends, and the CSRF token.
+//! cookie mode). It holds the user's primary key, the time the login ends, the CSRF token, and
+//! a digest of the user's password hash at login: when the hash changes (a new password, from
+//! any writer), every session that holds the old digest ends at its next request, with no
+//! server-side store (as Django's `SESSION_HASH` does).
 
 use std::fmt;
 use std::future::Future;
@@ -28,6 +31,8 @@ const USER_ID: &str = "plover.uid";
 const EXPIRES: &str = "plover.exp";
 /// Session key of the CSRF token.
 const CSRF: &str = "plover.csrf";
+/// Session key of the digest of the user's password hash.
+const PASSWORD_DIGEST: &str = "plover.pwd";
 
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "plover_session";
@@ -108,11 +113,29 @@ impl<U: UserModel> Auth<U> {
     /// after a sign-up. As with the login view, the session is renewed and gets a new CSRF
     /// token; the user is the request's user from the next request on.
     pub fn login_user(&self, req: &HttpRequest, user: &U) -> Result<(), Error> {
-        start_login(
-            &req.get_session(),
-            user.pk(),
-            self.settings().session.lifetime,
-        )
+        start_login(self, &req.get_session(), user)
+    }
+
+    /// Keeps this request's session logged in after `user`'s password changed on it (Django's
+    /// `update_session_auth_hash`): a password change ends the user's other sessions, and a
+    /// view that changes the logged-in user's own password calls this with the saved user so
+    /// that its own session goes on. The admin does it when people change their own password.
+    pub fn update_session_password(&self, req: &HttpRequest, user: &U) -> Result<(), Error> {
+        keep_password(self, &req.get_session(), user.pk(), user.password_hash())
+    }
+
+    /// The digest of a password hash kept in sessions: HMAC-SHA256 under the session key, the
+    /// first 16 bytes in base64. Stable across processes that share the secret key.
+    pub(crate) fn password_digest(&self, hash: &str) -> String {
+        use hmac::{Hmac, KeyInit, Mac};
+        let key = self.settings().session.key.signing();
+        let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(key) else {
+            return String::new();
+        };
+        mac.update(b"plover session password\0");
+        mac.update(hash.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
     }
 
     /// Ends this request's session (flask-peewee's `auth.logout_user`).
@@ -134,24 +157,44 @@ fn new_token() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Starts a new session for `user_id`: the old session's content (its CSRF token included) is
+/// Starts a new session for `user`: the old session's content (its CSRF token included) is
 /// dropped and the session is renewed, so nothing issued before the login carries over.
-pub(crate) fn start_login(
+pub(crate) fn start_login<U: UserModel>(
+    auth: &Auth<U>,
     session: &Session,
-    user_id: i64,
-    lifetime: Duration,
+    user: &U,
 ) -> Result<(), Error> {
     session.renew();
     session.clear();
+    let lifetime = auth.settings().session.lifetime;
     let lifetime = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX);
     let insert = |key: &str, value: serde_json::Value| {
         session
             .insert(key, value)
             .map_err(|e| Error::Internal(format!("session: {e}")))
     };
-    insert(USER_ID, user_id.into())?;
+    insert(USER_ID, user.pk().into())?;
     insert(EXPIRES, unix_now().saturating_add(lifetime).into())?;
+    insert(
+        PASSWORD_DIGEST,
+        auth.password_digest(user.password_hash()).into(),
+    )?;
     insert(CSRF, new_token().into())
+}
+
+/// Keeps `session` logged in as `user_id` (if it is) with the password hash `hash`.
+pub(crate) fn keep_password<U: UserModel>(
+    auth: &Auth<U>,
+    session: &Session,
+    user_id: i64,
+    hash: &str,
+) -> Result<(), Error> {
+    if session_user_id(session) != Some(user_id) {
+        return Ok(());
+    }
+    session
+        .insert(PASSWORD_DIGEST, auth.password_digest(hash))
+        .map_err(|e| Error::Internal(format!("session: {e}")))
 }
 
 /// Ends the session: its content goes and the cookie is removed.
@@ -176,14 +219,31 @@ where
         return Ok(cached.0.clone());
     }
     let auth = auth_of::<U>(req)?;
-    let user = match session_user_id(&req.get_session()) {
+    let session = req.get_session();
+    let user = match session_user_id(&session) {
         None => None,
         Some(id) => {
             let finder = auth.clone();
-            auth.db()
+            let found = auth
+                .db()
                 .run(move |conn| finder.find_user_by_id(conn, id))
-                .await?
-                .filter(|u: &U| u.is_active())
+                .await?;
+            // Deleted, deactivated, or its password changed since this session's login: the
+            // session ends.
+            let digest = session.get::<String>(PASSWORD_DIGEST).ok().flatten();
+            let current = found.filter(|u: &U| {
+                u.is_active()
+                    && digest.as_deref().is_some_and(|d| {
+                        bool::from(
+                            d.as_bytes()
+                                .ct_eq(auth.password_digest(u.password_hash()).as_bytes()),
+                        )
+                    })
+            });
+            if current.is_none() {
+                session.purge();
+            }
+            current
         }
     };
     req.extensions_mut().insert(CurrentUser(user.clone()));

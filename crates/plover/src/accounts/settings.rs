@@ -10,6 +10,7 @@ use actix_web::cookie::Key;
 
 use super::gate::Gate;
 use super::password::DEFAULT_COST;
+use super::throttle::LoginLimits;
 use crate::db::Database;
 
 /// The settings of an [`Auth`](super::Auth) (see its builder methods).
@@ -18,6 +19,8 @@ pub(crate) struct Settings {
     pub(crate) db: Database,
     pub(crate) cost: u32,
     pub(crate) password_checks: usize,
+    pub(crate) check_share: f64,
+    pub(crate) limits: LoginLimits,
     #[cfg(feature = "accounts")]
     pub(crate) session: SessionSettings,
 }
@@ -28,6 +31,8 @@ impl Settings {
             db,
             cost: DEFAULT_COST,
             password_checks: Gate::default_permits(),
+            check_share: 0.125,
+            limits: LoginLimits::default(),
             #[cfg(feature = "accounts")]
             session: SessionSettings::default(),
         }
@@ -38,7 +43,9 @@ impl fmt::Debug for Settings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = f.debug_struct("Settings");
         out.field("cost", &self.cost)
-            .field("password_checks", &self.password_checks);
+            .field("password_checks", &self.password_checks)
+            .field("check_share", &self.check_share)
+            .field("limits", &self.limits);
         #[cfg(feature = "accounts")]
         out.field("session", &self.session);
         out.finish_non_exhaustive()

@@ -1,12 +1,17 @@
 //! The user-model trait and `Auth`, which finds and checks users.
 
+use std::fmt;
 use std::marker::PhantomData;
+use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use super::cache::CredentialCache;
-use super::gate::Gate;
+use super::gate::{Gate, Refused};
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
+use super::throttle::{LoginLimits, Refusal, Throttle};
+use crate::client::ClientKey;
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
 use crate::kind::FieldKind;
@@ -116,6 +121,48 @@ struct AuthInner {
     dummy: OnceLock<String>,
     /// The bound on password checks that run at once.
     gate: Gate,
+    /// The counts of failed logins.
+    throttle: Throttle,
+}
+
+/// One login attempt: the client's address and the credentials it sent. Its `Debug` output
+/// leaves the password out.
+///
+/// ```
+/// use plover::accounts::Credentials;
+///
+/// let creds = Credentials::new("127.0.0.2".parse().ok(), "alice", "secret");
+/// assert!(!format!("{creds:?}").contains("secret"));
+/// ```
+#[derive(Clone, Copy)]
+pub struct Credentials<'a> {
+    /// The address the attempt came from (`None` when unknown): failed attempts are counted
+    /// per address, and each address has a fair share of the password checks.
+    pub client: Option<IpAddr>,
+    /// The username as sent.
+    pub username: &'a str,
+    /// The password as sent.
+    pub password: &'a str,
+}
+
+impl<'a> Credentials<'a> {
+    /// An attempt from `client` with these credentials.
+    pub fn new(client: Option<IpAddr>, username: &'a str, password: &'a str) -> Credentials<'a> {
+        Credentials {
+            client,
+            username,
+            password,
+        }
+    }
+}
+
+impl fmt::Debug for Credentials<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("client", &self.client)
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<U: UserModel> Clone for Auth<U> {
@@ -147,13 +194,17 @@ impl<U: UserModel> Auth<U> {
             U::PASSWORD_FIELD,
             meta.name
         );
+        if let Some((field, _)) = meta.field(U::USERNAME_FIELD) {
+            crate::model::usernames::register(meta, field);
+        }
         Auth::from_settings(Settings::new(db))
     }
 
     fn from_settings(settings: Settings) -> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
-                gate: Gate::new(settings.password_checks),
+                gate: Gate::new(settings.password_checks, settings.check_share),
+                throttle: Throttle::new(settings.limits),
                 settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
@@ -175,11 +226,26 @@ impl<U: UserModel> Auth<U> {
     }
 
     /// How many password checks may run at once (default: half the machine's cores, at least
-    /// one). Up to 16 more per place wait, each at most 10 s; beyond that a check is refused
-    /// with [`Error::Busy`] (503), so that a flood of wrong passwords slows only the requests
-    /// that carry them.
+    /// one). Up to 16 more per place wait, first come first served, each at most 10 s; beyond
+    /// that a check is refused with [`Error::Busy`] (503), so that a flood of wrong passwords
+    /// slows only the requests that carry them.
     pub fn password_checks(self, at_once: usize) -> Auth<U> {
         self.with(|s| s.password_checks = at_once)
+    }
+
+    /// The share of the password-check places (running and waiting) one client address may
+    /// hold, from 0 to 1 (default 0.125, an eighth; at least one place). A check beyond its
+    /// address's share is refused at once with [`Error::TooManyRequests`] (429), so that one
+    /// address's flood never fills the line in front of another address's login.
+    pub fn password_check_share(self, share: f64) -> Auth<U> {
+        self.with(|s| s.check_share = share)
+    }
+
+    /// How failed logins are throttled (see [`LoginLimits`]; default: the 6th failure of one
+    /// username from one address within 15 minutes, and the 51st from one address, are
+    /// refused with 429 and `Retry-After`, with growing delays).
+    pub fn login_limits(self, limits: LoginLimits) -> Auth<U> {
+        self.with(|s| s.limits = limits)
     }
 
     /// The settings.
@@ -203,11 +269,14 @@ impl<U: UserModel> Auth<U> {
         U::load_pk(conn, id)
     }
 
-    /// The user named `username`, active or not.
+    /// The user named `username` (after NFKC normalisation, as names are stored), active or
+    /// not.
     pub fn find_user(&self, conn: &mut Conn<'_>, username: &str) -> Result<Option<U>, Error> {
         if crate::value::check_text(username).is_err() {
             return Ok(None); // no stored name holds U+0000
         }
+        let normalized = crate::model::usernames::normalize_username(username);
+        let username = normalized.as_str();
         let meta = U::meta();
         let (field, spec) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::USERNAME_FIELD))
@@ -231,76 +300,106 @@ impl<U: UserModel> Auth<U> {
     /// during the password check;
     /// where the pool matters, look the user up with [`Auth::find_user`], give the connection
     /// back, then call [`Auth::verify`].
+    ///
+    /// # Errors
+    /// As [`Auth::verify`].
     pub fn authenticate(
         &self,
         conn: &mut Conn<'_>,
-        username: &str,
-        password: &str,
+        creds: Credentials<'_>,
     ) -> Result<Option<U>, Error> {
-        self.verify(self.find_user(conn, username)?, password)
+        self.verify(creds, self.find_user(conn, creds.username)?)
     }
 
-    /// `user` if `password` is its password and it is active, with no database work: the
-    /// bcrypt check (spared by a short-lived cache of verified credentials). For `None`, the
-    /// time a real check would take is spent all the same, so that timing does not reveal
-    /// which names exist.
+    /// `user` (found by `creds.username`) if `creds.password` is its password and it is
+    /// active, with no database work: the bcrypt check (spared by a short-lived cache of
+    /// verified credentials). For `None`, the time a real check would take is spent all the
+    /// same, so that timing does not reveal which names exist. A wrong password counts against
+    /// the client's address and the username from it ([`Auth::login_limits`]).
     ///
     /// # Errors
-    /// [`Error::Busy`] when more checks wait than [`Auth::password_checks`] allows.
-    pub fn verify(&self, user: Option<U>, password: &str) -> Result<Option<U>, Error> {
-        self.verify_then(user, password, || ())
+    /// [`Error::TooManyRequests`] (429) when the address, or the username from it, is
+    /// throttled, or the address holds its share of the password checks
+    /// ([`Auth::password_check_share`]); [`Error::Busy`] (503) when more checks wait than
+    /// [`Auth::password_checks`] allows.
+    pub fn verify(&self, creds: Credentials<'_>, user: Option<U>) -> Result<Option<U>, Error> {
+        self.verify_then(creds, user, || ())
     }
 
     /// [`Auth::verify`], giving `db`'s connection back ([`LazyConn::release`]) before a full
-    /// password check, so that a flood of wrong passwords never holds the pool (SPEC.md section
-    /// 15). Credentials the cache recognizes keep the connection: the unit goes on with it.
+    /// password check, so that a flood of wrong passwords never holds the pool (docs/security.md).
+    /// Credentials the cache recognizes keep the connection: the unit goes on with it.
     ///
     /// # Errors
-    /// [`Error::Busy`] when more checks wait than [`Auth::password_checks`] allows.
+    /// As [`Auth::verify`].
     pub fn verify_releasing(
         &self,
+        creds: Credentials<'_>,
         user: Option<U>,
-        password: &str,
         db: &mut LazyConn<'_>,
     ) -> Result<Option<U>, Error> {
-        self.verify_then(user, password, || db.release())
+        self.verify_then(creds, user, || db.release())
     }
 
     /// [`Auth::verify`], calling `before_check` just before a full password check.
     fn verify_then(
         &self,
+        creds: Credentials<'_>,
         user: Option<U>,
-        password: &str,
         before_check: impl FnOnce(),
     ) -> Result<Option<U>, Error> {
-        let gate = &self.inner.gate;
+        let client = ClientKey::of(creds.client);
+        let (throttle, gate) = (&self.inner.throttle, &self.inner.gate);
+        // Before anything else, the cache included: a throttled client must not learn from a
+        // cache hit that a guess was right.
+        if let Err(wait) = throttle.check(client, creds.username) {
+            throttle.refused(client, Refusal::Throttled);
+            return Err(Error::TooManyRequests(wait));
+        }
+        let refused = |why: Refused| {
+            throttle.refused(client, Refusal::Busy);
+            match why {
+                Refused::OverShare => Error::TooManyRequests(Duration::from_secs(1)),
+                Refused::Full => Error::Busy,
+            }
+        };
+        let password = creds.password;
         let Some(user) = user else {
             before_check();
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
-            return match gate.run(|| check_password(password, dummy)) {
-                Some(_) => Ok(None),
-                None => Err(Error::Busy),
-            };
+            gate.run(client, || check_password(password, dummy))
+                .map_err(refused)?;
+            throttle.failed(client, creds.username);
+            throttle.refused(client, Refusal::Wrong);
+            return Ok(None);
         };
         let cache = &self.inner.cache;
         let (name, hash) = (user.username(), user.password_hash());
-        let mut busy = false;
+        let mut busy = None;
         let verified = cache.check(name, hash, password, || {
             before_check();
             // Requests with the same credentials that missed the cache together (an entry that
             // ran out under load) wait here in turn: the first check's success serves the rest.
-            gate.run(|| cache.hit(name, hash, password) || user.check_password(password))
-                .unwrap_or_else(|| {
-                    busy = true;
-                    false
-                })
+            gate.run(client, || {
+                cache.hit(name, hash, password) || user.check_password(password)
+            })
+            .unwrap_or_else(|why| {
+                busy = Some(why);
+                false
+            })
         });
-        if busy {
-            return Err(Error::Busy);
+        if let Some(why) = busy {
+            return Err(refused(why));
         }
-        Ok((verified && user.is_active()).then_some(user))
+        if !verified {
+            throttle.failed(client, creds.username);
+            throttle.refused(client, Refusal::Wrong);
+            return Ok(None);
+        }
+        throttle.succeeded(client, creds.username);
+        Ok(user.is_active().then_some(user))
     }
 }
 
@@ -365,7 +464,10 @@ mod tests {
             password: "stored hash".into(),
         };
         let verify = |auth: Auth<TUser>, user: TUser| {
-            thread::spawn(move || auth.verify(Some(user), "right").unwrap().is_some())
+            thread::spawn(move || {
+                let creds = Credentials::new(None, "u", "right");
+                auth.verify(creds, Some(user)).unwrap().is_some()
+            })
         };
         let first = verify(auth.clone(), user.clone());
         wait_for(|| CHECKS.load(Ordering::SeqCst) == 1);

@@ -7,8 +7,8 @@ use askama::Template;
 
 use super::next::safe_next;
 use super::session::{current_user, end_login, start_login, CsrfToken};
-use super::user::{Auth, UserModel};
-use crate::body::{Body, BodyLimit};
+use super::user::{Auth, Credentials, UserModel};
+use crate::body::{check_form_text, Body, BodyLimit};
 use crate::error::Error;
 use crate::urlencoded::pairs;
 
@@ -163,6 +163,7 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     if csrf.verify(form.csrf_token.as_deref()).is_err() {
         return Ok(forbidden(&auth));
     }
+    check_form_text(&body.form_pairs())?;
     let next = form
         .next
         .clone()
@@ -178,10 +179,40 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
         .await
         .unwrap_or(None);
     let checker = auth.get_ref().clone();
-    let password = form.password;
-    let user = web::block(move || checker.verify(found, &password))
-        .await
-        .map_err(|e| Error::Internal(e.to_string()))??;
+    let (client, username, password) = (
+        req.peer_addr().map(|a| a.ip()),
+        form.username.clone(),
+        form.password,
+    );
+    let verified =
+        web::block(move || checker.verify(Credentials::new(client, &username, &password), found))
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))?;
+    let user = match verified {
+        Err(Error::TooManyRequests(wait)) => {
+            let current = current_user::<U>(&req).await?;
+            let message = format!(
+                "Too many failed attempts; try again in {} seconds.",
+                crate::error::retry_after_secs(wait)
+            );
+            let next = next.unwrap_or_default();
+            let mut page = render_login(
+                &auth,
+                &csrf,
+                current.as_ref(),
+                &next,
+                &form.username,
+                Some(&message),
+            )?;
+            *page.status_mut() = actix_web::http::StatusCode::TOO_MANY_REQUESTS;
+            page.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from(crate::error::retry_after_secs(wait)),
+            );
+            return Ok(page);
+        }
+        other => other?,
+    };
     let Some(user) = user else {
         let current = current_user::<U>(&req).await?;
         let next = next.unwrap_or_default();
@@ -194,11 +225,7 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
             Some(LOGIN_FAILED),
         );
     };
-    start_login(
-        &req.get_session(),
-        user.pk(),
-        auth.settings().session.lifetime,
-    )?;
+    start_login(&auth, &req.get_session(), &user)?;
     Ok(redirect_next(&auth, next.as_deref()))
 }
 

@@ -107,7 +107,7 @@ impl Export {
             writer.write_record(&self.names).map_err(csv_error)?;
         }
         for row in rows {
-            let values = row.iter().skip(1).map(plain_text);
+            let values = row.iter().skip(1).map(csv_cell);
             writer.write_record(values).map_err(csv_error)?;
         }
         writer
@@ -144,6 +144,18 @@ impl Export {
 impl Chunks for Export {
     fn next_chunk(&mut self, conn: &mut Conn<'_>) -> Result<Option<Vec<u8>>, Error> {
         self.next(conn)
+    }
+}
+
+/// A value as a CSV cell that spreadsheets do not evaluate: a text starting with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's advice against formula
+/// injection); numbers, booleans and dates are written as they are.
+fn csv_cell(value: &Value) -> String {
+    match value {
+        Value::String(text) if text.starts_with(['=', '+', '-', '@', '\t', '\r']) => {
+            format!("'{text}")
+        }
+        other => plain_text(other),
     }
 }
 
@@ -310,6 +322,27 @@ mod tests {
         assert_eq!(
             out,
             b"4,\"say \"\"hi\"\"\"\r\n5,\"two\nlines\"\r\n6,true\r\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn csv_text_cells_that_spreadsheets_would_evaluate_start_with_a_quote() -> Result<(), Error> {
+        let csv = export(Format::Csv);
+        let out = csv.csv(&rows(&[
+            (1, json!("=HYPERLINK(\"http://x\",\"y\")")),
+            (2, json!("+1")),
+            (3, json!("-2")),
+            (4, json!("@SUM(A1)")),
+            (5, json!("\tx")),
+            (6, json!("\rx")),
+            (7, json!(-3)),
+            (8, json!("a=b")),
+        ]))?;
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "id,text\r\n1,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"\r\n2,'+1\r\n3,'-2\r\n\
+             4,'@SUM(A1)\r\n5,'\tx\r\n6,\"'\rx\"\r\n7,-3\r\n8,a=b\r\n"
         );
         Ok(())
     }

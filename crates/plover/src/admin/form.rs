@@ -158,6 +158,13 @@ impl<M: RestModel> PreparedAdmin<M> {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(Error::Validation { fields, .. }) => errors.extend(fields),
                 Err(Error::Conflict(conflict)) => message = Some(conflict),
+                Err(Error::FieldConflict {
+                    field,
+                    message: why,
+                }) => {
+                    message = Some(format!("{field}: {why}"));
+                    errors.insert(field, format!("{why}."));
+                }
                 // A unique value that is taken: the database reports it, and which one.
                 Err(e) if e.status_code() == StatusCode::CONFLICT => {
                     if let Some(field) = e.unique_column().and_then(|c| M::meta().field(c)) {

@@ -12,8 +12,8 @@ use super::page::{error_page, Reply};
 use super::panel::{Panel, PanelView};
 use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::views::Chrome;
-use crate::accounts::{current_user, Auth, CsrfToken, LoginRedirect, UserModel};
-use crate::body::{Body, BodyLimit};
+use crate::accounts::{current_user, keep_password, Auth, CsrfToken, LoginRedirect, UserModel};
+use crate::body::{check_form_text, Body, BodyLimit};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::urlencoded::pairs;
@@ -193,6 +193,9 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         if csrf.verify(submitted).is_err() {
             return forbidden(Some(&chrome));
         }
+        if let Err(e) = check_form_text(&form) {
+            return error_page(Some(&chrome), &e);
+        }
     }
     if let (View::Static, false) = (&view, post) {
         return static_file(req.match_info().get("file").unwrap_or_default());
@@ -222,6 +225,11 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         View::Panel(_) => param("action"),
         _ => String::new(),
     };
+    // People who change their own password stay logged in; their other sessions end.
+    let own_new_hash = match (&view, &new_password) {
+        (View::Edit(_), Some(Ok(hash))) if arg == user.pk().to_string() => Some(hash.clone()),
+        _ => None,
+    };
     let admin_req = AdminRequest {
         post,
         path: req.path().to_owned(),
@@ -232,6 +240,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let is_lookup = matches!(view, View::Lookup(_));
     let reply_chrome = chrome.clone();
     let db = state.auth.db().clone();
+    let auth = state.auth.clone();
     let result = db
         .run(move |conn| {
             let cx = Cx {
@@ -241,6 +250,11 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
             run_view(&state, &view, &arg, &cx, conn)
         })
         .await;
+    if let (Ok(Reply::Redirect(_)), Some(hash)) = (&result, own_new_hash) {
+        if let Err(e) = keep_password(&auth, &req.get_session(), user.pk(), &hash) {
+            return error_page(Some(&reply_chrome), &e);
+        }
+    }
     match result {
         Ok(reply) => reply.into_response(&db),
         // The lookup is JSON: its errors are JSON too (SPEC.md section 7).

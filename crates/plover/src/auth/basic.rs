@@ -7,7 +7,7 @@ use base64::Engine as _;
 use super::{
     default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Headers, Scheme,
 };
-use crate::accounts::{Auth, UserModel};
+use crate::accounts::{Auth, Credentials, UserModel};
 use crate::db::LazyConn;
 use crate::error::Error;
 
@@ -80,9 +80,10 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
             .ok()
             .flatten();
         // A full password check runs without a pooled connection.
+        let creds = Credentials::new(req.client, &username, &password);
         match self
             .auth
-            .verify_releasing(found, &password, db)?
+            .verify_releasing(creds, found, db)?
             .map(|u| identity(&u))
         {
             Some(user) if user.admin || !self.admin_only => Ok(Some(user)),

@@ -29,6 +29,9 @@ pub struct AuthUser {
 pub struct AuthRequest<'a> {
     /// The HTTP method.
     pub method: &'a Method,
+    /// The client's address (the connection's peer; `None` when unknown): failed logins are
+    /// throttled, and password checks shared, per address.
+    pub client: Option<std::net::IpAddr>,
     /// The request headers.
     pub headers: &'a Headers,
     /// The decoded query string pairs.

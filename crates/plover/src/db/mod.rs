@@ -340,7 +340,7 @@ impl Database {
                 config.check_options(&known)?;
                 // Work a client left behind (or any runaway statement) ends at this bound, and
                 // its connection goes back to the pool (SPEC.md section 15).
-                let statement_timeout = config.number("statement_timeout", 30_000.0)? as u64;
+                let statement_timeout = config.number("statement_timeout", 10_000.0)? as u64;
                 let manager = PgManager(ConnectionManager::new(config.name.clone()));
                 let pool = Pool::builder()
                     .max_size(max.max(1))

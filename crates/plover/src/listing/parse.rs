@@ -12,7 +12,8 @@ use crate::query::{Filter, Limits, Op, Param, Select};
 pub struct FilterRules {
     /// The model.
     pub meta: &'static ModelMeta,
-    /// `filter_fields`: allowed paths (`None` = every field).
+    /// `filter_fields`: allowed paths (`None` = every field the resource shows; a field it
+    /// hides is filterable only when listed here).
     pub fields: Option<Vec<String>>,
     /// `filter_exclude`: refused paths (and everything below them).
     pub exclude: Vec<String>,
@@ -128,7 +129,7 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
         }
         keys.push((k, at));
     }
-    let mut total = 0;
+    let (mut total, mut patterns) = (0, 0);
     let mut filters = Vec::with_capacity(keys.len());
     for (key, first) in keys {
         let raw = pairs[first..]
@@ -142,6 +143,18 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
                 key,
                 format!("at most {} filter values in all", limits.max_values),
             ));
+        }
+        if matches!(filter.op, Op::Like | Op::ILike) {
+            patterns += filter.values.len();
+            if patterns > limits.max_patterns {
+                return Err(Error::param(
+                    key,
+                    format!(
+                        "at most {} like or ilike patterns in one request",
+                        limits.max_patterns
+                    ),
+                ));
+            }
         }
         filters.push(filter);
     }
@@ -251,10 +264,21 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
     if rules.exclude.iter().any(covers) {
         return false;
     }
-    if let Some(fields) = &rules.fields {
-        if !fields.iter().any(covers) {
-            return false;
-        }
+    let listed = rules
+        .fields
+        .as_ref()
+        .map(|fields| fields.iter().any(covers));
+    if listed == Some(false) {
+        return false;
+    }
+    // What the resource does not show it does not filter (a bisection on a hidden price would
+    // recover it), unless its `filter_fields` names it.
+    if path
+        .first()
+        .is_some_and(|&idx| !rules.exposed.get(idx).copied().unwrap_or(true))
+        && listed != Some(true)
+    {
+        return false;
     }
     if path.len() > 1 {
         if let Some(nested) = rules.nested.get(&path[0]) {

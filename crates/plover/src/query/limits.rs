@@ -25,6 +25,10 @@ pub struct Limits {
     pub max_value_chars: usize,
     /// Rows one admin bulk action may select (default 1,000).
     pub max_bulk_rows: usize,
+    /// Pattern values (each value of a `like` or `ilike` filter, repeated or not) in one
+    /// request (default 16): a pattern is matched against every candidate row's text, so
+    /// hundreds of them over large texts would keep a core busy for minutes.
+    pub max_patterns: usize,
 }
 
 impl Default for Limits {
@@ -35,6 +39,7 @@ impl Default for Limits {
             max_values: 4_000,
             max_value_chars: 10_000,
             max_bulk_rows: 1_000,
+            max_patterns: 16,
         }
     }
 }

@@ -336,6 +336,7 @@ impl Route {
         let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
             method: req.method().clone(),
+            client: req.peer_addr().map(|a| a.ip()),
             pk,
             query: pairs(req.query_string().as_bytes()),
             headers: req.headers().into(),

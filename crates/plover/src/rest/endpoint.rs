@@ -104,6 +104,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         };
         let auth_req = AuthRequest {
             method: &method,
+            client: req.client,
             headers: &req.headers,
             query: &req.query,
             form: req.form(),

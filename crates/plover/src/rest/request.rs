@@ -30,6 +30,8 @@ pub(crate) enum Content {
 #[derive(Debug)]
 pub(crate) struct ApiRequest {
     pub(crate) method: Method,
+    /// The peer's address, when known.
+    pub(crate) client: Option<std::net::IpAddr>,
     pub(crate) pk: Option<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) headers: Headers,

@@ -1,13 +1,14 @@
 //! [`Guard`]: the per-request part of the bounds of SPEC.md section 15.
 
+use std::collections::HashMap;
 use std::future::{ready, Future, Ready};
 use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::body::{BodySize, EitherBody, MessageBody};
 use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transform};
@@ -19,6 +20,7 @@ use actix_web::web::Bytes;
 use actix_web::{HttpMessage, ResponseError};
 use futures_util::{Stream, StreamExt};
 
+use crate::client::ClientKey;
 use crate::error::Error;
 
 /// Middleware for an actix-web `App`: a time limit on request bodies, a bound on the memory
@@ -81,10 +83,70 @@ impl Guard {
 /// the body yields it until the connection has taken its last slice. Its head is sent by then,
 /// so a piece that does not fit ends the body with an error: the connection is closed and the
 /// client sees an incomplete response. Clones share one budget.
+///
+/// No client address holds more than its share of the budget (default an eighth): a response
+/// that would take an address that already holds some of the budget past its share is
+/// answered 429 with `Retry-After: 1` ([`Error::TooManyRequests`](crate::Error::TooManyRequests)),
+/// so that one client's stalled downloads never turn another client's request into a 503.
+/// Shed responses are summed up in the log once a minute, not logged one by one.
 #[derive(Debug, Clone)]
 pub struct ResponseMemory {
     held: Arc<AtomicUsize>,
     limit: usize,
+    share: usize,
+    by_client: Arc<Mutex<HashMap<ClientKey, usize>>>,
+    shed: Arc<Mutex<ShedLog>>,
+}
+
+/// The count of shed responses since the last summary line.
+#[derive(Debug)]
+struct ShedLog {
+    since: Instant,
+    full: u64,
+    over_share: u64,
+}
+
+impl ShedLog {
+    /// Counts one shed response; logs the counts once a minute.
+    fn count(&mut self, over_share: bool) {
+        if over_share {
+            self.over_share += 1;
+        } else {
+            self.full += 1;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.since) >= Duration::from_secs(60) {
+            log::warn!(
+                "response memory: {} responses shed in the last {} s ({} with the budget full, \
+                 {} over their client's share)",
+                self.full + self.over_share,
+                now.duration_since(self.since).as_secs(),
+                self.full,
+                self.over_share
+            );
+            *self = ShedLog {
+                since: now,
+                full: 0,
+                over_share: 0,
+            };
+        }
+    }
+}
+
+/// Why a response did not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shed {
+    Full,
+    OverShare,
+}
+
+impl Shed {
+    fn error(self) -> Error {
+        match self {
+            Shed::Full => Error::Busy,
+            Shed::OverShare => Error::TooManyRequests(Duration::from_secs(1)),
+        }
+    }
 }
 
 impl ResponseMemory {
@@ -98,7 +160,21 @@ impl ResponseMemory {
         ResponseMemory {
             held: Arc::default(),
             limit,
+            share: limit / 8,
+            by_client: Arc::default(),
+            shed: Arc::new(Mutex::new(ShedLog {
+                since: Instant::now(),
+                full: 0,
+                over_share: 0,
+            })),
         }
+    }
+
+    /// The share of the budget one client address may hold, from 0 to 1 (default 0.125). An
+    /// address that holds nothing may always take one response that fits the budget.
+    pub fn client_share(mut self, share: f64) -> ResponseMemory {
+        self.share = (self.limit as f64 * share.clamp(0.0, 1.0)) as usize;
+        self
     }
 
     /// The process-wide budget that [`Guard::default`] uses.
@@ -112,15 +188,38 @@ impl ResponseMemory {
         self.held.load(Ordering::Relaxed)
     }
 
-    /// Reserves `bytes`, or `None` when they do not fit.
-    fn reserve(&self, bytes: usize) -> Option<Reservation> {
-        self.held
+    /// Reserves `bytes` for `client`, unless they do not fit the budget or the client's share.
+    fn reserve(&self, bytes: usize, client: ClientKey) -> Result<Reservation, Shed> {
+        let shed = |why: Shed| {
+            self.shed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .count(why == Shed::OverShare);
+            Err(why)
+        };
+        let mut by_client = self
+            .by_client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mine = by_client.get(&client).copied().unwrap_or(0);
+        if mine > 0 && mine.saturating_add(bytes) > self.share {
+            drop(by_client);
+            return shed(Shed::OverShare);
+        }
+        let fits = self
+            .held
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
                 held.checked_add(bytes).filter(|&total| total <= self.limit)
             })
-            .ok()?;
-        Some(Reservation {
-            held: self.held.clone(),
+            .is_ok();
+        if !fits {
+            drop(by_client);
+            return shed(Shed::Full);
+        }
+        *by_client.entry(client).or_default() += bytes;
+        Ok(Reservation {
+            memory: self.clone(),
+            client,
             bytes,
         })
     }
@@ -129,13 +228,25 @@ impl ResponseMemory {
 /// Bytes of a [`ResponseMemory`], given back on drop.
 #[derive(Debug)]
 struct Reservation {
-    held: Arc<AtomicUsize>,
+    memory: ResponseMemory,
+    client: ClientKey,
     bytes: usize,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.held.fetch_sub(self.bytes, Ordering::AcqRel);
+        let mut by_client = self
+            .memory
+            .by_client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = by_client.get_mut(&self.client) {
+            *held = held.saturating_sub(self.bytes);
+            if *held == 0 {
+                by_client.remove(&self.client);
+            }
+        }
+        self.memory.held.fetch_sub(self.bytes, Ordering::AcqRel);
     }
 }
 
@@ -150,8 +261,9 @@ pin_project_lite::pin_project! {
         body: B,
         pending: Bytes,
         reservation: Option<Reservation>,
-        // For a streamed body: the budget its pieces are reserved from, and the piece held.
-        stream_memory: Option<ResponseMemory>,
+        // For a streamed body: the budget its pieces are reserved from (for its client), and
+        // the piece held.
+        stream_memory: Option<(ResponseMemory, ClientKey)>,
         piece: Option<Reservation>,
     }
 }
@@ -178,17 +290,12 @@ impl<B: MessageBody> MessageBody for Counted<B> {
         if this.pending.is_empty() {
             match this.body.poll_next(cx) {
                 Poll::Ready(Some(Ok(bytes))) => {
-                    if let Some(memory) = this.stream_memory {
+                    if let Some((memory, client)) = this.stream_memory {
                         if bytes.len() >= ResponseMemory::COUNTED_FROM {
-                            let Some(piece) = memory.reserve(bytes.len()) else {
-                                log::warn!(
-                                    "a streamed response ended early: its next piece ({} bytes) \
-                                     does not fit the response memory",
-                                    bytes.len()
-                                );
-                                return Poll::Ready(Some(Err(Box::new(Error::Busy))));
-                            };
-                            *this.piece = Some(piece);
+                            match memory.reserve(bytes.len(), *client) {
+                                Ok(piece) => *this.piece = Some(piece),
+                                Err(shed) => return Poll::Ready(Some(Err(Box::new(shed.error())))),
+                            }
                         }
                     }
                     *this.pending = bytes;
@@ -275,6 +382,7 @@ where
         }
         let service = self.service.clone();
         let memory = self.memory.clone();
+        let client = ClientKey::of(req.peer_addr().map(|a| a.ip()));
         Box::pin(async move {
             let resp = service.call(req).await?;
             let body_size = resp.response().body().size();
@@ -282,14 +390,17 @@ where
                 BodySize::Sized(n) => usize::try_from(n).unwrap_or(usize::MAX),
                 _ => 0,
             };
-            let stream_memory = matches!(body_size, BodySize::Stream).then(|| memory.clone());
+            let stream_memory =
+                matches!(body_size, BodySize::Stream).then(|| (memory.clone(), client));
             let reservation = if size >= ResponseMemory::COUNTED_FROM {
-                let Some(reservation) = memory.reserve(size) else {
-                    let (req, _dropped) = resp.into_parts();
-                    let busy = ServiceResponse::new(req, Error::Busy.error_response());
-                    return Ok(with_safe_headers(busy.map_into_right_body()));
-                };
-                Some(reservation)
+                match memory.reserve(size, client) {
+                    Ok(reservation) => Some(reservation),
+                    Err(shed) => {
+                        let (req, _dropped) = resp.into_parts();
+                        let shed = ServiceResponse::new(req, shed.error().error_response());
+                        return Ok(with_safe_headers(shed.map_into_right_body()));
+                    }
+                }
             } else {
                 None
             };

@@ -1,6 +1,8 @@
 //! Models: the `RestModel` trait `#[derive(RestModel)]` implements, typed field handles, the
 //! model's rules and `save`, the one write path; and the metadata the derive generates.
 
+pub(crate) mod usernames;
+
 use std::marker::PhantomData;
 
 use serde_json::Value;
@@ -203,6 +205,7 @@ pub fn save<M: RestModel>(
     mut changes: M::Changes,
     existing: Option<&M>,
 ) -> Result<M, Error> {
+    usernames::check::<M>(conn, &mut changes, existing)?;
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;
     let Some(row) = existing else {

@@ -1,0 +1,141 @@
+//! Usernames: stored NFKC-normalised, and no two that look alike (Unicode TR39 confusable
+//! skeletons), for every writer of a user model ([`save`](super::save)), which an
+//! [`Auth`](crate::accounts::Auth) registers here.
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::Value;
+use unicode_normalization::UnicodeNormalization;
+use unicode_security::skeleton;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::meta::ModelMeta;
+use crate::model::RestModel;
+use crate::query::{Filter, Op, Param, Select};
+
+/// The user models an [`Auth`](super::Auth) was built for, with their username field.
+static USER_MODELS: RwLock<Vec<(&'static ModelMeta, usize)>> = RwLock::new(Vec::new());
+
+/// Rows read at once while looking for a look-alike name.
+const BATCH: i64 = 1000;
+
+/// Makes every writer of the model `meta` normalise and check its username field `field`.
+pub(crate) fn register(meta: &'static ModelMeta, field: usize) {
+    let mut models = USER_MODELS.write().unwrap_or_else(PoisonError::into_inner);
+    if !models.iter().any(|(m, _)| std::ptr::eq(*m, meta)) {
+        models.push((meta, field));
+    }
+}
+
+/// The username field of `meta`, if it is a registered user model.
+fn username_field(meta: &'static ModelMeta) -> Option<usize> {
+    let models = USER_MODELS.read().unwrap_or_else(PoisonError::into_inner);
+    models
+        .iter()
+        .find(|(m, _)| std::ptr::eq(*m, meta))
+        .map(|(_, field)| *field)
+}
+
+/// A username as stored and looked up: NFKC-normalised (full-width letters, ligatures and
+/// compatibility forms become their plain letters), as Django does.
+///
+/// ```
+/// assert_eq!(plover::accounts::normalize_username("ａｌｉｃｅ"), "alice");
+/// assert_eq!(plover::accounts::normalize_username("ﬁona"), "fiona");
+/// ```
+pub fn normalize_username(name: &str) -> String {
+    name.nfkc().collect()
+}
+
+/// Whether two usernames look alike: their TR39 skeletons match after case folding, compared
+/// both ways (the skeleton of the folded name, and the folding of the skeleton).
+///
+/// ```
+/// use plover::accounts::confusable_usernames;
+///
+/// assert!(confusable_usernames("alice", "Alice"));
+/// assert!(confusable_usernames("alice", "al\u{0456}ce"), "Cyrillic і");
+/// assert!(confusable_usernames("alice", "alic\u{0435}"), "Cyrillic е");
+/// assert!(confusable_usernames("paypal", "paypa1"));
+/// assert!(!confusable_usernames("alice", "alicia"));
+/// ```
+pub fn confusable_usernames(a: &str, b: &str) -> bool {
+    LookAlike::of(a).matches(&LookAlike::of(b))
+}
+
+/// The two forms a name is compared by.
+struct LookAlike(String, String);
+
+impl LookAlike {
+    fn of(name: &str) -> LookAlike {
+        let folded = name.to_lowercase();
+        let skeleton_of_folded: String = skeleton(&folded).collect();
+        let folded_skeleton = skeleton(name).collect::<String>().to_lowercase();
+        LookAlike(skeleton_of_folded, folded_skeleton)
+    }
+
+    fn matches(&self, other: &LookAlike) -> bool {
+        self.0 == other.0 || self.0 == other.1 || self.1 == other.0 || self.1 == other.1
+    }
+}
+
+/// For a user model: normalises the username in `changes` and refuses (409 naming the field)
+/// a new or changed name that looks like another user's. Other models pass untouched.
+pub(crate) fn check<M: RestModel>(
+    conn: &mut Conn<'_>,
+    changes: &mut M::Changes,
+    existing: Option<&M>,
+) -> Result<(), Error> {
+    let Some(field) = username_field(M::meta()) else {
+        return Ok(());
+    };
+    let Some(Value::String(given)) = M::changes_json(changes, field) else {
+        return Ok(());
+    };
+    let name = normalize_username(&given);
+    if name != given {
+        M::set_json(changes, field, &Value::String(name.clone())).map_err(Error::Internal)?;
+    }
+    if existing.is_some_and(|row| row.field_json(field) == Value::String(name.clone())) {
+        return Ok(()); // not renamed
+    }
+    let wanted = LookAlike::of(&name);
+    let meta = M::meta();
+    let pk = meta.pk;
+    let mut columns = vec![false; meta.fields.len()];
+    columns[field] = true;
+    columns[pk] = true;
+    let mut select = Select {
+        order: vec![(pk, false)],
+        limit: Some(BATCH),
+        columns: Some(Arc::from(columns)),
+        ..Select::default()
+    };
+    loop {
+        let rows = M::load(conn, &select)?;
+        for row in &rows {
+            if existing.is_some_and(|e| e.pk() == row.pk()) {
+                continue;
+            }
+            if let Value::String(other) = row.field_json(field) {
+                if wanted.matches(&LookAlike::of(&other)) {
+                    return Err(Error::FieldConflict {
+                        field: meta.fields[field].name.to_owned(),
+                        message: format!(
+                            "a user named '{other}' exists, and this name looks like it"
+                        ),
+                    });
+                }
+            }
+        }
+        let Some(last) = rows.last().filter(|_| rows.len() as i64 == BATCH) else {
+            return Ok(());
+        };
+        select.filters = vec![Filter {
+            path: vec![pk],
+            op: Op::Gt,
+            values: vec![Param::Int(last.pk())],
+        }];
+    }
+}

@@ -1,0 +1,100 @@
+//! Usernames (docs/security.md): stored NFKC-normalised, found by any compatibility form, and
+//! no new or renamed name that looks like another user's, through REST and the admin.
+
+use actix_web::test::TestRequest;
+use plover_tests::{basic, TestApp};
+use serde_json::{json, Value};
+
+const PW: &str = "pw";
+
+async fn create_user(app: &TestApp, username: &str) -> (u16, Value) {
+    let resp = app
+        .send(
+            TestRequest::post()
+                .uri("/api/user/")
+                .insert_header(basic("root", PW))
+                .set_json(json!({"username": username, "password": "x", "email": "e@x"})),
+        )
+        .await;
+    let body = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+    (resp.code(), body)
+}
+
+#[actix_web::test]
+async fn usernames_are_stored_nfkc_and_found_by_any_compatibility_form() {
+    let app = TestApp::new().await;
+    app.user_with("root", PW, true, true);
+    let (code, body) = create_user(&app, "ｂｏｂ").await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["username"], "bob");
+    assert_eq!(
+        app.query_text("SELECT username FROM \"user\" WHERE id = (SELECT MAX(id) FROM \"user\")")
+            .as_deref(),
+        Some("bob")
+    );
+    // The login finds the stored name from its full-width form too.
+    let browser = app.browser();
+    browser.login("ｂｏｂ", "x").await.expect(302);
+    assert_eq!(browser.whoami().await, "bob");
+}
+
+#[actix_web::test]
+async fn a_name_that_looks_like_another_users_is_409_naming_the_field() {
+    let app = TestApp::new().await;
+    app.user_with("root", PW, true, true);
+    assert_eq!(create_user(&app, "alice").await.0, 201);
+    for lookalike in [
+        "Alice",
+        "ALICE",
+        "alic\u{0435}",
+        "al\u{0456}ce",
+        "a\u{200b}lice",
+    ] {
+        let (code, body) = create_user(&app, lookalike).await;
+        assert_eq!(code, 409, "{lookalike:?}: {body}");
+        assert!(
+            body["fields"]["username"]
+                .as_str()
+                .is_some_and(|m| m.contains("alice")),
+            "{body}"
+        );
+    }
+    assert_eq!(app.count("user"), 2, "nothing written");
+    assert_eq!(create_user(&app, "alicia").await.0, 201);
+    // A rename onto a look-alike is refused too; keeping one's own name is not a conflict.
+    let id = app.query_i64("SELECT id FROM \"user\" WHERE username = 'alicia'");
+    let rename = |name: &str| {
+        TestRequest::put()
+            .uri(&format!("/api/user/{id}/"))
+            .insert_header(basic("root", PW))
+            .set_json(json!({"username": name}))
+    };
+    assert_eq!(app.send(rename("ALICE")).await.code(), 409);
+    assert_eq!(app.send(rename("Aliсe")).await.code(), 409);
+    assert_eq!(app.send(rename("alicia")).await.code(), 200);
+}
+
+#[actix_web::test]
+async fn the_admin_shows_a_look_alike_name_beside_the_field() {
+    let app = TestApp::new().await;
+    app.user_with("root", PW, true, true);
+    app.user("alice", PW);
+    let admin = app.browser();
+    admin.login("root", PW).await.expect(302);
+    let token = admin.csrf("/admin/user/add/").await;
+    let resp = admin
+        .post_form(
+            "/admin/user/add/",
+            &[
+                ("username", "alic\u{0435}"),
+                ("email", "m@example.com"),
+                ("new_password", "s3cret pass"),
+                ("active", "1"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await;
+    assert_eq!(resp.code(), 409, "{}", resp.text());
+    assert!(resp.text().contains("id=\"e-username\""), "{}", resp.text());
+    assert_eq!(app.count("user"), 2);
+}
