@@ -5,6 +5,7 @@
 //! failure rolls back.
 
 use actix_web::App;
+use futures_util::future::join_all;
 use library::{Book, Loan, Member, MemberChanges, MAX_LOANS};
 use plover::prelude::*;
 use plover::query::Select;
@@ -213,4 +214,137 @@ async fn the_catalogue_does_not_filter_or_order_on_the_price_it_hides() {
         .send("GET", "/api/book/?price__lt=1000", json!(null))
         .await;
     assert_eq!(resp.json_with(200)["objects"], json!([]));
+}
+
+/// A new member `name`; returns its id.
+async fn add_member(lib: &Library, name: &str) -> i64 {
+    let member = MemberChanges {
+        username: Some(name.into()),
+        password: Some(String::new()),
+        admin: Some(false),
+    };
+    lib.db
+        .run_blocking(move |conn| Member::insert(conn, member))
+        .expect("a member")
+}
+
+#[actix_web::test]
+async fn twelve_concurrent_loans_never_pass_the_cap() {
+    let lib = Library::new().await;
+    // Many rounds: without the member's lock, PostgreSQL let 4 of 12 through in 3 of 4 rounds.
+    for round in 0..10 {
+        let member = add_member(&lib, &format!("reader{round}")).await;
+        let mut books = Vec::new();
+        for n in 0..12 {
+            books.push(lib.add_book(&format!("r{round}-{n}"), 100).await);
+        }
+        let loans = books.iter().map(|&book| {
+            lib.send(
+                "POST",
+                "/api/loan/",
+                json!({"book_id": book, "member_id": member}),
+            )
+        });
+        let codes: Vec<u16> = join_all(loans).await.iter().map(Resp::code).collect();
+        let lent = codes.iter().filter(|c| **c == 201).count();
+        assert_eq!(lent as i64, MAX_LOANS, "round {round}: {codes:?}");
+        assert!(codes.iter().all(|c| *c == 201 || *c == 400), "{codes:?}");
+        let out = books.iter().filter(|&&b| !lib.book(b).in_stock).count();
+        assert_eq!(
+            out as i64, MAX_LOANS,
+            "round {round}: only lent books are out"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn concurrent_loans_of_one_book_lend_it_once() {
+    let lib = Library::new().await;
+    for round in 0..5 {
+        let book = lib.add_book(&format!("one-{round}"), 100).await;
+        let mut members = Vec::new();
+        for n in 0..12 {
+            members.push(add_member(&lib, &format!("m{round}-{n}")).await);
+        }
+        let loans = members.iter().map(|&member| {
+            lib.send(
+                "POST",
+                "/api/loan/",
+                json!({"book_id": book, "member_id": member}),
+            )
+        });
+        let codes: Vec<u16> = join_all(loans).await.iter().map(Resp::code).collect();
+        assert_eq!(
+            codes.iter().filter(|c| **c == 201).count(),
+            1,
+            "round {round}: {codes:?}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_loan_moved_onto_a_lent_book_is_refused_and_a_returned_loan_restocks_its_book() {
+    let lib = Library::new().await;
+    let other = add_member(&lib, "other").await;
+    let (first, second, free) = (
+        1,
+        lib.add_book("isbn-2", 100).await,
+        lib.add_book("isbn-3", 100).await,
+    );
+    let loan = lib
+        .send(
+            "POST",
+            "/api/loan/",
+            json!({"book_id": first, "member_id": 1}),
+        )
+        .await
+        .json_with(201)["id"]
+        .as_i64()
+        .expect("an id");
+    lib.send(
+        "POST",
+        "/api/loan/",
+        json!({"book_id": second, "member_id": other}),
+    )
+    .await
+    .expect(201);
+    // Onto a book that is out: refused, nothing changes.
+    let moved = lib
+        .send(
+            "PUT",
+            &format!("/api/loan/{loan}/"),
+            json!({"book_id": second}),
+        )
+        .await;
+    assert_fields(&moved, &["book_id"]);
+    assert!(!lib.book(first).in_stock && !lib.book(second).in_stock);
+    // Onto a book on the shelf: that one goes out, the first comes back.
+    lib.send(
+        "PUT",
+        &format!("/api/loan/{loan}/"),
+        json!({"book_id": free}),
+    )
+    .await
+    .expect(200);
+    assert!(lib.book(first).in_stock);
+    assert!(!lib.book(free).in_stock);
+    // Returned: the book is back.
+    lib.send("DELETE", &format!("/api/loan/{loan}/"), json!(null))
+        .await
+        .expect(200);
+    assert!(lib.book(free).in_stock);
+    // Deleting the other member in the admin deletes its loan too, which restocks its book.
+    let admin = lib.service.browser();
+    admin.login("librarian", PW).await.expect(302);
+    let page = format!("/admin/member/{other}/delete/");
+    let token = admin.csrf(&page).await;
+    admin
+        .post_form(&page, &[("csrf_token", &token)])
+        .await
+        .expect(303);
+    assert_eq!(lib.count(Loan::meta), 0);
+    assert!(
+        lib.book(second).in_stock,
+        "the recursive delete ran the loan's rule"
+    );
 }

@@ -44,9 +44,21 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
             ) -> ::core::result::Result<(), __p::Error> {
                 <Self as __p::Rules>::before_save(conn, changes, existing)
             }
+
+            fn before_delete(
+                conn: &mut __p::Conn<'_>,
+                row: &Self,
+            ) -> ::core::result::Result<(), __p::Error> {
+                <Self as __p::Rules>::before_delete(conn, row)
+            }
         }
     } else {
         TokenStream::new()
+    };
+    let before_delete = if model.rules {
+        quote!(::core::option::Option::Some(__p::before_delete::<#ident>))
+    } else {
+        quote!(::core::option::Option::None)
     };
 
     let data_fields: Vec<(usize, &Field)> = model
@@ -160,6 +172,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     load_ids: __load_ids,
                     count: __count,
                     delete_ids: __delete_ids,
+                    before_delete: #before_delete,
                     nullify: __nullify,
                     load_display: __p::load_display::<#ident>,
                     load_fields: __p::load_fields::<#ident>,

@@ -12,7 +12,7 @@ pub use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
 pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::listing::{parse_list_query, FilterRules};
-pub use crate::meta::{LoadDisplay, LoadFields, ModelEntry, ModelOps};
+pub use crate::meta::{BeforeDelete, LoadDisplay, LoadFields, ModelEntry, ModelOps};
 pub use crate::model::{FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::rest::{registrations, Registration};
@@ -178,6 +178,14 @@ pub fn load_display<M: RestModel>(
         .iter()
         .map(|r| (r.pk(), r.display()))
         .collect())
+}
+
+/// The model's `before_delete` rule for each of the rows `ids` (`ModelOps::before_delete`).
+pub fn before_delete<M: RestModel>(conn: &mut Conn<'_>, ids: &[i64]) -> Result<(), Error> {
+    for row in M::load(conn, &Select::ids_in(M::meta().pk, ids))? {
+        M::before_delete(conn, &row)?;
+    }
+    Ok(())
 }
 
 /// Some fields of the rows of a selection as JSON values (`ModelOps::load_fields`).

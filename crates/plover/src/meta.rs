@@ -59,6 +59,9 @@ impl FieldMeta {
     }
 }
 
+/// The type of [`ModelOps::before_delete`].
+pub type BeforeDelete = fn(&mut Conn<'_>, &[i64]) -> Result<(), Error>;
+
 /// `(primary key, display text)` of the rows of a selection.
 pub type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, Error>;
 
@@ -76,6 +79,9 @@ pub struct ModelOps {
     pub count: fn(&mut Conn<'_>, &Select) -> Result<i64, Error>,
     /// Deletes the rows with these primary keys.
     pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
+    /// The model's [`Rules::before_delete`](crate::model::Rules::before_delete) for the rows
+    /// with these primary keys, run before they are deleted (`None` without `#[rest(rules)]`).
+    pub before_delete: Option<BeforeDelete>,
     /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.
     pub nullify: fn(&mut Conn<'_>, usize, &[i64]) -> Result<usize, Error>,
     /// The primary key and display text of the rows of a selection.

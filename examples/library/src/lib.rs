@@ -1,13 +1,14 @@
 //! A library catalogue on Plover: authors, books, members and loans. Everything about the data
 //! is declared once, in the models: the diesel `table!` (`#[rest(table)]`), the tables of the
 //! database ([`create_tables`]), the rules every writer obeys (a book's price is never
-//! negative; a loan needs the book in stock and marks it out), and what clients may read and
+//! negative; a loan needs the book in stock and marks it out, a returned loan puts it back, a
+//! member holds at most three books, also under concurrent loans), and what clients may read and
 //! write (a book's `in_stock` is read-only, a member's password write-only). [`routes`] serves the REST API under `/api/`, the login views under
 //! `/accounts/` and the admin under `/admin/`.
 
 use plover::admin::{Admin, ModelAdmin};
 use plover::db::Conn;
-use plover::model::{ModelMeta, Rules};
+use plover::model::{lock_row, ModelMeta, Rules};
 use plover::prelude::*;
 use plover::query::Select;
 
@@ -108,39 +109,66 @@ pub struct Loan {
 pub const MAX_LOANS: i64 = 3;
 
 impl Rules for Loan {
-    /// A new loan takes the book off the shelf, in the loan's own transaction; a member over
-    /// [`MAX_LOANS`] fails the whole write, and the book stays on the shelf.
+    /// A new loan, or a loan moved to another book, takes that book off the shelf (it must be
+    /// on it) and a moved loan puts its old book back; a member who would hold more than
+    /// [`MAX_LOANS`] fails the whole write. The member and the book are locked first (in that
+    /// order, everywhere), so that concurrent loans decide one after the other.
     fn before_save(
         conn: &mut Conn<'_>,
         changes: &mut LoanChanges,
         existing: Option<&Loan>,
     ) -> Result<(), Error> {
-        let (Some(book_id), None) = (changes.book_id, existing) else {
-            return Ok(()); // only new loans move books
-        };
-        let book = Book::load(
-            conn,
-            &Select::ids_in(Book::meta().pk, &[i64::from(book_id)]),
-        )?;
-        if !book.first().is_some_and(|b| b.in_stock) {
-            return Err(Error::field("book_id", "this book is out"));
+        let old = existing.map(|loan| (i64::from(loan.member_id), i64::from(loan.book_id)));
+        let new_member = changes
+            .member_id
+            .map(i64::from)
+            .filter(|m| old.is_none_or(|(member, _)| member != *m));
+        let new_book = changes
+            .book_id
+            .map(i64::from)
+            .filter(|b| old.is_none_or(|(_, book)| book != *b));
+        if let Some(member) = new_member {
+            lock_row::<Member>(conn, member)?;
         }
-        let out = BookChanges {
-            in_stock: Some(false),
-            ..BookChanges::default()
-        };
-        Book::update(conn, i64::from(book_id), out)?;
-        let member = Loan::meta().field("member").map_or(0, |(i, _)| i);
-        let member_id = i64::from(changes.member_id.unwrap_or_default());
-        let held = Loan::meta().ops.count;
-        if held(conn, &Select::ids_in(member, &[member_id]))? >= MAX_LOANS {
-            return Err(Error::field(
-                "member_id",
-                "this member holds too many books",
-            ));
+        if let Some(book) = new_book {
+            lock_row::<Book>(conn, book)?;
+            if !Book::load_pk(conn, book)?.is_some_and(|b| b.in_stock) {
+                return Err(Error::field("book_id", "this book is out"));
+            }
+            shelve(conn, book, false)?;
+            if let Some((_, old_book)) = old {
+                lock_row::<Book>(conn, old_book)?;
+                shelve(conn, old_book, true)?;
+            }
+        }
+        if let Some(member) = new_member {
+            let held = Loan::meta().ops.count;
+            let by_member = Select::ids_in(Loan::FIELDS.member_id.index(), &[member]);
+            if held(conn, &by_member)? >= MAX_LOANS {
+                return Err(Error::field(
+                    "member_id",
+                    "this member holds too many books",
+                ));
+            }
         }
         Ok(())
     }
+
+    /// A returned (deleted) loan puts its book back on the shelf.
+    fn before_delete(conn: &mut Conn<'_>, loan: &Loan) -> Result<(), Error> {
+        let book = i64::from(loan.book_id);
+        lock_row::<Book>(conn, book)?;
+        shelve(conn, book, true)
+    }
+}
+
+/// Puts the book `id` on the shelf (`true`) or takes it off.
+fn shelve(conn: &mut Conn<'_>, id: i64, in_stock: bool) -> Result<(), Error> {
+    let change = BookChanges {
+        in_stock: Some(in_stock),
+        ..BookChanges::default()
+    };
+    Book::update(conn, id, change).map(|_| ())
 }
 
 /// The four models, for [`plover::schema`].

@@ -91,6 +91,9 @@ fn delete_at(
             delete_at(conn, referrer, &children, true, depth + 1)?;
         }
     }
+    if let Some(before_delete) = meta.ops.before_delete {
+        before_delete(conn, ids)?;
+    }
     (meta.ops.delete_ids)(conn, ids)
 }
 
