@@ -32,7 +32,10 @@ the end, and checks, printing one line per check with its figures:
   9. sessions end with a password change; look-alike usernames are 409; a NUL in the login
      form is 400; exported CSV cells that a spreadsheet would evaluate start with a quote;
  10. 13 connections from 127.0.0.2 that never read an ~18 MB page hold at most their share of
-     the response memory: a reader from 127.0.0.3 gets the page.
+     the response memory: a reader from 127.0.0.3 gets the page;
+ 11. a query of minutes whose client hangs up stops within a second (the app's CPU time on
+     SQLite, the server's active statements on PostgreSQL); waited for, it is 503 at the 10 s
+     statement budget.
 
 --quick is the CI size (100 stalled clients, 5 s floods; about a minute); the full run uses
 480 stalled clients (the app is killed if the machine falls under 1.5 GB available) and 15 s
@@ -88,6 +91,12 @@ class App(harness.App):
 
     def threads(self):
         return proc_status(self.pid, "Threads")
+
+    def cpu_seconds(self):
+        """User and system CPU time the app has used so far."""
+        with open("/proc/%d/stat" % self.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def client_connections(self):
         """Client connections the app still holds: its socket descriptors that are accepted
@@ -992,6 +1001,70 @@ def check_response_share(app):
 
 
 # ---------------------------------------------------------------------------------------------
+# 11. Work that outlives its client
+
+
+def check_outlived_work(app, pg_url):
+    """A query of minutes (16 ilike patterns that each compare 1,000 characters at every
+    position of 200 rows of 100,000): its client hangs up after a second, and the work must stop
+    within a second (CPU time of the app on SQLite, the server's active queries on
+    PostgreSQL); sent and waited for, it ends at the statement budget (10 s) with 503."""
+    c = Client(app.port)
+    tag = uuid.uuid4().hex[:6]
+    for i in range(200):
+        r = c.request("POST", "/api/sample/", {"name": "slow-%s-%d" % (tag, i), "qty": 1,
+                                               "body": "x" * 100_000})
+        if not check(r.status == 201, "POST /api/sample/: %s %s" % (r.status, r.text()[:200])):
+            report("11 outlived work", False, "no rows")
+            return
+    pattern = "%" + "x" * 1000 + "y%"
+    path = "/api/sample/?" + "&".join(["body__ilike=" + urllib.parse.quote(pattern)] * 16)
+
+    def busy():
+        """CPU seconds the app used in one second (SQLite), or the active statements that
+        match text on the database server (PostgreSQL)."""
+        if pg_url:
+            return int(psql(pg_url, "SELECT count(*) FROM pg_stat_activity WHERE state = "
+                            "'active' AND query ILIKE '%%ilike%%' AND pid <> pg_backend_pid()"))
+        before = app.cpu_seconds()
+        time.sleep(1.0)
+        return app.cpu_seconds() - before
+
+    s = socket.create_connection(("127.0.0.1", app.port))
+    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+    time.sleep(1.0)
+    while_running = busy()
+    s.close()
+    time.sleep(1.0)
+    after = busy()
+    r = Client(app.port).request("GET", "/api/sample/?limit=1")
+    next_ms = r.ms
+    ok = True
+    if pg_url:
+        ok &= check(while_running >= 1 and after == 0,
+                    "PostgreSQL statements matching text: %d while the client waited, %d a "
+                    "second after it hung up (expected at least 1, then 0)"
+                    % (while_running, after))
+    else:
+        ok &= check(while_running > 0.5 and after < 0.2,
+                    "app CPU: %.2f s in a second while the client waited, %.2f s in a second "
+                    "from a second after it hung up (expected the work to stop)"
+                    % (while_running, after))
+    ok &= check(r.status == 200, "the next request: %s" % r.status)
+    started = time.monotonic()
+    waited = Client(app.port, timeout=120).request("GET", path)
+    budget_s = time.monotonic() - started
+    ok &= check(waited.status == 503 and waited.headers.get("retry-after") and budget_s < 14,
+                "the same query waited for: %s after %.1f s, Retry-After %s (expected 503 at the "
+                "10 s budget)" % (waited.status, budget_s, waited.headers.get("retry-after")))
+    unit = "active statements" if pg_url else "CPU s/s"
+    report("11 outlived work", ok,
+           "%.4g %s while the client waited, %.4g from 1 s after it hung up; next request %.0f ms; "
+           "the query waited for: %s after %.1f s"
+           % (while_running, unit, after, next_ms, waited.status, budget_s))
+
+
+# ---------------------------------------------------------------------------------------------
 # 5. Concurrent deletes of one row
 
 
@@ -1150,6 +1223,7 @@ def main():
         # now throttles, the admin's own requests included.
         check_login_flood(app, flood_s, set_hash)
         check_accounts(app.port)
+        check_outlived_work(app, db.url if args.pg else None)
         check_concurrent_deletes(app.port)
         check_http_layer(app.port)
         check_headers(app.port)

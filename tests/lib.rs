@@ -165,7 +165,12 @@ impl plover::model::Rules for Deposit {
 /// defined here. The tables come from these models ([`plover::schema`]).
 pub fn models() -> Vec<&'static plover::model::ModelMeta> {
     let mut out = plover_conformance_app::models::models();
-    out.extend([Vault::meta(), Deposit::meta(), Ticket::meta()]);
+    out.extend([
+        Vault::meta(),
+        Deposit::meta(),
+        Ticket::meta(),
+        plover::auth::Token::meta(),
+    ]);
     out
 }
 
@@ -533,6 +538,17 @@ pub enum Store {
     Sqlite(TempDir),
     /// A PostgreSQL database.
     Pg(PgDatabase),
+}
+
+impl Store {
+    /// The URL of the database of [`fresh_database`], without options: another process's way to
+    /// it.
+    pub fn url(&self) -> String {
+        match self {
+            Store::Sqlite(dir) => format!("sqlite://{}", dir.path().join("test.db").display()),
+            Store::Pg(pg) => pg.url(""),
+        }
+    }
 }
 
 /// A new, empty database for one test, whose URL carries these driver options (a query string

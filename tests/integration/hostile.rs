@@ -11,6 +11,7 @@ use actix_web::{web, App, HttpResponse};
 use base64::Engine as _;
 use plover::auth::{AuthRequest, Authenticator, Headers, UserAuthentication};
 use plover::db::LazyConn;
+use plover::prelude::{Authentication, Database, Resource, RestApi};
 use plover::server::{Guard, ResponseMemory};
 use plover_tests::*;
 use serde_json::json;
@@ -717,4 +718,104 @@ async fn a_multipart_body_the_parser_would_choke_on_is_400() {
         assert_error(&resp, 400);
     }
     assert_eq!(app.count("amodel"), 0);
+}
+
+// --- work that outlives its client ------------------------------------------------------------
+
+/// A real server (Plover's `Server`, on a loopback port) with `/api/sample/` over a database of
+/// one connection holding 400 rows of 64 KiB of `x`; `options` go into the database URL.
+/// Returns the port, the database and what keeps it.
+async fn slow_sample_server(options: &str) -> (u16, Database, Store) {
+    let (db, store) = fresh_database(&format!("max_connections=1&{options}"));
+    db.run_blocking(|conn| plover::schema::create_tables(conn, &models()))
+        .expect("schema");
+    let filler = if on_postgres() {
+        "repeat('x', 65536)"
+    } else {
+        "replace(hex(zeroblob(32768)), '0', 'x')"
+    };
+    let rows: Vec<String> = (0..400)
+        .map(|i| format!("('s{i}', 1, {filler}, '2020-01-01 00:00:00')"))
+        .collect();
+    let insert = format!(
+        "INSERT INTO sample (name, qty, body, stamp) VALUES {};",
+        rows.join(",")
+    );
+    db.run_blocking(|conn| conn.batch_execute(&insert))
+        .expect("rows");
+    let mut api = RestApi::new(db.clone());
+    api.register_resource(Resource::<Sample>::new().auth(Authentication::new(vec![])));
+    let api = api.setup();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    let server = plover::server::Server::new(move || App::new().configure(api.clone()))
+        .workers(1)
+        .listen(listener)
+        .expect("listening")
+        .run();
+    actix_web::rt::spawn(server);
+    (port, db, store)
+}
+
+/// 16 `ilike` patterns, each of which compares about 1,000 characters at every position of
+/// every row before it fails: minutes of work, a fraction of a second per row.
+fn slow_query() -> String {
+    let pattern = format!("%{}y%", "x".repeat(1000));
+    let pairs: Vec<(String, String)> = (0..16)
+        .map(|_| ("body__ilike".to_owned(), pattern.clone()))
+        .collect();
+    format!("/api/sample/?{}", query(&pairs))
+}
+
+/// Sends `GET path` on a new connection and reads the status, in a blocking thread; with
+/// `hang_up_after`, closes the connection after that long without reading.
+async fn raw_get(port: u16, path: String, hang_up_after: Option<std::time::Duration>) -> u16 {
+    web::block(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("sent");
+        if let Some(after) = hang_up_after {
+            std::thread::sleep(after);
+            return 0;
+        }
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).expect("a status line");
+        String::from_utf8_lossy(&head[9..12]).parse().unwrap_or(0)
+    })
+    .await
+    .expect("the client thread")
+}
+
+#[actix_web::test]
+async fn a_disconnected_clients_query_stops_and_gives_its_connection_back() {
+    // No time budget to speak of: only the disconnect can stop the query.
+    let (port, _db, _store) = slow_sample_server("statement_timeout=600000").await;
+    let hang_up = std::time::Duration::from_millis(500);
+    raw_get(port, slow_query(), Some(hang_up)).await;
+    // The pool's only connection is free again within a second or so: the next request gets
+    // it (without the cancel it would wait for minutes, and get 503 after the pool's 5 s).
+    let started = std::time::Instant::now();
+    let status = raw_get(port, "/api/sample/?limit=1".into(), None).await;
+    let waited = started.elapsed();
+    eprintln!("the next request waited {waited:?} for the connection");
+    assert_eq!(status, 200);
+    assert!(waited < std::time::Duration::from_secs(3), "{waited:?}");
+}
+
+#[actix_web::test]
+async fn a_statement_past_its_time_budget_is_503_with_retry_after() {
+    let (port, _db, _store) = slow_sample_server("statement_timeout=500").await;
+    let started = std::time::Instant::now();
+    let status = raw_get(port, slow_query(), None).await;
+    let took = started.elapsed();
+    assert_eq!(status, 503);
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+    assert_eq!(
+        raw_get(port, "/api/sample/?limit=1".into(), None).await,
+        200
+    );
 }

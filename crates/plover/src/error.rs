@@ -181,6 +181,18 @@ impl Error {
                 DatabaseErrorKind::Unknown if is_lock_timeout(info_message(self)) => {
                     Some(UNAVAILABLE)
                 }
+                // A statement Plover interrupted (its client went away, or it ran past the
+                // time budget), or one PostgreSQL cancelled for the same reasons.
+                DatabaseErrorKind::Unknown
+                    if info_message(self).contains(INTERRUPTED)
+                        || info_message(self)
+                            .contains("canceling statement due to user request") =>
+                {
+                    Some((
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The query took too long; try again",
+                    ))
+                }
                 // PostgreSQL's statement_timeout: the work took too long; try again.
                 DatabaseErrorKind::Unknown
                     if info_message(self)
@@ -261,6 +273,10 @@ fn info_message(e: &Error) -> &str {
         _ => "",
     }
 }
+
+/// The start of the error message of a statement Plover interrupted (its client went away, or
+/// it ran past its time budget): the database reports it as the statement's error.
+pub(crate) const INTERRUPTED: &str = "plover: statement interrupted";
 
 /// A wait as the whole seconds of `Retry-After`, rounded up, at least one.
 pub(crate) fn retry_after_secs(wait: std::time::Duration) -> u64 {

@@ -59,6 +59,7 @@ use actix_web::rt::net::TcpStream;
 pub use guard::{Counted, Guard, ResponseMemory};
 
 use crate::body::DEFAULT_MAX_BODY_BYTES;
+use crate::db::PeerSocket;
 use crate::error::Error;
 
 /// Time limits and sizes of a [`Server`]; every field has a default.
@@ -168,6 +169,13 @@ where
                     .into_factory()
                     .map_err(|err| err.into().error_response());
                 let http = HttpService::build()
+                    .on_connect_ext(|io: &TcpStream, data: &mut actix_http::Extensions| {
+                        // To notice a client that goes away while its request runs.
+                        #[cfg(unix)]
+                        if let Some(peer) = PeerSocket::of(io) {
+                            data.insert(peer);
+                        }
+                    })
                     .client_request_timeout(limits.header_timeout)
                     .client_disconnect_timeout(Duration::from_secs(1))
                     .keep_alive(limits.keep_alive)

@@ -38,6 +38,7 @@ mod panel;
 mod prepared;
 mod routes;
 mod templates;
+mod tokens;
 pub mod views;
 
 use std::any::TypeId;
@@ -49,6 +50,7 @@ use actix_web::web;
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};
+pub use tokens::TokenPanel;
 
 use crate::accounts::{Auth, UserModel};
 use crate::model::RestModel;

@@ -14,7 +14,7 @@ use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::views::Chrome;
 use crate::accounts::{current_user, keep_password, Auth, CsrfToken, LoginRedirect, UserModel};
 use crate::body::{check_form_text, Body, BodyLimit};
-use crate::db::Conn;
+use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
 use crate::urlencoded::pairs;
 
@@ -242,12 +242,12 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let db = state.auth.db().clone();
     let auth = state.auth.clone();
     let result = db
-        .run(move |conn| {
+        .run_watched(req.conn_data::<PeerSocket>(), move |lazy| {
             let cx = Cx {
                 chrome: &chrome,
                 req: &admin_req,
             };
-            run_view(&state, &view, &arg, &cx, conn)
+            run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
         })
         .await;
     if let (Ok(Reply::Redirect(_)), Some(hash)) = (&result, own_new_hash) {

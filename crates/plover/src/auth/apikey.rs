@@ -15,10 +15,34 @@ use crate::query::{Filter, Op, Param, Select};
 /// Checks a `key`/`secret` pair against the rows of the model `K`. The pair is read from the
 /// query string, then from headers named `key` and `secret`, then from form fields; the first
 /// source that holds both is used.
+///
+/// The `secret` column holds the secret itself, or, with
+/// [`ApiKeyAuthentication::hashed_secrets`], its digest ([`hash_secret`]): a leaked table then
+/// gives no usable secret. Either way the comparison takes constant time.
 #[derive(Debug)]
 pub struct ApiKeyAuthentication<K: RestModel> {
     protected_methods: Vec<Method>,
+    hashed: bool,
     _model: PhantomData<fn() -> K>,
+}
+
+/// The digest of an API-key secret as [`ApiKeyAuthentication::hashed_secrets`] stores it:
+/// `sha256$` and the SHA-256 of the secret in hexadecimal. A fast hash fits: secrets are long
+/// random strings, not passwords people choose.
+///
+/// ```
+/// let stored = plover::auth::hash_secret("s3cr3t-from-the-key-issuer");
+/// assert!(stored.starts_with("sha256$") && stored.len() == 7 + 64);
+/// ```
+pub fn hash_secret(secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(secret.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256$");
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
 }
 
 impl<K: RestModel> Default for ApiKeyAuthentication<K> {
@@ -40,23 +64,37 @@ impl<K: RestModel> ApiKeyAuthentication<K> {
         }
         ApiKeyAuthentication {
             protected_methods,
+            hashed: false,
             _model: PhantomData,
         }
     }
 
-    fn pair(req: &AuthRequest<'_>) -> Option<(String, String)> {
-        let from_pairs = |pairs: &[(String, String)]| {
-            let get = |n: &str| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-            Some((get("key")?, get("secret")?))
-        };
-        let from_headers = || {
-            let get = |n: &str| req.headers.get(n)?.to_str().ok().map(str::to_owned);
-            Some((get("key")?, get("secret")?))
-        };
-        from_pairs(req.query)
-            .or_else(from_headers)
-            .or_else(|| from_pairs(req.form))
+    /// The `secret` column holds digests made by [`hash_secret`], not secrets.
+    pub fn hashed_secrets(mut self) -> ApiKeyAuthentication<K> {
+        self.hashed = true;
+        self
     }
+}
+
+/// The `key`/`secret` pair of a request: from the query string, then from headers named `key`
+/// and `secret`, then from form fields; the first source that holds both.
+fn pair(req: &AuthRequest<'_>) -> Option<(String, String)> {
+    let from_pairs = |pairs: &[(String, String)]| {
+        let get = |n: &str| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        Some((get("key")?, get("secret")?))
+    };
+    let from_headers = || {
+        let get = |n: &str| req.headers.get(n)?.to_str().ok().map(str::to_owned);
+        Some((get("key")?, get("secret")?))
+    };
+    from_pairs(req.query)
+        .or_else(from_headers)
+        .or_else(|| from_pairs(req.form))
+}
+
+/// The `key` of a request's API-key pair, if it has one (for rate limits by key).
+pub(crate) fn api_key_of(req: &AuthRequest<'_>) -> Option<String> {
+    pair(req).map(|(key, _)| key)
 }
 
 impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
@@ -68,7 +106,7 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
         if !req.is_protected(&self.protected_methods) {
             return Ok(None);
         }
-        let (key, secret) = Self::pair(req).ok_or(Error::Unauthorized)?;
+        let (key, secret) = pair(req).ok_or(Error::Unauthorized)?;
         if key.is_empty() || secret.is_empty() {
             return Err(Error::Unauthorized);
         }
@@ -93,8 +131,13 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
         };
         let row = K::load(&mut db.conn()?, &select)?.into_iter().next();
         let stored = row.map(|r| r.field_json(secret_field));
+        let given = if self.hashed {
+            hash_secret(&secret)
+        } else {
+            secret
+        };
         let ok = match &stored {
-            Some(Value::String(s)) => bool::from(s.as_bytes().ct_eq(secret.as_bytes())),
+            Some(Value::String(s)) => bool::from(s.as_bytes().ct_eq(given.as_bytes())),
             _ => false,
         };
         if ok {

@@ -2,12 +2,15 @@
 
 mod apikey;
 mod basic;
+mod bearer;
 mod headers;
 
 use actix_web::http::Method;
 
-pub use apikey::ApiKeyAuthentication;
+pub(crate) use apikey::api_key_of;
+pub use apikey::{hash_secret, ApiKeyAuthentication};
 pub use basic::{basic_credentials, AdminAuthentication, UserAuthentication};
+pub use bearer::{BearerAuthentication, Token, TokenChanges};
 pub use headers::Headers;
 
 use crate::db::LazyConn;
@@ -61,6 +64,8 @@ pub enum Scheme {
     Basic,
     /// A `key` and a `secret`, both in the query string, or both in headers of those names.
     ApiKey,
+    /// `Authorization: Bearer <token>`.
+    Bearer,
 }
 
 /// What an authenticator tells the API description about itself.

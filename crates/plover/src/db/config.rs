@@ -2,11 +2,14 @@
 
 use std::collections::BTreeMap;
 
-/// Options that Plover reads itself (the pool); every engine accepts them.
-pub(crate) const OWN_OPTIONS: [&str; 3] = ["max_connections", "connection_timeout", "threadlocals"];
-
-/// Plover's own options of PostgreSQL databases.
-pub(crate) const PG_OPTIONS: [&str; 1] = ["statement_timeout"];
+/// Options that Plover reads itself (the pool, the statements' time budget); every engine
+/// accepts them.
+pub(crate) const OWN_OPTIONS: [&str; 4] = [
+    "max_connections",
+    "connection_timeout",
+    "threadlocals",
+    "statement_timeout",
+];
 
 /// A supported database engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +54,7 @@ impl Config {
         let mut options = BTreeMap::new();
         let mut driver = form_urlencoded::Serializer::new(String::new());
         for (k, v) in form_urlencoded::parse(query.as_bytes()) {
-            if OWN_OPTIONS.contains(&k.as_ref()) || PG_OPTIONS.contains(&k.as_ref()) {
+            if OWN_OPTIONS.contains(&k.as_ref()) {
                 options.insert(k.into_owned(), v.into_owned());
             } else {
                 driver.append_pair(&k, &v);

@@ -1,6 +1,7 @@
 //! The database wrapper (SPEC.md section 11): configuration, a pool, one connection per unit of
 //! work, and blocking diesel calls kept off the actix worker threads.
 
+pub(crate) mod cancel;
 mod config;
 mod extract;
 #[cfg(feature = "postgres")]
@@ -19,8 +20,10 @@ use diesel::SqliteConnection;
 #[cfg(feature = "postgres")]
 use diesel::{Connection, PgConnection};
 #[cfg(feature = "postgres")]
-use pg_pool::{PgManager, PgSession};
+use pg_pool::{Canceller, PgManager, PgSession};
 
+pub(crate) use cancel::PeerSocket;
+use cancel::Unit;
 pub use config::{Config, ConfigError, Engine};
 pub use extract::DbConn;
 
@@ -99,6 +102,11 @@ pub struct Database {
     pool: Pools,
     /// SQLite only: the turn of this process's write transactions ([`LazyConn::write`]).
     writers: Option<Arc<Writers>>,
+    /// The time a request's statements may run (`statement_timeout`; zero: no bound).
+    budget: Duration,
+    /// PostgreSQL only: cancels the statements of requests whose clients went away.
+    #[cfg(feature = "postgres")]
+    canceller: Option<Arc<Canceller>>,
 }
 
 /// The queue of one SQLite database's writers in this process. SQLite lets one write
@@ -230,6 +238,10 @@ impl<'a> LazyConn<'a> {
                     }
                     _ => self.db.checkout()?,
                 };
+                #[cfg(feature = "postgres")]
+                if let (Pooled::Pg(c), Some(unit)) = (&taken, cancel::current()) {
+                    *lock(&unit.pg_backend) = Some(c.backend);
+                }
                 empty.insert(taken)
             }
         };
@@ -239,6 +251,12 @@ impl<'a> LazyConn<'a> {
     /// Gives the connection back to the pool (or, after a turn among the writers, to the
     /// writers); a later [`LazyConn::conn`] checks out another.
     pub fn release(&mut self) {
+        // From now on the connection may serve another request: its statements are no longer
+        // this unit's to cancel.
+        #[cfg(feature = "postgres")]
+        if let (Some(Pooled::Pg(_)), Some(unit)) = (&self.pooled, cancel::current()) {
+            *lock(&unit.pg_backend) = None;
+        }
         let pooled = self.pooled.take();
         let (Some(mut turn), Some(writers)) = (self.turn.take(), self.db.writers.as_deref()) else {
             return;
@@ -295,6 +313,14 @@ impl Writers {
     }
 }
 
+/// A std mutex's guard, whether or not a holder panicked.
+#[cfg(feature = "postgres")]
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn unavailable(e: diesel::r2d2::PoolError) -> Error {
     log::error!("database connection unavailable: {e}");
     Error::Unavailable
@@ -310,6 +336,10 @@ impl Database {
             ));
         }
         let max = config.number("max_connections", 8.0)? as u32;
+        // Work a client left behind (or any runaway statement) ends at this bound, and its
+        // connection goes back to the pool (docs/security.md).
+        let statement_timeout = config.number("statement_timeout", 10_000.0)? as u64;
+        let budget = Duration::from_millis(statement_timeout);
         match config.engine {
             Engine::Sqlite => {
                 let mut known = config::OWN_OPTIONS.to_vec();
@@ -331,16 +361,14 @@ impl Database {
                         wait: Duration::from_millis(busy as u64).min(timeout),
                         keep: max > 1,
                     })),
+                    budget,
+                    #[cfg(feature = "postgres")]
+                    canceller: None,
                 })
             }
             #[cfg(feature = "postgres")]
             Engine::Postgres => {
-                let mut known = config::OWN_OPTIONS.to_vec();
-                known.extend(config::PG_OPTIONS);
-                config.check_options(&known)?;
-                // Work a client left behind (or any runaway statement) ends at this bound, and
-                // its connection goes back to the pool (SPEC.md section 15).
-                let statement_timeout = config.number("statement_timeout", 10_000.0)? as u64;
+                config.check_options(&config::OWN_OPTIONS)?;
                 let manager = PgManager(ConnectionManager::new(config.name.clone()));
                 let pool = Pool::builder()
                     .max_size(max.max(1))
@@ -354,6 +382,8 @@ impl Database {
                 Ok(Database {
                     pool: Pools::Pg(pool),
                     writers: None,
+                    budget,
+                    canceller: Some(Arc::new(Canceller::new(&config.name))),
                 })
             }
             #[cfg(not(feature = "postgres"))]
@@ -409,17 +439,77 @@ impl Database {
         F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
+        self.run_watched(None, f).await
+    }
+
+    /// [`Database::run_lazy`] for the request whose connection `peer` is: once the work has
+    /// run for a moment, the client's socket is looked at every [`cancel::WATCH_EVERY`], and
+    /// when the client has gone the work is cancelled (docs/security.md). Either way its
+    /// statements are bounded by the database's `statement_timeout`.
+    pub(crate) async fn run_watched<R, F>(
+        &self,
+        peer: Option<&PeerSocket>,
+        f: F,
+    ) -> Result<R, Error>
+    where
+        F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
+        R: Send + 'static,
+    {
+        use futures_util::future::{select, Either};
+
+        let unit = Unit::new(self.budget);
         let db = self.clone();
-        actix_web::web::block(move || {
+        let running = unit.clone();
+        let work = actix_web::web::block(move || {
+            let _entered = cancel::enter(running);
             let mut lazy = LazyConn::new(&db);
             let result = f(&mut lazy);
             if let Some(pooled) = &mut lazy.pooled {
                 pooled.settle(&result);
             }
+            drop(lazy);
             result
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+        });
+        let mut work = std::pin::pin!(work);
+        if let Some(peer) = peer {
+            loop {
+                let tick = std::pin::pin!(actix_web::rt::time::sleep(cancel::WATCH_EVERY));
+                match select(work.as_mut(), tick).await {
+                    Either::Left((done, _)) => return Self::finished(done),
+                    Either::Right(((), _)) if peer.closed() => {
+                        self.cancel(&unit).await;
+                        break;
+                    }
+                    Either::Right(_) => {}
+                }
+            }
+        }
+        Self::finished(work.await)
+    }
+
+    fn finished<R>(
+        done: Result<Result<R, Error>, actix_web::error::BlockingError>,
+    ) -> Result<R, Error> {
+        done.map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+    }
+
+    /// Cancels `unit`: its interruptible statements end; on PostgreSQL the server cancels the
+    /// statement its connection runs.
+    async fn cancel(&self, unit: &Arc<Unit>) {
+        unit.cancel();
+        #[cfg(feature = "postgres")]
+        if let Some(canceller) = self.canceller.clone() {
+            let unit = unit.clone();
+            // The unit's lock is held while the cancel is sent, so that the connection cannot
+            // go back to the pool (and run another request's statement) meanwhile.
+            let _ = actix_web::web::block(move || {
+                let backend = lock(&unit.pg_backend);
+                if let Some(backend) = *backend {
+                    canceller.cancel(backend);
+                }
+            })
+            .await;
+        }
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's

@@ -9,10 +9,11 @@
 //! A restart that falls inside that half second can cost a request a 503 (try again), as it
 //! would had the server gone away during the request.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Error, ManageConnection};
-use diesel::PgConnection;
+use diesel::{Connection, PgConnection, RunQueryDsl};
 
 /// How long a connection may sit in the pool before it is tested at checkout.
 pub(super) const TEST_AFTER_IDLE: Duration = Duration::from_millis(500);
@@ -24,6 +25,8 @@ pub(super) struct PgPooled {
     returned: Instant,
     /// Its last unit of work found the server gone: it is closed instead of being put back.
     pub(super) lost: bool,
+    /// The server process that serves it (`pg_backend_pid()`), to cancel its statement.
+    pub(super) backend: i32,
 }
 
 /// diesel's connection manager, with the test at checkout skipped for recently used connections.
@@ -34,8 +37,15 @@ impl ManageConnection for PgManager {
     type Error = Error;
 
     fn connect(&self) -> Result<PgPooled, Error> {
+        let mut conn = self.0.connect()?;
+        let backend = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+            "pg_backend_pid()",
+        ))
+        .get_result(&mut conn)
+        .map_err(Error::QueryError)?;
         Ok(PgPooled {
-            conn: self.0.connect()?,
+            conn,
+            backend,
             returned: Instant::now(),
             lost: false,
         })
@@ -72,5 +82,46 @@ impl CustomizeConnection<PgPooled, Error> for PgSession {
                 self.statement_timeout
             ))
             .map_err(Error::QueryError)
+    }
+}
+
+/// Cancels statements of pooled connections whose clients went away, over a connection of its
+/// own (made when first needed, kept for the next time): the pool may have none to spare.
+pub(super) struct Canceller {
+    url: String,
+    conn: Mutex<Option<PgConnection>>,
+}
+
+impl Canceller {
+    pub(super) fn new(url: &str) -> Canceller {
+        Canceller {
+            url: url.to_owned(),
+            conn: Mutex::new(None),
+        }
+    }
+
+    /// Asks the server to cancel the statement that `backend` runs now (if any).
+    pub(super) fn cancel(&self, backend: i32) {
+        let mut slot = self
+            .conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() {
+            match PgConnection::establish(&self.url) {
+                Ok(conn) => *slot = Some(conn),
+                Err(e) => {
+                    log::warn!("could not connect to cancel a statement: {e}");
+                    return;
+                }
+            }
+        }
+        let Some(conn) = slot.as_mut() else { return };
+        let cancelled = diesel::sql_query("SELECT pg_cancel_backend($1)")
+            .bind::<diesel::sql_types::Integer, _>(backend)
+            .execute(conn);
+        if let Err(e) = cancelled {
+            log::warn!("could not cancel a statement: {e}");
+            *slot = None;
+        }
     }
 }

@@ -2,9 +2,12 @@
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{CustomizeConnection, Error as R2d2Error};
+use diesel::serialize::{IsNull, Output, ToSql};
 use diesel::sql_types::{Nullable, Text};
+use diesel::sqlite::Sqlite;
 use diesel::SqliteConnection;
 
+use super::cancel::{self, Interrupted};
 use super::{Config, ConfigError};
 
 diesel::define_sql_function! {
@@ -49,9 +52,32 @@ impl CustomizeConnection<SqliteConnection, R2d2Error> for Customizer {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), R2d2Error> {
         conn.batch_execute(&self.pragmas)
             .map_err(R2d2Error::QueryError)?;
-        plover_lower_utils::register_impl(conn, |s: Option<String>| {
-            s.map(|s| crate::value::fold_case(&s))
+        plover_lower_utils::register_impl(conn, |s: Option<String>| match cancel::interrupted() {
+            Some(why) => Lowered::Interrupted(why),
+            None => Lowered::Text(s.map(|s| crate::value::fold_case(&s))),
         })
         .map_err(R2d2Error::QueryError)
+    }
+}
+
+/// What `plover_lower` gives back: the folded text, or the end of its statement (an error
+/// SQLite reports for the whole statement) once the request's unit of work is cancelled or
+/// past its time budget.
+#[derive(Debug)]
+enum Lowered {
+    Text(Option<String>),
+    Interrupted(Interrupted),
+}
+
+impl ToSql<Nullable<Text>, Sqlite> for Lowered {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> diesel::serialize::Result {
+        match self {
+            Lowered::Text(Some(text)) => {
+                out.set_value(text.as_str());
+                Ok(IsNull::No)
+            }
+            Lowered::Text(None) => Ok(IsNull::Yes),
+            Lowered::Interrupted(why) => Err(Box::new(*why)),
+        }
     }
 }

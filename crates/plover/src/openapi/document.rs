@@ -145,6 +145,10 @@ fn security_schemes(scheme: Scheme) -> Vec<(&'static str, SecurityScheme)> {
             "basic",
             SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
         )],
+        Scheme::Bearer => vec![(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        )],
         Scheme::ApiKey => vec![
             ("key", api_key(ApiKey::Query(ApiKeyValue::new("key")))),
             ("secret", api_key(ApiKey::Query(ApiKeyValue::new("secret")))),
@@ -165,6 +169,7 @@ fn requirements(scheme: Scheme) -> Vec<SecurityRequirement> {
     let none: [&str; 0] = [];
     match scheme {
         Scheme::Basic => vec![SecurityRequirement::new("basic", none)],
+        Scheme::Bearer => vec![SecurityRequirement::new("bearer", none)],
         Scheme::ApiKey => vec![
             SecurityRequirement::new("key", none).add("secret", none),
             SecurityRequirement::new("keyHeader", none).add("secretHeader", none),

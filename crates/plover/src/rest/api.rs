@@ -9,13 +9,14 @@ use actix_web::web::Bytes;
 use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
-use super::endpoint::Endpoint;
+use super::endpoint::{ApiDefaults, Endpoint};
 use super::prepared::Prepared;
+use super::rate::RateLimit;
 use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator};
 use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
-use crate::db::Database;
+use crate::db::{Database, PeerSocket};
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::openapi::{self, spec::OpenApi};
@@ -46,6 +47,8 @@ pub struct RestApi {
     prefix: String,
     name: String,
     default_auth: Arc<dyn Authenticator>,
+    rate: Option<RateLimit>,
+    cors: Option<Arc<[String]>>,
     max_body_bytes: usize,
     endpoints: Vec<Arc<dyn Endpoint>>,
     edits: Vec<Edit>,
@@ -68,6 +71,8 @@ impl RestApi {
             prefix: "/api".into(),
             name: "api".into(),
             default_auth: Arc::new(Authentication::default()),
+            rate: None,
+            cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             endpoints: Vec::new(),
             edits: Vec::new(),
@@ -96,6 +101,29 @@ impl RestApi {
     /// registered before this call.
     pub fn default_auth(mut self, auth: impl Authenticator) -> RestApi {
         self.default_auth = Arc::new(auth);
+        self
+    }
+
+    /// A rate limit for the resources that set none of their own: one budget per client across
+    /// all of them (see [`RateLimit`]; default: none).
+    pub fn rate_limit(mut self, limit: RateLimit) -> RestApi {
+        self.rate = Some(limit);
+        self
+    }
+
+    /// Lets pages of these origins (`https://app.example.com`, scheme and host as the browser
+    /// sends them in `Origin`) call the API from the browser (CORS, through `actix-cors`):
+    /// every verb the API serves, the request headers `Authorization`, `Content-Type`,
+    /// `Accept`, `If-Match`, `If-None-Match` and `Idempotency-Key`, the response headers
+    /// `Location`, `ETag`, `Retry-After` and `RateLimit-*` readable by the page, preflights
+    /// cached for an hour. Credentials (cookies) are not sent: the API authenticates by header.
+    /// Requests from other origins get no CORS headers (the browser refuses them); requests
+    /// without `Origin` (other servers, scripts) are served as before. Default: none.
+    pub fn cors_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> RestApi {
+        self.cors = Some(origins.into_iter().map(Into::into).collect());
         self
     }
 
@@ -152,7 +180,10 @@ impl RestApi {
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let description = self.description();
         let db = self.db;
-        let default_auth = self.default_auth;
+        let api = Arc::new(ApiDefaults {
+            auth: self.default_auth,
+            rate: self.rate,
+        });
         let limit = BodyLimit(self.max_body_bytes);
         let routes: Arc<[Route]> = self
             .endpoints
@@ -161,10 +192,11 @@ impl RestApi {
                 list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
                 endpoint,
                 db: db.clone(),
-                default_auth: default_auth.clone(),
+                api: api.clone(),
             })
             .collect();
         let prefix = self.prefix;
+        let cors_origins = self.cors;
         move |cfg: &mut web::ServiceConfig| {
             let routes = routes.clone();
             let dispatch = fn_service(move |sreq: ServiceRequest| {
@@ -175,13 +207,53 @@ impl RestApi {
                     Ok::<_, actix_web::Error>(ServiceResponse::new(req, resp))
                 }
             });
+            let cors = cors_origins.as_deref().map(cors);
             cfg.service(
                 description
                     .routes(web::scope(&prefix).app_data(limit))
-                    .default_service(dispatch),
+                    .default_service(dispatch)
+                    .wrap(actix_web::middleware::Condition::new(
+                        cors.is_some(),
+                        cors.unwrap_or_default(),
+                    )),
             );
         }
     }
+}
+
+/// The CORS policy of [`RestApi::cors_origins`].
+fn cors(origins: &[String]) -> actix_cors::Cors {
+    use actix_web::http::header;
+    let mut cors = actix_cors::Cors::default()
+        .allowed_methods([
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allowed_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::IF_MATCH,
+            header::IF_NONE_MATCH,
+            header::HeaderName::from_static("idempotency-key"),
+        ])
+        .expose_headers([
+            header::LOCATION,
+            header::ETAG,
+            header::RETRY_AFTER,
+            header::HeaderName::from_static("ratelimit-limit"),
+            header::HeaderName::from_static("ratelimit-remaining"),
+            header::HeaderName::from_static("ratelimit-reset"),
+        ])
+        .max_age(3600);
+    for origin in origins {
+        cors = cors.allowed_origin(origin);
+    }
+    cors
 }
 
 /// Serves one request under the API's prefix: finds its resource and key, reads the body,
@@ -327,7 +399,7 @@ struct Route {
     /// `{prefix}/{name}/`, the canonical list path.
     list_path: Arc<str>,
     db: Database,
-    default_auth: Arc<dyn Authenticator>,
+    api: Arc<ApiDefaults>,
 }
 
 impl Route {
@@ -344,12 +416,20 @@ impl Route {
             list_path: self.list_path.clone(),
         };
         let endpoint = self.endpoint.clone();
-        let default_auth = self.default_auth.clone();
-        let reply = self
+        let api = self.api.clone();
+        let outcome = self
             .db
-            .run_lazy(move |db| endpoint.handle(&api_req, db, default_auth.as_ref()))
+            .run_watched(req.conn_data::<PeerSocket>(), move |db| {
+                let mut rate = None;
+                let reply = endpoint.handle(&api_req, db, &api, &mut rate);
+                Ok((reply, rate))
+            })
             .await;
-        match reply {
+        let (reply, rate) = match outcome {
+            Ok(done) => done,
+            Err(e) => (Err(e), None),
+        };
+        let mut resp = match reply {
             Ok(reply) => {
                 let mut resp = HttpResponse::build(reply.status);
                 resp.content_type(ContentType::json());
@@ -359,6 +439,12 @@ impl Route {
                 resp.body(reply.body)
             }
             Err(e) => e.error_response(),
+        };
+        if let Some(rate) = rate {
+            for (name, value) in rate.headers() {
+                resp.headers_mut().insert(name, value);
+            }
         }
+        resp
     }
 }

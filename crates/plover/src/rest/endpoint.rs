@@ -2,6 +2,7 @@
 //! checks of section 7: verb, authentication, record lookup, `check_*` hooks, input.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
@@ -9,6 +10,7 @@ use serde_json::{Map, Value};
 use super::delete::delete_rows;
 use super::hooks::Context;
 use super::prepared::Prepared;
+use super::rate::{RateLimit, RateState};
 use super::request::{ApiRequest, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
@@ -27,15 +29,23 @@ pub(crate) trait Endpoint: Send + Sync {
     /// What the API description needs of this resource; `default_auth` applies when the
     /// resource sets none.
     fn describe<'a>(&'a self, default_auth: &dyn Authenticator) -> ResourceDoc<'a>;
-    /// Serves a request; `default_auth` applies when the resource sets none. The connection is
-    /// checked out once authentication has decided (which may look a user up and give the
-    /// connection back before it checks a password).
+    /// Serves a request; `api`'s authentication and rate limit apply when the resource sets
+    /// none, and `rate` receives where the request stands in its rate limit's window. The
+    /// connection is checked out once authentication has decided (which may look a user up and
+    /// give the connection back before it checks a password).
     fn handle(
         &self,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
-        default_auth: &dyn Authenticator,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
     ) -> Result<Reply, Error>;
+}
+
+/// What an API gives the resources that set none of their own.
+pub(crate) struct ApiDefaults {
+    pub(crate) auth: Arc<dyn Authenticator>,
+    pub(crate) rate: Option<RateLimit>,
 }
 
 /// The verbs a list path (`detail = false`) or a detail path can serve.
@@ -82,7 +92,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         &self,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
-        default_auth: &dyn Authenticator,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
     ) -> Result<Reply, Error> {
         let detail = req.pk.is_some();
         let served = if req.method == Method::HEAD {
@@ -114,8 +125,32 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         // after authentication and the hooks' checks all the same.
         let body = matches!(method, Method::POST | Method::PUT)
             .then(|| self.read_body(req, method == Method::POST));
-        let auth = self.auth.as_deref().unwrap_or(default_auth);
+        let auth = self.auth.as_deref().unwrap_or(api.auth.as_ref());
         let user = auth.authorize(&auth_req, db)?;
+        // After authentication, so that a limit by user knows the user; before any work.
+        let limit = match (&self.rate, &api.rate) {
+            (Some(own), _) => Some((own, self.name.as_str())),
+            (None, Some(shared)) => Some((shared, "*")),
+            (None, None) => None,
+        };
+        if let Some((limit, scope)) = limit {
+            // A key counts only where this resource's authentication checked it.
+            let checked = limit.by_api_key_wanted()
+                && auth
+                    .describe()
+                    .protected_methods
+                    .is_some_and(|protected| auth_req.is_protected(&protected));
+            let key = checked
+                .then(|| crate::auth::api_key_of(&auth_req))
+                .flatten();
+            match limit.hit(scope, req.client, user.as_ref(), key.as_deref(), db) {
+                Ok(state) => *rate = Some(state),
+                Err((e, state)) => {
+                    *rate = state;
+                    return Err(e);
+                }
+            }
+        }
         let cx = Context {
             method: &method,
             user: user.as_ref(),

@@ -7,6 +7,7 @@ mod endpoint;
 mod hooks;
 mod nested;
 mod prepared;
+mod rate;
 mod request;
 mod resource;
 
@@ -16,4 +17,5 @@ pub use api::RestApi;
 pub use api::{registrations, Registration};
 pub use data::Data;
 pub use hooks::{Context, DefaultHooks, Hooks, Scope};
+pub use rate::RateLimit;
 pub use resource::Resource;

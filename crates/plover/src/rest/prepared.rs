@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::data::Data;
 use super::hooks::{Context, Hooks};
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
+use super::rate::RateLimit;
 use super::resource::Resource;
 use crate::auth::Authenticator;
 use crate::db::Conn;
@@ -31,6 +32,7 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) rules: FilterRules,
     pub(crate) owner: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
     pub(crate) hooks: Arc<dyn Hooks<M>>,
     /// Whether `hooks` are the user's: their `save_object` may take long (hash a password).
@@ -154,6 +156,7 @@ impl<M: RestModel> Prepared<M> {
             rules,
             owner,
             auth: resource.auth,
+            rate: resource.rate,
             allowed_methods: resource.allowed_methods,
             hooks: resource.hooks,
             custom_hooks: resource.custom_hooks,

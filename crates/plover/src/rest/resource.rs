@@ -6,6 +6,7 @@ use actix_web::http::Method;
 
 use super::hooks::{DefaultHooks, Hooks};
 use super::nested::IntoNested;
+use super::rate::RateLimit;
 use crate::auth::Authenticator;
 use crate::model::{names, paths, Field, Path, RestModel};
 use crate::query::Limits;
@@ -27,6 +28,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<String>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
     pub(crate) hooks: Arc<dyn Hooks<M>>,
     /// Whether `hooks` are the user's (else [`DefaultHooks`], which do nothing).
@@ -67,6 +69,7 @@ impl<M: RestModel> Resource<M> {
             delete_recursive: true,
             owner_field: None,
             auth: None,
+            rate: None,
             allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
             hooks: Arc::new(DefaultHooks),
             custom_hooks: false,
@@ -160,6 +163,13 @@ impl<M: RestModel> Resource<M> {
     /// stamped with the authenticated user on POST, and only that user may PUT or DELETE.
     pub fn owner_field(mut self, field: Field<M>) -> Self {
         self.owner_field = Some(field.name().to_owned());
+        self
+    }
+
+    /// A rate limit of this resource's own, instead of the API's ([`RestApi::rate_limit`](
+    /// super::RestApi::rate_limit)): see [`RateLimit`].
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate = Some(limit);
         self
     }
 
