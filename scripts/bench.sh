@@ -47,6 +47,10 @@
 #                       (user(username) unique, message(user_id, pub_date),
 #                       message(pub_date, id)); 0 = the peer's own schema (peewee's FK indexes)
 #   DURATION WARMUP THREADS CONNS TIMEOUT ...   passed through to bench.sh (wrk settings)
+#   RATE_LIMIT=N | db:N  passed to the microblog (plover, plover_pg): a rate limit of N
+#                       requests a minute per client on its REST API, counted in the process or
+#                       in the database; set N above what a run sends to measure the cost of
+#                       counting
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
 #   CARGO_TARGET_DIR=./target     build dir (microblog and plover-ceiling, both of this
 #                                 workspace); bench-limit builds in $CARGO_TARGET_DIR/bench-limit,

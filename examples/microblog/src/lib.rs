@@ -233,9 +233,21 @@ pub fn routes(
     db: &Database,
     auth: &Auth<User>,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
+    routes_limited(db, auth, None)
+}
+
+/// [`routes`], with `rate_limit` on the whole REST API when given.
+pub fn routes_limited(
+    db: &Database,
+    auth: &Auth<User>,
+    rate_limit: Option<plover::rest::RateLimit>,
+) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
     let (user, message) = (User::FIELDS, Message::FIELDS);
     let user_resource = || Resource::<User>::new().exclude([user.password, user.email]);
-    let mut api = RestApi::new(db.clone());
+    let mut api = match rate_limit {
+        Some(limit) => RestApi::new(db.clone()).rate_limit(limit),
+        None => RestApi::new(db.clone()),
+    };
     api.register_resource(
         user_resource()
             .filter_exclude([user.password, user.email])

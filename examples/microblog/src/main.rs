@@ -28,6 +28,8 @@ Environment variables:
                 per start, so logins end when the program restarts)
   RUST_LOG      what is logged on stderr (default info: warnings, and every 5xx error with
                 its cause)
+  RATE_LIMIT    requests a minute per client address on the REST API (default: no limit);
+                db:N keeps the counts in the database, shared by every process
 
 An empty database gets a demo data set first. Log in as admin / admin (the administrator),
 or as {} with the password \"{DEMO_PASSWORD}\".
@@ -48,6 +50,26 @@ fn answer_arguments() {
     }
     eprint!("microblog: unknown argument {arg:?}\n\n{}", usage());
     std::process::exit(2);
+}
+
+/// The REST API's rate limit of `RATE_LIMIT` (`N` or `db:N` requests a minute), if set.
+fn rate_limit() -> std::io::Result<Option<plover::rest::RateLimit>> {
+    let Ok(value) = std::env::var("RATE_LIMIT") else {
+        return Ok(None);
+    };
+    let (in_database, count) = match value.strip_prefix("db:") {
+        Some(count) => (true, count),
+        None => (false, value.as_str()),
+    };
+    let count: u32 = count
+        .parse()
+        .map_err(|_| std::io::Error::other("RATE_LIMIT takes N or db:N"))?;
+    let limit = plover::rest::RateLimit::per_minute(count);
+    Ok(Some(if in_database {
+        limit.in_database()
+    } else {
+        limit
+    }))
 }
 
 #[actix_web::main]
@@ -72,7 +94,7 @@ async fn main() -> std::io::Result<()> {
     }
     ensure_user(&db, &auth, "admin", "admin", true).map_err(std::io::Error::other)?;
 
-    let routes = microblog::routes(&db, &auth);
+    let routes = microblog::routes_limited(&db, &auth, rate_limit()?);
 
     eprintln!(
         "microblog: http://{bind}/ (log in as admin / admin, the administrator, or {} / {DEMO_PASSWORD})",
