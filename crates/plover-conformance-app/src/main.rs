@@ -4,7 +4,10 @@
 //! plover-conformance-app --bind HOST:PORT --database URL [--admin USER:PASSWORD]
 //!                        [--secret-key KEY] [--max-body-bytes N]
 //!                        [--body-timeout SECS] [--send-timeout SECS]
-//!                        [--response-memory BYTES]
+//!                        [--response-memory BYTES] [--unthrottled-logins]
+//!
+//! `--unthrottled-logins` turns the throttle of failed logins off: for a schema-driven tester
+//! that sends thousands of wrong credentials from one address and expects a 401 for each.
 //! ```
 
 use actix_web::App;
@@ -22,6 +25,7 @@ struct Args {
     body_timeout: Option<f64>,
     send_timeout: Option<f64>,
     response_memory: Option<usize>,
+    unthrottled_logins: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -34,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         body_timeout: None,
         send_timeout: None,
         response_memory: None,
+        unthrottled_logins: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -67,6 +72,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--response-memory takes a number")?;
                 args.response_memory = Some(bytes);
             }
+            "--unthrottled-logins" => args.unthrottled_logins = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -91,6 +97,13 @@ async fn main() -> std::io::Result<()> {
     let mut auth = Auth::<User>::new(db.clone()).cost(4);
     if let Some(key) = &args.secret_key {
         auth = auth.secret_key(key.as_bytes());
+    }
+    if args.unthrottled_logins {
+        auth = auth.login_limits(plover::accounts::LoginLimits {
+            per_username: u32::MAX,
+            per_address: u32::MAX,
+            ..Default::default()
+        });
     }
     if let Some((user, password)) = &args.admin {
         ensure_user(&db, &auth, user, password, true).map_err(std::io::Error::other)?;

@@ -20,7 +20,7 @@ use crate::auth::Scheme;
 const JSON: &str = "application/json";
 
 /// The error statuses, each a shared response with the error body.
-const ERRORS: [(u16, &str, &str); 8] = [
+const ERRORS: [(u16, &str, &str); 9] = [
     (
         400,
         "BadRequest",
@@ -32,6 +32,11 @@ const ERRORS: [(u16, &str, &str); 8] = [
         "Credentials are missing or wrong, or this verb takes none",
     ),
     (403, "Forbidden", "A check or the ownership rule refused"),
+    (
+        429,
+        "TooManyRequests",
+        "Too many failed logins from this client (see Retry-After)",
+    ),
     (
         404,
         "NotFound",
@@ -357,6 +362,10 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     let mut errors = op.errors;
     if protected {
         errors.push(401);
+        // Failed password checks are throttled per client (docs/security.md).
+        if doc.auth.schemes.contains(&crate::auth::Scheme::Basic) {
+            errors.push(429);
+        }
     }
     errors.sort_unstable();
     for status in errors {
