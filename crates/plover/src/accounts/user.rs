@@ -275,8 +275,14 @@ impl<U: UserModel> Auth<U> {
         if crate::value::check_text(username).is_err() {
             return Ok(None); // no stored name holds U+0000
         }
-        let normalized = crate::model::usernames::normalize_username(username);
-        let username = normalized.as_str();
+        // NFKC leaves ASCII as it is: most names need no copy.
+        let normalized;
+        let username = if username.is_ascii() {
+            username
+        } else {
+            normalized = crate::model::usernames::normalize_username(username);
+            normalized.as_str()
+        };
         let meta = U::meta();
         let (field, spec) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::USERNAME_FIELD))

@@ -30,15 +30,6 @@ pub fn basic_credentials(headers: &Headers) -> Option<(String, String)> {
     Some((user.to_owned(), password.to_owned()))
 }
 
-/// The identity the REST layer keeps of a user.
-fn identity<U: UserModel>(user: &U) -> AuthUser {
-    AuthUser {
-        id: user.pk(),
-        username: user.username().to_owned(),
-        admin: user.is_admin(),
-    }
-}
-
 /// Basic credentials of an active user of the accounts component, for the protected methods.
 #[derive(Debug)]
 pub struct UserAuthentication<U: UserModel> {
@@ -84,7 +75,7 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
         match self
             .auth
             .verify_releasing(creds, found, db)?
-            .map(|u| identity(&u))
+            .map(|u| AuthUser::of(&u))
         {
             Some(user) if user.admin || !self.admin_only => Ok(Some(user)),
             _ => Err(Error::Unauthorized),

@@ -126,11 +126,7 @@ impl<U: UserModel> Authenticator for BearerAuthentication<U> {
             return Err(Error::Unauthorized);
         };
         match self.auth.find_user_by_id(conn, token.user_id)? {
-            Some(user) if user.is_active() => Ok(Some(AuthUser {
-                id: user.pk(),
-                username: user.username().to_owned(),
-                admin: user.is_admin(),
-            })),
+            Some(user) if user.is_active() => Ok(Some(AuthUser::of(&user))),
             _ => Err(Error::Unauthorized),
         }
     }

@@ -27,6 +27,17 @@ pub struct AuthUser {
     pub admin: bool,
 }
 
+impl AuthUser {
+    /// The identity the REST layer keeps of `user`.
+    pub(crate) fn of<U: crate::accounts::UserModel>(user: &U) -> AuthUser {
+        AuthUser {
+            id: user.pk(),
+            username: user.username().to_owned(),
+            admin: user.is_admin(),
+        }
+    }
+}
+
 /// What an authenticator may look at.
 #[derive(Debug, Clone, Copy)]
 pub struct AuthRequest<'a> {
