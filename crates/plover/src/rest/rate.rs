@@ -201,7 +201,7 @@ fn count_in_memory(
 
 /// The table of the counts, made at first use.
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS plover_rate_limit (\
-     bucket VARCHAR(200) PRIMARY KEY, win BIGINT NOT NULL, hits INTEGER NOT NULL)";
+     bucket TEXT PRIMARY KEY, win BIGINT NOT NULL, hits INTEGER NOT NULL)";
 
 #[derive(diesel::QueryableByName)]
 struct Hits {
