@@ -674,7 +674,7 @@ mod tests {
     /// reader gets the one they keep instead of waiting for the pool.
     #[test]
     fn readers_are_not_kept_from_the_writers_connection() {
-        let one = database("keep-one", "max_connections=1&connection_timeout=0.2");
+        let one = database("keep-one", "max_connections=1&connection_timeout=5");
         LazyConn::new(&one).write(mark).unwrap();
         let idle = match &one.pool {
             Pools::Sqlite(pool) => pool.state().idle_connections,
@@ -684,7 +684,7 @@ mod tests {
         assert_eq!(idle, 1, "the only connection is back");
         assert!(one.run_blocking(|c| Ok(marked(c))).unwrap());
 
-        let two = database("keep-two", "max_connections=2&connection_timeout=0.2");
+        let two = database("keep-two", "max_connections=2&connection_timeout=5");
         LazyConn::new(&two).write(mark).unwrap();
         let mut busy = LazyConn::new(&two);
         busy.conn().unwrap();
@@ -709,7 +709,7 @@ mod tests {
     /// than `connection_timeout` either, when that is the shorter.
     #[test]
     fn a_writer_waits_no_longer_than_the_connection_timeout() {
-        let db = database("conn-timeout", "busy_timeout=60000&connection_timeout=0.1");
+        let db = database("conn-timeout", "busy_timeout=60000&connection_timeout=2");
         let (started, commit, first) = holding_writer(&db, 1);
         started.recv().unwrap();
         let asked = std::time::Instant::now();
