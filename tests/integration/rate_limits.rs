@@ -147,3 +147,28 @@ async fn counts_in_the_database_hold_across_two_processes() {
         .await
         .expect(200);
 }
+
+#[actix_web::test]
+async fn the_description_lists_429_and_the_headers_where_a_limit_counts() {
+    let (db, _store) = database();
+    let service = limited(&db, RateLimit::new(3, Duration::from_secs(3600)), false).await;
+    let doc = service
+        .send(TestRequest::get().uri("/api/openapi.json"))
+        .await
+        .json();
+    let list = |name: &str| doc["paths"][format!("/api/{name}/")]["get"]["responses"].clone();
+    let limited_list = list("amodel");
+    assert!(limited_list.get("429").is_some(), "{limited_list}");
+    for header in ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] {
+        assert_eq!(
+            limited_list["200"]["headers"][header]["schema"]["type"], "integer",
+            "{limited_list}"
+        );
+    }
+    let open_list = list("bmodel");
+    assert!(open_list.get("429").is_none(), "{open_list}");
+    assert!(open_list["200"].get("headers").is_none(), "{open_list}");
+    assert!(doc["components"]["responses"]["TooManyRequests"]["headers"]
+        .get("Retry-After")
+        .is_some());
+}

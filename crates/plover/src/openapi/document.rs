@@ -35,7 +35,8 @@ const ERRORS: [(u16, &str, &str); 9] = [
     (
         429,
         "TooManyRequests",
-        "Too many failed logins from this client (see Retry-After)",
+        "Too many failed logins, or requests over a rate limit, from this client \
+         (Retry-After says when to try again)",
     ),
     (
         404,
@@ -84,6 +85,20 @@ fn component(name: &str, suffix: &str) -> String {
     format!("{clean}{suffix}")
 }
 
+/// The headers of every response of a rate-limited operation (docs/security.md).
+const RATE_HEADERS: [(&str, &str); 3] = [
+    ("RateLimit-Limit", "Requests allowed in a window"),
+    ("RateLimit-Remaining", "Requests left in this window"),
+    ("RateLimit-Reset", "Seconds until the window ends"),
+];
+
+/// A response header whose value is a whole number.
+fn integer_header(description: &str) -> Header {
+    let mut header = Header::new(Object::with_type(Type::Integer));
+    header.description = Some(description.to_owned());
+    header
+}
+
 /// The description of the API with prefix `prefix` and name `name`.
 pub(crate) fn document(prefix: &str, name: &str, resources: &[ResourceDoc<'_>]) -> OpenApi {
     let mut components = Components::new();
@@ -105,6 +120,10 @@ pub(crate) fn document(prefix: &str, name: &str, resources: &[ResourceDoc<'_>]) 
                 .description(description)
                 .content(JSON, content(schema_ref("Error")))
                 .header("Allow", text()),
+            429 | 503 => Response::builder()
+                .description(description)
+                .content(JSON, content(schema_ref("Error")))
+                .header("Retry-After", integer_header("Seconds to wait")),
             _ => Response::builder()
                 .description(description)
                 .content(JSON, content(schema_ref("Error"))),
@@ -355,10 +374,18 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
         .protected_methods
         .as_ref()
         .is_none_or(|methods| methods.contains(&as_auth));
+    let (status, mut success) = op.success;
+    if doc.rate_limited {
+        for (name, description) in RATE_HEADERS {
+            success
+                .headers
+                .insert(name.to_owned(), RefOr::T(integer_header(description)));
+        }
+    }
     let mut responses = Responses::new();
     responses
         .responses
-        .insert(op.success.0.to_string(), RefOr::T(op.success.1));
+        .insert(status.to_string(), RefOr::T(success));
     let mut errors = op.errors;
     if protected {
         errors.push(401);
@@ -367,7 +394,11 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
             errors.push(429);
         }
     }
+    if doc.rate_limited {
+        errors.push(429);
+    }
     errors.sort_unstable();
+    errors.dedup();
     for status in errors {
         if let Some((_, component, _)) = ERRORS.iter().find(|(s, _, _)| *s == status) {
             responses.responses.insert(

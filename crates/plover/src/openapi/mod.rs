@@ -62,4 +62,6 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) paginate_by: i64,
     pub(crate) delete_recursive: bool,
     pub(crate) auth: Described,
+    /// Whether a rate limit (the resource's or the API's) counts its requests.
+    pub(crate) rate_limited: bool,
 }

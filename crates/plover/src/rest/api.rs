@@ -46,8 +46,7 @@ pub struct RestApi {
     db: Database,
     prefix: String,
     name: String,
-    default_auth: Arc<dyn Authenticator>,
-    rate: Option<RateLimit>,
+    defaults: ApiDefaults,
     cors: Option<Arc<[String]>>,
     max_body_bytes: usize,
     endpoints: Vec<Arc<dyn Endpoint>>,
@@ -70,8 +69,10 @@ impl RestApi {
             db,
             prefix: "/api".into(),
             name: "api".into(),
-            default_auth: Arc::new(Authentication::default()),
-            rate: None,
+            defaults: ApiDefaults {
+                auth: Arc::new(Authentication::default()),
+                rate: None,
+            },
             cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             endpoints: Vec::new(),
@@ -100,14 +101,14 @@ impl RestApi {
     /// The authentication of resources that set none (default: read-only), also of those
     /// registered before this call.
     pub fn default_auth(mut self, auth: impl Authenticator) -> RestApi {
-        self.default_auth = Arc::new(auth);
+        self.defaults.auth = Arc::new(auth);
         self
     }
 
     /// A rate limit for the resources that set none of their own: one budget per client across
     /// all of them (see [`RateLimit`]; default: none).
     pub fn rate_limit(mut self, limit: RateLimit) -> RestApi {
-        self.rate = Some(limit);
+        self.defaults.rate = Some(limit);
         self
     }
 
@@ -180,10 +181,7 @@ impl RestApi {
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let description = self.description();
         let db = self.db;
-        let api = Arc::new(ApiDefaults {
-            auth: self.default_auth,
-            rate: self.rate,
-        });
+        let api = Arc::new(self.defaults);
         let limit = BodyLimit(self.max_body_bytes);
         let routes: Arc<[Route]> = self
             .endpoints
@@ -291,7 +289,7 @@ impl RestApi {
         let resources: Vec<_> = self
             .endpoints
             .iter()
-            .map(|e| e.describe(self.default_auth.as_ref()))
+            .map(|e| e.describe(&self.defaults))
             .collect();
         let mut doc = openapi::document(&self.prefix, &self.name, &resources);
         for edit in self.edits.drain(..) {
@@ -329,7 +327,7 @@ pub fn registrations(api: &RestApi) -> Vec<Registration> {
     api.endpoints
         .iter()
         .map(|e| {
-            let doc = e.describe(api.default_auth.as_ref());
+            let doc = e.describe(&api.defaults);
             Registration {
                 name: doc.name.to_owned(),
                 meta: doc.shape.meta,

@@ -28,7 +28,7 @@ pub(crate) trait Endpoint: Send + Sync {
     fn allowed(&self, detail: bool) -> Vec<Method>;
     /// What the API description needs of this resource; `default_auth` applies when the
     /// resource sets none.
-    fn describe<'a>(&'a self, default_auth: &dyn Authenticator) -> ResourceDoc<'a>;
+    fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
     /// Serves a request; `api`'s authentication and rate limit apply when the resource sets
     /// none, and `rate` receives where the request stands in its rate limit's window. The
     /// connection is checked out once authentication has decided (which may look a user up and
@@ -72,7 +72,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .collect()
     }
 
-    fn describe<'a>(&'a self, default_auth: &dyn Authenticator) -> ResourceDoc<'a> {
+    fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
         ResourceDoc {
             name: &self.name,
             shape: self.shape(),
@@ -84,7 +84,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             keyset: self.keyset,
             paginate_by: self.paginate_by,
             delete_recursive: self.delete_recursive,
-            auth: self.auth.as_deref().unwrap_or(default_auth).describe(),
+            auth: self.auth.as_deref().unwrap_or(&*api.auth).describe(),
+            rate_limited: self.rate.is_some() || api.rate.is_some(),
         }
     }
 
