@@ -26,7 +26,7 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
-    /// What the API description needs of this resource; `default_auth` applies when the
+    /// What the API description needs of this resource; `api`'s authentication and rate limit apply when the
     /// resource sets none.
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
     /// Serves a request; `api`'s authentication and rate limit apply when the resource sets
