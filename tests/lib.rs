@@ -59,14 +59,14 @@ pub mod schema {
     }
     diesel::table! {
         /// A model with a read-only field.
-        ticket (id) { id -> Integer, title -> Text, status -> Text, }
+        job (id) { id -> Integer, title -> Text, status -> Text, }
     }
 }
 
 pub use plover_conformance_app::models::{
-    AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample,
+    AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample, Status, Ticket,
 };
-use schema::{deposit, ticket, vault};
+use schema::{deposit, job, vault};
 
 /// A model whose `pin` is excluded at the model level: never serialized, filtered or ordered.
 #[derive(Debug, Clone, RestModel)]
@@ -101,8 +101,8 @@ pub struct Deposit {
 
 /// A model whose `status` is read-only: serialized, never written by a client.
 #[derive(Debug, Clone, RestModel)]
-#[diesel(table_name = ticket)]
-pub struct Ticket {
+#[diesel(table_name = job)]
+pub struct Job {
     /// Primary key.
     pub id: i32,
     /// Text.
@@ -168,7 +168,7 @@ pub fn models() -> Vec<&'static plover::model::ModelMeta> {
     out.extend([
         Vault::meta(),
         Deposit::meta(),
-        Ticket::meta(),
+        Job::meta(),
         plover::auth::Token::meta(),
     ]);
     out
@@ -304,7 +304,7 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     )
     .register_resource(Resource::<Vault>::new().auth(open()))
     .register_resource(Resource::<Deposit>::new().auth(open()))
-    .register_resource(Resource::<Ticket>::new().auth(open()))
+    .register_resource(Resource::<Job>::new().auth(open()))
     .register_resource(
         Resource::<Sample>::new()
             .name("narrow")

@@ -8,6 +8,7 @@ mod admin;
 mod auth;
 mod crud;
 mod errors;
+mod fields;
 mod filters;
 mod fuzz;
 mod hostile;

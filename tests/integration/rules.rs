@@ -118,26 +118,26 @@ async fn a_rule_reads_and_writes_other_rows_in_the_writes_transaction() {
 async fn a_read_only_field_is_shown_and_never_written_by_a_client() {
     let app = TestApp::new().await;
     let created = app
-        .post("/api/ticket/", json!({"title": "t"}))
+        .post("/api/job/", json!({"title": "t"}))
         .await
         .json_with(201);
     assert_eq!(created["status"], "open");
     let id = created["id"].as_i64().expect("an id");
     let resp = app
-        .post("/api/ticket/", json!({"title": "t2", "status": "closed"}))
+        .post("/api/job/", json!({"title": "t2", "status": "closed"}))
         .await;
     let fields = assert_fields(&resp, &["status"]);
     assert_eq!(fields["status"], "this field is read-only");
     let resp = app
         .put(
-            &format!("/api/ticket/{id}/"),
+            &format!("/api/job/{id}/"),
             json!({"title": "u", "status": "closed"}),
         )
         .await;
     assert_fields(&resp, &["status"]);
-    assert_eq!(app.count("ticket"), 1);
+    assert_eq!(app.count("job"), 1);
     assert_eq!(
-        app.query_text("SELECT title || '/' || status FROM ticket")
+        app.query_text("SELECT title || '/' || status FROM job")
             .as_deref(),
         Some("t/open"),
         "nothing of a refused body is written"

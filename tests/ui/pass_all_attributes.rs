@@ -119,17 +119,35 @@ fn main() {
     <Book as RestModel>::fill_defaults(&mut changes);
     assert_eq!(changes.pages, Some(0));
     assert_eq!(changes.internal.as_deref(), Some("-"));
+    constraints_and_choices_are_in_the_metadata();
 }
 
-/// A model whose diesel `table!` comes from the derive.
+/// A fixed set of values.
+#[derive(Debug, Clone, Copy, PartialEq, plover::Choice)]
+pub enum Wood {
+    Oak,
+    #[rest(rename = "pine-wood")]
+    Pine,
+}
+
+/// A model whose diesel `table!` comes from the derive, with constraints and choices.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = shelf)]
 #[rest(table)]
 pub struct Shelf {
     pub id: i64,
+    #[rest(not_blank, min_len = 1, max_len = 40)]
     pub label: String,
+    #[rest(min = 0, max = 9.5)]
     pub width: Option<f32>,
+    #[rest(min = -3, max = 300)]
+    pub boards: i64,
     pub opened: Option<chrono::NaiveDate>,
+    #[rest(default = Wood::Oak)]
+    pub wood: Wood,
+    pub finish: Option<Wood>,
+    #[rest(long, choices = ["matte", "gloss"], default = "matte".to_owned())]
+    pub coat: String,
 }
 
 #[allow(dead_code)]
@@ -137,4 +155,27 @@ fn the_generated_table_is_diesels() {
     use diesel::prelude::*;
     let _query = shelf::table.filter(shelf::label.eq("a")).select(shelf::width);
     let _ = Shelf::meta();
+}
+
+#[allow(dead_code)]
+fn constraints_and_choices_are_in_the_metadata() {
+    use plover::model::{Bound, Constraints};
+    let shelf = Shelf::meta();
+    let field = |name: &str| shelf.field(name).map(|(_, f)| f).expect(name);
+    assert_eq!(
+        field("label").constraints,
+        Constraints {
+            min_len: Some(1),
+            max_len: Some(40),
+            not_blank: true,
+            ..Constraints::NONE
+        }
+    );
+    assert_eq!(field("width").constraints.max, Some(Bound::Float(9.5)));
+    assert_eq!(field("width").constraints.min, Some(Bound::Float(0.0)));
+    assert_eq!(field("boards").constraints.min, Some(Bound::Int(-3)));
+    assert_eq!(field("wood").constraints.choices, ["oak", "pine-wood"]);
+    assert_eq!(field("finish").constraints.choices, ["oak", "pine-wood"]);
+    assert!(field("coat").long);
+    assert_eq!(field("coat").constraints.choices, ["matte", "gloss"]);
 }

@@ -7,7 +7,7 @@ pub mod models;
 use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use microblog::{HashPassword, Message, Note, Relationship, User};
-use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample};
+use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample, Ticket};
 use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData, PanelForm};
 use plover::prelude::*;
 use plover::rest::{Context, Data, Scope};
@@ -188,7 +188,13 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
                 .hooks(HModelChecks)
                 .auth(open()),
         )
-        .register_resource(Resource::<Sample>::new().auth(Authentication::new(vec![M::DELETE])));
+        .register_resource(Resource::<Sample>::new().auth(Authentication::new(vec![M::DELETE])))
+        .register_resource(
+            Resource::<Ticket>::new()
+                .filter_exclude([Ticket::FIELDS.body])
+                .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
+                .auth(open()),
+        );
     api
 }
 
@@ -330,6 +336,7 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
         }))
         .register(ModelAdmin::<CModel>::new())
         .register(ModelAdmin::<DModel>::new())
+        .register(ModelAdmin::<Ticket>::new())
         .register_panel("Notes", NotesPanel);
     admin
 }

@@ -1,6 +1,6 @@
 //! The models of APP.md section 2 beyond the microblog's four.
 
-use plover::RestModel;
+use plover::{Choice, RestModel};
 
 /// The diesel schema of these models.
 #[allow(missing_docs)]
@@ -238,6 +238,46 @@ pub fn models() -> Vec<&'static plover::model::ModelMeta> {
         HModel::meta(),
         ApiKey::meta(),
         Sample::meta(),
+        Ticket::meta(),
     ]);
     out
+}
+
+/// Whether a ticket is being worked on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Choice)]
+pub enum Status {
+    /// Not done yet.
+    Open,
+    /// Done.
+    Closed,
+}
+
+/// A ticket: field constraints, a choice, long text, a private note, today's date and a parent.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = ticket)]
+#[rest(table, display = "{title}")]
+pub struct Ticket {
+    /// Primary key.
+    pub id: i32,
+    /// What is wrong, in a line.
+    #[rest(not_blank, max_len = 100)]
+    pub title: String,
+    /// 1 (lowest) to 5.
+    #[rest(min = 1, max = 5, default = 3)]
+    pub priority: i32,
+    /// Open or closed.
+    #[rest(default = Status::Open)]
+    pub status: Status,
+    /// The whole story.
+    #[rest(long, default = String::new())]
+    pub body: String,
+    /// Staff only: never in the API.
+    #[rest(private, default = String::new())]
+    pub secret_note: String,
+    /// When it was opened.
+    #[rest(default = plover::value::today())]
+    pub opened: chrono::NaiveDate,
+    /// The ticket this one belongs to.
+    #[rest(fk = Ticket)]
+    pub parent_id: Option<i32>,
 }

@@ -105,6 +105,8 @@ impl Model {
             if fa.index {
                 indexes.push(vec![(column.clone(), false)]);
             }
+            let constraints = check::constraints(&mut cx, &fa, scalar.kind);
+            let long = fa.long.is_some() && scalar.kind == crate::types::Kind::Text;
             let sql_default = match &fa.default {
                 Default::Expr(expr) => sql_literal(expr),
                 _ => None,
@@ -126,6 +128,9 @@ impl Model {
                 read_only: fa.read_only,
                 unique: fa.unique,
                 doc: doc_comment(&f.attrs),
+                constraints,
+                long,
+                private: fa.private,
             });
         }
         let pk = pk_ident.and_then(|pk| fields.iter().position(|f| f.ident == pk));
@@ -136,6 +141,7 @@ impl Model {
                 .find(|f| &f.name == name || f.ident == name)
             {
                 Some(f) if f.read_only => cx.error(lit, crate::attr::READ_AND_WRITE_ONLY),
+                Some(f) if f.private => cx.error(lit, crate::attr::PRIVATE_AND_WRITE_ONLY),
                 Some(f) => f.excluded = true,
                 None => cx.error(lit, check::not_a_field("exclude", name, input, &fields)),
             }

@@ -1,7 +1,7 @@
 //! The `#[rest(...)]` and `#[diesel(...)]` attributes, parsed into typed values.
 
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Expr, LitStr, Path, Type};
+use syn::{Attribute, Expr, LitInt, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -19,6 +19,14 @@ pub(crate) mod key {
     pub(crate) const WRITE_ONLY: &str = "write_only";
     pub(crate) const PRIMARY_KEY: &str = "primary_key";
     pub(crate) const UNIQUE: &str = "unique";
+    pub(crate) const MIN: &str = "min";
+    pub(crate) const MAX: &str = "max";
+    pub(crate) const MIN_LEN: &str = "min_len";
+    pub(crate) const MAX_LEN: &str = "max_len";
+    pub(crate) const NOT_BLANK: &str = "not_blank";
+    pub(crate) const CHOICES: &str = "choices";
+    pub(crate) const LONG: &str = "long";
+    pub(crate) const PRIVATE: &str = "private";
     /// Of `#[diesel(...)]`.
     pub(crate) const TABLE_NAME: &str = "table_name";
 }
@@ -43,6 +51,14 @@ pub(crate) const FIELD_KEYS: &[&str] = &[
     key::UNIQUE,
     key::INDEX,
     key::NAME,
+    key::MIN,
+    key::MAX,
+    key::MIN_LEN,
+    key::MAX_LEN,
+    key::NOT_BLANK,
+    key::CHOICES,
+    key::LONG,
+    key::PRIVATE,
 ];
 
 /// What the struct's attributes say.
@@ -88,7 +104,90 @@ pub(crate) struct FieldAttrs {
     /// `#[rest(index)]`: the column has an index of its own.
     pub(crate) index: bool,
     pub(crate) name: Option<LitStr>,
+    /// `min = n` and `max = n`: the literal, read, with its tokens for errors.
+    pub(crate) min: Option<(Number, Expr)>,
+    pub(crate) max: Option<(Number, Expr)>,
+    /// `min_len = n`, `max_len = n`.
+    pub(crate) min_len: Option<LitInt>,
+    pub(crate) max_len: Option<LitInt>,
+    /// `not_blank`, `long`: the key, for errors.
+    pub(crate) not_blank: Option<Path>,
+    pub(crate) long: Option<Path>,
+    /// `choices = ["a", "b"]`.
+    pub(crate) choices: Option<(Vec<LitStr>, Expr)>,
+    /// `private`.
+    pub(crate) private: bool,
 }
+
+/// A number literal of `min` or `max`.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// `-?<int or float literal>`.
+fn number(expr: &Expr) -> syn::Result<Number> {
+    use syn::{Lit, UnOp};
+    let wrong = || syn::Error::new_spanned(expr, "expected a number literal, e.g. `min = 1`");
+    let (negative, lit) = match expr {
+        Expr::Lit(lit) => (false, &lit.lit),
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match &*u.expr {
+            Expr::Lit(lit) => (true, &lit.lit),
+            _ => return Err(wrong()),
+        },
+        _ => return Err(wrong()),
+    };
+    let sign = if negative { "-" } else { "" };
+    match lit {
+        Lit::Int(i) => format!("{sign}{}", i.base10_digits())
+            .parse()
+            .map(Number::Int)
+            .map_err(|_| syn::Error::new_spanned(expr, "the bound does not fit an i64")),
+        Lit::Float(f) => format!("{sign}{}", f.base10_digits())
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Number::Float)
+            .ok_or_else(wrong),
+        _ => Err(wrong()),
+    }
+}
+
+/// `["a", "b"]`: the text literals, at least one, none repeated.
+fn choices(expr: &Expr) -> syn::Result<Vec<LitStr>> {
+    let wrong = || {
+        syn::Error::new_spanned(
+            expr,
+            "choices takes a list of text literals, e.g. `choices = [\"open\", \"closed\"]`",
+        )
+    };
+    let Expr::Array(array) = expr else {
+        return Err(wrong());
+    };
+    let mut out: Vec<LitStr> = Vec::new();
+    for elem in &array.elems {
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) = elem
+        else {
+            return Err(wrong());
+        };
+        if out.iter().any(|o| o.value() == lit.value()) {
+            return Err(syn::Error::new_spanned(lit, "this choice is listed twice"));
+        }
+        out.push(lit.clone());
+    }
+    if out.is_empty() {
+        return Err(wrong());
+    }
+    Ok(out)
+}
+
+pub(crate) const PRIVATE_AND_WRITE_ONLY: &str = "a field cannot be both private and write_only: \
+     keep `private` for a value only the admin (or a resource that shows it) reads and writes, \
+     or `write_only` for a secret clients write but never see (a password)";
 
 pub(crate) const READ_AND_WRITE_ONLY: &str = "a field cannot be both read_only and write_only: \
      keep `read_only` for a value clients see but never write, or `write_only` for one they \
@@ -201,6 +300,14 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         unique: false,
         index: false,
         name: None,
+        min: None,
+        max: None,
+        min_len: None,
+        max_len: None,
+        not_blank: None,
+        long: None,
+        choices: None,
+        private: false,
     };
     let mut seen = Seen::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
@@ -219,7 +326,15 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 if out.read_only {
                     return Err(meta.error(READ_AND_WRITE_ONLY));
                 }
+                if out.private {
+                    return Err(meta.error(PRIVATE_AND_WRITE_ONLY));
+                }
                 out.exclude = true;
+            } else if meta.path.is_ident(key::PRIVATE) {
+                if out.exclude {
+                    return Err(meta.error(PRIVATE_AND_WRITE_ONLY));
+                }
+                out.private = true;
             } else if meta.path.is_ident(key::READ_ONLY) {
                 if out.exclude {
                     return Err(meta.error(READ_AND_WRITE_ONLY));
@@ -233,6 +348,25 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 out.index = true;
             } else if meta.path.is_ident(key::NAME) {
                 out.name = Some(meta.value()?.parse()?);
+            } else if meta.path.is_ident(key::MIN) || meta.path.is_ident(key::MAX) {
+                let expr: Expr = meta.value()?.parse()?;
+                let bound = Some((number(&expr)?, expr));
+                if meta.path.is_ident(key::MIN) {
+                    out.min = bound;
+                } else {
+                    out.max = bound;
+                }
+            } else if meta.path.is_ident(key::MIN_LEN) {
+                out.min_len = Some(meta.value()?.parse()?);
+            } else if meta.path.is_ident(key::MAX_LEN) {
+                out.max_len = Some(meta.value()?.parse()?);
+            } else if meta.path.is_ident(key::NOT_BLANK) {
+                out.not_blank = Some(meta.path.clone());
+            } else if meta.path.is_ident(key::LONG) {
+                out.long = Some(meta.path.clone());
+            } else if meta.path.is_ident(key::CHOICES) {
+                let expr: Expr = meta.value()?.parse()?;
+                out.choices = Some((choices(&expr)?, expr));
             } else {
                 return Err(unknown(&meta, FIELD_KEYS));
             }

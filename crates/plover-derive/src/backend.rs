@@ -77,13 +77,27 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
     let (tys, values): (Vec<_>, Vec<_>) = model.fields.iter().map(|f| loaded(f, backend)).unzip();
     let indexes: Vec<usize> = (0..model.fields.len()).collect();
-    let data: Vec<_> = model
+    let data_fields: Vec<&Field> = model
         .fields
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != model.pk)
-        .map(|(_, f)| &f.ident)
+        .map(|(_, f)| f)
         .collect();
+    let data: Vec<_> = data_fields.iter().map(|f| &f.ident).collect();
+    // What an insert or update binds: the value, or a choice's stored text.
+    let bind = |f: &Field, value: TokenStream| match f.kind {
+        Kind::Choice => quote!(__p::Bind::bind(&#value)),
+        _ => value,
+    };
+    let bound_data: Vec<_> = data_fields
+        .iter()
+        .map(|f| {
+            let id = &f.ident;
+            bind(f, quote!(#id))
+        })
+        .collect();
+    let bound_v: Vec<_> = data_fields.iter().map(|f| bind(f, quote!(v))).collect();
     let (asc, desc): (Vec<_>, Vec<_>) = model
         .fields
         .iter()
@@ -142,10 +156,10 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     } else {
         quote!(match (#(changes.#data,)*) {
             (#(::core::option::Option::Some(#data),)*) => __p::diesel::insert_into(#table::table)
-                .values((#(#table::#data.eq(#data),)*))
+                .values((#(#table::#data.eq(#bound_data),)*))
                 #returning,
             (#(#data,)*) => __p::diesel::insert_into(#table::table)
-                .values((#(#data.map(|v| #table::#data.eq(v)),)*))
+                .values((#(#data.map(|v| #table::#data.eq(#bound_v)),)*))
                 #returning,
         })
     };
@@ -157,7 +171,7 @@ pub(crate) fn items(model: &Model, backend: &Backend) -> TokenStream {
     } else {
         quote!(::core::result::Result::Ok(
             __p::diesel::update(#table::table.filter(#table::#pk_ident.eq(pk)))
-                .set((#(changes.#data.map(|v| #table::#data.eq(v)),)*))
+                .set((#(changes.#data.map(|v| #table::#data.eq(#bound_v)),)*))
                 .execute(c)?,
         ))
     };
@@ -368,6 +382,18 @@ fn loaded(f: &Field, backend: &Backend) -> (TokenStream, TokenStream) {
     let wrapper = match f.kind {
         Kind::Date if !backend.pg => quote!(__p::SqliteDate),
         Kind::DateTime if !backend.pg => quote!(__p::SqliteDateTime),
+        Kind::Choice => {
+            let vty = &f.value_ty;
+            let stored = quote!(__p::Stored<#vty>);
+            return if f.nullable {
+                (
+                    quote!(::core::option::Option<#stored>),
+                    quote!(#id: #id.map(|stored| stored.0)),
+                )
+            } else {
+                (stored, quote!(#id: #id.0))
+            };
+        }
         _ => return (quote!(#ty), quote!(#id)),
     };
     if f.nullable {
@@ -385,7 +411,7 @@ fn loaded(f: &Field, backend: &Backend) -> (TokenStream, TokenStream) {
 fn order_terms(model: &Model, f: &Field, backend: &Backend) -> (TokenStream, TokenStream) {
     let table = &model.table;
     let id = &f.ident;
-    let column = if backend.pg && f.kind == Kind::Text {
+    let column = if backend.pg && f.kind.is_text() {
         quote!(__p::CollateC(#table::#id))
     } else {
         quote!(#table::#id)
@@ -403,10 +429,17 @@ fn order_terms(model: &Model, f: &Field, backend: &Backend) -> (TokenStream, Tok
 fn condition_arm(model: &Model, i: usize, f: &Field, backend: &Backend) -> TokenStream {
     let table = &model.table;
     let id = &f.ident;
-    let vty = &f.value_ty;
+    // A choice is compared as the text it is stored as.
+    let vty = match f.kind {
+        Kind::Choice => quote!(::std::string::String),
+        _ => {
+            let vty = &f.value_ty;
+            quote!(#vty)
+        }
+    };
     let db = backend.db();
     let marker = format_ident!("{}", backend.key);
-    let text = if f.kind == Kind::Text {
+    let text = if f.kind.is_text() {
         quote!(text)
     } else {
         quote!(plain)

@@ -4,9 +4,9 @@
 
 use syn::{DeriveInput, Ident};
 
-use crate::attr::Default;
+use crate::attr::{Default, FieldAttrs, Number};
 use crate::ctxt::Ctxt;
-use crate::field::Field;
+use crate::field::{Constraints, Field};
 use crate::types::Kind;
 
 /// The message for a primary key of another type.
@@ -82,4 +82,126 @@ pub(crate) fn not_a_field(key: &str, name: &str, input: &DeriveInput, fields: &[
             names.join(", ")
         ),
     }
+}
+
+/// The constraints of a field of `kind`, each key checked against the type: bounds on
+/// numbers, lengths, blankness, choices and `long` on text.
+pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constraints {
+    let number = matches!(kind, Kind::Int32 | Kind::Int64 | Kind::Float);
+    let text = kind == Kind::Text;
+    let mut out = Constraints::default();
+    for (key, bound, slot) in [
+        ("min", &fa.min, &mut out.min),
+        ("max", &fa.max, &mut out.max),
+    ] {
+        let Some((value, expr)) = bound else { continue };
+        if !number {
+            let instead = if text {
+                format!("for text write `{key}_len`")
+            } else {
+                "remove it".to_owned()
+            };
+            cx.error(
+                expr,
+                format!("`{key}` bounds a number field (i32, i64, f32, f64); {instead}"),
+            );
+            continue;
+        }
+        *slot = match (*value, kind) {
+            (Number::Float(_), Kind::Int32 | Kind::Int64) => {
+                cx.error(
+                    expr,
+                    format!("`{key}` of an integer field takes a whole number, e.g. `{key} = 1`"),
+                );
+                continue;
+            }
+            #[allow(clippy::cast_precision_loss)]
+            (Number::Int(n), Kind::Float) => Some(Number::Float(n as f64)),
+            (value, _) => Some(value),
+        };
+    }
+    if let (Some(min), Some(max), Some((_, expr))) = (out.min, out.max, &fa.max) {
+        let below = match (min, max) {
+            (Number::Int(a), Number::Int(b)) => b < a,
+            (Number::Float(a), Number::Float(b)) => b < a,
+            _ => false,
+        };
+        if below {
+            cx.error(expr, "`max` is below `min`: nothing could be accepted");
+        }
+    }
+    for (key, lit, slot) in [
+        ("min_len", &fa.min_len, &mut out.min_len),
+        ("max_len", &fa.max_len, &mut out.max_len),
+    ] {
+        let Some(lit) = lit else { continue };
+        if !text {
+            let instead = if number {
+                format!("for a number write `{}`", &key[..3])
+            } else {
+                "remove it".to_owned()
+            };
+            cx.error(
+                lit,
+                format!("`{key}` bounds a text field (String); {instead}"),
+            );
+            continue;
+        }
+        match lit.base10_parse::<u32>() {
+            Ok(n) => *slot = Some(n),
+            Err(_) => cx.error(
+                lit,
+                format!("`{key}` takes a number of characters, e.g. `{key} = 100`"),
+            ),
+        }
+    }
+    if let (Some(min), Some(max), Some(lit)) = (out.min_len, out.max_len, &fa.max_len) {
+        if max < min {
+            cx.error(
+                lit,
+                "`max_len` is below `min_len`: nothing could be accepted",
+            );
+        }
+    }
+    let text_only = [
+        (
+            "not_blank",
+            fa.not_blank.as_ref().map(quote::ToTokens::to_token_stream),
+        ),
+        (
+            "long",
+            fa.long.as_ref().map(quote::ToTokens::to_token_stream),
+        ),
+        (
+            "choices",
+            fa.choices
+                .as_ref()
+                .map(|(_, e)| quote::ToTokens::to_token_stream(e)),
+        ),
+    ];
+    for (key, tokens) in text_only {
+        if let (Some(tokens), false) = (tokens, text) {
+            let what = match key {
+                "long" => "marks text of several lines (a textarea in the admin)",
+                "choices" => {
+                    "lists the values of a text field; for a fixed set of values of \
+                              another kind, use a Rust enum deriving `Choice`"
+                }
+                _ => "refuses text of white space only",
+            };
+            cx.error(
+                tokens,
+                format!("`{key}` {what}: this field is not a String"),
+            );
+        }
+    }
+    if text {
+        out.not_blank = fa.not_blank.is_some();
+        out.choices = fa
+            .choices
+            .as_ref()
+            .map(|(list, _)| list.iter().map(syn::LitStr::value).collect())
+            .unwrap_or_default();
+    }
+    out
 }

@@ -6,8 +6,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{Field, Model};
-use crate::attr::Default;
+use crate::attr::{Default, Number};
 use crate::backend;
+use crate::field::Constraints;
+use crate::types::Kind;
 
 pub(crate) fn expand(model: &Model) -> TokenStream {
     let ident = &model.ident;
@@ -423,6 +425,18 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     };
     let nullable = f.nullable;
     let doc = &f.doc;
+    let constraints = if f.kind == Kind::Choice {
+        // Spanned at the type, so that a type that is not a choice is reported there.
+        let ty = &f.value_ty;
+        quote_spanned!(ty.span()=> __p::Constraints {
+            choices: <#ty as __p::Choice>::CHOICES,
+            ..__p::Constraints::NONE
+        })
+    } else {
+        constraints(&f.constraints)
+    };
+    let long = f.long;
+    let private = f.private;
     // A read-only field is never in a body: its value comes from a default, a rule or the
     // database.
     let required =
@@ -452,6 +466,51 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
             sql_type: __p::SqlType::#sql_type,
             sql_default: #sql_default,
             doc: #doc,
+            constraints: #constraints,
+            long: #long,
+            private: #private,
         }
+    }
+}
+
+/// The runtime `Constraints` of a field: `NONE`, or the ones given over `NONE`.
+fn constraints(c: &Constraints) -> TokenStream {
+    let bound = |n: Option<Number>| match n {
+        Some(Number::Int(n)) => quote!(::core::option::Option::Some(__p::Bound::Int(#n))),
+        Some(Number::Float(x)) => quote!(::core::option::Option::Some(__p::Bound::Float(#x))),
+        None => quote!(::core::option::Option::None),
+    };
+    let count = |n: Option<u32>| match n {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let mut given = Vec::new();
+    if c.min.is_some() {
+        let min = bound(c.min);
+        given.push(quote!(min: #min));
+    }
+    if c.max.is_some() {
+        let max = bound(c.max);
+        given.push(quote!(max: #max));
+    }
+    if c.min_len.is_some() {
+        let min_len = count(c.min_len);
+        given.push(quote!(min_len: #min_len));
+    }
+    if c.max_len.is_some() {
+        let max_len = count(c.max_len);
+        given.push(quote!(max_len: #max_len));
+    }
+    if c.not_blank {
+        given.push(quote!(not_blank: true));
+    }
+    if !c.choices.is_empty() {
+        let choices = &c.choices;
+        given.push(quote!(choices: &[#(#choices),*]));
+    }
+    if given.is_empty() {
+        quote!(__p::Constraints::NONE)
+    } else {
+        quote!(__p::Constraints { #(#given,)* ..__p::Constraints::NONE })
     }
 }

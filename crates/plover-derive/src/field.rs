@@ -2,7 +2,7 @@
 
 use syn::{Ident, Type};
 
-use crate::attr::Default;
+use crate::attr::{Default, Number};
 use crate::types::Kind;
 
 /// A field: its Rust side, its API names, its options and its column.
@@ -33,4 +33,22 @@ pub(crate) struct Field {
     pub(crate) sql_default: Option<String>,
     /// The field's doc comment (a description in the API reference).
     pub(crate) doc: String,
+    /// `min`, `max`, `min_len`, `max_len`, `not_blank`, `choices`, checked against the type.
+    pub(crate) constraints: Constraints,
+    /// `#[rest(long)]`.
+    pub(crate) long: bool,
+    /// `#[rest(private)]`.
+    pub(crate) private: bool,
+}
+
+/// What a field accepts beyond its type (the runtime's `Constraints`); bounds of a float
+/// field are floats.
+#[derive(Default)]
+pub(crate) struct Constraints {
+    pub(crate) min: Option<Number>,
+    pub(crate) max: Option<Number>,
+    pub(crate) min_len: Option<u32>,
+    pub(crate) max_len: Option<u32>,
+    pub(crate) not_blank: bool,
+    pub(crate) choices: Vec<String>,
 }

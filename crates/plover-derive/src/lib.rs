@@ -10,6 +10,7 @@ mod ast;
 mod attr;
 mod backend;
 mod check;
+mod choice;
 mod ctxt;
 mod expand;
 mod field;
@@ -24,6 +25,14 @@ use proc_macro::TokenStream;
 pub fn derive_rest_model(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     derive_rest_model_inner(input).into()
+}
+
+/// Derives `plover::model::Choice` for a plain enum: a field type stored as text (the
+/// variant's name in snake case, or `#[rest(rename = "...")]`).
+#[proc_macro_derive(Choice, attributes(rest))]
+pub fn derive_choice(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    choice::derive(&input).into()
 }
 
 /// The derive on `proc_macro2` tokens, so that the expansion can be tested.

@@ -12,16 +12,23 @@ pub(crate) enum Kind {
     Text,
     Date,
     DateTime,
+    /// A plain enum deriving `Choice`, stored as text.
+    Choice,
 }
 
 impl Kind {
+    /// Whether the column holds text (a `String` or a choice).
+    pub(crate) fn is_text(self) -> bool {
+        matches!(self, Kind::Text | Kind::Choice)
+    }
+
     pub(crate) fn variant(self) -> &'static str {
         match self {
             Kind::Int32 => "Int32",
             Kind::Int64 => "Int64",
             Kind::Float => "Float",
             Kind::Bool => "Bool",
-            Kind::Text => "Text",
+            Kind::Text | Kind::Choice => "Text",
             Kind::Date => "Date",
             Kind::DateTime => "DateTime",
         }
@@ -29,7 +36,7 @@ impl Kind {
 }
 
 pub(crate) const SUPPORTED: &str = "i32, i64, f32, f64, bool, String, chrono::NaiveDate, \
-chrono::NaiveDateTime, or an Option of one of them";
+chrono::NaiveDateTime, a plain enum deriving `Choice`, or an Option of one of them";
 
 fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     match ty {
@@ -84,16 +91,46 @@ const SCALARS: &[(&str, Scalar)] = &[
     ),
 ];
 
-/// What a (non-`Option`) type maps to, if it is supported.
+/// A type of another name: a plain enum deriving `Choice` (checked by the compiler, through
+/// the trait), stored as text.
+const CHOICE: Scalar = scalar(Kind::Choice, "Text", "Text");
+
+/// Types of the language and of common crates that are not field types: reported by the derive,
+/// not taken for choices (the compiler would then report each use of the field).
+const UNSUPPORTED: &[&str] = &[
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i128",
+    "isize",
+    "char",
+    "str",
+    "Uuid",
+    "Decimal",
+    "DateTime",
+    "NaiveTime",
+    "Duration",
+    "Value",
+];
+
+/// What a (non-`Option`) type maps to, if it is supported: a known type, or any other path
+/// without generic arguments, taken for a choice.
 pub(crate) fn scalar_of(ty: &Type) -> Option<&'static Scalar> {
     let seg = last_segment(ty)?;
-    if !seg.arguments.is_empty() {
+    if !seg.arguments.is_empty() || UNSUPPORTED.iter().any(|name| seg.ident == name) {
         return None;
     }
-    SCALARS
-        .iter()
-        .find(|(name, _)| seg.ident == name)
-        .map(|(_, scalar)| scalar)
+    Some(
+        SCALARS
+            .iter()
+            .find(|(name, _)| seg.ident == name)
+            .map_or(&CHOICE, |(_, scalar)| scalar),
+    )
 }
 
 /// The SQL literal of a default expression that is a plain literal (`0`, `-1`, `0.5`, `true`,

@@ -13,7 +13,10 @@ pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::listing::{parse_list_query, FilterRules};
 pub use crate::meta::{BeforeDelete, LoadDisplay, LoadFields, ModelEntry, ModelOps};
-pub use crate::model::{FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules};
+pub use crate::model::choice::{Bind, Stored};
+pub use crate::model::{
+    Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
+};
 pub use crate::query::{Filter, Op, Param, Select};
 pub use crate::rest::{registrations, Registration};
 pub use crate::schema::SqlType;

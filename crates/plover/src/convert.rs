@@ -6,6 +6,7 @@ use chrono::{NaiveDate, NaiveDateTime};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::model::Choice;
 use crate::param::Param;
 use crate::value::{check_text, parse_date, parse_datetime, DateText, DateTimeText};
 
@@ -82,6 +83,12 @@ impl JsonField for NaiveDateTime {
 
     fn write_json(&self, out: &mut Vec<u8>) {
         DateTimeText(self).write_json(out);
+    }
+}
+
+impl<T: Choice> JsonField for T {
+    fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.choice())
     }
 }
 
@@ -230,6 +237,12 @@ impl FromParam for NaiveDateTime {
             Param::DateTime(v) => Some(*v),
             _ => None,
         }
+    }
+}
+
+impl<T: Choice> FromJson for T {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        crate::model::choice::from_json(value)
     }
 }
 

@@ -98,8 +98,8 @@ pub mod __private;
 #[cfg(feature = "html")]
 pub use askama;
 pub use error::Error;
-pub use model::RestModel;
-pub use plover_derive::RestModel;
+pub use model::{Choice, RestModel};
+pub use plover_derive::{Choice, RestModel};
 
 /// The names most applications use.
 pub mod prelude {
@@ -112,7 +112,7 @@ pub mod prelude {
     };
     pub use crate::db::{Config, Database};
     pub use crate::rest::{Hooks, Resource, RestApi};
-    pub use crate::{Error, RestModel};
+    pub use crate::{Choice, Error, RestModel};
 }
 
 #[cfg(doctest)]

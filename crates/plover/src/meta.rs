@@ -45,6 +45,75 @@ pub struct FieldMeta {
     pub sql_default: Option<&'static str>,
     /// The field's doc comment (`///` lines), the field's description in the API reference.
     pub doc: &'static str,
+    /// What the field accepts beyond its type (`#[rest(min = .., max_len = .., ..)]`, choices).
+    pub constraints: Constraints,
+    /// `#[rest(long)]`: text of several lines (a `<textarea>` in the admin).
+    pub long: bool,
+    /// `#[rest(private)]`: never serialized, written, filtered or ordered by the API, on any
+    /// resource or through any join, unless a resource shows it (`Resource::show`), and then
+    /// only there; the admin's forms show and edit it.
+    pub private: bool,
+}
+
+/// What a field accepts beyond its type, declared in `#[rest(...)]`: checked for every writer
+/// before the model's rules (a 400 naming the field), a `CHECK` in the generated schema, and
+/// in the API description. Nothing is checked of `NULL`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Constraints {
+    /// `min = n`: the smallest number accepted.
+    pub min: Option<Bound>,
+    /// `max = n`: the largest number accepted.
+    pub max: Option<Bound>,
+    /// `min_len = n`: the fewest characters (Unicode scalar values) accepted.
+    pub min_len: Option<u32>,
+    /// `max_len = n`: the most characters accepted.
+    pub max_len: Option<u32>,
+    /// `not_blank`: at least one character that is not white space.
+    pub not_blank: bool,
+    /// The only values accepted, as stored: a choice enum's variants, or `choices = [..]`.
+    pub choices: &'static [&'static str],
+}
+
+impl Constraints {
+    /// No constraint.
+    pub const NONE: Constraints = Constraints {
+        min: None,
+        max: None,
+        min_len: None,
+        max_len: None,
+        not_blank: false,
+        choices: &[],
+    };
+}
+
+/// A bound of `min` or `max`: whole for an integer field, else a float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// For `i32` and `i64` fields.
+    Int(i64),
+    /// For `f32` and `f64` fields.
+    Float(f64),
+}
+
+impl Bound {
+    /// The bound as a float (for comparing and describing).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            // Bounds are literals in the source: far inside f64's exact range in practice.
+            #[allow(clippy::cast_precision_loss)]
+            Bound::Int(n) => n as f64,
+            Bound::Float(x) => x,
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Int(n) => write!(f, "{n}"),
+            Bound::Float(x) => write!(f, "{x}"),
+        }
+    }
 }
 
 impl FieldMeta {
@@ -154,9 +223,15 @@ impl ModelMeta {
     }
 
     /// Per field, whether the options `fields` (the only ones, if given) and `exclude` leave
-    /// it shown; a write-only field never is. REST resources and model admins both expose
-    /// their fields so.
-    pub(crate) fn shown(&self, fields: Option<&[String]>, exclude: &[String]) -> Vec<bool> {
+    /// it shown; a write-only field never is, a private one only when `show` names it. REST
+    /// resources and model admins both expose their fields so.
+    pub(crate) fn shown(
+        &self,
+        fields: Option<&[String]>,
+        exclude: &[String],
+        show: &[String],
+    ) -> Vec<bool> {
+        let private_shown: Vec<usize> = show.iter().map(|f| self.index_of(f, "show")).collect();
         let listed: Option<Vec<usize>> =
             fields.map(|names| names.iter().map(|f| self.index_of(f, "fields")).collect());
         let excluded: Vec<usize> = exclude
@@ -166,6 +241,7 @@ impl ModelMeta {
         (0..self.fields.len())
             .map(|i| {
                 !self.fields[i].excluded
+                    && (!self.fields[i].private || private_shown.contains(&i))
                     && listed.as_ref().is_none_or(|l| l.contains(&i))
                     && !excluded.contains(&i)
             })

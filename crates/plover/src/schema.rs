@@ -2,7 +2,8 @@
 //! and `CREATE INDEX IF NOT EXISTS` statements for SQLite and PostgreSQL, generated from what
 //! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key,
 //! `DEFAULT` for a `#[rest(default = ...)]` that is a plain literal,
-//! `UNIQUE` (`#[rest(unique)]`), `REFERENCES` plus an index for each foreign key (unless a
+//! `UNIQUE` (`#[rest(unique)]`), a `CHECK` of the field's constraints (`min`, `max`,
+//! `min_len`, `max_len`, `not_blank`, choices), `REFERENCES` plus an index for each foreign key (unless a
 //! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a
 //! field, `#[rest(index = "a, b")]` on the struct, `-b` for a column in descending order).
 //!
@@ -101,7 +102,49 @@ fn column(field: &FieldMeta, engine: Engine) -> String {
             ident(target.pk_field().column)
         ));
     }
+    if let Some(check) = check(field, engine) {
+        out.push_str(&format!(" CHECK ({check})"));
+    }
     out
+}
+
+/// The condition of the column's `CHECK`: its [`Constraints`](crate::model::Constraints), so
+/// that rows written around Plover obey them too (`NULL` passes, as SQL has it).
+fn check(field: &FieldMeta, engine: Engine) -> Option<String> {
+    let c = &field.constraints;
+    let name = ident(field.column);
+    let mut terms = Vec::new();
+    if let Some(min) = c.min {
+        terms.push(format!("{name} >= {min}"));
+    }
+    if let Some(max) = c.max {
+        terms.push(format!("{name} <= {max}"));
+    }
+    // `length` counts characters of text on both engines.
+    if let Some(min) = c.min_len {
+        terms.push(format!("length({name}) >= {min}"));
+    }
+    if let Some(max) = c.max_len {
+        terms.push(format!("length({name}) <= {max}"));
+    }
+    if c.not_blank {
+        // The ASCII white space; Plover's own check also refuses other Unicode white space.
+        terms.push(match engine {
+            Engine::Sqlite => format!("trim({name}, char(32, 9, 10, 11, 12, 13)) <> ''"),
+            Engine::Postgres => format!(
+                "btrim({name}, chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)) <> ''"
+            ),
+        });
+    }
+    if !c.choices.is_empty() {
+        let quoted: Vec<String> = c
+            .choices
+            .iter()
+            .map(|choice| format!("'{}'", choice.replace('\'', "''")))
+            .collect();
+        terms.push(format!("{name} IN ({})", quoted.join(", ")));
+    }
+    (!terms.is_empty()).then(|| terms.join(" AND "))
 }
 
 /// The statements that create `model`'s table and its indexes, if they do not exist: the

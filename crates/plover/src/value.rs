@@ -17,6 +17,16 @@ pub fn now() -> NaiveDateTime {
         .unwrap_or(now)
 }
 
+/// Today's date in UTC, the usual `#[rest(default = plover::value::today())]` of dates.
+///
+/// ```
+/// let today = plover::value::today();
+/// assert_eq!(today, plover::value::now().date());
+/// ```
+pub fn today() -> NaiveDate {
+    chrono::Utc::now().date_naive()
+}
+
 /// Parses `YYYY-MM-DD` (exactly that form).
 pub fn parse_date(raw: &str) -> Option<NaiveDate> {
     if raw.len() != 10 {

@@ -282,8 +282,13 @@ impl<M: RestModel> PreparedAdmin<M> {
                 (FieldKind::Float, _) => (Widget::Number { step: "any" }, ""),
                 (FieldKind::Date, _) => (Widget::Date, "YYYY-MM-DD"),
                 (FieldKind::DateTime, _) => (Widget::DateTime, "YYYY-MM-DD HH:MM:SS"),
+                (FieldKind::Text, _) if !field.constraints.choices.is_empty() => {
+                    (choice_select(field, &text), "")
+                }
+                (FieldKind::Text, _) if field.long => (Widget::TextArea, ""),
                 (FieldKind::Text, _) => (Widget::Text, ""),
             };
+            let attrs = constraint_attrs(field, &widget);
             out.push(FormField {
                 name: field.name.to_owned(),
                 widget,
@@ -296,6 +301,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 },
                 error: errors.get(field.name).cloned(),
                 help: help.to_owned(),
+                attrs,
             });
         }
         if self.password_field.is_some() {
@@ -304,6 +310,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 widget: Widget::Password,
                 value: String::new(),
                 checked: false,
+                attrs: String::new(),
                 error: errors.get(NEW_PASSWORD).cloned(),
                 help: "The password is stored hashed and never shown; leave this empty to keep \
                        the current one."
@@ -341,4 +348,47 @@ impl<M: RestModel> PreparedAdmin<M> {
         }
         Ok((Widget::Select(options), ""))
     }
+}
+
+/// The select of a text field with choices; an empty first option when it may be empty or has
+/// no value yet.
+fn choice_select(field: &FieldMeta, current: &str) -> Widget {
+    let mut options = Vec::with_capacity(field.constraints.choices.len() + 1);
+    if field.nullable || current.is_empty() {
+        options.push((String::new(), "---------".to_owned(), current.is_empty()));
+    }
+    for &choice in field.constraints.choices {
+        options.push((choice.to_owned(), choice.to_owned(), choice == current));
+    }
+    Widget::Select(options)
+}
+
+/// The HTML constraint attributes of an input (`required`, `min`, `max`, `minlength`,
+/// `maxlength`), each with its leading space. Made of numbers and names only: the template
+/// writes it as it is.
+fn constraint_attrs(field: &FieldMeta, widget: &Widget) -> String {
+    use std::fmt::Write;
+    let c = &field.constraints;
+    let mut out = String::new();
+    let entered = !matches!(widget, Widget::Checkbox | Widget::ReadOnly);
+    if entered && (field.required || c.not_blank) {
+        out.push_str(" required");
+    }
+    if matches!(widget, Widget::Number { .. }) {
+        if let Some(min) = c.min {
+            let _ = write!(out, " min=\"{min}\"");
+        }
+        if let Some(max) = c.max {
+            let _ = write!(out, " max=\"{max}\"");
+        }
+    }
+    if matches!(widget, Widget::Text | Widget::TextArea) {
+        if let Some(n) = c.min_len {
+            let _ = write!(out, " minlength=\"{n}\"");
+        }
+        if let Some(n) = c.max_len {
+            let _ = write!(out, " maxlength=\"{n}\"");
+        }
+    }
+    out
 }

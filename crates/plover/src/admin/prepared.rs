@@ -122,7 +122,18 @@ impl<M: RestModel> ModelAdmin<M> {
     /// filter.
     pub(crate) fn exposure(&self) -> Exposure {
         let meta = M::meta();
-        let mut exposed = meta.shown(self.fields.as_deref(), &self.exclude);
+        // A private field is offered in the index, filters and export only where a column
+        // names it.
+        let named: Vec<String> = self
+            .columns
+            .iter()
+            .filter_map(|c| match c {
+                Column::Field(name) => Some(name.clone()),
+                _ => None,
+            })
+            .filter(|name| meta.field(name).is_some_and(|(_, f)| f.private))
+            .collect();
+        let mut exposed = meta.shown(self.fields.as_deref(), &self.exclude, &named);
         exposed[meta.pk] = true;
         Exposure {
             exposed,
@@ -137,8 +148,16 @@ impl<M: RestModel> ModelAdmin<M> {
     pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
         let meta = M::meta();
         let exposure = self.exposure();
+        // The forms, a trusted surface, show and edit private fields too.
+        let private: Vec<String> = meta
+            .fields
+            .iter()
+            .filter(|f| f.private)
+            .map(|f| f.name.to_owned())
+            .collect();
+        let in_forms = meta.shown(self.fields.as_deref(), &self.exclude, &private);
         let form_fields: Vec<usize> = (0..meta.fields.len())
-            .filter(|&i| i != meta.pk && exposure.exposed[i])
+            .filter(|&i| i != meta.pk && in_forms[i])
             .collect();
         for (i, field) in meta.fields.iter().enumerate() {
             assert!(

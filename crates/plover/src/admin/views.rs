@@ -167,6 +167,8 @@ pub enum Widget {
     Password,
     /// A text input.
     Text,
+    /// A text area: text of several lines (`#[rest(long)]`).
+    TextArea,
     /// A number input.
     Number {
         /// Its `step`: `"1"` or `"any"`.
@@ -178,8 +180,8 @@ pub enum Widget {
     Date,
     /// A date-time picker.
     DateTime,
-    /// A foreign key's select: `(value, text, selected)` options; the first is empty when
-    /// the field may be empty.
+    /// A foreign key's or a choice field's select: `(value, text, selected)` options; the
+    /// first is empty when the field may be empty.
     Select(Vec<(String, String, bool)>),
     /// A foreign key's type-ahead: a number input for the key and a search over `url`.
     Lookup {
@@ -206,6 +208,10 @@ pub struct FormField {
     pub error: Option<String>,
     /// A hint (may be empty).
     pub help: String,
+    /// The input's HTML constraint attributes from the field's constraints (`required`,
+    /// `min`, `max`, `minlength`, `maxlength`), each with a leading space; numbers and names
+    /// only, so a template writes it unescaped.
+    pub attrs: String,
 }
 
 /// The delete page, `GET {prefix}/{name}/{pk}/delete/` (template `admin/delete.html`).

@@ -75,6 +75,22 @@ impl<U: UserModel> Auth<U> {
         )?;
         Ok(token)
     }
+
+    /// Revokes the bearer token `token` (as [`issue_token`](Auth::issue_token) returned it):
+    /// from now on it authenticates no one. Returns whether it was a token not yet revoked.
+    pub fn revoke_token(&self, conn: &mut Conn<'_>, token: &str) -> Result<bool, Error> {
+        let digest_field = Token::FIELDS.digest.index();
+        match Token::load_unique(conn, digest_field, &hash_secret(token))? {
+            Some(row) if !row.revoked => {
+                let changes = TokenChanges {
+                    revoked: Some(true),
+                    ..TokenChanges::default()
+                };
+                Ok(Token::update(conn, row.pk(), changes)? == 1)
+            }
+            _ => Ok(false),
+        }
+    }
 }
 
 /// `Authorization: Bearer <token>` of a token issued by [`Auth::issue_token`], not revoked,

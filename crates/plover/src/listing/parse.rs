@@ -207,13 +207,19 @@ fn parse_filter<'a>(
         let items = v.splitn(if op == Op::In { usize::MAX } else { 1 }, ',');
         for item in items {
             limits.check_value(item).map_err(|m| bad(&m))?;
-            values.push(
-                match op {
-                    Op::Is => Param::parse_is(kind, item),
-                    _ => Param::parse(kind, item),
+            let value = match op {
+                Op::Is => Param::parse_is(kind, item),
+                _ => Param::parse(kind, item),
+            }
+            .map_err(|m| bad(&m))?;
+            // A choice field holds only its choices: any other value is a mistake.
+            let choices = leaf.constraints.choices;
+            if let Param::Text(text) = &value {
+                if !choices.is_empty() && !choices.contains(&text.as_str()) {
+                    return Err(bad(&format!("must be one of: {}", choices.join(", "))));
                 }
-                .map_err(|m| bad(&m))?,
-            );
+            }
+            values.push(value);
         }
         if op == Op::In && values.len() > limits.max_in_values {
             return Err(bad(&format!(
@@ -232,6 +238,10 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
     for (depth, &idx) in path.iter().enumerate() {
         let field = &meta.fields[idx];
         if field.excluded {
+            return false;
+        }
+        // A private field only where this resource shows it: never through a join.
+        if field.private && (depth > 0 || !rules.exposed[idx]) {
             return false;
         }
         if let Some(target) = field.fk {

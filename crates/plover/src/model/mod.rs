@@ -1,6 +1,8 @@
 //! Models: the `RestModel` trait `#[derive(RestModel)]` implements, typed field handles, the
 //! model's rules and `save`, the one write path; and the metadata the derive generates.
 
+pub(crate) mod choice;
+pub(crate) mod constraints;
 pub(crate) mod usernames;
 
 use std::marker::PhantomData;
@@ -8,7 +10,8 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 pub use crate::kind::FieldKind;
-pub use crate::meta::{FieldMeta, IndexColumn, ModelMeta};
+pub use crate::meta::{Bound, Constraints, FieldMeta, IndexColumn, ModelMeta};
+pub use choice::Choice;
 
 use crate::db::Conn;
 use crate::error::Error;
@@ -162,7 +165,8 @@ pub(crate) fn check_reference(
 }
 
 /// Writes `changes` the one way every writer does (REST, the admin, and application views that
-/// call it): the model's [`Rules`] first, then an insert (`existing` is `None`; returns the new
+/// call it): the fields' [`Constraints`] first (a 400 naming each field out of bounds), then
+/// the model's [`Rules`], then an insert (`existing` is `None`; returns the new
 /// key) or an update of the given fields of `existing` (nothing to update: no statement). Call
 /// it inside the write's transaction ([`Conn::transaction`]), so that a failing rule or write
 /// leaves nothing behind; `#[rest(default = ...)]` values are not filled in here (call
@@ -205,6 +209,7 @@ pub fn save<M: RestModel>(
     mut changes: M::Changes,
     existing: Option<&M>,
 ) -> Result<M, Error> {
+    constraints::check::<M>(&changes)?;
     usernames::check::<M>(conn, &mut changes, existing)?;
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;

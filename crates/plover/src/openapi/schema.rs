@@ -5,10 +5,11 @@ use utoipa::openapi::schema::{
     AdditionalProperties, KnownFormat, Object, ObjectBuilder, SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::{RefOr, Schema};
+use utoipa::Number;
 
 use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
-use crate::meta::FieldMeta;
+use crate::meta::{Bound, FieldMeta};
 
 /// A date, in bodies, filters and responses alike.
 pub(crate) const DATE: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
@@ -78,8 +79,38 @@ pub(crate) fn value(kind: FieldKind, nullable: bool, way: Way) -> ObjectBuilder 
     }
 }
 
-/// The field's description: its doc comment, after what the value's schema says of itself.
-fn described(builder: ObjectBuilder, field: &FieldMeta) -> ObjectBuilder {
+/// Text a client sends that is not blank: some character other than white space, the
+/// characters Rust's `char::is_whitespace` names, listed (regular expression engines disagree
+/// on `\s`).
+const NOT_BLANK_IN: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$";
+
+/// The field's value schema with its constraints and its description (its doc comment).
+fn described(builder: ObjectBuilder, field: &FieldMeta, way: Way) -> ObjectBuilder {
+    let c = &field.constraints;
+    let number = |bound: Bound| match bound {
+        Bound::Int(n) => isize::try_from(n).map_or(Number::Float(bound.as_f64()), Number::Int),
+        Bound::Float(x) => Number::Float(x),
+    };
+    let mut builder = builder;
+    if let Some(min) = c.min {
+        builder = builder.minimum(Some(number(min)));
+    }
+    if let Some(max) = c.max {
+        builder = builder.maximum(Some(number(max)));
+    }
+    builder = builder
+        .min_length(c.min_len.map(|n| n as usize))
+        .max_length(c.max_len.map(|n| n as usize));
+    if c.not_blank && way == Way::In {
+        builder = builder.pattern(Some(NOT_BLANK_IN));
+    }
+    if !c.choices.is_empty() {
+        let mut values: Vec<serde_json::Value> = c.choices.iter().map(|&v| v.into()).collect();
+        if field.nullable {
+            values.push(serde_json::Value::Null);
+        }
+        builder = builder.enum_values(Some(values));
+    }
     if field.doc.is_empty() {
         builder
     } else {
@@ -113,7 +144,7 @@ pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
                 if field.primary_key || field.read_only {
                     value = value.read_only(true);
                 }
-                (field.json_key(), described(value, field).build())
+                (field.json_key(), described(value, field, Way::Out).build())
             }
         };
         object = object.property(key, schema).required(key);
@@ -138,7 +169,7 @@ pub(crate) fn write_object(doc: &ResourceDoc<'_>, creating: bool) -> Schema {
             value = value.write_only(true);
         }
         let key = field.json_key();
-        object = object.property(key, described(value, field).build());
+        object = object.property(key, described(value, field, Way::In).build());
         if creating && field.required {
             object = object.required(key);
         }
@@ -165,4 +196,30 @@ pub(crate) fn error() -> Schema {
             .property("fields", fields)
             .build(),
     )
+}
+
+#[cfg(test)]
+mod not_blank_tests {
+    /// The white space the pattern lists is exactly what `char::is_whitespace` says, which the
+    /// server's `not_blank` check uses.
+    #[test]
+    fn the_pattern_lists_rusts_white_space() {
+        let rust: Vec<u32> = (0..=0x10_FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(u32::from)
+            .collect();
+        let listed: Vec<u32> = (0x9..=0xD)
+            .chain([0x20, 0x85, 0xA0, 0x1680])
+            .chain(0x2000..=0x200A)
+            .chain([0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+            .collect();
+        assert_eq!(rust, listed);
+        for c in [0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000] {
+            assert!(
+                super::NOT_BLANK_IN.contains(&format!("\\u{c:04x}")),
+                "{c:x}"
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::{cursor, parse_list_query, CURSOR};
-use crate::model::{check_reference, save, RestModel};
+use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
 use crate::query::Param;
 
@@ -314,6 +314,16 @@ impl<M: RestModel> Prepared<M> {
                     && !invalid.contains(&idx)
                 {
                     errors.insert(field.name.to_owned(), "this field is required".to_owned());
+                }
+            }
+        }
+        if !errors.is_empty() {
+            // One answer names every mistake: the constraints of the fields that did parse too
+            // (otherwise checked when the changes are saved).
+            for (idx, key) in &sent {
+                let violation = constraints::violation(&meta.fields[*idx], &data[key.as_str()]);
+                if let Some(message) = violation {
+                    errors.insert(key.clone(), message);
                 }
             }
         }

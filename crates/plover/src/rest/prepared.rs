@@ -80,10 +80,18 @@ impl<M: RestModel> Prepared<M> {
     pub(crate) fn new(resource: Resource<M>) -> Self {
         let meta = M::meta();
         let n = meta.fields.len();
-        let exposed = meta.shown(resource.fields.as_deref(), &resource.exclude);
-        let writable = only(meta, resource.writable.as_deref(), "writable", |f| {
+        let exposed = meta.shown(
+            resource.fields.as_deref(),
+            &resource.exclude,
+            &resource.show,
+        );
+        let mut writable = only(meta, resource.writable.as_deref(), "writable", |f| {
             !f.read_only
         });
+        // A private field is written only where it is shown.
+        for (idx, field) in meta.fields.iter().enumerate() {
+            writable[idx] &= !field.private || exposed[idx];
+        }
         if let Some(paths) = &resource.filter_fields {
             check_paths(meta, paths, "filter_fields");
         }
@@ -340,6 +348,9 @@ impl<M: RestModel> Nested for Prepared<M> {
 
 impl<N: RestModel> IntoNested for Resource<N> {
     fn prepare(self: Box<Self>) -> Arc<dyn Nested> {
-        Arc::new(Prepared::new(*self))
+        // Nested in another resource, it is seen through a join: no private field shows.
+        let mut resource = *self;
+        resource.show.clear();
+        Arc::new(Prepared::new(resource))
     }
 }

@@ -17,6 +17,7 @@ pub struct Resource<M: RestModel> {
     pub(crate) name: Option<String>,
     pub(crate) fields: Option<Vec<String>>,
     pub(crate) exclude: Vec<String>,
+    pub(crate) show: Vec<String>,
     pub(crate) filter_fields: Option<Vec<String>>,
     pub(crate) filter_exclude: Vec<String>,
     pub(crate) filter_recursive: bool,
@@ -58,6 +59,7 @@ impl<M: RestModel> Resource<M> {
             name: None,
             fields: None,
             exclude: Vec::new(),
+            show: Vec::new(),
             filter_fields: None,
             filter_exclude: Vec::new(),
             filter_recursive: true,
@@ -91,6 +93,14 @@ impl<M: RestModel> Resource<M> {
     /// Never serialize these fields.
     pub fn exclude(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.exclude = names(fields);
+        self
+    }
+
+    /// Shows these `#[rest(private)]` fields here, and only here: this resource serializes,
+    /// accepts, filters and orders them as any other field. Other resources, joins from them
+    /// and this resource nested in another (`include`) still refuse them.
+    pub fn show(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.show = names(fields);
         self
     }
 
