@@ -23,7 +23,8 @@ fn sample_value(field: &FieldMeta, op: &str) -> &'static str {
         FieldKind::Int32 | FieldKind::Int64 => "1",
         FieldKind::Float => "1.5",
         FieldKind::Bool => "true",
-        FieldKind::Text => "x",
+        // A choice field takes only its choices.
+        FieldKind::Text => field.constraints.choices.first().copied().unwrap_or("x"),
         FieldKind::Date => "2020-01-02",
         FieldKind::DateTime => "2020-01-02 03:04:05",
     }

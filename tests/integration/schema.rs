@@ -149,3 +149,94 @@ fn a_cycle_of_foreign_keys_is_an_error_and_a_model_may_refer_to_itself() {
     db.run_blocking(|c| schema::create_tables(c, &[Tree::meta()]))
         .unwrap();
 }
+
+/// A database made by an older Ticket: no `body`, no `opened`; `priority` nullable.
+const OLD_TICKET: &str = "CREATE TABLE ticket (id INTEGER PRIMARY KEY, title TEXT NOT NULL, \
+     priority INTEGER, status TEXT NOT NULL DEFAULT 'open', secret_note TEXT NOT NULL DEFAULT '', \
+     parent_id INTEGER REFERENCES ticket (id)); \
+     INSERT INTO ticket (id, title, priority, status) VALUES (1, 'kept', 2, 'open');";
+
+#[actix_web::test]
+async fn drift_stops_the_start_with_every_difference_and_the_safe_fixes() {
+    use plover_tests::Ticket;
+    let (db, _store) = fresh_database("");
+    db.run_blocking(|c| c.batch_execute(OLD_TICKET)).unwrap();
+    let err = db
+        .run_blocking(|c| schema::create_tables(c, &[Ticket::meta()]))
+        .expect_err("the drift is found");
+    let report = err.to_string();
+    assert!(report.contains("3 differences"), "{report}");
+    assert!(report.contains("column \"body\" is missing"), "{report}");
+    assert!(
+        report.contains("column \"opened\" is missing, and existing rows cannot take it"),
+        "{report}"
+    );
+    assert!(
+        report.contains("column \"priority\" accepts NULL"),
+        "{report}"
+    );
+    assert!(
+        report.contains("ALTER TABLE \"ticket\" ADD COLUMN \"body\" TEXT NOT NULL DEFAULT ''"),
+        "{report}"
+    );
+    // Nothing was changed: the report is all.
+    let columns = |db: &Database| {
+        db.run_blocking(|c| schema::differences(c, Ticket::meta()))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(columns(&db), 3);
+
+    // The application's own migration fixes the rest; the start then goes through, data kept.
+    let fix = match db.run_blocking(|c| Ok(c.engine())).unwrap() {
+        Engine::Sqlite => {
+            "ALTER TABLE ticket ADD COLUMN body TEXT NOT NULL DEFAULT ''; \
+             ALTER TABLE ticket ADD COLUMN opened DATE NOT NULL DEFAULT '2026-01-01'; \
+             UPDATE ticket SET priority = 3 WHERE priority IS NULL; \
+             CREATE TABLE ticket2 (id INTEGER PRIMARY KEY, title TEXT NOT NULL, \
+               priority INTEGER NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, \
+               secret_note TEXT NOT NULL, opened DATE NOT NULL, parent_id INTEGER); \
+             INSERT INTO ticket2 SELECT id, title, priority, status, body, secret_note, opened, \
+               parent_id FROM ticket; DROP TABLE ticket; ALTER TABLE ticket2 RENAME TO ticket;"
+        }
+        Engine::Postgres => {
+            "ALTER TABLE ticket ADD COLUMN body TEXT NOT NULL DEFAULT ''; \
+             ALTER TABLE ticket ADD COLUMN opened DATE NOT NULL DEFAULT '2026-01-01'; \
+             UPDATE ticket SET priority = 3 WHERE priority IS NULL; \
+             ALTER TABLE ticket ALTER COLUMN priority SET NOT NULL;"
+        }
+    };
+    db.run_blocking(move |c| c.batch_execute(fix)).unwrap();
+    db.run_blocking(|c| schema::create_tables(c, &[Ticket::meta()]))
+        .expect("no drift left");
+    assert_eq!(columns(&db), 0);
+    let title = db
+        .run_blocking(|c| <Ticket as RestModel>::load_pk(c, 1))
+        .unwrap()
+        .map(|t| t.title);
+    assert_eq!(title.as_deref(), Some("kept"));
+}
+
+#[actix_web::test]
+async fn a_column_of_another_type_is_drift_a_compatible_spelling_is_not() {
+    use plover_tests::Ticket;
+    let (db, _store) = fresh_database("");
+    // VARCHAR holds text on both engines; a priority kept as text does not hold an i32.
+    db.run_blocking(|c| {
+        c.batch_execute(
+            "CREATE TABLE ticket (id INTEGER PRIMARY KEY, title VARCHAR(100) NOT NULL, \
+             priority TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, \
+             secret_note TEXT NOT NULL, opened DATE NOT NULL, parent_id INTEGER)",
+        )
+    })
+    .unwrap();
+    let found = db
+        .run_blocking(|c| schema::differences(c, Ticket::meta()))
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].what.contains("column \"priority\" is"),
+        "{found:?}"
+    );
+    assert_eq!(found[0].fix, None);
+}

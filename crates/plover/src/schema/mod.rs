@@ -60,7 +60,10 @@
 //! db.run_blocking(|conn| schema::create_tables(conn, &models)).unwrap();
 //! ```
 
+mod drift;
+
 pub use crate::kind::SqlType;
+pub use drift::{differences, report, Difference};
 
 use crate::db::{Conn, Engine};
 use crate::error::Error;
@@ -258,17 +261,20 @@ const SCHEMA_LOCK: i64 = 0x706c_6f76_6572;
 
 /// Creates the tables and indexes of `models` that do not exist yet, in foreign-key order, in
 /// one transaction; on PostgreSQL under an advisory lock, so that several processes starting
-/// at once do not race on the catalog. Existing tables are left as they are: this is not a
-/// migration tool (see `docs/deployment.md` for migrations).
+/// at once do not race on the catalog. Then checks the tables that existed against the models
+/// ([`differences`]): a missing column, or a column of another type or nullability, is an error
+/// that lists every difference and the statements that fix what can be fixed safely, so that
+/// the application stops before it serves (see `docs/deployment.md` for migrations).
 ///
 /// # Errors
-/// As [`fk_order`], or the database's error.
+/// As [`fk_order`], the database's error, or [`Error::Internal`] with the drift [`report`].
 pub fn create_tables(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Result<(), Error> {
     let sql = script(models, conn.engine())?;
     conn.transaction(|conn| {
         if conn.engine() == Engine::Postgres {
             conn.batch_execute(&format!("SELECT pg_advisory_xact_lock({SCHEMA_LOCK});"))?;
         }
-        conn.batch_execute(&sql)
+        conn.batch_execute(&sql)?;
+        drift::check(conn, models)
     })
 }
