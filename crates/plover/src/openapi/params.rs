@@ -27,8 +27,11 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
     let kind = field.kind;
     let text = || Object::builder().schema_type(Type::String);
     // Query values are text: booleans in every spelling the parser takes.
+    let choices = field.constraints.choices;
     let one = || match kind {
         FieldKind::Bool => text().enum_values(Some(["true", "false", "True", "False", "1", "0"])),
+        // A choice field's filters take only its choices.
+        FieldKind::Text if !choices.is_empty() => text().enum_values(Some(choices.to_vec())),
         FieldKind::Text => schema::value(kind, false, Way::In).max_length(Some(max_chars)),
         _ => schema::value(kind, false, Way::In),
     };
@@ -52,9 +55,13 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
     ];
     if kind == FieldKind::Text {
         let pattern = || {
-            text()
-                .pattern(Some(schema::TEXT_IN))
-                .max_length(Some(max_chars))
+            if choices.is_empty() {
+                text()
+                    .pattern(Some(schema::TEXT_IN))
+                    .max_length(Some(max_chars))
+            } else {
+                one()
+            }
         };
         ops.push((
             "like",
