@@ -65,7 +65,13 @@ async fn a_bearer_token_authenticates_its_user_until_it_is_revoked() {
         );
     }
     app.sql("UPDATE plover_token SET revoked = true;");
-    assert_eq!(service.send(post_with(&token)).await.code(), 401);
+    let refused = service.send(post_with(&token)).await;
+    assert_eq!(refused.code(), 401);
+    // The challenge names the scheme the resource takes (RFC 6750).
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some("Bearer realm=\"api\"")
+    );
     app.sql("UPDATE plover_token SET revoked = false;");
     app.sql(&format!(
         "UPDATE \"user\" SET active = false WHERE id = {alice};"

@@ -14,7 +14,7 @@ use super::prepared::Prepared;
 use super::rate::RateLimit;
 use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
-use crate::auth::{Authentication, Authenticator};
+use crate::auth::{Authentication, Authenticator, Scheme};
 use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::{Database, PeerSocket};
 use crate::error::Error;
@@ -402,6 +402,20 @@ struct Route {
 
 impl Route {
     /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
+    /// The 401 of this resource: the challenge names Bearer where bearer tokens are its only
+    /// credentials (RFC 6750), Basic otherwise (flask-peewee's challenge).
+    fn unauthorized(&self) -> HttpResponse {
+        let mut resp = Error::Unauthorized.error_response();
+        let schemes = self.endpoint.describe(&self.api).auth.schemes;
+        if schemes.contains(&Scheme::Bearer) && !schemes.contains(&Scheme::Basic) {
+            resp.headers_mut().insert(
+                actix_web::http::header::WWW_AUTHENTICATE,
+                actix_web::http::header::HeaderValue::from_static("Bearer realm=\"api\""),
+            );
+        }
+        resp
+    }
+
     async fn serve(&self, req: &HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
@@ -436,6 +450,7 @@ impl Route {
                 }
                 resp.body(reply.body)
             }
+            Err(Error::Unauthorized) => self.unauthorized(),
             Err(e) => e.error_response(),
         };
         if let Some(rate) = rate {
