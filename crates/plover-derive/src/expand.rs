@@ -475,31 +475,24 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
 
 /// The runtime `Constraints` of a field: `NONE`, or the ones given over `NONE`.
 fn constraints(c: &Constraints) -> TokenStream {
-    let bound = |n: Option<Number>| match n {
-        Some(Number::Int(n)) => quote!(::core::option::Option::Some(__p::Bound::Int(#n))),
-        Some(Number::Float(x)) => quote!(::core::option::Option::Some(__p::Bound::Float(#x))),
-        None => quote!(::core::option::Option::None),
-    };
-    let count = |n: Option<u32>| match n {
-        Some(n) => quote!(::core::option::Option::Some(#n)),
-        None => quote!(::core::option::Option::None),
-    };
     let mut given = Vec::new();
-    if c.min.is_some() {
-        let min = bound(c.min);
-        given.push(quote!(min: #min));
+    for (name, bound) in [("min", c.min), ("max", c.max)] {
+        let name = format_ident!("{name}");
+        match bound {
+            Some(Number::Int(n)) => {
+                given.push(quote!(#name: ::core::option::Option::Some(__p::Bound::Int(#n))));
+            }
+            Some(Number::Float(x)) => {
+                given.push(quote!(#name: ::core::option::Option::Some(__p::Bound::Float(#x))));
+            }
+            None => {}
+        }
     }
-    if c.max.is_some() {
-        let max = bound(c.max);
-        given.push(quote!(max: #max));
-    }
-    if c.min_len.is_some() {
-        let min_len = count(c.min_len);
-        given.push(quote!(min_len: #min_len));
-    }
-    if c.max_len.is_some() {
-        let max_len = count(c.max_len);
-        given.push(quote!(max_len: #max_len));
+    for (name, count) in [("min_len", c.min_len), ("max_len", c.max_len)] {
+        if let Some(n) = count {
+            let name = format_ident!("{name}");
+            given.push(quote!(#name: ::core::option::Option::Some(#n)));
+        }
     }
     if c.not_blank {
         given.push(quote!(not_blank: true));

@@ -186,11 +186,16 @@ impl RestApi {
         let routes: Arc<[Route]> = self
             .endpoints
             .into_iter()
-            .map(|endpoint| Route {
-                list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
-                endpoint,
-                db: db.clone(),
-                api: api.clone(),
+            .map(|endpoint| {
+                let schemes = endpoint.describe(&api).auth.schemes;
+                Route {
+                    list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
+                    bearer_only: schemes.contains(&Scheme::Bearer)
+                        && !schemes.contains(&Scheme::Basic),
+                    endpoint,
+                    db: db.clone(),
+                    api: api.clone(),
+                }
             })
             .collect();
         let prefix = self.prefix;
@@ -398,16 +403,16 @@ struct Route {
     list_path: Arc<str>,
     db: Database,
     api: Arc<ApiDefaults>,
+    /// Whether bearer tokens are the resource's only credentials (decided at set-up).
+    bearer_only: bool,
 }
 
 impl Route {
-    /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
     /// The 401 of this resource: the challenge names Bearer where bearer tokens are its only
     /// credentials (RFC 6750), Basic otherwise (flask-peewee's challenge).
     fn unauthorized(&self) -> HttpResponse {
         let mut resp = Error::Unauthorized.error_response();
-        let schemes = self.endpoint.describe(&self.api).auth.schemes;
-        if schemes.contains(&Scheme::Bearer) && !schemes.contains(&Scheme::Basic) {
+        if self.bearer_only {
             resp.headers_mut().insert(
                 actix_web::http::header::WWW_AUTHENTICATE,
                 actix_web::http::header::HeaderValue::from_static("Bearer realm=\"api\""),
@@ -416,6 +421,7 @@ impl Route {
         resp
     }
 
+    /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
     async fn serve(&self, req: &HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
