@@ -240,3 +240,153 @@ async fn a_column_of_another_type_is_drift_a_compatible_spelling_is_not() {
     );
     assert_eq!(found[0].fix, None);
 }
+
+/// A database made by an older Ticket that lacks two columns every row can take.
+const TICKET_WITHOUT_BODY: &str = "CREATE TABLE ticket (id INTEGER PRIMARY KEY, \
+     title TEXT NOT NULL, priority INTEGER NOT NULL, status TEXT NOT NULL, \
+     opened DATE NOT NULL, parent_id INTEGER REFERENCES ticket (id)); \
+     INSERT INTO ticket (id, title, priority, status, opened) \
+     VALUES (1, 'kept', 2, 'open', '2026-01-01');";
+
+fn make(
+    db: &Database,
+    dir: &std::path::Path,
+    name: &str,
+    empty: bool,
+) -> Result<Option<std::path::PathBuf>, plover::Error> {
+    let (dir, name) = (dir.to_owned(), name.to_owned());
+    db.run_blocking(move |c| {
+        schema::migrations::make(c, &[plover_tests::Ticket::meta()], &dir, &name, empty)
+    })
+}
+
+#[actix_web::test]
+async fn a_migration_written_from_the_drift_and_applied_lets_the_start_through_data_kept() {
+    use plover::schema::migrations;
+    use plover_tests::Ticket;
+    let (db, _store) = fresh_database("");
+    let dir = TempDir::new();
+    db.run_blocking(|c| c.batch_execute(TICKET_WITHOUT_BODY))
+        .unwrap();
+    let start = || db.run_blocking(|c| schema::create_tables(c, &[Ticket::meta()]));
+    let report = start().expect_err("the drift stops the start").to_string();
+    assert!(report.contains("`makemigrations` command"), "{report}");
+
+    let folder = make(&db, dir.path(), "add_body", false)
+        .unwrap()
+        .expect("a migration is written");
+    let engine = db.run_blocking(|c| Ok(c.engine())).unwrap();
+    assert_eq!(
+        folder.parent(),
+        Some(&*migrations::engine_dir(dir.path(), engine))
+    );
+    let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with("_add_body"), "{name}");
+    let up = std::fs::read_to_string(folder.join("up.sql")).unwrap();
+    let down = std::fs::read_to_string(folder.join("down.sql")).unwrap();
+    assert!(
+        up.contains("ALTER TABLE \"ticket\" ADD COLUMN \"body\" TEXT NOT NULL DEFAULT '';"),
+        "{up}"
+    );
+    assert!(up.contains("ADD COLUMN \"secret_note\""), "{up}");
+    assert!(
+        down.contains("ALTER TABLE \"ticket\" DROP COLUMN \"body\";"),
+        "{down}"
+    );
+
+    // Written, not applied: the start still stops, and a second `make` waits for `migrate`.
+    start().expect_err("not applied yet");
+    let pending = db
+        .run_blocking({
+            let dir = dir.path().to_owned();
+            move |c| migrations::pending(c, &dir)
+        })
+        .unwrap();
+    assert_eq!(pending, std::slice::from_ref(&name));
+    let err = make(&db, dir.path(), "again", false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("apply them first"), "{err}");
+
+    let applied = db
+        .run_blocking({
+            let dir = dir.path().to_owned();
+            move |c| migrations::apply(c, &dir)
+        })
+        .unwrap();
+    assert_eq!(applied.len(), 1);
+    assert!(
+        name.replace('-', "").starts_with(&applied[0]),
+        "{applied:?} {name}"
+    );
+    start().expect("no drift left");
+    let kept = db
+        .run_blocking(|c| <Ticket as RestModel>::load_pk(c, 1))
+        .unwrap()
+        .expect("the row is kept");
+    assert_eq!((kept.title.as_str(), kept.body.as_str()), ("kept", ""));
+    // Recorded as diesel records it; nothing left to write or apply.
+    db.run_blocking(|c| c.batch_execute("SELECT version FROM __diesel_schema_migrations"))
+        .expect("diesel's table");
+    assert_eq!(make(&db, dir.path(), "nothing", false).unwrap(), None);
+}
+
+#[actix_web::test]
+async fn a_difference_without_a_safe_fix_stops_makemigrations_unless_empty_is_asked() {
+    use plover_tests::Ticket;
+    let (db, _store) = fresh_database("");
+    let dir = TempDir::new();
+    db.run_blocking(|c| c.batch_execute(OLD_TICKET)).unwrap();
+    let err = make(&db, dir.path(), "fix_ticket", false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("column \"opened\" is missing"), "{err}");
+    assert!(err.contains("--empty"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    assert!(make(&db, dir.path(), "Bad Name", false).is_err());
+
+    let folder = make(&db, dir.path(), "fix_ticket", true).unwrap().unwrap();
+    let up = std::fs::read_to_string(folder.join("up.sql")).unwrap();
+    // The safe statement, then the differences left to the hand that writes the rest.
+    assert!(up.contains("ADD COLUMN \"body\""), "{up}");
+    assert!(
+        up.contains("-- table ticket: column \"opened\" is missing"),
+        "{up}"
+    );
+    db.run_blocking(|c| schema::create_tables(c, &[Ticket::meta()]))
+        .expect_err("still drift");
+}
+
+#[actix_web::test]
+async fn a_migration_creates_the_tables_that_do_not_exist_in_foreign_key_order() {
+    use plover::schema::migrations;
+    let (db, _store) = fresh_database("");
+    let dir = TempDir::new();
+    let models = [Message::meta(), User::meta()];
+    let path = dir.path().to_owned();
+    let applied = db
+        .run_blocking(move |c| {
+            let folder = migrations::make(c, &models, &path, "initial", false)?.unwrap();
+            let up = std::fs::read_to_string(folder.join("up.sql")).unwrap();
+            let (user, message) = (
+                up.find("\"user\" (").unwrap(),
+                up.find("\"message\" (").unwrap(),
+            );
+            assert!(user < message, "{up}");
+            let down = std::fs::read_to_string(folder.join("down.sql")).unwrap();
+            assert!(
+                down.find("DROP TABLE \"message\"").unwrap()
+                    < down.find("DROP TABLE \"user\"").unwrap(),
+                "{down}"
+            );
+            migrations::apply(c, &path)
+        })
+        .unwrap();
+    assert_eq!(applied.len(), 1);
+    db.run_blocking(move |c| schema::create_tables(c, &models))
+        .expect("the tables match");
+}

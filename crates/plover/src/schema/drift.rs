@@ -22,6 +22,8 @@ pub struct Difference {
     /// can take); `None` where it needs the application's decision (a type to convert, data
     /// to fill in), said in `what`.
     pub fix: Option<String>,
+    /// The statement that reverts `fix` (a migration's `down.sql`).
+    pub undo: Option<String>,
 }
 
 /// A column as the database describes it.
@@ -34,6 +36,11 @@ struct Found {
     ty: String,
     #[diesel(sql_type = Integer)]
     not_null: i32,
+}
+
+/// Whether `table` exists (has columns).
+pub(super) fn exists(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
+    Ok(!columns(conn, table)?.is_empty())
 }
 
 /// The columns of `table` (none if it does not exist).
@@ -120,6 +127,7 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
                             field.sql_type.name()
                         ),
                         fix: None,
+                        undo: None,
                     });
                 }
                 // SQLite reports an INTEGER PRIMARY KEY as nullable: the key is never NULL.
@@ -136,14 +144,23 @@ fn missing(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Difference {
     let table = model.table;
     // Existing rows take the column's default, or NULL: a NOT NULL column needs a default.
     if field.nullable || field.sql_default.is_some() {
+        let (table_name, name) = (ident(table), ident(field.column));
+        let mut fix = format!("ALTER TABLE {table_name} ADD COLUMN ");
+        if field.unique && engine == Engine::Sqlite {
+            // SQLite cannot add a UNIQUE column: the column, then a unique index.
+            fix.push_str(&format!(
+                "{};\nCREATE UNIQUE INDEX {} ON {table_name} ({name})",
+                column(field, engine, false),
+                ident(&format!("{table}_{}_unique", field.column))
+            ));
+        } else {
+            fix.push_str(&column(field, engine, field.unique));
+        }
         return Difference {
             table,
-            what: format!("column {} is missing", ident(field.column)),
-            fix: Some(format!(
-                "ALTER TABLE {} ADD COLUMN {}",
-                ident(table),
-                column(field, engine)
-            )),
+            what: format!("column {name} is missing"),
+            fix: Some(fix),
+            undo: Some(format!("ALTER TABLE {table_name} DROP COLUMN {name}")),
         };
     }
     Difference {
@@ -155,6 +172,7 @@ fn missing(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Difference {
             ident(field.column)
         ),
         fix: None,
+        undo: None,
     }
 }
 
@@ -163,12 +181,10 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
     let name = ident(field.column);
     if field.nullable {
         // The model may write NULL where the table refuses it.
-        let fix = (engine == Engine::Postgres).then(|| {
-            format!(
-                "ALTER TABLE {} ALTER COLUMN {name} DROP NOT NULL",
-                ident(table)
-            )
-        });
+        let postgres = engine == Engine::Postgres;
+        let alter = format!("ALTER TABLE {} ALTER COLUMN {name}", ident(table));
+        let fix = postgres.then(|| format!("{alter} DROP NOT NULL"));
+        let undo = postgres.then(|| format!("{alter} SET NOT NULL"));
         return Difference {
             table,
             what: format!(
@@ -181,6 +197,7 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
                 }
             ),
             fix,
+            undo,
         };
     }
     Difference {
@@ -191,6 +208,7 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
             field.name
         ),
         fix: None,
+        undo: None,
     }
 }
 
@@ -226,6 +244,10 @@ pub fn report(differences: &[Difference]) -> String {
         for fix in fixes {
             out.push_str(&format!("  {fix};\n"));
         }
+        out.push_str(
+            "the `makemigrations` command writes them as a migration, `migrate` applies it \
+             (see Plover's docs/deployment.md)\n",
+        );
     }
     out
 }

@@ -61,6 +61,7 @@
 //! ```
 
 mod drift;
+pub mod migrations;
 
 pub use crate::kind::SqlType;
 pub use drift::{differences, report, Difference};
@@ -74,8 +75,8 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// One column's definition.
-fn column(field: &FieldMeta, engine: Engine) -> String {
+/// One column's definition (`UNIQUE` only if `unique`: SQLite cannot add a UNIQUE column).
+fn column(field: &FieldMeta, engine: Engine, unique: bool) -> String {
     let name = ident(field.column);
     if field.primary_key {
         // SQLite: `INTEGER PRIMARY KEY` is the rowid (numbered on insert) for both widths.
@@ -94,7 +95,7 @@ fn column(field: &FieldMeta, engine: Engine) -> String {
         out.push_str(" DEFAULT ");
         out.push_str(literal);
     }
-    if field.unique {
+    if unique {
         out.push_str(" UNIQUE");
     }
     if let Some(target) = field.fk {
@@ -157,7 +158,7 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
     let columns: Vec<String> = model
         .fields
         .iter()
-        .map(|f| format!("    {}", column(f, engine)))
+        .map(|f| format!("    {}", column(f, engine, f.unique)))
         .collect();
     let mut out = vec![format!(
         "CREATE TABLE IF NOT EXISTS {} (\n{}\n)",
@@ -261,20 +262,33 @@ const SCHEMA_LOCK: i64 = 0x706c_6f76_6572;
 
 /// Creates the tables and indexes of `models` that do not exist yet, in foreign-key order, in
 /// one transaction; on PostgreSQL under an advisory lock, so that several processes starting
-/// at once do not race on the catalog. Then checks the tables that existed against the models
-/// ([`differences`]): a missing column, or a column of another type or nullability, is an error
-/// that lists every difference and the statements that fix what can be fixed safely, so that
-/// the application stops before it serves (see `docs/deployment.md` for migrations).
+/// at once do not race on the catalog. The tables that existed are checked against the models
+/// ([`differences`]) before any index is created: a missing column, or a column of another type
+/// or nullability, is an error that lists every difference and the statements that fix what
+/// can be fixed safely, so that the application stops before it serves ([`migrations`] writes
+/// those statements as a migration and applies it).
 ///
 /// # Errors
 /// As [`fk_order`], the database's error, or [`Error::Internal`] with the drift [`report`].
 pub fn create_tables(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Result<(), Error> {
-    let sql = script(models, conn.engine())?;
+    let engine = conn.engine();
+    let ordered = fk_order(models)?;
+    // `statements` gives the table first, then its indexes.
+    let (mut tables, mut indexes) = (String::new(), String::new());
+    for model in &ordered {
+        for (i, statement) in statements(model, engine).into_iter().enumerate() {
+            let out = if i == 0 { &mut tables } else { &mut indexes };
+            out.push_str(&statement);
+            out.push_str(";\n");
+        }
+    }
     conn.transaction(|conn| {
-        if conn.engine() == Engine::Postgres {
+        if engine == Engine::Postgres {
             conn.batch_execute(&format!("SELECT pg_advisory_xact_lock({SCHEMA_LOCK});"))?;
         }
-        conn.batch_execute(&sql)?;
-        drift::check(conn, models)
+        conn.batch_execute(&tables)?;
+        // Before the indexes: an index on a column the table lacks would fail less clearly.
+        drift::check(conn, models)?;
+        conn.batch_execute(&indexes)
     })
 }
