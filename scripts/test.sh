@@ -51,10 +51,10 @@ fi
 # Plover on its own, as users get it: every workspace member turns on `postgres`, so the
 # workspace build alone would hide the default (SQLite-only) feature set. Then each feature on
 # its own, from none (a REST-only build, which must compile neither askama nor actix-session).
-echo "== plover alone: default features (accounts, admin; SQLite only), then each feature alone"
+echo "== plover alone: default features (accounts, admin, manage; SQLite only), then each feature alone"
 cargo clippy -p plover --all-targets -- -D warnings
 cargo test -p plover
-for features in "" html accounts admin postgres; do
+for features in "" html accounts admin manage postgres; do
     echo "-- plover --no-default-features --features '$features'"
     cargo clippy -p plover --no-default-features --features "$features" --all-targets -- -D warnings
 done

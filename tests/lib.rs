@@ -46,7 +46,7 @@ mod views_routes;
 pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
 
 /// The diesel schema of the models defined here (the conformance app's are in
-/// `plover_conformance_app::models::schema`, the microblog's in `microblog::schema`).
+/// `plover_conformance_app::models::schema`, the microblog's in `microblog` (each struct declares its table)).
 #[allow(missing_docs)]
 pub mod schema {
     diesel::table! {
@@ -580,6 +580,21 @@ pub fn fresh_database(options: &str) -> (Database, Store) {
 
 type Caller = Box<dyn Fn(TestRequest) -> Pin<Box<dyn Future<Output = ServiceResponse>>>>;
 
+/// The result of a one-value query on `db` as text (`CAST(... AS TEXT)`), on either engine.
+pub fn scalar(db: &Database, sql: &str) -> Option<String> {
+    use diesel::dsl::sql as raw;
+    use diesel::sql_types::{Nullable, Text};
+    use diesel::RunQueryDsl;
+    let select = format!("CAST(({sql}) AS TEXT)");
+    db.run_blocking(|conn| match conn {
+        Conn::Sqlite(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
+            .get_result::<Option<String>>(&mut **c)?),
+        Conn::Pg(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
+            .get_result::<Option<String>>(&mut **c)?),
+    })
+    .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+}
+
 /// An application as an in-process service: sends requests and reads whole responses.
 pub struct TestService(Caller);
 
@@ -860,18 +875,7 @@ impl TestApp {
 
     /// The result of a one-value query as text (`CAST(... AS TEXT)`), on either engine.
     fn scalar(&self, sql: &str) -> Option<String> {
-        use diesel::dsl::sql as raw;
-        use diesel::sql_types::{Nullable, Text};
-        use diesel::RunQueryDsl;
-        let select = format!("CAST(({sql}) AS TEXT)");
-        self.db
-            .run_blocking(|conn| match conn {
-                Conn::Sqlite(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
-                    .get_result::<Option<String>>(&mut **c)?),
-                Conn::Pg(c) => Ok(diesel::select(raw::<Nullable<Text>>(&select))
-                    .get_result::<Option<String>>(&mut **c)?),
-            })
-            .unwrap_or_else(|e| panic!("query failed ({e}): {sql}"))
+        scalar(&self.db, sql)
     }
 
     /// The integer result of a query (`SELECT COUNT(*) ...`); a boolean reads as 1 or 0.

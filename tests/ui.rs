@@ -14,6 +14,7 @@ fn ui() {
     t.compile_fail("ui/unsupported_type.rs");
     t.compile_fail("ui/field_constraints_misuse.rs");
     t.compile_fail("ui/choice_misuse.rs");
+    t.compile_fail("ui/user_model_misuse.rs");
     t.compile_fail("ui/fk_not_a_model.rs");
     t.compile_fail("ui/fk_not_integer.rs");
     t.compile_fail("ui/missing_table_name.rs");

@@ -6,6 +6,7 @@
 mod accounts;
 mod admin;
 mod auth;
+mod commands;
 mod crud;
 mod errors;
 mod fields;

@@ -179,3 +179,34 @@ fn constraints_and_choices_are_in_the_metadata() {
     assert!(field("coat").long);
     assert_eq!(field("coat").constraints.choices, ["matte", "gloss"]);
 }
+
+/// A user model of its own: the derive implements `UserModel` from the marked fields.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = reader)]
+#[rest(table)]
+pub struct Reader {
+    pub id: i32,
+    #[rest(username, max_len = 30)]
+    pub login: String,
+    #[rest(password)]
+    pub hash: String,
+    #[rest(active, default = true)]
+    pub enabled: bool,
+    #[rest(admin, default = false)]
+    pub staff: bool,
+}
+
+#[allow(dead_code)]
+fn the_marked_fields_make_a_user_model() {
+    use plover::accounts::UserModel;
+    fn user_model<U: UserModel>() -> [&'static str; 2] {
+        [U::USERNAME_FIELD, U::PASSWORD_FIELD]
+    }
+    assert_eq!(user_model::<Reader>(), ["login", "hash"]);
+    assert_eq!(<Reader as UserModel>::ADMIN_FIELD, Some("staff"));
+    let reader = Reader { id: 1, login: "ann".into(), hash: String::new(), enabled: false, staff: true };
+    assert!(!reader.is_active() && reader.is_admin() && reader.username() == "ann");
+    let hash = Reader::meta().field("hash").map(|(_, f)| f).expect("hash");
+    assert!(hash.excluded && !hash.required, "write-only, no usable password by default");
+    assert!(Reader::meta().field("login").map(|(_, f)| f.unique) == Some(true));
+}

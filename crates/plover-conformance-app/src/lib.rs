@@ -229,7 +229,7 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
 fn message_counts(conn: &mut plover::db::Conn<'_>, users: &[User]) -> Result<Vec<String>, Error> {
     use diesel::dsl::count_star;
     use diesel::prelude::*;
-    use microblog::schema::message;
+    use microblog::message;
     let ids: Vec<i32> = users.iter().map(|u| u.id).collect();
     let query = message::table
         .filter(message::user_id.eq_any(ids))

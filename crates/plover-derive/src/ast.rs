@@ -4,11 +4,11 @@
 use proc_macro2::{Span, TokenStream};
 use syn::{Data, DeriveInput, Fields, Ident, Path, Visibility};
 
-use crate::attr::{self, Default};
+use crate::attr::{self, Default, UserRole};
 use crate::check;
 use crate::ctxt::Ctxt;
 pub(crate) use crate::field::Field;
-use crate::types::{option_inner, scalar_of, sql_literal, SUPPORTED};
+use crate::types::{option_inner, scalar_of, sql_literal, Kind, SUPPORTED};
 
 pub(crate) struct Model {
     pub(crate) ident: Ident,
@@ -27,6 +27,17 @@ pub(crate) struct Model {
     pub(crate) generate_table: bool,
     /// The struct's doc comment (the API reference describes the resource with it).
     pub(crate) doc: String,
+    /// The fields marked `#[rest(username)]`, `password`, `active`, `admin`: the derive
+    /// implements `UserModel` when there are any.
+    pub(crate) user: Option<UserFields>,
+}
+
+/// The fields of a user model, by index.
+pub(crate) struct UserFields {
+    pub(crate) username: usize,
+    pub(crate) password: usize,
+    pub(crate) active: Option<usize>,
+    pub(crate) admin: Option<usize>,
 }
 
 impl Model {
@@ -76,8 +87,9 @@ impl Model {
             .cloned();
         check::primary_keys(&mut cx, &input.ident, &marked, pk_ident.is_some());
         let mut fields: Vec<Field> = Vec::new();
+        let mut roles: Vec<(UserRole, Path, usize)> = Vec::new();
         let mut indexes: Vec<Vec<(String, bool)>> = Vec::new();
-        for (f, ident, fa) in parsed {
+        for (f, ident, mut fa) in parsed {
             let (value_ty, nullable) = match option_inner(&f.ty) {
                 Some(inner) => (inner.clone(), true),
                 None => (f.ty.clone(), false),
@@ -106,11 +118,48 @@ impl Model {
                 indexes.push(vec![(column.clone(), false)]);
             }
             let constraints = check::constraints(&mut cx, &fa, scalar.kind);
+            if matches!(fa.user_role, Some((UserRole::Password, _)))
+                && matches!(fa.default, Default::None)
+            {
+                // No usable password until one is set (the admin's forms set it apart).
+                fa.default = Default::Expr(syn::parse_quote!(String::new()));
+            }
             let long = fa.long.is_some() && scalar.kind == crate::types::Kind::Text;
             let sql_default = match &fa.default {
                 Default::Expr(expr) => sql_literal(expr),
                 _ => None,
             };
+            let (mut excluded, mut unique) = (fa.exclude, fa.unique);
+            if let Some((role, path)) = &fa.user_role {
+                let wanted = match role {
+                    UserRole::Username | UserRole::Password => Kind::Text,
+                    UserRole::Active | UserRole::Admin => Kind::Bool,
+                };
+                if scalar.kind != wanted || nullable {
+                    let ty = if wanted == Kind::Text {
+                        "String"
+                    } else {
+                        "bool"
+                    };
+                    cx.error(
+                        path,
+                        format!("`#[rest({})]` marks a `{ty}` field", role.key()),
+                    );
+                }
+                match role {
+                    // The hash is never shown: write-only, as `Auth::new` requires.
+                    UserRole::Password if fa.private || fa.read_only => {
+                        cx.error(path, check::PASSWORD_SHOWN);
+                    }
+                    UserRole::Password => excluded = true,
+                    UserRole::Username => unique = true,
+                    _ => {}
+                }
+                if roles.iter().any(|(r, _, _)| r == role) {
+                    cx.error(path, format!("only one field is `#[rest({})]`", role.key()));
+                }
+                roles.push((*role, path.clone(), fields.len()));
+            }
             fields.push(Field {
                 kind: scalar.kind,
                 sql_type: scalar.sql_type,
@@ -124,9 +173,9 @@ impl Model {
                 key,
                 fk: fa.fk,
                 default: fa.default,
-                excluded: fa.exclude,
+                excluded,
                 read_only: fa.read_only,
-                unique: fa.unique,
+                unique,
                 doc: doc_comment(&f.attrs),
                 constraints,
                 long,
@@ -161,6 +210,7 @@ impl Model {
             }
             indexes.push(columns);
         }
+        let user = user_fields(&mut cx, &input.ident, &roles);
         if attrs.table.is_none() && !attrs.table_malformed {
             cx.error(
                 &input.ident,
@@ -188,8 +238,54 @@ impl Model {
             generate_table: attrs.generate_table,
             doc: doc_comment(&input.attrs),
             indexes,
+            user,
         })
     }
+}
+
+/// The user model's fields, if any field has a part in one: the username and the password
+/// are required then.
+fn user_fields(
+    cx: &mut Ctxt,
+    ident: &Ident,
+    roles: &[(UserRole, Path, usize)],
+) -> Option<UserFields> {
+    let find = |role| {
+        roles
+            .iter()
+            .find(|(r, _, _)| *r == role)
+            .map(|(_, _, i)| *i)
+    };
+    if roles.is_empty() {
+        return None;
+    }
+    let (username, password) = (find(UserRole::Username), find(UserRole::Password));
+    for (role, found) in [
+        (UserRole::Username, username),
+        (UserRole::Password, password),
+    ] {
+        if found.is_none() {
+            cx.error(
+                ident,
+                format!(
+                    "a user model marks its username and its password hash: add `#[rest({})]` \
+                     to the field that holds the {}",
+                    role.key(),
+                    if role == UserRole::Username {
+                        "username"
+                    } else {
+                        "password hash"
+                    }
+                ),
+            );
+        }
+    }
+    Some(UserFields {
+        username: username?,
+        password: password?,
+        active: find(UserRole::Active),
+        admin: find(UserRole::Admin),
+    })
 }
 
 /// The text of the `///` comments among `attrs`, one line each, trimmed.

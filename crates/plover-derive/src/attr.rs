@@ -27,6 +27,10 @@ pub(crate) mod key {
     pub(crate) const CHOICES: &str = "choices";
     pub(crate) const LONG: &str = "long";
     pub(crate) const PRIVATE: &str = "private";
+    pub(crate) const USERNAME: &str = "username";
+    pub(crate) const PASSWORD: &str = "password";
+    pub(crate) const ACTIVE: &str = "active";
+    pub(crate) const ADMIN: &str = "admin";
     /// Of `#[diesel(...)]`.
     pub(crate) const TABLE_NAME: &str = "table_name";
 }
@@ -59,7 +63,40 @@ pub(crate) const FIELD_KEYS: &[&str] = &[
     key::CHOICES,
     key::LONG,
     key::PRIVATE,
+    key::USERNAME,
+    key::PASSWORD,
+    key::ACTIVE,
+    key::ADMIN,
 ];
+
+/// The part a field plays in a user model (`#[rest(username)]`, ...): the derive implements
+/// `UserModel` from them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum UserRole {
+    Username,
+    Password,
+    Active,
+    Admin,
+}
+
+impl UserRole {
+    pub(crate) const ALL: [UserRole; 4] = [
+        UserRole::Username,
+        UserRole::Password,
+        UserRole::Active,
+        UserRole::Admin,
+    ];
+
+    /// The attribute's key.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            UserRole::Username => key::USERNAME,
+            UserRole::Password => key::PASSWORD,
+            UserRole::Active => key::ACTIVE,
+            UserRole::Admin => key::ADMIN,
+        }
+    }
+}
 
 /// What the struct's attributes say.
 #[derive(Default)]
@@ -117,6 +154,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) choices: Option<(Vec<LitStr>, Expr)>,
     /// `private`.
     pub(crate) private: bool,
+    /// `username`, `password`, `active` or `admin`, with the key for errors.
+    pub(crate) user_role: Option<(UserRole, Path)>,
 }
 
 /// A number literal of `min` or `max`.
@@ -308,6 +347,7 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         long: None,
         choices: None,
         private: false,
+        user_role: None,
     };
     let mut seen = Seen::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
@@ -367,6 +407,17 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
             } else if meta.path.is_ident(key::CHOICES) {
                 let expr: Expr = meta.value()?.parse()?;
                 out.choices = Some((choices(&expr)?, expr));
+            } else if let Some(role) = UserRole::ALL
+                .into_iter()
+                .find(|r| meta.path.is_ident(r.key()))
+            {
+                if let Some((other, _)) = out.user_role {
+                    return Err(meta.error(format!(
+                        "a field plays one part in a user model: it is `{}` already",
+                        other.key()
+                    )));
+                }
+                out.user_role = Some((role, meta.path.clone()));
             } else {
                 return Err(unknown(&meta, FIELD_KEYS));
             }

@@ -205,3 +205,6 @@ pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constra
     }
     out
 }
+
+pub(crate) const PASSWORD_SHOWN: &str = "the password hash is write-only (`#[rest(password)]` \
+     makes it so): remove `private` or `read_only` from this field";

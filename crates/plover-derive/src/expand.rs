@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{Field, Model};
+use crate::ast::{Field, Model, UserFields};
 use crate::attr::{Default, Number};
 use crate::backend;
 use crate::field::Constraints;
@@ -146,6 +146,7 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     ];
 
     let handles = field_handles(ident, vis, &idents);
+    let user_model = model.user.as_ref().map(|user| user_model(model, user));
     let diesel_table = model.generate_table.then(|| diesel_table(model));
     quote! {
         #diesel_table
@@ -182,6 +183,8 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
             };
 
             __p::inventory::submit! { __p::ModelEntry(<#ident as __p::RestModel>::meta) }
+
+            #user_model
 
             #(#backends)*
 
@@ -505,5 +508,51 @@ fn constraints(c: &Constraints) -> TokenStream {
         quote!(__p::Constraints::NONE)
     } else {
         quote!(__p::Constraints { #(#given,)* ..__p::Constraints::NONE })
+    }
+}
+
+/// `impl UserModel` from the fields marked `#[rest(username)]`, `password`, `active`, `admin`.
+fn user_model(model: &Model, user: &UserFields) -> TokenStream {
+    let ident = &model.ident;
+    let field = |i: usize| (&model.fields[i].ident, model.fields[i].name.as_str());
+    let ((username, username_name), (password, password_name)) =
+        (field(user.username), field(user.password));
+    let flag = |i: Option<usize>, default: bool| match i.map(field) {
+        Some((ident, name)) => (
+            quote!(::core::option::Option::Some(#name)),
+            quote!(self.#ident),
+        ),
+        None => (quote!(::core::option::Option::None), quote!(#default)),
+    };
+    let (active_name, active) = flag(user.active, true);
+    let (admin_name, admin) = flag(user.admin, false);
+    quote! {
+        #[automatically_derived]
+        impl __p::UserModel for #ident {
+            const USERNAME_FIELD: &'static str = #username_name;
+            const PASSWORD_FIELD: &'static str = #password_name;
+            const ACTIVE_FIELD: ::core::option::Option<&'static str> = #active_name;
+            const ADMIN_FIELD: ::core::option::Option<&'static str> = #admin_name;
+
+            fn username(&self) -> &str {
+                &self.#username
+            }
+
+            fn password_hash(&self) -> &str {
+                &self.#password
+            }
+
+            fn password_hash_mut(&mut self) -> &mut ::std::string::String {
+                &mut self.#password
+            }
+
+            fn is_active(&self) -> bool {
+                #active
+            }
+
+            fn is_admin(&self) -> bool {
+                #admin
+            }
+        }
     }
 }

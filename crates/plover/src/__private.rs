@@ -5,6 +5,7 @@ pub use diesel;
 pub use inventory;
 pub use serde_json;
 
+pub use crate::accounts::UserModel;
 pub use crate::convert::{from_json_required, to_json, write_json, FromJson, FromParam, JsonField};
 pub use crate::db::sql_text::{shaped, SqlCache};
 pub use crate::db::sqlite::plover_lower;

@@ -64,8 +64,11 @@ pub mod db;
 mod error;
 mod kind;
 mod listing;
+#[cfg(feature = "manage")]
+pub mod manage;
 mod meta;
 pub mod model;
+mod mounted;
 pub mod openapi;
 mod param;
 pub mod query;

@@ -61,30 +61,15 @@ impl Rules for Book {
 pub struct Member {
     /// Primary key.
     pub id: i32,
-    /// Login name.
-    #[rest(unique)]
+    /// Login name (unique).
+    #[rest(username)]
     pub username: String,
     /// bcrypt hash; set through the admin's `new_password`, never shown.
-    #[rest(write_only, default = String::new())]
+    #[rest(password)]
     pub password: String,
     /// Whether the member runs the library.
-    #[rest(default = false)]
+    #[rest(admin, default = false)]
     pub admin: bool,
-}
-
-impl UserModel for Member {
-    fn username(&self) -> &str {
-        &self.username
-    }
-    fn password_hash(&self) -> &str {
-        &self.password
-    }
-    fn password_hash_mut(&mut self) -> &mut String {
-        &mut self.password
-    }
-    fn is_admin(&self) -> bool {
-        self.admin
-    }
 }
 
 /// A book lent to a member.

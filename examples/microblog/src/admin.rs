@@ -48,7 +48,7 @@ fn count_messages_since(
     conn: &mut Conn<'_>,
     since: chrono::NaiveDateTime,
 ) -> Result<i64, plover::Error> {
-    use crate::schema::message;
+    use crate::message;
     use diesel::prelude::*;
     let query = message::table.filter(message::pub_date.ge(since)).count();
     Ok(match conn {

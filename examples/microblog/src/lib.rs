@@ -12,83 +12,18 @@ pub mod seed;
 
 pub use seed::seed_demo;
 
-/// The diesel schema.
-pub mod schema {
-    diesel::table! {
-        /// Users.
-        user (id) {
-            /// Primary key.
-            id -> Integer,
-            /// Unique login name.
-            username -> Text,
-            /// bcrypt hash, `""` for none.
-            password -> Text,
-            /// E-mail address.
-            email -> Text,
-            /// When the user joined.
-            join_date -> Timestamp,
-            /// Whether the user may log in.
-            active -> Bool,
-            /// Whether the user is an administrator.
-            admin -> Bool,
-        }
-    }
-
-    diesel::table! {
-        /// Who follows whom.
-        relationship (id) {
-            /// Primary key.
-            id -> Integer,
-            /// The follower.
-            from_user_id -> Integer,
-            /// The followed user.
-            to_user_id -> Integer,
-        }
-    }
-
-    diesel::table! {
-        /// Posted messages.
-        message (id) {
-            /// Primary key.
-            id -> Integer,
-            /// The author.
-            user_id -> Integer,
-            /// The text.
-            content -> Text,
-            /// When it was posted.
-            pub_date -> Timestamp,
-        }
-    }
-
-    diesel::table! {
-        /// Free-standing notes.
-        note (id) {
-            /// Primary key.
-            id -> Integer,
-            /// The text.
-            message -> Text,
-            /// When it was written.
-            created -> Timestamp,
-        }
-    }
-
-    diesel::allow_tables_to_appear_in_same_query!(user, relationship, message, note);
-}
-
-use schema::{message, note, relationship, user};
-
 /// A user of the microblog and of the accounts component.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = user)]
-#[rest(display = "{username}")]
+#[rest(table, display = "{username}")]
 pub struct User {
     /// Primary key.
     pub id: i32,
     /// Unique login name.
-    #[rest(unique)]
+    #[rest(username)]
     pub username: String,
     /// bcrypt hash (`""`: no usable password); write-only: never shown, filtered or ordered.
-    #[rest(write_only, default = String::new())]
+    #[rest(password)]
     pub password: String,
     /// E-mail address.
     pub email: String,
@@ -96,35 +31,17 @@ pub struct User {
     #[rest(default = plover::value::now())]
     pub join_date: chrono::NaiveDateTime,
     /// Whether the user may log in.
-    #[rest(default = true)]
+    #[rest(active, default = true)]
     pub active: bool,
     /// Whether the user is an administrator.
-    #[rest(default = false)]
+    #[rest(admin, default = false)]
     pub admin: bool,
-}
-
-impl UserModel for User {
-    fn username(&self) -> &str {
-        &self.username
-    }
-    fn password_hash(&self) -> &str {
-        &self.password
-    }
-    fn password_hash_mut(&mut self) -> &mut String {
-        &mut self.password
-    }
-    fn is_active(&self) -> bool {
-        self.active
-    }
-    fn is_admin(&self) -> bool {
-        self.admin
-    }
 }
 
 /// `from_user` follows `to_user`.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = relationship)]
-#[rest(display = "{from_user_id}->{to_user_id}")]
+#[rest(table, display = "{from_user_id}->{to_user_id}")]
 pub struct Relationship {
     /// Primary key.
     pub id: i32,
@@ -143,7 +60,7 @@ pub struct Relationship {
 /// newest first, they would take it at their start, where page splits leave pages part empty.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
-#[rest(display = "{content}")]
+#[rest(table, display = "{content}")]
 #[rest(index = "user_id, pub_date, -id", index = "pub_date, -id")]
 pub struct Message {
     /// Primary key.
@@ -161,7 +78,7 @@ pub struct Message {
 /// A free-standing note.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = note)]
-#[rest(display = "{message}")]
+#[rest(table, display = "{message}")]
 pub struct Note {
     /// Primary key.
     pub id: i32,

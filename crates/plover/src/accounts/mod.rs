@@ -11,6 +11,7 @@ mod session;
 mod settings;
 mod throttle;
 mod user;
+mod users;
 #[cfg(feature = "accounts")]
 mod views;
 
@@ -25,3 +26,4 @@ pub(crate) use session::keep_password;
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};
 pub use throttle::LoginLimits;
 pub use user::{Auth, Credentials, UserModel};
+pub use users::{User, UserChanges};

@@ -48,8 +48,14 @@ pub trait UserModel: RestModel {
     const USERNAME_FIELD: &'static str = "username";
     /// The field that holds the password hash. It must be write-only at the model level
     /// (`#[rest(write_only)]`): [`Auth::new`] refuses a user model whose hash some resource,
-    /// filter or admin page could show (SPEC.md section 15).
+    /// filter or admin page could show.
     const PASSWORD_FIELD: &'static str = "password";
+    /// The boolean field that says whether the user may log in, if the model has one:
+    /// [`Auth::create_user`] sets it.
+    const ACTIVE_FIELD: Option<&'static str> = None;
+    /// The boolean field of the admin permission, if the model has one: [`Auth::create_user`]
+    /// sets it.
+    const ADMIN_FIELD: Option<&'static str> = None;
 
     /// The username.
     fn username(&self) -> &str;
@@ -78,7 +84,7 @@ pub trait UserModel: RestModel {
     }
 }
 
-/// The accounts component (SPEC.md section 9): finds users and checks their credentials for
+/// The accounts component: finds users and checks their credentials for
 /// the REST layer (`UserAuthentication`), and serves session login and logout.
 ///
 /// Built once at start, then cloned freely (clones share one state). Sessions, login and
@@ -262,6 +268,57 @@ impl<U: UserModel> Auth<U> {
     /// Hashes a password at this component's cost.
     pub fn make_password(&self, raw: &str) -> Result<String, PasswordError> {
         make_password(raw, self.inner.settings.cost)
+    }
+
+    /// Creates a user named `username` with `password` (hashed here), active, and an
+    /// administrator if `admin` (the `createsuperuser` command). The row is written as every
+    /// writer writes it ([`model::save`](crate::model::save): constraints, the username rules,
+    /// the model's rules), in one transaction; the model's other fields take their defaults.
+    ///
+    /// # Errors
+    /// [`Error::Validation`] naming each field that was refused, or that the model requires
+    /// without a default; the database's error.
+    pub fn create_user(
+        &self,
+        conn: &mut Conn<'_>,
+        username: &str,
+        password: &str,
+        admin: bool,
+    ) -> Result<U, Error> {
+        let hash = self
+            .make_password(password)
+            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        let meta = U::meta();
+        let mut changes = U::Changes::default();
+        let given = [
+            (Some(U::USERNAME_FIELD), serde_json::Value::from(username)),
+            (Some(U::PASSWORD_FIELD), serde_json::Value::from(hash)),
+            (U::ACTIVE_FIELD, serde_json::Value::from(true)),
+            (U::ADMIN_FIELD, serde_json::Value::from(admin)),
+        ];
+        let mut errors = std::collections::BTreeMap::new();
+        for (name, value) in given {
+            let Some(name) = name else { continue };
+            let Some((i, _)) = meta.field(name) else {
+                return Err(Error::Internal(format!("user model has no field '{name}'")));
+            };
+            if let Err(message) = U::set_json(&mut changes, i, &value) {
+                errors.insert(name.to_owned(), message);
+            }
+        }
+        U::fill_defaults(&mut changes);
+        for (i, field) in meta.fields.iter().enumerate() {
+            if field.required && !U::is_set(&changes, i) {
+                errors.insert(field.name.to_owned(), "this field is required".to_owned());
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Error::Validation {
+                message: "Validation failed".into(),
+                fields: errors,
+            });
+        }
+        conn.transaction(|conn| crate::model::save::<U>(conn, changes, None))
     }
 
     /// The user with primary key `id`, active or not.

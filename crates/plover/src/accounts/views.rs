@@ -10,6 +10,7 @@ use super::session::{current_user, end_login, start_login, CsrfToken};
 use super::user::{Auth, Credentials, UserModel};
 use crate::body::{check_form_text, Body, BodyLimit};
 use crate::error::Error;
+use crate::mounted;
 use crate::urlencoded::pairs;
 
 /// The login form page (`templates/accounts/login.html`).
@@ -79,6 +80,10 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
     pub fn setup(&self) -> impl Fn(&mut web::ServiceConfig) + Clone {
         let auth = self.clone();
         move |cfg: &mut web::ServiceConfig| {
+            if mounted::recording() {
+                mounted::route("GET, POST", auth.login_url(), "the login form".into());
+                mounted::route("GET, POST", auth.logout_url(), "logout".into());
+            }
             cfg.app_data(web::Data::new(auth.clone()));
             cfg.service(
                 web::resource(auth.login_url())

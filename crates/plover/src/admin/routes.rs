@@ -16,6 +16,7 @@ use crate::accounts::{current_user, keep_password, Auth, CsrfToken, LoginRedirec
 use crate::body::{check_form_text, Body, BodyLimit};
 use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
+use crate::mounted;
 use crate::urlencoded::pairs;
 
 /// Largest form body the admin reads (1 MiB).
@@ -103,6 +104,29 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
     }
     for (i, panel) in state.panels.iter().enumerate() {
         routes.push((format!("/{}/{{action}}", panel.slug), View::Panel(i)));
+    }
+    if mounted::recording() {
+        for (path, view) in &routes {
+            let what = match view {
+                View::Dashboard => "the admin's dashboard".to_owned(),
+                View::Static => "the admin's styles and scripts".to_owned(),
+                View::Index(m) => format!("the admin's index of {}", m.name()),
+                View::Add(m) => format!("the admin's add form of {}", m.name()),
+                View::Export(m) => format!("the admin's CSV export of {}", m.name()),
+                View::Lookup(m) => format!("the admin's lookups of {}", m.name()),
+                View::Edit(m) => format!("the admin's edit form of {}", m.name()),
+                View::Delete(m) => format!("the admin's delete page of {}", m.name()),
+                View::Panel(_) => "an admin panel".to_owned(),
+                View::NotFound => continue,
+            };
+            let slash = if matches!(view, View::Static) || path == "/" {
+                ""
+            } else {
+                "/"
+            };
+            let path = format!("{}{path}{slash}", state.prefix);
+            mounted::route("GET, POST", path, what);
+        }
     }
     let mut scope = web::scope(&state.prefix)
         .app_data(BodyLimit(MAX_FORM_BYTES))

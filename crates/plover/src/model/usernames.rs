@@ -122,9 +122,11 @@ pub(crate) fn check<M: RestModel>(
                 if wanted.matches(&LookAlike::of(&other)) {
                     return Err(Error::FieldConflict {
                         field: meta.fields[field].name.to_owned(),
-                        message: format!(
-                            "a user named '{other}' exists, and this name looks like it"
-                        ),
+                        message: if other == name {
+                            format!("a user named '{other}' exists")
+                        } else {
+                            format!("a user named '{other}' exists, and this name looks like it")
+                        },
                     });
                 }
             }

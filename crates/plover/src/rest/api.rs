@@ -19,6 +19,7 @@ use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::{Database, PeerSocket};
 use crate::error::Error;
 use crate::model::RestModel;
+use crate::mounted;
 use crate::openapi::{self, spec::OpenApi};
 use crate::urlencoded::pairs;
 
@@ -201,6 +202,9 @@ impl RestApi {
         let prefix = self.prefix;
         let cors_origins = self.cors;
         move |cfg: &mut web::ServiceConfig| {
+            if mounted::recording() {
+                record(&prefix, &routes, &description);
+            }
             let routes = routes.clone();
             let dispatch = fn_service(move |sreq: ServiceRequest| {
                 let routes = routes.clone();
@@ -222,6 +226,34 @@ impl RestApi {
             );
         }
     }
+}
+
+/// Records the API's routes and document for the `routes` and `openapi` commands.
+fn record(prefix: &str, routes: &[Route], description: &Description) {
+    let methods = |verbs: &[Method]| {
+        let names: Vec<&str> = verbs.iter().map(Method::as_str).collect();
+        names.join(", ")
+    };
+    for route in routes {
+        let doc = route.endpoint.describe(&route.api);
+        let (name, model) = (doc.name, doc.shape.meta.name);
+        let list = format!("{prefix}/{name}/");
+        mounted::route(
+            &methods(&doc.list),
+            list.clone(),
+            format!("REST list of {model}"),
+        );
+        if !doc.detail.is_empty() {
+            let what = format!("REST detail of {model}");
+            mounted::route(&methods(&doc.detail), format!("{list}{{pk}}/"), what);
+        }
+    }
+    let json = format!("{prefix}/openapi.json");
+    mounted::route("GET", json, "the API's OpenAPI document".into());
+    let page = format!("{prefix}/{DOCS}/");
+    mounted::route("GET", page, "the API's reference page".into());
+    let document = serde_json::from_slice(&description.json).unwrap_or_default();
+    mounted::openapi(prefix, document);
 }
 
 /// The CORS policy of [`RestApi::cors_origins`].

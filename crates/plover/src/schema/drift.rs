@@ -38,8 +38,8 @@ struct Found {
     not_null: i32,
 }
 
-/// Whether `table` exists (has columns).
-pub(super) fn exists(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
+/// Whether `table` exists.
+pub fn table_exists(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
     Ok(!columns(conn, table)?.is_empty())
 }
 

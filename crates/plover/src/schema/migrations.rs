@@ -91,6 +91,7 @@ fn names<M: ?Sized + diesel::migration::Migration<B>, B: diesel::backend::Backen
 }
 
 /// The advisory lock that serializes migrations on PostgreSQL (`"plovem"` in ASCII).
+#[cfg(feature = "postgres")]
 const MIGRATION_LOCK: i64 = 0x706c_6f76_656d;
 
 /// Applies the migrations under `dir` (for the connection's engine) that are not applied yet,
@@ -161,7 +162,7 @@ pub fn make(
     let engine = conn.engine();
     let (mut up, mut down, mut manual) = (Vec::new(), Vec::new(), Vec::new());
     for model in fk_order(models)? {
-        if !drift::exists(conn, model.table)? {
+        if !drift::table_exists(conn, model.table)? {
             up.extend(statements(model, engine));
             down.push(format!("DROP TABLE {}", ident(model.table)));
             continue;

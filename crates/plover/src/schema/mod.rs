@@ -64,7 +64,7 @@ mod drift;
 pub mod migrations;
 
 pub use crate::kind::SqlType;
-pub use drift::{differences, report, Difference};
+pub use drift::{differences, report, table_exists, Difference};
 
 use crate::db::{Conn, Engine};
 use crate::error::Error;

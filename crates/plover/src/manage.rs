@@ -1,0 +1,458 @@
+//! The command line of an application: one call in `main` gives it Django's management
+//! commands (feature `manage`, on by default).
+//!
+//! | command | what it does |
+//! |---|---|
+//! | `serve` (also with no command) | creates the missing tables, stops on [schema drift](crate::schema::differences), runs the start hooks, serves |
+//! | `check` | compares the models with the database and lists the migrations not applied; exit status 1 if either needs work |
+//! | `makemigrations NAME [--empty]` | writes a migration folder of the safe fixes ([`schema::migrations::make`]) |
+//! | `migrate` | applies the migrations not applied yet ([`schema::migrations::apply`]) |
+//! | `createsuperuser --username NAME` | creates an active administrator ([`Auth::create_user`]); the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice on the terminal |
+//! | `openapi [--prefix /api]` | prints the REST API's OpenAPI document |
+//! | `routes` | prints the routes Plover mounts (REST, admin, accounts; not the application's own views) |
+//!
+//! Every command reads the database from `--database URL`, else `DATABASE_URL`, else the
+//! default the application gives; `serve` binds `--bind ADDR`, else `BIND`, else
+//! `127.0.0.1:8000`, and signs its session cookies with `SECRET_KEY` (at least 32 bytes; else a
+//! random key per start). `--help` describes each command.
+//!
+//! ```no_run
+//! use plover::prelude::*;
+//! use plover::manage::Commands;
+//!
+//! #[derive(Debug, RestModel)]
+//! #[diesel(table_name = note)]
+//! #[rest(table)]
+//! pub struct Note { pub id: i32, pub text: String }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     Commands::<plover::accounts::User>::new("notes")
+//!         .about("A notes service")
+//!         .database("sqlite://notes.db")
+//!         .models([plover::accounts::User::meta(), Note::meta()])
+//!         .run(|db, auth| {
+//!             let mut api = RestApi::new(db.clone());
+//!             api.register_resource(Resource::<Note>::new().auth(UserAuthentication::new(auth)));
+//!             let (api, accounts) = (api.setup(), auth.setup());
+//!             move |cfg: &mut actix_web::web::ServiceConfig| {
+//!                 accounts(cfg);
+//!                 api(cfg);
+//!             }
+//!         })
+//! }
+//! ```
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use actix_web::web::ServiceConfig;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::accounts::{Auth, UserModel};
+use crate::db::Database;
+use crate::error::Error;
+use crate::model::ModelMeta;
+use crate::schema::{self, migrations};
+use crate::server::{Guard, Server};
+
+// The options every command takes (a plain comment: clap shows doc comments in `--help`).
+#[derive(Debug, Parser)]
+struct Cli {
+    /// The database URL (sqlite://FILE or postgres://...)
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    database: Option<String>,
+    /// The address `serve` binds (default 127.0.0.1:8000, or the application's)
+    #[arg(long, env = "BIND", global = true)]
+    bind: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Creates the missing tables, stops on schema drift, serves (the default command)
+    Serve,
+    /// Compares the models with the database and lists the migrations not applied; exits
+    /// with status 1 if either needs work
+    Check,
+    /// Writes a migration folder with the statements that bring the database to the models
+    Makemigrations {
+        /// The migration's name: lowercase letters, digits and _ (add_description)
+        name: String,
+        /// Write the folder even where a difference needs statements written by hand
+        #[arg(long)]
+        empty: bool,
+    },
+    /// Applies the migrations not applied yet, in order
+    Migrate,
+    /// Creates an active administrator (the password from PLOVER_SUPERUSER_PASSWORD, else
+    /// asked on the terminal)
+    Createsuperuser {
+        /// The new user's name
+        #[arg(long)]
+        username: String,
+    },
+    /// Prints the REST API's OpenAPI document
+    Openapi {
+        /// The API's prefix, when the application has several
+        #[arg(long)]
+        prefix: Option<String>,
+    },
+    /// Prints the routes Plover mounts: REST, admin, accounts (not the application's own views)
+    Routes,
+}
+
+/// What a start hook does: work on the database before the server starts.
+type StartHook<U> = Box<dyn Fn(&Database, &Auth<U>) -> Result<(), Error>>;
+
+/// An application's command line: its name, default database, models and start hooks, then
+/// [`run`](Commands::run) with the function that configures its routes. See the
+/// [module documentation](self) for the commands.
+pub struct Commands<U: UserModel> {
+    name: String,
+    about: String,
+    database: String,
+    models: Vec<&'static ModelMeta>,
+    bind: String,
+    migrations: PathBuf,
+    auth: Box<dyn Fn(Auth<U>) -> Auth<U>>,
+    on_start: Vec<StartHook<U>>,
+}
+
+impl<U: UserModel> std::fmt::Debug for Commands<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Commands")
+            .field("name", &self.name)
+            .field("database", &self.database)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A command failed: the message printed after the program's name.
+struct Failure(String);
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        match e {
+            Error::Validation { fields, .. } => {
+                let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                Failure(lines.join("\n"))
+            }
+            Error::Internal(message) => Failure(message),
+            other => Failure(other.to_string()),
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        // The reader of the output went away (`openapi | head`): nothing to report.
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Failure(String::new());
+        }
+        Failure(e.to_string())
+    }
+}
+
+impl<U: UserModel + Clone> Commands<U> {
+    /// The commands of the program `name`, on `sqlite://<name>.db` unless
+    /// [`database`](Commands::database) says otherwise, migrations in `migrations/`.
+    pub fn new(name: &str) -> Commands<U> {
+        Commands {
+            name: name.to_owned(),
+            about: String::new(),
+            database: format!("sqlite://{name}.db"),
+            models: Vec::new(),
+            bind: "127.0.0.1:8000".to_owned(),
+            migrations: PathBuf::from("migrations"),
+            auth: Box::new(|auth| auth),
+            on_start: Vec::new(),
+        }
+    }
+
+    /// The text `--help` shows under the program's name.
+    pub fn about(mut self, text: &str) -> Commands<U> {
+        self.about = text.to_owned();
+        self
+    }
+
+    /// The database URL used when neither `--database` nor `DATABASE_URL` gives one.
+    pub fn database(mut self, url: &str) -> Commands<U> {
+        self.database = url.to_owned();
+        self
+    }
+
+    /// The address `serve` binds when neither `--bind` nor `BIND` gives one (default
+    /// `127.0.0.1:8000`).
+    pub fn bind(mut self, address: &str) -> Commands<U> {
+        self.bind = address.to_owned();
+        self
+    }
+
+    /// The models whose tables the application uses, in any order (see
+    /// [`schema::create_tables`]).
+    pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
+        self.models.extend(models);
+        self
+    }
+
+    /// The migrations directory (default `migrations`, relative to the working directory).
+    pub fn migrations(mut self, dir: impl Into<PathBuf>) -> Commands<U> {
+        self.migrations = dir.into();
+        self
+    }
+
+    /// Changes the accounts component before use (its login limits, password cost, ...).
+    pub fn auth(mut self, configure: impl Fn(Auth<U>) -> Auth<U> + 'static) -> Commands<U> {
+        self.auth = Box::new(configure);
+        self
+    }
+
+    /// Work `serve` does once the tables are there, before it serves (demo data, say).
+    pub fn on_start(
+        mut self,
+        hook: impl Fn(&Database, &Auth<U>) -> Result<(), Error> + 'static,
+    ) -> Commands<U> {
+        self.on_start.push(Box::new(hook));
+        self
+    }
+
+    /// Runs the command of the program's arguments; `app` configures the application's
+    /// routes (Plover wraps them in the session middleware and its [`Guard`]). Errors are
+    /// printed after the program's name; the exit status is 1 on failure, 2 on a usage error.
+    pub fn run<F, R>(self, app: F) -> ExitCode
+    where
+        F: FnOnce(&Database, &Auth<U>) -> R,
+        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+    {
+        self.run_from(std::env::args_os(), app)
+    }
+
+    /// [`run`](Commands::run) with the given arguments (the first is the program's name).
+    pub fn run_from<F, R>(self, args: impl IntoIterator<Item = OsString>, app: F) -> ExitCode
+    where
+        F: FnOnce(&Database, &Auth<U>) -> R,
+        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+    {
+        let mut command = Cli::command().name(self.name.clone());
+        if !self.about.is_empty() {
+            command = command.about(self.about.clone());
+        }
+        let parsed = command
+            .try_get_matches_from(args)
+            .and_then(|matches| Cli::from_arg_matches(&matches));
+        let cli = match parsed {
+            Ok(cli) => cli,
+            Err(e) => {
+                let _ = e.print();
+                return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            }
+        };
+        match self.execute(cli, app) {
+            Ok(code) => code,
+            Err(Failure(message)) if message.is_empty() => ExitCode::SUCCESS,
+            Err(Failure(message)) => {
+                eprintln!("{}: {message}", self.name);
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    fn execute<F, R>(&self, cli: Cli, app: F) -> Result<ExitCode, Failure>
+    where
+        F: FnOnce(&Database, &Auth<U>) -> R,
+        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+    {
+        let url = cli.database.unwrap_or_else(|| self.database.clone());
+        let db = Database::from_url(&url).map_err(|e| Failure(e.to_string()))?;
+        let mut auth = Auth::<U>::new(db.clone());
+        if let Ok(key) = std::env::var("SECRET_KEY") {
+            if key.len() < 32 {
+                return Err(Failure("SECRET_KEY needs at least 32 bytes".into()));
+            }
+            auth = auth.secret_key(key.as_bytes());
+        }
+        let auth = (self.auth)(auth);
+        let dir = &self.migrations;
+        let mut out = std::io::stdout().lock();
+        match cli.command.unwrap_or(Command::Serve) {
+            Command::Serve => {
+                let bind = cli.bind.unwrap_or_else(|| self.bind.clone());
+                let waiting = db.run_blocking(|c| migrations::pending(c, dir))?;
+                if let Err(Failure(mut message)) = self.create_tables(&db) {
+                    if !waiting.is_empty() {
+                        message.push_str(&format!(
+                            "migrations are not applied yet ({}): run `migrate` first\n",
+                            waiting.join(", ")
+                        ));
+                    }
+                    return Err(Failure(message));
+                }
+                if !waiting.is_empty() {
+                    log::warn!("migrations not applied yet (run `migrate`): {waiting:?}");
+                }
+                for hook in &self.on_start {
+                    hook(&db, &auth)?;
+                }
+                let routes = app(&db, &auth);
+                drop(out);
+                serve(&self.name, auth, routes, &bind)?;
+            }
+            Command::Check => {
+                let _ = app(&db, &auth); // a configuration that cannot be built fails here
+                return self.check(&db, &mut out);
+            }
+            Command::Makemigrations { name, empty } => {
+                let models = &self.models;
+                let written =
+                    db.run_blocking(|c| migrations::make(c, models, dir, &name, empty))?;
+                match written {
+                    Some(folder) => writeln!(out, "wrote {}", folder.display())?,
+                    None => writeln!(out, "no changes: the database matches the models")?,
+                }
+            }
+            Command::Migrate => {
+                let applied = db.run_blocking(|c| migrations::apply(c, dir))?;
+                for version in &applied {
+                    writeln!(out, "applied {version}")?;
+                }
+                if applied.is_empty() {
+                    writeln!(out, "no migrations to apply")?;
+                }
+            }
+            Command::Createsuperuser { username } => {
+                self.create_tables(&db)?;
+                let password = new_password()?;
+                let user = db.run_blocking(|c| auth.create_user(c, &username, &password, true))?;
+                writeln!(out, "created {} (id {})", user.username(), user.pk())?;
+            }
+            Command::Openapi { prefix } => {
+                let recorded = record(&db, &auth, app);
+                let found: Vec<_> = recorded
+                    .openapi
+                    .iter()
+                    .filter(|(p, _)| prefix.as_ref().is_none_or(|wanted| wanted == p))
+                    .collect();
+                let [(_, document)] = found[..] else {
+                    let prefixes: Vec<&str> =
+                        recorded.openapi.iter().map(|(p, _)| p.as_str()).collect();
+                    return Err(Failure(format!(
+                        "name one API with --prefix; this application has: {}",
+                        prefixes.join(", ")
+                    )));
+                };
+                let text = serde_json::to_string_pretty(document).unwrap_or_default();
+                writeln!(out, "{text}")?;
+            }
+            Command::Routes => {
+                let routes = record(&db, &auth, app).routes;
+                let width = |f: fn(&crate::mounted::Mounted) -> usize| {
+                    routes.iter().map(f).max().unwrap_or(0)
+                };
+                let (methods, paths) = (width(|r| r.methods.len()), width(|r| r.path.len()));
+                for r in &routes {
+                    writeln!(out, "{:methods$}  {:paths$}  {}", r.methods, r.path, r.what)?;
+                }
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Creates the missing tables; drift is a failure with the report.
+    fn create_tables(&self, db: &Database) -> Result<(), Failure> {
+        let models = &self.models;
+        db.run_blocking(|c| schema::create_tables(c, models))?;
+        Ok(())
+    }
+
+    /// `check`: the differences, the missing tables, the pending migrations.
+    fn check(&self, db: &Database, out: &mut impl Write) -> Result<ExitCode, Failure> {
+        let models = &self.models;
+        let dir = &self.migrations;
+        let (differences, missing, waiting) = db.run_blocking(|c| {
+            let mut differences = Vec::new();
+            let mut missing = Vec::new();
+            for model in models {
+                if schema::table_exists(c, model.table)? {
+                    differences.extend(schema::differences(c, model)?);
+                } else {
+                    missing.push(model.table);
+                }
+            }
+            Ok((differences, missing, migrations::pending(c, dir)?))
+        })?;
+        for table in &missing {
+            writeln!(
+                out,
+                "table \"{table}\" does not exist yet: `serve` creates it"
+            )?;
+        }
+        if differences.is_empty() {
+            writeln!(out, "the tables that exist match the models")?;
+        } else {
+            write!(out, "{}", schema::report(&differences))?;
+        }
+        for name in &waiting {
+            writeln!(out, "migration {name} is not applied: run `migrate`")?;
+        }
+        Ok(if differences.is_empty() && waiting.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+}
+
+/// Runs the application's configuration once and returns what Plover mounted.
+fn record<U, F, R>(db: &Database, auth: &Auth<U>, app: F) -> crate::mounted::Recorded
+where
+    U: UserModel + Clone,
+    F: FnOnce(&Database, &Auth<U>) -> R,
+    R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+{
+    let routes = app(db, auth);
+    crate::mounted::record(|| {
+        let _app = actix_web::App::new().configure(routes);
+    })
+}
+
+/// The new administrator's password: `PLOVER_SUPERUSER_PASSWORD`, else asked twice.
+fn new_password() -> Result<String, Failure> {
+    if let Ok(password) = std::env::var("PLOVER_SUPERUSER_PASSWORD") {
+        return Ok(password);
+    }
+    let ask = |prompt: &str| {
+        rpassword::prompt_password(prompt).map_err(|e| {
+            Failure(format!(
+                "no terminal to ask the password on ({e}): set PLOVER_SUPERUSER_PASSWORD"
+            ))
+        })
+    };
+    let password = ask("Password: ")?;
+    if ask("Password (again): ")? != password {
+        return Err(Failure("the two passwords differ".into()));
+    }
+    Ok(password)
+}
+
+/// Serves `routes` behind the session middleware and Plover's guard until the process ends.
+fn serve<U, R>(name: &str, auth: Auth<U>, routes: R, bind: &str) -> Result<(), Failure>
+where
+    U: UserModel + Clone,
+    R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+{
+    actix_web::rt::System::new().block_on(async move {
+        let server = Server::new(move || {
+            actix_web::App::new()
+                .wrap(auth.session_middleware())
+                .wrap(Guard::default())
+                .configure(routes.clone())
+        })
+        .bind(bind)?;
+        eprintln!("{name}: serving on http://{bind}/");
+        server.run().await
+    })?;
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! What Plover's set-ups mount, recorded on request: the `routes` and `openapi` commands (see
+//! `manage`) run an application's configuration once and read back the routes of its REST
+//! APIs, admin and accounts views, and the OpenAPI document of each API. Nothing is recorded
+//! while no one asks (a server's workers configure their apps without recording).
+
+use std::cell::RefCell;
+
+/// One route that Plover mounted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mounted {
+    /// The methods, as `GET, POST`.
+    pub(crate) methods: String,
+    /// The path pattern, as `/api/user/{pk}/`.
+    pub(crate) path: String,
+    /// What serves it, in words.
+    pub(crate) what: String,
+}
+
+/// What one configuration mounted.
+#[derive(Debug, Default)]
+#[cfg_attr(not(feature = "manage"), allow(dead_code))]
+pub(crate) struct Recorded {
+    /// The routes, in the order they were mounted.
+    pub(crate) routes: Vec<Mounted>,
+    /// Each REST API's prefix and OpenAPI document.
+    pub(crate) openapi: Vec<(String, serde_json::Value)>,
+}
+
+thread_local! {
+    static LOG: RefCell<Option<Recorded>> = const { RefCell::new(None) };
+}
+
+/// Whether a recording is under way on this thread.
+pub(crate) fn recording() -> bool {
+    LOG.with(|log| log.borrow().is_some())
+}
+
+/// Records a route, if a recording is under way.
+pub(crate) fn route(methods: &str, path: String, what: String) {
+    LOG.with(|log| {
+        if let Some(log) = log.borrow_mut().as_mut() {
+            log.routes.push(Mounted {
+                methods: methods.to_owned(),
+                path,
+                what,
+            });
+        }
+    });
+}
+
+/// Records a REST API's OpenAPI document, if a recording is under way.
+pub(crate) fn openapi(prefix: &str, document: serde_json::Value) {
+    LOG.with(|log| {
+        if let Some(log) = log.borrow_mut().as_mut() {
+            log.openapi.push((prefix.to_owned(), document));
+        }
+    });
+}
+
+/// Runs `configure` and returns what it mounted.
+#[cfg(feature = "manage")]
+pub(crate) fn record(configure: impl FnOnce()) -> Recorded {
+    LOG.with(|log| *log.borrow_mut() = Some(Recorded::default()));
+    configure();
+    LOG.with(|log| log.borrow_mut().take()).unwrap_or_default()
+}

@@ -1,0 +1,42 @@
+//! A small application on `plover::manage::Commands`, for the tests of the commands: Plover's
+//! ready user model and one note model, a REST API, the accounts views and the admin.
+
+use std::process::ExitCode;
+
+use plover::accounts::User;
+use plover::admin::Admin;
+use plover::manage::Commands;
+use plover::prelude::*;
+
+/// A note; `title` came after the first release (the migration tests start without it).
+#[derive(Debug, RestModel)]
+#[diesel(table_name = cmd_note)]
+#[rest(table, name = "note")]
+pub struct Note {
+    /// Primary key.
+    pub id: i32,
+    /// The text.
+    pub text: String,
+    /// A title.
+    pub title: Option<String>,
+}
+
+fn main() -> ExitCode {
+    Commands::<User>::new("notes")
+        .about("The notes application of Plover's command tests")
+        .models([User::meta(), Note::meta()])
+        .run(|db, auth| {
+            let mut api = RestApi::new(db.clone());
+            api.register_resource(Resource::<Note>::new().auth(UserAuthentication::new(auth)));
+            let mut admin = Admin::new(auth);
+            admin
+                .register(plover::admin::ModelAdmin::<User>::new())
+                .register(plover::admin::ModelAdmin::<Note>::new());
+            let (api, accounts, admin) = (api.setup(), auth.setup(), admin.setup());
+            move |cfg: &mut actix_web::web::ServiceConfig| {
+                accounts(cfg);
+                api(cfg);
+                admin(cfg);
+            }
+        })
+}
