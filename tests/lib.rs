@@ -43,7 +43,7 @@ use serde_json::{Map, Value};
 
 mod views_routes;
 
-pub use microblog::{HashPassword, Message, Note, Relationship, User, UserChanges};
+pub use microblog::{Message, Note, Relationship, User, UserChanges};
 
 /// The diesel schema of the models defined here (the conformance app's are in
 /// `plover_conformance_app::models::schema`, the microblog's in `microblog` (each struct declares its table)).

@@ -6,10 +6,11 @@ pub mod models;
 
 use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
-use microblog::{HashPassword, Message, Note, Relationship, User};
+use microblog::{Message, Note, Relationship, User};
 use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample, Ticket};
 use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData, PanelForm};
 use plover::prelude::*;
+use plover::rest::HashPassword;
 use plover::rest::{Context, Data, Scope};
 use serde_json::{Map, Value};
 
@@ -53,7 +54,7 @@ pub fn pages(cfg: &mut web::ServiceConfig) {
 }
 
 /// `UserResource` of APP.md: active users only, passwords hashed on the way in.
-pub struct UserHooks(pub HashPassword);
+pub struct UserHooks(pub HashPassword<User>);
 
 impl Hooks<User> for UserHooks {
     fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope<User>) {
@@ -109,7 +110,7 @@ pub fn user_resource(auth: &Auth<User>) -> Resource<User> {
     Resource::<User>::new()
         .exclude([user.password, user.email])
         .filter_exclude([user.password, user.email])
-        .hooks(UserHooks(HashPassword(auth.clone())))
+        .hooks(UserHooks(HashPassword::new(auth)))
 }
 
 /// The registrations of API "api" (APP.md section 4), before `setup()`.

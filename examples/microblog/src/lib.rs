@@ -168,7 +168,7 @@ pub fn routes_limited(
     api.register_resource(
         user_resource()
             .filter_exclude([user.password, user.email])
-            .hooks(HashPassword(auth.clone()))
+            .hooks(plover::rest::HashPassword::new(auth))
             .auth(AdminAuthentication::new(auth)),
     )
     .register_resource(
@@ -202,33 +202,5 @@ pub fn routes_limited(
         api(cfg);
         admin(cfg);
         pages::configure(cfg);
-    }
-}
-
-/// Hashes an incoming `password` before it is saved (flask-peewee's `UserResource`).
-#[derive(Debug, Clone)]
-pub struct HashPassword(pub Auth<User>);
-
-impl plover::rest::Hooks<User> for HashPassword {
-    fn save_object(
-        &self,
-        _cx: &plover::rest::Context<'_>,
-        changes: &mut UserChanges,
-        _raw: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<(), plover::Error> {
-        if let Some(raw) = changes.password.take() {
-            let hash = self
-                .0
-                .make_password(&raw)
-                .map_err(|e| plover::Error::field("password", e.to_string()))?;
-            changes.password = Some(hash);
-        }
-        Ok(())
-    }
-
-    /// No `prepare_data` here: a list of users need not load the password hashes and e-mail
-    /// addresses it does not show.
-    fn reads_hidden_fields(&self) -> bool {
-        false
     }
 }

@@ -7,6 +7,7 @@ use actix_web::http::Method;
 use serde_json::{Map, Value};
 
 use super::data::Data;
+use crate::accounts::{Auth, UserModel};
 use crate::auth::AuthUser;
 use crate::error::Error;
 use crate::model::{Field, RestModel};
@@ -133,6 +134,63 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
         owner_field: usize,
     ) -> Result<(), Error> {
         M::set_json(changes, owner_field, &Value::from(user.id)).map_err(Error::Internal)
+    }
+}
+
+/// The hooks of a user model's resource that let clients set passwords: an incoming password
+/// (POST, PUT, PATCH) is hashed by the accounts component before it is stored, as
+/// flask-peewee's `UserResource` does; `""` stays `""` (no usable password). A list of users
+/// loads only the columns it shows (no hashes).
+///
+/// ```
+/// use plover::accounts::User;
+/// use plover::prelude::*;
+/// use plover::rest::HashPassword;
+///
+/// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+/// let auth = Auth::<User>::new(db.clone());
+/// let mut api = RestApi::new(db);
+/// api.register_resource(
+///     Resource::<User>::new()
+///         .hooks(HashPassword::new(&auth))          // POST {"username": .., "password": ..}
+///         .auth(AdminAuthentication::new(&auth)),   // only administrators create users
+/// );
+/// ```
+///
+/// A resource that needs hooks of its own as well calls [`HashPassword::save_object`] from its
+/// own `save_object`.
+#[derive(Debug, Clone)]
+pub struct HashPassword<U: UserModel>(Auth<U>);
+
+impl<U: UserModel> HashPassword<U> {
+    /// Hashes with `auth`'s cost.
+    pub fn new(auth: &Auth<U>) -> HashPassword<U> {
+        HashPassword(auth.clone())
+    }
+}
+
+impl<U: UserModel> Hooks<U> for HashPassword<U> {
+    fn reads_hidden_fields(&self) -> bool {
+        false
+    }
+
+    fn save_object(
+        &self,
+        _cx: &Context<'_>,
+        changes: &mut U::Changes,
+        _raw: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let Some((field, _)) = U::meta().field(U::PASSWORD_FIELD) else {
+            return Ok(());
+        };
+        let Some(Value::String(raw)) = U::changes_json(changes, field) else {
+            return Ok(());
+        };
+        let hash = self
+            .0
+            .make_password(&raw)
+            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        U::set_json(changes, field, &Value::String(hash)).map_err(Error::Internal)
     }
 }
 

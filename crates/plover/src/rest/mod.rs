@@ -16,6 +16,6 @@ pub use api::RestApi;
 #[doc(hidden)]
 pub use api::{registrations, Registration};
 pub use data::Data;
-pub use hooks::{Context, DefaultHooks, Hooks, Scope};
+pub use hooks::{Context, DefaultHooks, HashPassword, Hooks, Scope};
 pub use rate::RateLimit;
 pub use resource::Resource;
