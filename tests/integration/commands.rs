@@ -179,6 +179,11 @@ fn drift_then_makemigrations_and_migrate_then_a_clean_start_with_the_data_kept()
     let out = run(&dir, &url, &["migrate"], &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("applied "), "{}", stdout(&out));
+    assert!(
+        stdout(&out).trim_end().ends_with("_add_title"),
+        "{}",
+        stdout(&out)
+    );
     let out = run(&dir, &url, &["migrate"], &[]);
     assert_eq!(stdout(&out), "no migrations to apply\n");
     let out = run(&dir, &url, &["check"], &[]);

@@ -314,11 +314,7 @@ async fn a_migration_written_from_the_drift_and_applied_lets_the_start_through_d
             move |c| migrations::apply(c, &dir)
         })
         .unwrap();
-    assert_eq!(applied.len(), 1);
-    assert!(
-        name.replace('-', "").starts_with(&applied[0]),
-        "{applied:?} {name}"
-    );
+    assert_eq!(applied, std::slice::from_ref(&name));
     start().expect("no drift left");
     let kept = db
         .run_blocking(|c| <Ticket as RestModel>::load_pk(c, 1))

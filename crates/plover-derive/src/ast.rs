@@ -236,7 +236,12 @@ impl Model {
             display: attrs.display,
             rules: attrs.rules,
             generate_table: attrs.generate_table,
-            doc: doc_comment(&input.attrs),
+            // The API's description of the resource: the summary, not the Rust-only rest.
+            doc: doc_comment(&input.attrs)
+                .split("\n\n")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
             indexes,
             user,
         })

@@ -42,7 +42,6 @@
 //! }
 //! ```
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -227,21 +226,12 @@ impl<U: UserModel + Clone> Commands<U> {
         F: FnOnce(&Database, &Auth<U>) -> R,
         R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
     {
-        self.run_from(std::env::args_os(), app)
-    }
-
-    /// [`run`](Commands::run) with the given arguments (the first is the program's name).
-    pub fn run_from<F, R>(self, args: impl IntoIterator<Item = OsString>, app: F) -> ExitCode
-    where
-        F: FnOnce(&Database, &Auth<U>) -> R,
-        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
-    {
         let mut command = Cli::command().name(self.name.clone());
         if !self.about.is_empty() {
             command = command.about(self.about.clone());
         }
         let parsed = command
-            .try_get_matches_from(args)
+            .try_get_matches_from(std::env::args_os())
             .and_then(|matches| Cli::from_arg_matches(&matches));
         let cli = match parsed {
             Ok(cli) => cli,

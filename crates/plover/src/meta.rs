@@ -182,7 +182,8 @@ pub struct ModelMeta {
     /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
     /// `#[rest(index = "a, -b")]` on the struct); foreign keys get theirs without a declaration.
     pub indexes: &'static [&'static [IndexColumn]],
-    /// The struct's doc comment, the resource's description in the API reference.
+    /// The first paragraph of the struct's doc comment, the resource's description in the API
+    /// reference.
     pub doc: &'static str,
     /// The Rust type, to check `include_resources` at set-up.
     pub type_id: fn() -> TypeId,

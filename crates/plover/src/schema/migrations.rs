@@ -96,7 +96,7 @@ const MIGRATION_LOCK: i64 = 0x706c_6f76_656d;
 
 /// Applies the migrations under `dir` (for the connection's engine) that are not applied yet,
 /// in the order of their versions, each in one transaction, and records each in
-/// `__diesel_schema_migrations`. Returns the versions applied (none when `dir` does not
+/// `__diesel_schema_migrations`. Returns the folder names applied (none when `dir` does not
 /// exist). On PostgreSQL several processes may call it at once: one applies, the others wait,
 /// then find nothing left.
 ///
@@ -104,27 +104,27 @@ const MIGRATION_LOCK: i64 = 0x706c_6f76_656d;
 /// [`Error::Internal`] naming the migration that failed (it and the later ones are not
 /// applied; those before it stay applied).
 pub fn apply(conn: &mut Conn<'_>, dir: &Path) -> Result<Vec<String>, Error> {
-    let dir = engine_dir(dir, conn.engine());
-    if !dir.is_dir() {
-        return Ok(Vec::new());
+    let waiting = pending(conn, dir)?;
+    if waiting.is_empty() {
+        return Ok(waiting);
     }
-    let source = FileBasedMigrations::from_path(&dir).map_err(|e| failed("migrations", e))?;
+    let source = FileBasedMigrations::from_path(engine_dir(dir, conn.engine()))
+        .map_err(|e| failed("migrations", e))?;
     let applied = match conn {
-        Conn::Sqlite(c) => c.run_pending_migrations(source).map(versions),
+        Conn::Sqlite(c) => c.run_pending_migrations(source).map(|v| v.len()),
         #[cfg(feature = "postgres")]
         Conn::Pg(c) => {
             use diesel::connection::SimpleConnection;
             c.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
-            let applied = c.run_pending_migrations(source).map(versions);
+            let applied = c.run_pending_migrations(source).map(|v| v.len());
             c.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))?;
             applied
         }
     };
-    applied.map_err(|e| failed("a migration failed", e))
-}
-
-fn versions(applied: Vec<diesel::migration::MigrationVersion<'_>>) -> Vec<String> {
-    applied.iter().map(ToString::to_string).collect()
+    let applied = applied.map_err(|e| failed("a migration failed", e))?;
+    // Diesel applies the waiting folders in this order; under the lock, another process may
+    // have applied the first ones already.
+    Ok(waiting[waiting.len().saturating_sub(applied)..].to_vec())
 }
 
 /// Writes a migration folder `<version>_<name>` under `dir` (for the connection's engine)
