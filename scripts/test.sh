@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, the
-# browser tests in headless Chromium, and the whole black-box conformance suite of
-# ../shared/conformance against the conformance app (REST, accounts, admin), on SQLite and on
-# a throw-away PostgreSQL server, plus the two-process scale-out test.
+# browser tests in headless Chromium, the OpenAPI, scale-out, fault, hostile-client and crash
+# scripts against the conformance app, on SQLite and on a throw-away PostgreSQL server.
+#
+# The black-box conformance suite (REST, accounts, admin) is kept outside this repository, in
+# $PLOVER_SHARED/conformance (PLOVER_SHARED defaults to ../shared). When its run.sh is there it
+# runs against the conformance app on both engines; when it is not, the run prints "skipped: ..."
+# and goes on, except under CI=true, where a missing suite fails the run before anything builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED="${PLOVER_SHARED:-$(cd .. && pwd)/shared}"
+CONFORMANCE="$SHARED/conformance/run.sh"
+if [ ! -e "$CONFORMANCE" ] && [ "${CI:-}" = true ]; then
+    echo "test.sh: CI=true and the conformance suite is not at $CONFORMANCE;" \
+        "CI must run it (set PLOVER_SHARED to its folder)" >&2
+    exit 1
+fi
 PG_DIR="$(mktemp -d -u "${TMPDIR:-/tmp}/plover-pg.XXXXXX")"
 PG_PORT="${PLOVER_PG_PORT:-55432}"
 # On failure, the free disk and the build's size go into the log: a full disk makes cargo fail
@@ -74,10 +84,15 @@ cargo test -p plover-tests --test browser -- --ignored
 
 cargo build --release -p plover-conformance-app
 APP=target/release/plover-conformance-app
-echo "== conformance, SQLite"
-PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
-echo "== conformance, PostgreSQL"
-PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$SHARED/conformance/run.sh" -q
+if [ -e "$CONFORMANCE" ]; then
+    echo "== conformance, SQLite"
+    PLOVER_APP=$APP "$CONFORMANCE" -q
+    echo "== conformance, PostgreSQL"
+    PLOVER_DATABASE_URL="$PG_URL" PLOVER_APP=$APP "$CONFORMANCE" -q
+else
+    echo "skipped: conformance suite not found at $SHARED/conformance" \
+        "(set PLOVER_SHARED to its folder)"
+fi
 # The API descriptions, by third-party tools: openapi-spec-validator and Schemathesis (a
 # virtualenv of their pinned versions, made here).
 echo "== OpenAPI documents: validator and Schemathesis, SQLite and PostgreSQL"
