@@ -1,4 +1,4 @@
-//! The error type of the framework and its one conversion to HTTP (SPEC.md section 7).
+//! The error type of the framework and its one conversion to HTTP (docs/contract.md#errors).
 
 use std::collections::BTreeMap;
 
@@ -172,7 +172,7 @@ impl Error {
                     Some((StatusCode::BAD_REQUEST, "A value violates a constraint"))
                 }
                 // SQLite's limits on one statement; the request limits keep queries inside them,
-                // this is the backstop (SPEC.md section 15: never a 5xx).
+                // this is the backstop (never a 5xx: docs/contract.md#bounded-cost).
                 DatabaseErrorKind::Unknown if is_engine_limit(info_message(self)) => Some((
                     StatusCode::BAD_REQUEST,
                     "The request asks for more than the database takes in one query",

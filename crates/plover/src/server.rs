@@ -1,5 +1,5 @@
-//! An HTTP server that bounds what each connection may cost (SPEC.md section 15), and the
-//! middleware that goes with it.
+//! An HTTP server that bounds what each connection may cost (docs/contract.md#bounded-cost),
+//! and the middleware that goes with it.
 //!
 //! [`Server`] is actix-web's `HttpServer` with limits on every stage of a connection:
 //!

@@ -174,7 +174,7 @@ pub fn fold_case(text: &str) -> String {
 }
 
 /// Refuses text that no engine stores the same: U+0000 (PostgreSQL refuses it, SQLite cuts C
-/// strings at it). Every text value from a client passes here (SPEC.md section 15).
+/// strings at it). Every text value from a client passes here (docs/contract.md#bounded-cost).
 pub(crate) fn check_text(text: &str) -> Result<(), String> {
     if text.contains('\0') {
         Err("text must not contain the character U+0000".to_owned())

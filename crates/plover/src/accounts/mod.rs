@@ -1,5 +1,5 @@
-//! Users, passwords and the accounts component (SPEC.md section 9): session login and logout,
-//! `login_required` views through [`LoggedInUser`], and CSRF tokens for forms.
+//! Users, passwords and the accounts component (docs/contract.md#accounts): session login and
+//! logout, `login_required` views through [`LoggedInUser`], and CSRF tokens for forms.
 
 mod cache;
 mod gate;

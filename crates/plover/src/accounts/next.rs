@@ -5,7 +5,7 @@ fn keep(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%#".contains(&b)
 }
 
-/// `next` as it goes into `Location`, if it is a same-site path (SPEC.md section 9).
+/// `next` as it goes into `Location`, if it is a same-site path (docs/contract.md#accounts).
 ///
 /// The value must start with exactly one `/` that is not followed by `/` or `\` (`//host` and
 /// `/\host` are other sites to a browser), and hold no control characters (a browser drops

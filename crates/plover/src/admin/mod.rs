@@ -1,4 +1,4 @@
-//! The admin area (SPEC.md section 10): a dashboard with panels, and per model an index
+//! The admin area (docs/contract.md#admin): a dashboard with panels, and per model an index
 //! (columns, sorting, REST-syntax filters, pages, bulk delete), add and edit forms, a delete
 //! page with the dependent rows, CSV/JSON export and foreign-key lookups. A model's pages can
 //! be rendered by the application's own templates ([`AdminTemplates`], over the data of

@@ -1,5 +1,5 @@
-//! The admin's URLs as actix resources, and the checks every one of them runs first (SPEC.md
-//! section 10: login, permission, CSRF), then its view on a blocking thread.
+//! The admin's URLs as actix resources, and the checks every one of them runs first (login,
+//! permission, CSRF: docs/contract.md#admin), then its view on a blocking thread.
 
 use std::sync::Arc;
 
@@ -162,7 +162,7 @@ fn forbidden(chrome: Option<&Chrome>) -> HttpResponse {
     error_page(chrome, &Error::Forbidden)
 }
 
-/// Every admin URL: the checks of SPEC.md section 10 in order (login, permission, CSRF), then
+/// Every admin URL: the checks of docs/contract.md#admin in order (login, permission, CSRF), then
 /// the view.
 async fn dispatch<U: UserModel + Clone + Send + 'static>(
     state: Arc<State<U>>,
@@ -281,7 +281,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     }
     match result {
         Ok(reply) => reply.into_response(&db),
-        // The lookup is JSON: its errors are JSON too (SPEC.md section 7).
+        // The lookup is JSON: its errors are JSON too (docs/contract.md#errors).
         Err(e) if is_lookup => e.error_response(),
         Err(e) => error_page(Some(&reply_chrome), &e),
     }

@@ -1,4 +1,4 @@
-//! Authentication of REST requests (SPEC.md section 8).
+//! Authentication of REST requests (docs/contract.md#authentication).
 
 mod apikey;
 mod basic;
@@ -93,7 +93,8 @@ pub struct Described {
 /// Decides whether a request may proceed. Called for every request of a resource.
 pub trait Authenticator: Send + Sync + 'static {
     /// `Ok(Some(user))`: authenticated; `Ok(None)`: allowed without a user (an unprotected
-    /// method); `Err(Error::Unauthorized)`: refused with the 401 of SPEC.md section 8.
+    /// method); `Err(Error::Unauthorized)`: refused with the 401 of
+    /// docs/contract.md#authentication.
     ///
     /// `db` hands out a pooled connection on first use: release it
     /// ([`LazyConn::release`]) before any slow check such as a password hash, so that a flood
@@ -121,7 +122,7 @@ pub fn default_protected_methods() -> Vec<Method> {
 }
 
 /// Base authentication: the `protected_methods` are refused, everything else is allowed.
-/// With the default methods this is the read-only API of SPEC.md section 8.
+/// With the default methods this is the read-only API (docs/contract.md#authentication).
 #[derive(Debug, Clone)]
 pub struct Authentication {
     protected_methods: Vec<Method>,

@@ -25,7 +25,7 @@ pub enum Engine {
 #[error("database configuration: {0}")]
 pub struct ConfigError(pub String);
 
-/// The database configuration mapping (SPEC.md section 11).
+/// The database configuration mapping (docs/contract.md#database).
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The database file (SQLite) or name.

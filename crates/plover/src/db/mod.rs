@@ -1,5 +1,5 @@
-//! The database wrapper (SPEC.md section 11): configuration, a pool, one connection per unit of
-//! work, and blocking diesel calls kept off the actix worker threads.
+//! The database wrapper (docs/contract.md#database): configuration, a pool, one connection
+//! per unit of work, and blocking diesel calls kept off the actix worker threads.
 
 pub(crate) mod cancel;
 mod config;
@@ -176,8 +176,8 @@ impl Pooled {
 
 /// A connection taken from the pool only when first asked for, and given back early with
 /// [`LazyConn::release`]: authentication looks a user up, gives the connection back, and only
-/// then spends the time of a password check (SPEC.md section 15: a flood of wrong passwords
-/// never holds pooled connections).
+/// then spends the time of a password check (a flood of wrong passwords never holds pooled
+/// connections: docs/contract.md#bounded-cost).
 ///
 /// On SQLite, a unit that writes ([`LazyConn::writes`]) takes its turn among the writers
 /// before its first connection, and the connection the writers keep: what it reads before

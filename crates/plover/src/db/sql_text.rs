@@ -11,7 +11,7 @@
 //! prepared (an `IN` list of values is not: its text changes with the number of values). A
 //! query of any other shape runs as before and is not kept prepared, so a client that sends
 //! ever new shapes grows neither this cache nor the prepared statements of the pool's
-//! connections (SPEC.md section 15).
+//! connections (docs/contract.md#bounded-cost).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -19,7 +19,7 @@ pub(crate) const CURSOR: &str = "cursor";
 pub(crate) const CREDENTIALS: [&str; 2] = ["key", "secret"];
 
 /// Whether a list parameter is a filter: not the ordering, the window, a cursor or a
-/// credential (SPEC.md section 5).
+/// credential (docs/contract.md#lists).
 pub(crate) fn is_filter(key: &str) -> bool {
     ![ORDERING, LIMIT, PAGE, CURSOR].contains(&key) && !CREDENTIALS.contains(&key)
 }

@@ -1,4 +1,4 @@
-//! List query strings (SPEC.md sections 4, 5 and 12) to a [`Select`].
+//! List query strings (docs/contract.md#filters, #ordering and #pagination) to a [`Select`].
 
 use std::collections::HashMap;
 
@@ -62,7 +62,7 @@ pub fn parse_list_query(
     let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
     let page = positive(PAGE)?.unwrap_or(1);
     // A page too far for the offset to be represented is past the end all the same: the
-    // saturated offset skips every row (SPEC.md section 5: a page past the end is empty).
+    // saturated offset skips every row (a page past the end is empty: docs/contract.md#pagination).
     let offset = (page - 1).saturating_mul(limit);
 
     let mut select = Select {
@@ -88,7 +88,7 @@ pub fn parse_list_query(
 }
 
 /// The ordering terms: each a column the resource exposes, none twice (so that the list is
-/// never longer than the model's fields, SPEC.md section 15).
+/// never longer than the model's fields, docs/contract.md#bounded-cost).
 fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>, Error> {
     let mut order: Vec<(usize, bool)> = Vec::new();
     if value.is_empty() {

@@ -311,11 +311,11 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     }
 }
 
-/// Rules of a model that every writer runs (SPEC.md section 13): REST POST and PUT, the admin's
-/// add and edit forms. They run inside the write's transaction with its connection, after the
-/// resource's `save_object` (so no resource can bypass them) and before the row is written; an
-/// error writes nothing. Declare them with `#[rest(rules)]` on the struct and implement this
-/// trait; both methods default to doing nothing.
+/// Rules of a model that every writer runs (docs/contract.md#models): REST POST and PUT, the
+/// admin's add and edit forms. They run inside the write's transaction with its connection,
+/// after the resource's `save_object` (so no resource can bypass them) and before the row is
+/// written; an error writes nothing. Declare them with `#[rest(rules)]` on the struct and
+/// implement this trait; both methods default to doing nothing.
 ///
 /// ```
 /// use plover::prelude::*;

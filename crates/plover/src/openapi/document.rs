@@ -108,7 +108,8 @@ pub(crate) fn document(prefix: &str, name: &str, resources: &[ResourceDoc<'_>]) 
     for (status, component, description) in ERRORS {
         let text = || Header::new(Object::with_type(Type::String));
         let response = match status {
-            // SPEC.md section 8: the 401 of flask-peewee, a plain page with the challenge.
+            // The 401 of flask-peewee, a plain page with the challenge
+            // (docs/contract.md#authentication).
             401 => Response::builder()
                 .description(description)
                 .content(
@@ -439,7 +440,7 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     operation
 }
 
-/// The list envelope of SPEC.md section 4 around objects of the schema `object`.
+/// The list envelope (docs/contract.md#lists) around objects of the schema `object`.
 fn envelope(object: &str) -> Schema {
     let text = || Object::with_type(Type::String);
     let link = |what: &str| {

@@ -1,6 +1,7 @@
 //! The API describes itself: an OpenAPI 3.1 document at `GET {prefix}/openapi.json` and a
 //! reference page at `GET {prefix}/docs/`, both built once by
-//! [`RestApi::setup`](crate::rest::RestApi::setup) from the registrations (SPEC.md section 14).
+//! [`RestApi::setup`](crate::rest::RestApi::setup) from the registrations
+//! (docs/contract.md#api-description).
 //!
 //! The document is made of the types of [utoipa](https://docs.rs/utoipa)'s `openapi` module,
 //! re-exported here as [`spec`]; an application adds its own operations, or changes

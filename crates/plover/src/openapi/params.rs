@@ -1,4 +1,4 @@
-//! The query parameters of a list (SPEC.md sections 4, 5 and 12): every filter a resource's
+//! The query parameters of a list (docs/contract.md#filters): every filter a resource's
 //! rules allow, own fields and one join deep, with each operator that applies; `ordering`;
 //! `limit`, `page` and `cursor`.
 

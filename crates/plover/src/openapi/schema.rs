@@ -1,5 +1,5 @@
 //! JSON schemas of field values and of objects, as responses show them and as request bodies
-//! give them (SPEC.md sections 3, 6 and 12).
+//! give them (docs/contract.md#objects and #request-bodies).
 
 use utoipa::openapi::schema::{
     AdditionalProperties, KnownFormat, Object, ObjectBuilder, SchemaFormat, SchemaType, Type,
@@ -19,7 +19,7 @@ const DATE_TIME_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]
 /// or a date alone (midnight).
 pub(crate) const DATE_TIME_IN: &str =
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?)?$";
-/// Text a client sends: anything but U+0000 (SPEC.md section 15).
+/// Text a client sends: anything but U+0000 (docs/contract.md#bounded-cost).
 pub(crate) const TEXT_IN: &str = "^[^\\u0000]*$";
 
 /// Whether a schema describes what a client sends or what the server answers.
@@ -177,7 +177,7 @@ pub(crate) fn write_object(doc: &ResourceDoc<'_>, creating: bool) -> Schema {
     Schema::Object(object.build())
 }
 
-/// `{"error": "...", "fields": {"<key>": "..."}}` (SPEC.md section 7).
+/// `{"error": "...", "fields": {"<key>": "..."}}` (docs/contract.md#errors).
 pub(crate) fn error() -> Schema {
     let text = || Object::with_type(Type::String);
     let fields = Object::builder()

@@ -1,4 +1,4 @@
-//! Bounds on the work one request may ask for (SPEC.md section 15).
+//! Bounds on the work one request may ask for (docs/contract.md#bounded-cost).
 
 /// How much one list request (REST, admin index and export) or admin bulk action may ask for.
 /// A request over a bound is a 400 naming the parameter, never a slow query or an engine

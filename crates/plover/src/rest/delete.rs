@@ -1,4 +1,4 @@
-//! Deletes with their dependent rows (SPEC.md section 6): rows that reach the deleted ones
+//! Deletes with their dependent rows (docs/contract.md#deletes): rows that reach the deleted ones
 //! through a non-nullable foreign key are deleted in turn, nullable references are set to NULL.
 //! Runs inside the caller's transaction.
 
@@ -14,7 +14,7 @@ const MAX_DEPTH: usize = 64;
 const ATTEMPTS: usize = 3;
 
 /// Deletes the rows `ids` of `meta` in one transaction of its own and returns how many of them
-/// it deleted; with `recursive` false any dependent row is a 409 (SPEC.md section 15, races):
+/// it deleted; with `recursive` false any dependent row is a 409 (docs/contract.md#deletes):
 ///
 /// - the count comes from the `DELETE` itself, so of concurrent deletes of one row exactly one
 ///   sees it deleted (the others get 0: the callers answer 404);

@@ -1,5 +1,6 @@
-//! The five REST operations of a prepared resource (SPEC.md sections 2 to 7), in the order of
-//! checks of section 7: verb, authentication, record lookup, `check_*` hooks, input.
+//! The five REST operations of a prepared resource (docs/contract.md#endpoints), in the order
+//! of checks of docs/contract.md#order-of-checks: verb, authentication, record lookup,
+//! `check_*` hooks, input.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -183,7 +184,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 }
 
-/// The `meta` of a list page (SPEC.md section 3).
+/// The `meta` of a list page (docs/contract.md#lists).
 #[derive(serde::Serialize)]
 struct PageMeta<'a> {
     model: &'a str,

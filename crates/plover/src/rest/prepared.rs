@@ -1,5 +1,5 @@
 //! A resource with its options checked and turned into lookup tables once, at set-up, and
-//! the serialization of its objects (SPEC.md section 3).
+//! the serialization of its objects (docs/contract.md#objects).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -22,7 +22,7 @@ pub(crate) enum Content {
     /// Form fields (urlencoded or multipart); the JSON object is in `data`.
     Form(Vec<(String, String)>),
     /// A body that could not be read as its content type says; reported only where the
-    /// body is used, after the checks of SPEC.md section 7 that come first.
+    /// body is used, after the checks that come first (docs/contract.md#order-of-checks).
     Invalid(String),
 }
 
@@ -49,7 +49,7 @@ impl ApiRequest {
         }
     }
 
-    /// The body as a JSON object (SPEC.md section 6).
+    /// The body as a JSON object (docs/contract.md#request-bodies).
     pub(crate) fn json_object(&self) -> Result<Map<String, Value>, Error> {
         let parsed: Result<Value, _> = match &self.body {
             Content::Raw(bytes) => serde_json::from_slice(bytes),

@@ -1,4 +1,4 @@
-//! The database schema, from the models (SPEC.md section 13): `CREATE TABLE IF NOT EXISTS`
+//! The database schema, from the models (docs/contract.md#schema): `CREATE TABLE IF NOT EXISTS`
 //! and `CREATE INDEX IF NOT EXISTS` statements for SQLite and PostgreSQL, generated from what
 //! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key,
 //! `DEFAULT` for a `#[rest(default = ...)]` that is a plain literal,

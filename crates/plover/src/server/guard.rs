@@ -1,4 +1,5 @@
-//! [`Guard`]: the per-request part of the bounds of SPEC.md section 15.
+//! [`Guard`]: the per-request part of the bounds on what a request may cost
+//! (docs/contract.md#bounded-cost).
 
 use std::collections::HashMap;
 use std::future::{ready, Future, Ready};

@@ -3,11 +3,11 @@
 //! [`object_list`] to render one with an askama template, and [`HtmlError`] to answer errors
 //! as HTML pages.
 //!
-//! A JSON view returns `Result<_, plover::Error>` and its errors are JSON bodies (SPEC.md
-//! section 7); an HTML view returns `Result<HttpResponse, HtmlError>` and the same errors are
-//! HTML pages with the same statuses. [`render`], [`object_list`] and [`HtmlError`] need the
-//! `html` feature (on by default); the rest serves REST-only builds too. `docs/views.md` is the
-//! chapter on these helpers, with HTML examples.
+//! A JSON view returns `Result<_, plover::Error>` and its errors are JSON bodies
+//! (docs/contract.md#errors); an HTML view returns `Result<HttpResponse, HtmlError>` and the
+//! same errors are HTML pages with the same statuses. [`render`], [`object_list`] and
+//! [`HtmlError`] need the `html` feature (on by default); the rest serves REST-only builds too.
+//! `docs/views.md` is the chapter on these helpers, with HTML examples.
 //!
 //! ```no_run
 //! # use actix_web::{web, HttpResponse};
