@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fault injection against the conformance app (SPEC.md sections 7, 11 and 15).
+"""Fault injection against the conformance app (docs/contract.md: errors, database, bounded cost).
 
 usage: scripts/faults.py [--quick] [--pg-only | --sqlite-only] [--app BINARY] [--pg-port PORT]
 
@@ -401,7 +401,7 @@ def pool_sqlite(args):
 
         if not args.quick:
             # A write that waits out busy_timeout: the database is unavailable past a timeout
-            # (SPEC.md section 7), which is a 503 to retry, not an internal error.
+            # (docs/contract.md#errors), which is a 503 to retry, not an internal error.
             locker.execute("BEGIN EXCLUSIVE")
             t0 = time.monotonic()
             r = one(app.base, "POST", "/api/amodel/", {"a_field": "past-busy-timeout"})

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Hostile clients against a fresh conformance app (SPEC.md section 15, "Hostile clients and
-bounded cost").
+"""Hostile clients against a fresh conformance app (docs/contract.md#bounded-cost, and
+docs/security.md for the claims and their tests).
 
 usage: hostile.py [--quick] [--pg POSTGRES_ADMIN_URL] [--app BINARY]
 

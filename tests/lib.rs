@@ -1204,7 +1204,7 @@ pub fn datetime(raw: &str) -> chrono::NaiveDateTime {
     chrono::NaiveDateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S").expect("a date-time")
 }
 
-/// Asserts the exact 401 of SPEC.md section 8.
+/// Asserts the exact 401 (docs/contract.md#authentication).
 #[track_caller]
 pub fn assert_401(resp: &Resp) {
     assert_eq!(

@@ -1,4 +1,4 @@
-//! The accounts component (SPEC.md section 9): session login and logout, `next`, CSRF,
+//! The accounts component (docs/contract.md#accounts): session login and logout, `next`, CSRF,
 //! `login_required`, session renewal, expiry and the session of a deactivated user.
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
-//! SPEC.md section 10 and conformance/APP.md sections 5 and 7: the admin area. Order of checks,
-//! index (ordering, computed columns, pages, filters, excluded fields), HTML escaping, add and
-//! edit forms, delete page and bulk delete, export, foreign-key lookup (also in the filter
-//! form), the dashboard panel, and an application's own templates.
+//! The admin area (docs/contract.md#admin, docs/admin.md), as the conformance app sets it up:
+//! order of checks, index (ordering, computed columns, pages, filters, excluded fields), HTML
+//! escaping, add and edit forms, delete page and bulk delete, export, foreign-key lookup (also
+//! in the filter form), the dashboard panel, and an application's own templates.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};

@@ -1,4 +1,4 @@
-//! SPEC.md section 8: the default read-only authentication, `Authentication`,
+//! docs/contract.md#authentication: the default read-only authentication, `Authentication`,
 //! `UserAuthentication`, `AdminAuthentication`, `ApiKeyAuthentication`, the exact 401 and
 //! `RestrictOwnerResource`.
 

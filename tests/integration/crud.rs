@@ -1,5 +1,6 @@
-//! SPEC.md sections 2 and 6: the five endpoints, trailing slashes, 405, incoming data in its
-//! three encodings, partial updates, recursive deletes and transactions.
+//! docs/contract.md#endpoints, #request-bodies and #deletes: the five endpoints, trailing
+//! slashes, 405, incoming data in its three encodings, partial updates, recursive deletes and
+//! transactions.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;

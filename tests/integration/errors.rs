@@ -1,5 +1,5 @@
-//! SPEC.md section 7 (and sections 6 and 12 for bad input): error bodies, validation errors,
-//! 404/405/409/413/503, the order of checks, `check_*` hooks and `get_query` scoping.
+//! Errors (docs/contract.md#errors, and #request-bodies for bad input): error bodies, validation
+//! errors, 404/405/409/413/503, the order of checks, `check_*` hooks and `get_query` scoping.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
@@ -384,7 +384,7 @@ async fn unique_violations_are_409_and_write_nothing() {
     assert_eq!(app.count("apikey"), 1);
 }
 
-/// A 409 of a unique violation: the error, and `fields` naming the one field (SPEC.md 13).
+/// A 409 of a unique violation: the error, and `fields` naming the one field.
 #[track_caller]
 fn assert_conflict_on(resp: &Resp, field: &str) {
     let body = resp.json_with(409);
@@ -525,8 +525,8 @@ async fn a_body_over_the_limit_is_413_whatever_else_is_wrong() {
 
 #[actix_web::test]
 async fn an_unknown_path_is_404_before_its_body_is_read() {
-    // The order of checks of SPEC.md section 7: the path first, so an oversized body to a path
-    // that names no resource is 404, not 413.
+    // The order of checks (docs/contract.md#order-of-checks): the path first, so an oversized
+    // body to a path that names no resource is 404, not 413.
     let app = TestApp::new().await;
     for path in ["/api/doesnotexist/", "/api/amodel/1/extra/"] {
         let resp = app

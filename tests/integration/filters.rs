@@ -1,6 +1,5 @@
-//! SPEC.md section 5 (and the filter items of section 12): operators, value parsing, joins,
-//! combination rules, filter_fields / filter_exclude / filter_recursive, model-level and
-//! nested excludes.
+//! docs/contract.md#filters: operators, value parsing, joins, combination rules,
+//! filter_fields / filter_exclude / filter_recursive, model-level and nested excludes.
 
 use actix_web::test::TestRequest;
 use plover_tests::*;

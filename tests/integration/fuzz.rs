@@ -1,7 +1,8 @@
 //! Fuzz tests: proptest as a bounded fuzzer over the whole HTTP stack of the test application
-//! (SPEC.md sections 7, 9, 10 and 15). Each property sends arbitrary input to one decoder and
-//! asserts that nothing panics, that nothing answers 5xx, and that every 4xx under a REST prefix
-//! is a JSON `{"error": "..."}` body (SPEC.md 7), or exactly the 401 of SPEC.md 8.
+//! (docs/contract.md: errors, accounts, admin, bounded cost). Each property sends arbitrary
+//! input to one decoder and asserts that nothing panics, that nothing answers 5xx, and that
+//! every 4xx under a REST prefix is a JSON `{"error": "..."}` body (docs/contract.md#errors),
+//! or exactly the 401 of docs/contract.md#authentication.
 //!
 //! - `query_strings_never_break_lists`: the query-string parser and filter compiler;
 //! - `cursors_never_break_keyset_pages`: the keyset cursor decoder;
@@ -10,11 +11,11 @@
 //! - `forged_sessions_and_csrf_tokens_never_log_in`: the session cookie and CSRF checks of the
 //!   login view and the admin.
 //!
-//! Beside those, every request must answer within [`REQUEST_TIMEOUT`] (SPEC.md 15), no body may
-//! hold a bcrypt hash, a 200 list is the list envelope, a successful write never stores U+0000,
-//! a cursor page never wraps around, the login POST is 403 without its own session's CSRF token,
-//! and a forged or tampered session cookie never reaches the admin (302 to the login page, and
-//! an admin POST writes nothing).
+//! Beside those, every request must answer within [`REQUEST_TIMEOUT`] (bounded cost), no body
+//! may hold a bcrypt hash, a 200 list is the list envelope, a successful write never stores
+//! U+0000, a cursor page never wraps around, the login POST is 403 without its own session's
+//! CSRF token, and a forged or tampered session cookie never reaches the admin (302 to the login
+//! page, and an admin POST writes nothing).
 //!
 //! Each property runs `PROPTEST_CASES` cases ([`DEFAULT_CASES`] when unset) on one application,
 //! and shrinks a failure to a minimal input, which the panic message shows with the seed that
@@ -188,7 +189,7 @@ where
 
 // --- what every response must satisfy ---------------------------------------------------------
 
-/// How long one request may take before the property fails (SPEC.md 15: bounded work).
+/// How long one request may take before the property fails (docs/contract.md#bounded-cost).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Serves one request; a response that does not come within [`REQUEST_TIMEOUT`] is a failure.
@@ -221,10 +222,10 @@ fn failure(request: &str, resp: &Resp, why: &str) -> String {
     )
 }
 
-/// No 5xx anywhere, and no bcrypt hash in any body (SPEC.md 15, secrets are never readable);
-/// under a REST prefix, every 4xx is the exact 401 of SPEC.md 8 or a JSON error body
-/// (SPEC.md 7): an object whose `error` is a non-empty string, with at most `fields` or `items`
-/// beside it.
+/// No 5xx anywhere, and no bcrypt hash in any body (secrets are never readable:
+/// docs/contract.md#security); under a REST prefix, every 4xx is the exact 401
+/// (docs/contract.md#authentication) or a JSON error body (docs/contract.md#errors): an object
+/// whose `error` is a non-empty string, with at most `fields` or `items` beside it.
 fn check_response(uri: &str, request: &str, resp: &Resp) -> Result<(), String> {
     let status = resp.code();
     let fail = |why: &str| Err(failure(request, resp, why));
@@ -277,8 +278,8 @@ fn check_response(uri: &str, request: &str, resp: &Resp) -> Result<(), String> {
     Ok(())
 }
 
-/// A successful write never stores or echoes U+0000 (SPEC.md 15: a text value holding it is a
-/// 400 on both engines).
+/// A successful write never stores or echoes U+0000 (a text value holding it is a 400 on both
+/// engines: docs/contract.md#bounded-cost).
 fn check_no_nul_written(request: &str, resp: &Resp) -> Result<(), String> {
     let echoed = resp.body.contains(&0)
         || resp
@@ -291,7 +292,7 @@ fn check_no_nul_written(request: &str, resp: &Resp) -> Result<(), String> {
     Ok(())
 }
 
-/// A 200 list response is the list envelope of SPEC.md 4.
+/// A 200 list response is the list envelope (docs/contract.md#lists).
 fn check_list_envelope(request: &str, resp: &Resp) -> Result<Value, String> {
     let body: Value = serde_json::from_slice(&resp.body)
         .map_err(|e| failure(request, resp, &format!("a 200 list that is not JSON ({e})")))?;

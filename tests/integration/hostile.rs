@@ -1,9 +1,9 @@
-//! SPEC.md section 15 at the level of requests: bounded work per parameter, engine limits that
-//! never surface as a 5xx, U+0000 in text, cursors, secrets that no filter reaches,
-//! authentication that gives its connection back before it checks a password, and the guard's
-//! refusals and headers. The socket-level bounds (timeouts, unread responses, crash
-//! durability) are checked against the release binary by `scripts/hostile.py` and
-//! `scripts/crash.py`.
+//! Bounded cost at the level of requests (docs/contract.md#bounded-cost): bounded work per
+//! parameter, engine limits that never surface as a 5xx, U+0000 in text, cursors, secrets that
+//! no filter reaches, authentication that gives its connection back before it checks a
+//! password, and the guard's refusals and headers. The socket-level bounds (timeouts,
+//! unread responses, crash durability) are checked against the release binary by
+//! `scripts/hostile.py` and `scripts/crash.py`.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;

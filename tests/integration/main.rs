@@ -1,4 +1,4 @@
-//! Integration tests: one binary, one module per area of SPEC.md. Every test builds the
+//! Integration tests: one binary, one module per area of docs/contract.md. Every test builds the
 //! fixture application of `plover_tests` over its own temporary database: SQLite, or
 //! PostgreSQL when `PLOVER_TEST_PG_URL` is set to an admin URL (see `plover_tests`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,6 @@
-//! The API describes itself (SPEC.md section 14): `{prefix}/openapi.json` and `{prefix}/docs/`,
-//! checked against the registrations and against what the server accepts; PATCH.
+//! The API describes itself (docs/contract.md#api-description): `{prefix}/openapi.json` and
+//! `{prefix}/docs/`, checked against the registrations and against what the server accepts;
+//! PATCH.
 
 use actix_web::http::Method;
 use actix_web::test::{self, TestRequest};
@@ -238,7 +239,7 @@ async fn objects_and_bodies_follow_the_resource_options() {
         .is_none());
     for (name, response) in responses {
         if name == "Unauthorized" {
-            // SPEC.md section 8: the 401 is a plain page with the Basic challenge.
+            // The 401 is a plain page with the Basic challenge (docs/contract.md#authentication).
             assert!(response["content"]
                 .get("text/html; charset=utf-8")
                 .is_some());

@@ -1,5 +1,5 @@
-//! SPEC.md sections 4 and 5 (and the ordering items of section 12): ordering, limit, page and
-//! the list envelope's links.
+//! docs/contract.md#lists, #ordering and #pagination: ordering, limit, page and the list
+//! envelope's links.
 
 use actix_web::test::TestRequest;
 use plover_tests::*;

@@ -1,5 +1,5 @@
 //! Property tests (proptest) of the list endpoint against a naive in-memory evaluator of
-//! SPEC.md sections 4, 5 and 12.
+//! the rules of docs/contract.md#lists, #filters, #ordering and #pagination.
 //!
 //! Each case seeds a small random table (0-12 rows: NULLs, Unicode case pairs, `%` and `_`
 //! inside text, integer bounds, dates and date-times with fractional seconds), checks that the
@@ -13,7 +13,7 @@
 //!
 //! The properties: `/api/sample/` (every scalar type), `/api/cmodel/` (joins through `b` and
 //! `b__a`), `/api/emodel/` (`paginate_by = 5`: `limit` clamped), `ilike` lists whatever `like`
-//! lists, and an `ordering` naming a column twice is a 400 (SPEC.md section 15).
+//! lists, and an `ordering` naming a column twice is a 400 (docs/contract.md#bounded-cost).
 //!
 //! The evaluator's `ilike` lower-cases both sides one character at a time, each to one
 //! character (`İ` is `i`, `Σ` is `σ` wherever it stands), as PostgreSQL's `ILIKE` does and
@@ -168,7 +168,7 @@ impl Val {
         }
     }
 
-    /// The value as the API serializes it (SPEC.md section 3).
+    /// The value as the API serializes it (docs/contract.md#objects).
     fn json(&self) -> Value {
         match self {
             Val::Int(v) => json!(v),
@@ -876,7 +876,7 @@ fn emodel_table(spec: &[(i64, u8, String)]) -> Table {
 
 // --- resolving a case into a request --------------------------------------------------------
 
-/// An operator of SPEC.md section 5; `Plain` is `field=value`.
+/// A filter operator (docs/contract.md#filters); `Plain` is `field=value`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Plain,
@@ -997,7 +997,7 @@ fn base_value(spec: &ValSpec, column: &Column, index: usize, rows: &[Row]) -> Va
     spec.nudge.apply(column.kind, fresh)
 }
 
-/// A value as query-string text, in one of the spellings SPEC.md section 5 accepts.
+/// A value as query-string text, in one of the spellings filters accept (docs/contract.md#filters).
 fn spell(value: &Val, spelling: &Index) -> String {
     match value {
         Val::Int(v) => v.to_string(),
@@ -1154,7 +1154,7 @@ fn resolve(model: &Model, spec: &ListSpec, rows: &[Row]) -> Request {
     if let Some(page) = spec.decoy_page {
         reserved.push(("page".to_owned(), page.to_string()));
     }
-    // The first of a repeated reserved parameter counts (SPEC.md section 12).
+    // The first of a repeated reserved parameter counts (docs/contract.md#pagination).
     let first = |name: &str| {
         reserved
             .iter()
@@ -1194,7 +1194,7 @@ enum Param {
     IsNull,
 }
 
-/// Parses query-string text as a value of `kind` (SPEC.md section 5).
+/// Parses query-string text as a value of `kind` (docs/contract.md#filters).
 fn parse_value(kind: Kind, raw: &str) -> Result<Val, String> {
     let bad = || format!("the generator made an unparseable {kind:?} value {raw:?}");
     Ok(match kind {
@@ -1263,7 +1263,7 @@ fn like(text: &str, pattern: &str) -> bool {
     matched[text.len()]
 }
 
-/// Whether a row's value passes one filter key (all its values, per SPEC.md sections 5, 12).
+/// Whether a row's value passes one filter key (all its values, per docs/contract.md#filters).
 fn passes(op: Op, params: &[Param], value: Option<&Val>) -> bool {
     let values = || {
         params.iter().filter_map(|p| match p {
@@ -1714,7 +1714,7 @@ async fn ilike_lists_whatever_like_lists() {
 }
 
 /// An `ordering` that names a column twice (in either direction, under either name of a
-/// foreign key) is a 400 naming `ordering` (SPEC.md section 15), whatever else it holds.
+/// foreign key) is a 400 naming `ordering` (docs/contract.md#ordering), whatever else it holds.
 #[actix_web::test]
 async fn ordering_a_column_twice_is_400() {
     let app = TestApp::new().await;

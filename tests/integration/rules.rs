@@ -1,4 +1,4 @@
-//! SPEC.md section 13, model rules: validation and a before-save step that every writer runs
+//! Model rules (docs/contract.md#models): validation and a before-save step that every writer runs
 //! (REST POST and PUT through any resource of the model, the admin's add and edit forms),
 //! inside the write's transaction, with the connection at hand.
 

@@ -1,4 +1,4 @@
-//! SPEC.md section 13, the schema from the models: the tables that `plover::schema` creates
+//! The schema from the models (docs/contract.md#schema): the tables that `plover::schema` creates
 //! hold what the models declare (types, NOT NULL, UNIQUE, REFERENCES, indexes), in foreign-key
 //! order, in one transaction. Every other test runs on these tables too: the fixture app has no
 //! hand-written DDL for its models.

@@ -1,4 +1,4 @@
-//! SPEC.md section 3: the serialized object (keys, types and formats, foreign keys,
+//! docs/contract.md#objects: the serialized object (keys, types and formats, foreign keys,
 //! include_resources, fields/exclude, prepare_data, meta.model).
 
 use actix_web::http::Method;

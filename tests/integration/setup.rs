@@ -1,4 +1,5 @@
-//! Set-up errors (SPEC.md sections 1 and 11): misconfigurations fail before the server serves.
+//! Set-up errors (docs/contract.md#registration and #database): misconfigurations fail before
+//! the server serves.
 
 use plover::prelude::*;
 use plover_tests::*;

@@ -29,8 +29,8 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    /// The request's Basic credentials: base64, UTF-8, split at the first colon (SPEC.md
-    /// section 8); `None` when missing or malformed.
+    /// The request's Basic credentials: base64, UTF-8, split at the first colon (as Plover
+    /// does); `None` when missing or malformed.
     pub fn from_request(req: &HttpRequest) -> Option<Credentials> {
         let header = req.headers().get(AUTHORIZATION)?.to_str().ok()?;
         let (scheme, encoded) = header.split_once(' ')?;

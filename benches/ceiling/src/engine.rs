@@ -6,7 +6,7 @@
 //! are read, as bench-limit does, cut after the seconds for the fractions of the rows a create
 //! stores); on PostgreSQL they are `TIMESTAMP` columns (Plover's DDL), read as `NaiveDateTime`
 //! and written out in the same form. A create stores its time to the microsecond on both, as
-//! Plover does (SPEC.md keeps fractional seconds).
+//! Plover does (fractional seconds are kept: docs/contract.md#objects).
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, PoolError, PooledConnection};

@@ -1,9 +1,9 @@
-//! List requests: the query combinations the benchmark sends, the page envelope of SPEC.md
-//! section 4, and the timestamp format of section 3.
+//! List requests: the query combinations the benchmark sends, Plover's page envelope
+//! (docs/contract.md#lists), and its timestamp format (docs/contract.md#objects).
 
 use serde::{Serialize, Serializer};
 
-/// The page size, and the most a `limit` may ask for (SPEC.md: larger values are clamped).
+/// The page size, and the most a `limit` may ask for (larger values are clamped, as in Plover).
 pub const PAGINATE_BY: i64 = 20;
 
 /// What a message list selects. Any other combination of parameters is a 400: this is a
@@ -23,7 +23,7 @@ pub struct ListQuery {
     pub limit: i64,
     pub filter: MessageFilter,
     /// The request's parameters but `page`, in their order, decoded: `next` and `previous`
-    /// keep them (SPEC.md section 4).
+    /// keep them (docs/contract.md#lists).
     kept: Vec<(String, String)>,
 }
 
@@ -41,7 +41,7 @@ impl ListQuery {
         let mut kept = Vec::new();
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             let (key, value) = (key.into_owned(), value.into_owned());
-            // A repeated page, limit or ordering: the first one counts (SPEC.md section 12).
+            // A repeated page, limit or ordering: the first one counts, as in Plover.
             // A repeated filter would be an OR: not a request of the benchmark.
             match key.as_str() {
                 "page" => {
@@ -133,13 +133,13 @@ struct Envelope<T> {
     objects: Vec<T>,
 }
 
-/// A date-time stored as text, as SPEC.md writes it: `"YYYY-MM-DD HH:MM:SS"`, fractional
+/// A date-time stored as text, as Plover writes it: `"YYYY-MM-DD HH:MM:SS"`, fractional
 /// seconds cut.
 pub fn text_timestamp<S: Serializer>(t: &str, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(t.get(..19).unwrap_or(t))
 }
 
-/// A date-time as SPEC.md writes it, `"YYYY-MM-DD HH:MM:SS"` (fractional seconds cut), from
+/// A date-time as Plover writes it, `"YYYY-MM-DD HH:MM:SS"` (fractional seconds cut), from
 /// its digits rather than through a format string.
 pub fn timestamp<S: Serializer>(
     t: &chrono::NaiveDateTime,

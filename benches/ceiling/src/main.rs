@@ -1,7 +1,7 @@
 //! Plover's own ceiling for the peer benchmark: a careful hand-written actix-web + diesel
 //! server, no framework layer, for what ../shared/bench-limit (the SQLite read ceiling) does
 //! not cover: the same reads on PostgreSQL, and the write, `create_message`, on both engines.
-//! It answers in the format of SPEC.md (`user_id`, `"YYYY-MM-DD HH:MM:SS"`, `meta` with
+//! It answers in Plover's format (`user_id`, `"YYYY-MM-DD HH:MM:SS"`, `meta` with
 //! model/page/previous/next and no count), reads `limit + 1` rows to know whether a next page
 //! exists, keeps every statement in diesel's statement cache (static queries are cached by
 //! type on both engines: PostgreSQL prepares each once per connection; SQLite is built with
@@ -34,7 +34,7 @@
 //! Env:   POOL_SIZE (default 8), WORKERS (default: actix default = CPU count)
 //!
 //! At start it creates the indexes that a tuned schema has (IF NOT EXISTS), then runs ANALYZE:
-//! bench-limit's three, with the two on message in the order SPEC.md's lists read them, read
+//! bench-limit's three, with the two on message in the order Plover's lists read them, read
 //! backwards: user(username) unique, message(user_id, pub_date, id DESC),
 //! message(pub_date, id DESC).
 //! They have the names and definitions of the microblog example's DDL
@@ -47,16 +47,15 @@
 //! Differences from bench-limit:
 //! - PostgreSQL too (timestamps are TIMESTAMP there, text on SQLite, see engine.rs), and the
 //!   write route.
-//! - filter_join orders `pub_date DESC, id ASC`: SPEC.md appends the primary key, ascending, to
+//! - filter_join orders `pub_date DESC, id ASC`: Plover appends the primary key, ascending, to
 //!   any ordering; bench-limit orders `pub_date DESC, id DESC`, which lists the messages of one
 //!   second in the other order. The two message indexes end in `pub_date, id DESC` to match,
 //!   read backwards (bench-limit's end in `pub_date` and in `pub_date, id`).
 //! - Pooled connections are not tested on checkout (r2d2's default runs `SELECT 1` each time: a
 //!   round trip per request on PostgreSQL).
-//! - Every response carries `X-Content-Type-Options: nosniff` (SPEC.md section 15), as
-//!   Plover's do.
-//! - `limit` above 20 is clamped to 20 and a `limit` or `page` below 1 is a 400, as SPEC.md
-//!   says; `next`/`previous` keep the request's other parameters in their order, form-encoded
+//! - Every response carries `X-Content-Type-Options: nosniff`, as Plover's do.
+//! - `limit` above 20 is clamped to 20 and a `limit` or `page` below 1 is a 400, as Plover
+//!   does; `next`/`previous` keep the request's other parameters in their order, form-encoded
 //!   as Plover encodes them (bench-limit rebuilds them in a fixed order, unencoded).
 //! - SQLite connections get Plover's WAL and synchronous = NORMAL, and writers are serialized
 //!   in process (one mutex around the write transaction), so that they queue on the mutex
@@ -65,7 +64,7 @@
 //! Not done (no workload needs it): unknown users are refused without spending a bcrypt
 //! check's time, bcrypt checks are not bounded in number, bodies hold only `content` and the
 //! owner key (no `pub_date`, no form bodies), cursors (Plover's message `next` links carry a
-//! keyset cursor; here they carry page numbers, SPEC.md section 4).
+//! keyset cursor; here they carry page numbers, docs/contract.md#pagination).
 
 mod credentials;
 mod engine;
@@ -109,7 +108,7 @@ enum Outcome {
 
 const NOT_A_BENCHMARK_REQUEST: &str = r#"{"error":"not a benchmark request"}"#;
 
-/// Every response carries it (SPEC.md section 15), as Plover's do.
+/// Every response carries it, as Plover's do (docs/contract.md#security).
 const NOSNIFF: (HeaderName, &str) = (X_CONTENT_TYPE_OPTIONS, "nosniff");
 
 fn respond(outcome: Result<Outcome, String>) -> HttpResponse {
@@ -124,7 +123,7 @@ fn respond(outcome: Result<Outcome, String>) -> HttpResponse {
             .content_type(json)
             .body(r#"{"error":"Not found"}"#),
         Ok(Outcome::BadRequest(body)) => HttpResponse::BadRequest().content_type(json).body(body),
-        // SPEC.md section 8, exactly.
+        // The 401 of docs/contract.md#authentication, exactly.
         Ok(Outcome::Unauthorized) => HttpResponse::Unauthorized()
             .insert_header((WWW_AUTHENTICATE, r#"Basic realm="Login Required""#))
             .content_type("text/html; charset=utf-8")
@@ -173,7 +172,7 @@ fn list_messages(conn: &mut Conn, q: &ListQuery) -> QueryResult<Outcome> {
                         .filter(db::user::username.eq(name))
                         .single_value()),
                 )
-                // SPEC.md section 4: the primary key, ascending, breaks the ties of any
+                // As in Plover, the primary key, ascending, breaks the ties of any
                 // ordering (bench-limit has `id DESC` here).
                 .order((m::pub_date.desc(), m::id.asc()))
                 .limit(q.limit + 1)
@@ -221,7 +220,7 @@ fn find_message(conn: &mut Conn, id: i32) -> QueryResult<Outcome> {
 }
 
 /// The body of a POST. The owner key is accepted and ignored: the message belongs to the
-/// authenticated user (SPEC.md section 12).
+/// authenticated user, as in Plover's owner resources.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewMessage {
@@ -439,7 +438,7 @@ async fn main() -> std::io::Result<()> {
         App::new()
             .app_data(state.clone())
             .app_data(plain_body.clone())
-            // SPEC.md section 6: bodies up to 1 MiB.
+            // Bodies up to 1 MiB, Plover's default.
             .app_data(web::PayloadConfig::new(1 << 20))
             .service(
                 web::resource("/api/message/")
