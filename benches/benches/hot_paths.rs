@@ -3,15 +3,13 @@
 //! serving the API's description, and the Basic-auth credential check.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use plover::__private::SqlQueries;
-use plover::__private::{parse_list_query, FilterRules};
+use plover::__private::{ListParser, SqlQueries};
 use plover::accounts::{CredentialCache, Credentials};
-use plover::RestModel;
-use plover_tests::{Message, TestApp};
+use plover::rest::Resource;
+use plover_tests::{Message, TestApp, User};
 
 fn pairs(query: &str) -> Vec<(String, String)> {
     query
@@ -21,36 +19,31 @@ fn pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn message_rules() -> FilterRules {
-    let meta = Message::meta();
-    FilterRules {
-        meta,
-        fields: None,
-        exclude: vec!["user__password".into(), "user__email".into()],
-        recursive: true,
-        exposed: vec![true; meta.fields.len()],
-        nested: HashMap::new(),
-        limits: plover::query::Limits::default(),
-    }
+fn message_parser() -> ListParser {
+    let (m, u) = (Message::FIELDS, User::FIELDS);
+    ListParser::new(
+        Resource::<Message>::new()
+            .filter_exclude([m.user_id.join(u.password), m.user_id.join(u.email)]),
+    )
 }
 
 fn query_string(c: &mut Criterion) {
-    let rules = message_rules();
+    let parser = message_parser();
     let query = pairs("user__username=user42&id__lt=5000&id__gte=100&content__ilike=%25hello%25&ordering=-pub_date,id&limit=20&page=3");
     c.bench_function("parse_list_query", |b| {
-        b.iter(|| parse_list_query(&query, &rules, 20).unwrap())
+        b.iter(|| parser.parse(&query).unwrap())
     });
 }
 
 fn filter_compilation(c: &mut Criterion) {
     use diesel::sqlite::Sqlite;
-    let rules = message_rules();
+    let parser = message_parser();
     let query = pairs("user__username=user42&id__lt=5000&id__gte=100&content__ilike=%25hello%25");
-    let parsed = parse_list_query(&query, &rules, 20).unwrap();
+    let parsed = parser.parse(&query).unwrap();
     c.bench_function("compile_filters_to_sql", |b| {
         b.iter(|| {
             let mut sql = String::new();
-            for f in &parsed.select.filters {
+            for f in &parsed.filters {
                 let cond = <Message as SqlQueries<Sqlite>>::condition(f, 0).unwrap();
                 sql.push_str(&diesel::debug_query::<Sqlite, _>(&cond).to_string());
             }

@@ -34,11 +34,24 @@ fn api_key_model_without_key_panics() {
 // A misspelled field in an option is a compile error (tests/ui/misspelled_field_option.rs);
 // what remains for set-up is a join through a field that is not a foreign key.
 #[test]
-#[should_panic(expected = "`a_field` in `a_field__b_field` is not a foreign key")]
+#[should_panic(
+    expected = "filter_exclude: `a_field__b_field`: `a_field` of amodel is not a foreign key"
+)]
 fn a_join_through_a_field_that_is_not_a_foreign_key_panics() {
     let db = Database::from_url("sqlite://:memory:").unwrap();
     let path = AModel::FIELDS.a_field.join(BModel::FIELDS.b_field);
     RestApi::new(db).register_resource(Resource::<AModel>::new().filter_exclude([path]));
+}
+
+// A join through a foreign key into a model it does not refer to.
+#[test]
+#[should_panic(
+    expected = "filter_fields: `b__a_field`: `b` of cmodel refers to bmodel, not to amodel"
+)]
+fn a_join_into_another_model_panics() {
+    let db = Database::from_url("sqlite://:memory:").unwrap();
+    let path = CModel::FIELDS.b_id.join(AModel::FIELDS.a_field);
+    RestApi::new(db).register_resource(Resource::<CModel>::new().filter_fields([path]));
 }
 
 #[test]

@@ -12,14 +12,14 @@ pub use crate::db::sqlite::plover_lower;
 pub use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
 pub use crate::db::Conn;
 pub use crate::error::Error;
-pub use crate::listing::{parse_list_query, FilterRules};
 pub use crate::meta::{BeforeDelete, LoadDisplay, LoadFields, ModelEntry, ModelOps};
 pub use crate::model::choice::{Bind, Stored};
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };
 pub use crate::query::{Filter, Op, Param, Select};
-pub use crate::rest::{registrations, Registration};
+#[cfg(feature = "testing")]
+pub use crate::rest::{registrations, ListParser, Registration};
 pub use crate::schema::SqlType;
 
 /// What `#[derive(RestModel)]` emits after reporting errors: an impl whose methods are never

@@ -205,46 +205,21 @@ impl ModelMeta {
         &self.fields[self.pk]
     }
 
-    /// The index of the field `name`, named in the set-up option `option` (`fields`,
-    /// `exclude`, ...): an unknown name is a programming error, and panics before the server
-    /// starts with the fields there are.
-    pub(crate) fn index_of(&self, name: &str, option: &str) -> usize {
-        match self.field(name) {
-            Some((idx, _)) => idx,
-            None => panic!(
-                "plover: {option}: model `{}` has no field `{name}` (fields: {})",
-                self.name,
-                self.fields
-                    .iter()
-                    .map(|f| f.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
-
     /// Per field, whether the options `fields` (the only ones, if given) and `exclude` leave
     /// it shown; a write-only field never is, a private one only when `show` names it. REST
     /// resources and model admins both expose their fields so.
     pub(crate) fn shown(
         &self,
-        fields: Option<&[String]>,
-        exclude: &[String],
-        show: &[String],
+        fields: Option<&[usize]>,
+        exclude: &[usize],
+        show: &[usize],
     ) -> Vec<bool> {
-        let private_shown: Vec<usize> = show.iter().map(|f| self.index_of(f, "show")).collect();
-        let listed: Option<Vec<usize>> =
-            fields.map(|names| names.iter().map(|f| self.index_of(f, "fields")).collect());
-        let excluded: Vec<usize> = exclude
-            .iter()
-            .map(|f| self.index_of(f, "exclude"))
-            .collect();
         (0..self.fields.len())
             .map(|i| {
                 !self.fields[i].excluded
-                    && (!self.fields[i].private || private_shown.contains(&i))
-                    && listed.as_ref().is_none_or(|l| l.contains(&i))
-                    && !excluded.contains(&i)
+                    && (!self.fields[i].private || show.contains(&i))
+                    && fields.is_none_or(|l| l.contains(&i))
+                    && !exclude.contains(&i)
             })
             .collect()
     }

@@ -31,7 +31,6 @@ use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ExportView;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::parse_list_query;
 use crate::meta::LoadFields;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
@@ -200,7 +199,10 @@ impl<M: RestModel> PreparedAdmin<M> {
             .filter(|(k, _)| !matches!(k.as_str(), "ordering" | "page" | "limit"))
             .cloned()
             .collect();
-        let query = parse_list_query(&filters, &self.rules, i64::MAX - 1)?;
+        let select = Select {
+            filters: self.list.filters(&filters)?,
+            ..Select::default()
+        };
         let url = self.url(cx);
         if !cx.req.post {
             let view = ExportView {
@@ -234,10 +236,11 @@ impl<M: RestModel> PreparedAdmin<M> {
             _ => return Err(bad_request("the format is csv or json")),
         };
 
-        let mut select = query.select;
-        select.order = vec![(meta.pk, false)];
-        select.offset = 0;
-        select.limit = Some(CHUNK);
+        let select = Select {
+            order: vec![(meta.pk, false)],
+            limit: Some(CHUNK),
+            ..select
+        };
         let mut export = Export {
             load: meta.ops.load_fields,
             filters: select.filters.clone(),

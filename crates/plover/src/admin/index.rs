@@ -9,7 +9,7 @@ use super::prepared::{bad_request, Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{is_filter, parse_list_query, ORDERING, PAGE};
+use crate::listing::{allowed, is_filter, ORDERING, PAGE};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::rest::delete::delete_rows;
@@ -27,7 +27,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             let value = cx.req.param("_fv").unwrap_or_default();
             return Ok(Reply::Redirect(link(&self.url(cx), kept, (key, value))));
         }
-        let query = parse_list_query(&cx.req.query, &self.rules, self.paginate_by)?;
+        let query = self.list.parse(&cx.req.query)?;
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
@@ -186,13 +186,8 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let mut keys = Vec::new();
         for (idx, field) in meta.fields.iter().enumerate() {
-            if !self.rules.exposed[idx] || self.rules.exclude.iter().any(|e| e == field.name) {
+            if !allowed(&self.list, &[idx]) {
                 continue;
-            }
-            if let Some(allowed) = &self.rules.fields {
-                if !allowed.iter().any(|a| a == field.name) {
-                    continue;
-                }
             }
             let ops: &[&str] = match field.kind {
                 FieldKind::Text => &["eq", "ne", "like", "ilike", "in"],
@@ -239,7 +234,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .map(|(_, v)| v.parse::<i64>())
             .collect::<Result<Vec<i64>, _>>()
             .map_err(|_| bad_request("the selected rows are not primary keys"))?;
-        let max = self.rules.limits.max_bulk_rows;
+        let max = self.list.limits.max_bulk_rows;
         if ids.len() > max {
             return Err(bad_request(format!("select at most {max} rows at once")));
         }

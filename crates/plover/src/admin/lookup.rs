@@ -34,7 +34,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         };
         let target = lookup.target;
         let q = cx.req.param("q").unwrap_or_default();
-        self.rules
+        self.list
             .limits
             .check_value(q)
             .and_then(|()| crate::value::check_text(q))

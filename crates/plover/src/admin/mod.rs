@@ -27,6 +27,7 @@
 //!     .configure(admin);
 //! ```
 
+mod checks;
 mod delete;
 mod export;
 mod form;

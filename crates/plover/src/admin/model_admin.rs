@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{names, paths, Field, ModelMeta, Path, RestModel};
-use crate::query::Limits;
+use crate::listing::{list_setters, ListSpec};
+use crate::model::{Field, ModelMeta, RestModel};
 
 /// Computes one column for a whole page of rows (one query for the page, not one per row).
 pub type PageColumn<M> =
@@ -14,8 +14,9 @@ pub type PageColumn<M> =
 
 /// A column of the admin index.
 pub enum Column<M> {
-    /// A model field (its API name): shown as stored, sortable.
-    Field(String),
+    /// A model field (its index; [`Column::field`] makes one from a handle): shown as
+    /// stored, sortable.
+    Field(usize),
     /// A value computed from each row.
     Computed {
         /// The column title.
@@ -35,7 +36,7 @@ pub enum Column<M> {
 impl<M> std::fmt::Debug for Column<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Column::Field(name) => f.debug_tuple("Field").field(name).finish(),
+            Column::Field(idx) => f.debug_tuple("Field").field(idx).finish(),
             Column::Computed { title, .. } => f
                 .debug_struct("Computed")
                 .field("title", title)
@@ -51,7 +52,7 @@ impl<M> std::fmt::Debug for Column<M> {
 impl<M: RestModel> Column<M> {
     /// A model field: `Column::field(Message::FIELDS.content)`.
     pub fn field(field: Field<M>) -> Column<M> {
-        Column::Field(field.name().to_owned())
+        Column::Field(field.index())
     }
 }
 
@@ -105,18 +106,13 @@ impl<M: RestModel> From<Field<M>> for Column<M> {
 pub struct ModelAdmin<M: RestModel> {
     pub(crate) name: Option<String>,
     pub(crate) columns: Vec<Column<M>>,
-    pub(crate) fields: Option<Vec<String>>,
-    pub(crate) exclude: Vec<String>,
-    pub(crate) filter_fields: Option<Vec<String>>,
-    pub(crate) filter_exclude: Vec<String>,
-    pub(crate) paginate_by: i64,
+    pub(crate) list: ListSpec<M>,
     pub(crate) filter_paginate_by: i64,
-    /// `(foreign key, the model it must refer to, the field of that model searched)`.
-    pub(crate) foreign_key_lookups: Vec<(String, &'static ModelMeta, usize)>,
+    /// `(foreign key, the model it must refer to, the field of that model searched)`, by index.
+    pub(crate) foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) templates: Arc<dyn AdminTemplates>,
-    pub(crate) limits: Limits,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -141,25 +137,13 @@ impl<M: RestModel> ModelAdmin<M> {
         ModelAdmin {
             name: None,
             columns: Vec::new(),
-            fields: None,
-            exclude: Vec::new(),
-            filter_fields: None,
-            filter_exclude: Vec::new(),
-            paginate_by: 20,
+            list: ListSpec::default(),
             filter_paginate_by: 15,
             foreign_key_lookups: Vec::new(),
             delete_collect_objects: true,
             delete_recursive: true,
             templates: Arc::new(DefaultTemplates),
-            limits: Limits::default(),
         }
-    }
-
-    /// Bounds on the filters of the index and export, the lookup text and the rows of a bulk
-    /// action (default [`Limits::default`]); a request over them is a 400.
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
     }
 
     /// The URL name (default: the model's API name).
@@ -174,39 +158,7 @@ impl<M: RestModel> ModelAdmin<M> {
         self
     }
 
-    /// The fields the add and edit forms offer (default: every field but the primary key).
-    pub fn fields(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.fields = Some(names(fields));
-        self
-    }
-
-    /// Fields the forms and the export never offer; they are not filterable or orderable in
-    /// the admin either (also through joins from other models' admins).
-    pub fn exclude(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.exclude = names(fields);
-        self
-    }
-
-    /// The only filter fields and paths ([`Field::join`]) the index and the export accept.
-    pub fn filter_fields<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
-        self.filter_fields = Some(paths(filters));
-        self
-    }
-
-    /// Filter fields and paths refused (with everything below them).
-    pub fn filter_exclude<P: Into<Path<M>>>(
-        mut self,
-        filters: impl IntoIterator<Item = P>,
-    ) -> Self {
-        self.filter_exclude = paths(filters);
-        self
-    }
-
-    /// Rows per index page (default 20).
-    pub fn paginate_by(mut self, n: i64) -> Self {
-        self.paginate_by = n.max(1);
-        self
-    }
+    list_setters!();
 
     /// Rows per page of a foreign-key lookup (default 15).
     pub fn filter_paginate_by(mut self, n: i64) -> Self {
@@ -219,7 +171,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// related rows. That `field` refers to `N` is checked when the admin is set up.
     pub fn foreign_key_lookup<N: RestModel>(mut self, field: Field<M>, column: Field<N>) -> Self {
         self.foreign_key_lookups
-            .push((field.name().to_owned(), N::meta(), column.index()));
+            .push((field.index(), N::meta(), column.index()));
         self
     }
 

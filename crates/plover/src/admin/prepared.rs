@@ -10,7 +10,7 @@ use super::templates::AdminTemplates;
 use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::FilterRules;
+use crate::listing::{FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
 use crate::urlencoded::encode;
@@ -97,8 +97,7 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) columns: Vec<PreparedColumn<M>>,
     /// The fields of the add and edit forms, in model order (never the primary key).
     pub(crate) form_fields: Vec<usize>,
-    pub(crate) rules: FilterRules,
-    pub(crate) paginate_by: i64,
+    pub(crate) list: ListPlan,
     pub(crate) filter_paginate_by: i64,
     pub(crate) lookups: HashMap<usize, Lookup>,
     pub(crate) delete_collect_objects: bool,
@@ -112,8 +111,7 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
 /// other models' admins honour it).
 pub(crate) struct Exposure {
     pub(crate) exposed: Vec<bool>,
-    pub(crate) filter_fields: Option<Vec<String>>,
-    pub(crate) filter_exclude: Vec<String>,
+    pub(crate) filter_paths: FilterPaths,
     pub(crate) limits: Limits,
 }
 
@@ -124,22 +122,22 @@ impl<M: RestModel> ModelAdmin<M> {
         let meta = M::meta();
         // A private field is offered in the index, filters and export only where a column
         // names it.
-        let named: Vec<String> = self
+        let named: Vec<usize> = self
             .columns
             .iter()
             .filter_map(|c| match c {
-                Column::Field(name) => Some(name.clone()),
+                Column::Field(idx) => Some(*idx),
                 _ => None,
             })
-            .filter(|name| meta.field(name).is_some_and(|(_, f)| f.private))
+            .filter(|&idx| meta.fields.get(idx).is_some_and(|f| f.private))
             .collect();
-        let mut exposed = meta.shown(self.fields.as_deref(), &self.exclude, &named);
+        let list = &self.list;
+        let mut exposed = meta.shown(list.fields.as_deref(), &list.exclude, &named);
         exposed[meta.pk] = true;
         Exposure {
             exposed,
-            filter_fields: self.filter_fields.clone(),
-            filter_exclude: self.filter_exclude.clone(),
-            limits: self.limits,
+            filter_paths: list.filter_paths(),
+            limits: list.limits,
         }
     }
 
@@ -149,13 +147,10 @@ impl<M: RestModel> ModelAdmin<M> {
         let meta = M::meta();
         let exposure = self.exposure();
         // The forms, a trusted surface, show and edit private fields too.
-        let private: Vec<String> = meta
-            .fields
-            .iter()
-            .filter(|f| f.private)
-            .map(|f| f.name.to_owned())
+        let private: Vec<usize> = (0..meta.fields.len())
+            .filter(|&i| meta.fields[i].private)
             .collect();
-        let in_forms = meta.shown(self.fields.as_deref(), &self.exclude, &private);
+        let in_forms = meta.shown(self.list.fields.as_deref(), &self.list.exclude, &private);
         let form_fields: Vec<usize> = (0..meta.fields.len())
             .filter(|&i| i != meta.pk && in_forms[i])
             .collect();
@@ -172,11 +167,11 @@ impl<M: RestModel> ModelAdmin<M> {
             .columns
             .into_iter()
             .map(|c| match c {
-                Column::Field(name) => {
-                    let idx = meta.index_of(&name, "columns");
+                Column::Field(idx) => {
                     assert!(
-                        exposure.exposed[idx],
-                        "plover admin: column `{name}` of {} is a field its forms hide",
+                        exposure.exposed.get(idx) == Some(&true),
+                        "plover admin: column `{}` of {} is a field its forms hide",
+                        meta.fields.get(idx).map_or("?", |f| f.name),
                         meta.name
                     );
                     PreparedColumn::Field(idx)
@@ -194,8 +189,8 @@ impl<M: RestModel> ModelAdmin<M> {
         let lookups = self
             .foreign_key_lookups
             .iter()
-            .map(|&(ref field, related, column)| {
-                let idx = meta.index_of(field, "foreign_key_lookups");
+            .map(|&(idx, related, column)| {
+                let field = meta.fields[idx].name;
                 let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
                     panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
                 };
@@ -218,8 +213,7 @@ impl<M: RestModel> ModelAdmin<M> {
             name: self.name.unwrap_or_else(|| meta.name.to_owned()),
             columns,
             form_fields,
-            rules: rules_for(meta, &exposure, exposures, 0),
-            paginate_by: self.paginate_by,
+            list: rules_for(meta, &exposure, exposures, 0, self.list.paginate_by),
             filter_paginate_by: self.filter_paginate_by,
             lookups,
             delete_collect_objects: self.delete_collect_objects,
@@ -238,7 +232,8 @@ fn rules_for(
     exposure: &Exposure,
     exposures: &HashMap<TypeId, Exposure>,
     depth: usize,
-) -> FilterRules {
+    paginate_by: i64,
+) -> ListPlan {
     let mut nested = HashMap::new();
     if depth < 4 {
         for (idx, field) in meta.fields.iter().enumerate() {
@@ -246,28 +241,26 @@ fn rules_for(
                 continue;
             };
             if let Some(inner) = exposures.get(&(target.type_id)()) {
-                nested.insert(idx, rules_for(target, inner, exposures, depth + 1));
+                nested.insert(idx, rules_for(target, inner, exposures, depth + 1, paginate_by));
             }
         }
     }
     // Fields the forms hide are refused like `filter_exclude` paths.
-    let mut exclude = exposure.filter_exclude.clone();
-    exclude.extend(
-        meta.fields
-            .iter()
-            .zip(&exposure.exposed)
-            .filter(|(_, shown)| !**shown)
-            .map(|(f, _)| f.name.to_owned()),
+    let mut paths = exposure.filter_paths.clone();
+    paths.exclude.extend(
+        (0..meta.fields.len())
+            .filter(|&i| !exposure.exposed[i])
+            .map(|i| vec![i]),
     );
-    FilterRules {
+    ListPlan::new(
         meta,
-        fields: exposure.filter_fields.clone(),
-        exclude,
-        recursive: true,
-        exposed: exposure.exposed.clone(),
+        exposure.exposed.clone(),
+        paths,
+        true,
         nested,
-        limits: exposure.limits,
-    }
+        exposure.limits,
+        paginate_by,
+    )
 }
 
 impl<M: RestModel> PreparedAdmin<M> {

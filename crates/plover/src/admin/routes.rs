@@ -7,13 +7,14 @@ use actix_session::SessionExt;
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
+use super::checks::Admitted;
 use super::form::NEW_PASSWORD;
 use super::page::{error_page, Reply};
 use super::panel::{Panel, PanelView};
 use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::views::Chrome;
-use crate::accounts::{current_user, keep_password, Auth, CsrfToken, LoginRedirect, UserModel};
-use crate::body::{check_form_text, Body, BodyLimit};
+use crate::accounts::{keep_password, Auth, UserModel};
+use crate::body::BodyLimit;
 use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
 use crate::mounted;
@@ -29,6 +30,22 @@ pub(super) struct State<U: UserModel> {
     pub(super) permission: Arc<dyn Fn(&U) -> bool + Send + Sync>,
     pub(super) models: Vec<Arc<dyn AdminModel>>,
     pub(super) panels: Vec<Panel>,
+}
+
+impl<U: UserModel> State<U> {
+    /// The frame of the admin's pages for `user`, whose session's CSRF token is `csrf`.
+    pub(super) fn chrome(&self, user: &U, csrf: &str) -> Chrome {
+        let prefix = &self.prefix;
+        Chrome {
+            prefix: prefix.clone(),
+            user: user.username().to_owned(),
+            logout: format!("{}?next={prefix}/", self.auth.logout_url()),
+            models: (self.models.iter())
+                .map(|m| (m.name().to_owned(), format!("{prefix}/{}/", m.name())))
+                .collect(),
+            csrf: csrf.to_owned(),
+        }
+    }
 }
 
 /// The view an admin URL names; path parameters (`pk`, `field`, `file`, `action`) are read
@@ -130,6 +147,7 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
     }
     let mut scope = web::scope(&state.prefix)
         .app_data(BodyLimit(MAX_FORM_BYTES))
+        .app_data(web::Data::from(state.clone()))
         .default_service(handler(web::route(), state, View::NotFound));
     for (path, view) in routes {
         let paths = match path.as_str() {
@@ -152,95 +170,29 @@ fn handler<U: UserModel + Clone + Send + 'static>(
     view: View,
 ) -> actix_web::Route {
     let state = state.clone();
-    route.to(move |req: HttpRequest, payload: web::Payload| {
-        dispatch(state.clone(), view.clone(), req, payload)
+    route.to(move |req: HttpRequest, admitted: Admitted<U>| {
+        dispatch(state.clone(), view.clone(), req, admitted)
     })
 }
 
-/// 403 as a page.
-fn forbidden(chrome: Option<&Chrome>) -> HttpResponse {
-    error_page(chrome, &Error::Forbidden)
-}
-
-/// Every admin URL: the checks of docs/contract.md#admin in order (login, permission, CSRF), then
-/// the view.
+/// Every admin URL, once its request passed the checks (`Admitted`): the view, on a blocking
+/// thread with a pooled connection.
 async fn dispatch<U: UserModel + Clone + Send + 'static>(
     state: Arc<State<U>>,
     view: View,
     req: HttpRequest,
-    payload: web::Payload,
+    admitted: Admitted<U>,
 ) -> HttpResponse {
-    let user = match current_user::<U>(&req).await {
-        Ok(Some(user)) => user,
-        Ok(None) => {
-            return LoginRedirect::new(&state.auth.login_url(), &req).error_response();
-        }
-        Err(e) => return error_page(None, &e),
-    };
-    if !(state.permission)(&user) {
-        return forbidden(None);
-    }
-    let csrf = match CsrfToken::of(&req.get_session()) {
-        Ok(token) => token,
-        Err(e) => return error_page(None, &e),
-    };
+    let Admitted { user, chrome, form } = admitted;
     let post = req.method() == Method::POST;
-    let form = if post {
-        match Body::read(&req, payload).await {
-            Ok(body) => body.form_pairs(),
-            Err(e) => return error_page(None, &e),
-        }
-    } else {
-        Vec::new()
-    };
-    let chrome = Chrome {
-        prefix: state.prefix.clone(),
-        user: user.username().to_owned(),
-        logout: format!("{}?next={}/", state.auth.logout_url(), state.prefix),
-        models: state
-            .models
-            .iter()
-            .map(|m| {
-                (
-                    m.name().to_owned(),
-                    format!("{}/{}/", state.prefix, m.name()),
-                )
-            })
-            .collect(),
-        csrf: csrf.value().to_owned(),
-    };
-    if post {
-        let submitted = form
-            .iter()
-            .find(|(k, _)| k == "csrf_token")
-            .map(|(_, v)| v.as_str());
-        if csrf.verify(submitted).is_err() {
-            return forbidden(Some(&chrome));
-        }
-        if let Err(e) = check_form_text(&form) {
-            return error_page(Some(&chrome), &e);
-        }
-    }
     if let (View::Static, false) = (&view, post) {
         return static_file(req.match_info().get("file").unwrap_or_default());
     }
-    // A new password is hashed here, before the view takes a pooled connection.
-    let takes_password = view.model().is_some_and(|m| m.takes_password());
-    let raw = form
-        .iter()
-        .find(|(k, _)| k == NEW_PASSWORD)
-        .map(|(_, v)| v.clone())
-        .filter(|v| post && takes_password && !v.is_empty());
-    let new_password = match raw {
-        Some(raw) => {
-            let auth = state.auth.clone();
-            let hashed = web::block(move || auth.make_password(&raw))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
-            Some(hashed)
-        }
-        None => None,
+    let takes_password = post && view.model().is_some_and(|m| m.takes_password());
+    let new_password = if takes_password {
+        hash_new_password(&state.auth, &form).await
+    } else {
+        None
     };
     let param = |name: &str| req.match_info().get(name).unwrap_or_default().to_owned();
     let arg = match &view {
@@ -285,6 +237,24 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         Err(e) if is_lookup => e.error_response(),
         Err(e) => error_page(Some(&reply_chrome), &e),
     }
+}
+
+/// The hash of a form's non-empty `new_password`, made here, before the view takes a pooled
+/// connection; or the message why it could not be.
+async fn hash_new_password<U: UserModel>(
+    auth: &Auth<U>,
+    form: &[(String, String)],
+) -> Option<Result<String, String>> {
+    let raw = (form.iter())
+        .find(|(k, v)| k == NEW_PASSWORD && !v.is_empty())
+        .map(|(_, v)| v.clone())?;
+    let auth = auth.clone();
+    let hashed = web::block(move || auth.make_password(&raw)).await;
+    Some(
+        hashed
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string())),
+    )
 }
 
 /// Runs a view on a blocking thread; `arg` is its path parameter.

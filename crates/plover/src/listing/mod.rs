@@ -3,9 +3,11 @@
 
 pub(crate) mod cursor;
 mod parse;
+mod spec;
 
 pub(crate) use parse::allowed;
-pub use parse::{parse_list_query, FilterRules};
+pub(crate) use parse::ListPlan;
+pub(crate) use spec::{list_setters, FilterPaths, ListSpec};
 
 /// The parameter that orders a list.
 pub(crate) const ORDERING: &str = "ordering";

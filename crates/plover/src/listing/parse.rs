@@ -7,43 +7,54 @@ use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 use crate::query::{Filter, Limits, Op, Param, Select};
 
-/// What a resource allows to filter and order on, computed once at set-up.
+/// A list compiled once at set-up: what a resource or model admin allows to filter and order
+/// on, as field indexes, and its page size; it parses each request's query string.
 #[derive(Debug, Clone)]
-pub struct FilterRules {
+pub(crate) struct ListPlan {
     /// The model.
-    pub meta: &'static ModelMeta,
-    /// `filter_fields`: allowed paths (`None` = every field the resource shows; a field it
-    /// hides is filterable only when listed here).
-    pub fields: Option<Vec<String>>,
+    pub(crate) meta: &'static ModelMeta,
+    /// `filter_fields`: allowed paths, as field indexes along the joins (`None` = every field
+    /// the resource shows; a field it hides is filterable only when listed here).
+    pub(crate) fields: Option<Vec<Vec<usize>>>,
     /// `filter_exclude`: refused paths (and everything below them).
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<Vec<usize>>,
     /// `filter_recursive`: whether joins through foreign keys are allowed.
-    pub recursive: bool,
+    pub(crate) recursive: bool,
     /// Per field: whether the resource serializes it (after `fields`/`exclude`).
-    pub exposed: Vec<bool>,
+    pub(crate) exposed: Vec<bool>,
     /// Rules of the included resource per foreign-key field index, applied to joins through it.
-    pub nested: HashMap<usize, FilterRules>,
+    pub(crate) nested: HashMap<usize, ListPlan>,
     /// Bounds on the conditions and values of one request.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
+    /// Rows a page, and the most `limit` may ask for.
+    pub(crate) paginate_by: i64,
 }
 
 /// A parsed list request.
 #[derive(Debug, Clone)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// Filters and ordering; `limit` is one more than the page size (to know `next`).
-    pub select: Select,
+    pub(crate) select: Select,
     /// The page number, from 1.
-    pub page: i64,
+    pub(crate) page: i64,
     /// The page size.
-    pub limit: i64,
+    pub(crate) limit: i64,
 }
 
-/// Parses the decoded query pairs of a list request.
-pub fn parse_list_query(
-    pairs: &[(String, String)],
-    rules: &FilterRules,
-    paginate_by: i64,
-) -> Result<ListQuery, Error> {
+impl ListPlan {
+    /// The selection of a list request's decoded query pairs: filters, ordering, page.
+    pub(crate) fn parse(&self, pairs: &[(String, String)]) -> Result<ListQuery, Error> {
+        parse_list_query(pairs, self)
+    }
+
+    /// The filters alone of a list request's decoded query pairs (an export's).
+    pub(crate) fn filters(&self, pairs: &[(String, String)]) -> Result<Vec<Filter>, Error> {
+        parse_filters(pairs, self)
+    }
+}
+
+fn parse_list_query(pairs: &[(String, String)], rules: &ListPlan) -> Result<ListQuery, Error> {
+    let paginate_by = rules.paginate_by;
     let first = |name: &str| {
         pairs
             .iter()
@@ -89,7 +100,7 @@ pub fn parse_list_query(
 
 /// The ordering terms: each a column the resource exposes, none twice (so that the list is
 /// never longer than the model's fields, docs/contract.md#bounded-cost).
-fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>, Error> {
+fn parse_ordering(value: &str, rules: &ListPlan) -> Result<Vec<(usize, bool)>, Error> {
     let mut order: Vec<(usize, bool)> = Vec::new();
     if value.is_empty() {
         return Ok(order);
@@ -112,7 +123,7 @@ fn parse_ordering(value: &str, rules: &FilterRules) -> Result<Vec<(usize, bool)>
     Ok(order)
 }
 
-fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<Filter>, Error> {
+fn parse_filters(pairs: &[(String, String)], rules: &ListPlan) -> Result<Vec<Filter>, Error> {
     // Same key repeated: one filter with several values, in first-seen order. Each key is kept
     // with the index of its first pair; there are at most `max_conditions` of them.
     let limits = &rules.limits;
@@ -164,7 +175,7 @@ fn parse_filters(pairs: &[(String, String)], rules: &FilterRules) -> Result<Vec<
 fn parse_filter<'a>(
     key: &str,
     raw: impl Iterator<Item = &'a str>,
-    rules: &FilterRules,
+    rules: &ListPlan,
 ) -> Result<Filter, Error> {
     let bad = |message: &str| Error::param(key, message);
     if path_parts(key).any(str::is_empty) {
@@ -233,7 +244,7 @@ fn parse_filter<'a>(
 
 /// Whether the path (field indexes, one per model along the joins) may be filtered under
 /// `rules`.
-pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
+pub(crate) fn allowed(rules: &ListPlan, path: &[usize]) -> bool {
     let mut meta = rules.meta;
     for (depth, &idx) in path.iter().enumerate() {
         let field = &meta.fields[idx];
@@ -254,23 +265,7 @@ pub(crate) fn allowed(rules: &FilterRules, path: &[usize]) -> bool {
         return false;
     }
     // A rule names a path (`user__username`); it covers the paths that start with it.
-    let covers = |rule: &String| {
-        let mut meta = rules.meta;
-        let mut depth = 0;
-        for part in path_parts(rule) {
-            let Some(field) = path.get(depth).map(|&idx| &meta.fields[idx]) else {
-                return false;
-            };
-            if field.name != part {
-                return false;
-            }
-            if let (Some(target), true) = (field.fk, depth + 1 < path.len()) {
-                meta = target();
-            }
-            depth += 1;
-        }
-        depth > 0
-    };
+    let covers = |rule: &Vec<usize>| !rule.is_empty() && path.starts_with(rule);
     if rules.exclude.iter().any(covers) {
         return false;
     }

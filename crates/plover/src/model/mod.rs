@@ -88,20 +88,46 @@ impl<M: RestModel> Field<M> {
 
     /// The filter path through this foreign key to a field of the related model `N`:
     /// `Message::FIELDS.user_id.join(User::FIELDS.email)` is `user__email`. That this field is a
-    /// foreign key to `N` is checked when the resource or admin is set up.
+    /// foreign key to `N` is checked when the resource, admin or query is set up.
     pub fn join<N: RestModel>(self, next: impl Into<Path<N>>) -> Path<M> {
+        let next = next.into();
+        let mut steps = Vec::with_capacity(next.steps.len() + 1);
+        steps.push(Step {
+            meta: M::meta,
+            index: self.index,
+        });
+        steps.extend(next.steps);
         Path {
-            text: format!("{}__{}", self.name(), next.into().text),
+            text: format!("{}__{}", self.name(), next.text),
+            steps,
             _model: PhantomData,
         }
     }
+}
+
+/// One field of a path: the model it belongs to and its index there.
+#[derive(Clone, Copy)]
+struct Step {
+    meta: fn() -> &'static ModelMeta,
+    index: usize,
 }
 
 /// A filter path from model `M`: one of its fields, or a chain of joins through foreign keys
 /// ([`Field::join`]). Options that take paths take fields too.
 pub struct Path<M> {
     text: String,
+    steps: Vec<Step>,
     _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Path<M> {
+    fn clone(&self) -> Self {
+        Path {
+            text: self.text.clone(),
+            steps: self.steps.clone(),
+            _model: PhantomData,
+        }
+    }
 }
 
 impl<M> std::fmt::Debug for Path<M> {
@@ -115,31 +141,63 @@ impl<M> Path<M> {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// The field indexes along the path, one per model, and the field it ends on; or why the
+    /// path does not hold (a join through a field that is not a foreign key to the next model).
+    pub(crate) fn resolve(&self) -> Result<(Vec<usize>, &'static FieldMeta), String> {
+        let mut indexes = Vec::with_capacity(self.steps.len());
+        for (n, step) in self.steps.iter().enumerate() {
+            let meta = (step.meta)();
+            let field = meta
+                .fields
+                .get(step.index)
+                .ok_or_else(|| format!("{} has no field {}", meta.name, step.index))?;
+            indexes.push(step.index);
+            let Some(next) = self.steps.get(n + 1) else {
+                return Ok((indexes, field));
+            };
+            let next = (next.meta)();
+            match field.fk.map(|target| target()) {
+                Some(target) if (target.type_id)() == (next.type_id)() => {}
+                Some(target) => {
+                    return Err(format!(
+                        "`{}` of {} refers to {}, not to {}",
+                        field.name, meta.name, target.name, next.name
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "`{}` of {} is not a foreign key",
+                        field.name, meta.name
+                    ))
+                }
+            }
+        }
+        Err("the path is empty".into())
+    }
 }
 
 impl<M: RestModel> From<Field<M>> for Path<M> {
     fn from(field: Field<M>) -> Path<M> {
         Path {
             text: field.name().to_owned(),
+            steps: vec![Step {
+                meta: M::meta,
+                index: field.index,
+            }],
             _model: PhantomData,
         }
     }
 }
 
-impl<M> From<Path<M>> for String {
-    fn from(path: Path<M>) -> String {
-        path.text
-    }
+/// The indexes of fields (for options stored by position).
+pub(crate) fn indexes<M>(fields: impl IntoIterator<Item = Field<M>>) -> Vec<usize> {
+    fields.into_iter().map(Field::index).collect()
 }
 
-/// The API names of fields (for options stored by name).
-pub(crate) fn names<M: RestModel>(fields: impl IntoIterator<Item = Field<M>>) -> Vec<String> {
-    fields.into_iter().map(|f| f.name().to_owned()).collect()
-}
-
-/// Paths in the query-string syntax (for options stored by path).
-pub(crate) fn paths<M, P: Into<Path<M>>>(paths: impl IntoIterator<Item = P>) -> Vec<String> {
-    paths.into_iter().map(|p| String::from(p.into())).collect()
+/// Paths given as fields or joins (for options stored by path).
+pub(crate) fn paths<M, P: Into<Path<M>>>(paths: impl IntoIterator<Item = P>) -> Vec<Path<M>> {
+    paths.into_iter().map(Into::into).collect()
 }
 
 /// Checks that `id` is the primary key of a row of the model that `field` refers to: a 400

@@ -34,7 +34,7 @@ pub(crate) use document::document;
 pub(crate) use page::page;
 
 use crate::auth::Described;
-use crate::listing::FilterRules;
+use crate::listing::ListPlan;
 use crate::meta::ModelMeta;
 
 /// An object as a resource serializes it: the model, the fields it shows, and the included
@@ -55,7 +55,7 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) writable: &'a [bool],
     /// The owner field, stamped by the server.
     pub(crate) owner: Option<usize>,
-    pub(crate) rules: &'a FilterRules,
+    pub(crate) plan: &'a ListPlan,
     /// The verbs of the list path and of the detail path.
     pub(crate) list: Vec<Method>,
     pub(crate) detail: Vec<Method>,

@@ -90,7 +90,7 @@ fn field_filters(out: &mut Vec<Parameter>, field: &FieldMeta, names: &[&str], ma
 
 /// Every filter the resource allows: own fields, and the fields one foreign key away.
 fn filters(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
-    let rules = doc.rules;
+    let rules = doc.plan;
     let meta = rules.meta;
     let max_chars = rules.limits.max_value_chars;
     let mut out = Vec::new();

@@ -344,7 +344,8 @@ impl RestApi {
 }
 
 /// One registration as tests see it: the URL name, the model, the verbs of the list path and
-/// of the detail path.
+/// of the detail path (feature `testing`).
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct Registration {
@@ -358,7 +359,9 @@ pub struct Registration {
     pub detail: Vec<Method>,
 }
 
-/// The registrations of `api`, for tests that check the API's description against them.
+/// The registrations of `api`, for tests that check the API's description against them
+/// (feature `testing`).
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub fn registrations(api: &RestApi) -> Vec<Registration> {
     api.endpoints

@@ -16,7 +16,7 @@ use super::request::{ApiRequest, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::listing::{cursor, parse_list_query, CURSOR};
+use crate::listing::{cursor, CURSOR};
 use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
 use crate::query::Param;
@@ -79,11 +79,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             shape: self.shape(),
             writable: &self.writable,
             owner: self.owner,
-            rules: &self.rules,
+            plan: &self.list,
             list: self.allowed(false),
             detail: self.allowed(true),
             keyset: self.keyset,
-            paginate_by: self.paginate_by,
+            paginate_by: self.list.paginate_by,
             delete_recursive: self.delete_recursive,
             auth: self.auth.as_deref().unwrap_or(&*api.auth).describe(),
             rate_limited: self.rate.is_some() || api.rate.is_some(),
@@ -218,7 +218,7 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let meta = M::meta();
-        let mut query = parse_list_query(&req.query, &self.rules, self.paginate_by)?;
+        let mut query = self.list.parse(&req.query)?;
         query.select.columns = self.columns.clone();
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);

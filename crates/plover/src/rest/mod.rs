@@ -13,9 +13,13 @@ mod resource;
 
 pub use crate::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use api::{registrations, Registration};
 pub use data::Data;
 pub use hooks::{Context, DefaultHooks, HashPassword, Hooks, Scope};
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use prepared::ListParser;
 pub use rate::RateLimit;
 pub use resource::Resource;

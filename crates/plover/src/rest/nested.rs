@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::hooks::Context;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::FilterRules;
+use crate::listing::ListPlan;
 use crate::model::ModelMeta;
 use crate::openapi::Shape;
 
@@ -22,8 +22,8 @@ pub(crate) trait IntoNested: Send + Sync {
 pub(crate) trait Nested: Send + Sync {
     /// The model it serializes.
     fn meta(&self) -> &'static ModelMeta;
-    /// Its filter rules, applied to joins through the including field.
-    fn rules(&self) -> &FilterRules;
+    /// Its list plan, whose filter rules apply to joins through the including field.
+    fn list(&self) -> &ListPlan;
     /// Its objects, for the API description.
     fn shape(&self) -> Shape<'_>;
     /// Its serialized objects with these primary keys (one query per nesting level).

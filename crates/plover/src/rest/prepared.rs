@@ -15,7 +15,7 @@ use super::resource::Resource;
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{path_parts, FilterRules};
+use crate::listing::ListPlan;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
 use crate::query::{Filter, Select};
@@ -29,7 +29,7 @@ pub(crate) struct Prepared<M: RestModel> {
     /// The exposed fields in output order, with their JSON key text (`"user_id":`).
     keys: Vec<(usize, Vec<u8>)>,
     pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
-    pub(crate) rules: FilterRules,
+    pub(crate) list: ListPlan,
     pub(crate) owner: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) rate: Option<RateLimit>,
@@ -37,7 +37,6 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) hooks: Arc<dyn Hooks<M>>,
     /// Whether `hooks` are the user's: their `save_object` may take long (hash a password).
     pub(crate) custom_hooks: bool,
-    pub(crate) paginate_by: i64,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
@@ -45,33 +44,11 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) columns: Option<Arc<[bool]>>,
 }
 
-/// Per field: `base(field)`, and listed in `names` when the option (named `option` in a
-/// panic on an unknown field) is given.
-fn only(
-    meta: &ModelMeta,
-    names: Option<&[String]>,
-    option: &str,
-    base: impl Fn(&FieldMeta) -> bool,
-) -> Vec<bool> {
-    let listed: Option<Vec<usize>> =
-        names.map(|names| names.iter().map(|f| meta.index_of(f, option)).collect());
+/// Per field: `base(field)`, and listed in `only` when that option is given.
+fn only(meta: &ModelMeta, only: Option<&[usize]>, base: impl Fn(&FieldMeta) -> bool) -> Vec<bool> {
     (0..meta.fields.len())
-        .map(|i| base(&meta.fields[i]) && listed.as_ref().is_none_or(|l| l.contains(&i)))
+        .map(|i| base(&meta.fields[i]) && only.is_none_or(|l| l.contains(&i)))
         .collect()
-}
-
-fn check_paths(meta: &'static ModelMeta, paths: &[String], option: &str) {
-    for path in paths {
-        let mut m = meta;
-        for (i, part) in path_parts(path).enumerate() {
-            let idx = m.index_of(part, option);
-            if let Some(target) = m.fields[idx].fk {
-                m = target();
-            } else if i + 1 != path_parts(path).count() {
-                panic!("plover: {option}: `{part}` in `{path}` is not a foreign key");
-            }
-        }
-    }
 }
 
 impl<M: RestModel> Prepared<M> {
@@ -81,27 +58,22 @@ impl<M: RestModel> Prepared<M> {
         let meta = M::meta();
         let n = meta.fields.len();
         let exposed = meta.shown(
-            resource.fields.as_deref(),
-            &resource.exclude,
+            resource.list.fields.as_deref(),
+            &resource.list.exclude,
             &resource.show,
         );
-        let mut writable = only(meta, resource.writable.as_deref(), "writable", |f| {
-            !f.read_only
-        });
+        let mut writable = only(meta, resource.writable.as_deref(), |f| !f.read_only);
         // A private field is written only where it is shown.
         for (idx, field) in meta.fields.iter().enumerate() {
             writable[idx] &= !field.private || exposed[idx];
         }
-        if let Some(paths) = &resource.filter_fields {
-            check_paths(meta, paths, "filter_fields");
-        }
-        check_paths(meta, &resource.filter_exclude, "filter_exclude");
+        let filter_paths = resource.list.filter_paths();
 
         let mut includes: Vec<Option<Arc<dyn Nested>>> = vec![None; n];
         let mut nested_rules = HashMap::new();
-        for (field, nested) in resource.include {
+        for (idx, nested) in resource.include {
             let nested = nested.prepare();
-            let idx = meta.index_of(&field, "include_resources");
+            let field = meta.fields[idx].name;
             let target = match meta.fields[idx].fk {
                 Some(target) => target(),
                 None => panic!(
@@ -117,28 +89,26 @@ impl<M: RestModel> Prepared<M> {
                     nested.meta().name
                 );
             }
-            nested_rules.insert(idx, nested.rules().clone());
+            nested_rules.insert(idx, nested.list().clone());
             includes[idx] = Some(nested);
         }
-        let owner = resource.owner_field.as_deref().map(|f| {
-            let idx = meta.index_of(f, "owner_field");
-            if meta.fields[idx].fk.is_none() {
-                panic!(
-                    "plover: owner_field: `{f}` of `{}` is not a foreign key",
-                    meta.name
-                );
-            }
-            idx
-        });
-        let rules = FilterRules {
+        if let Some(idx) = resource.owner_field {
+            assert!(
+                meta.fields[idx].fk.is_some(),
+                "plover: owner_field: `{}` of `{}` is not a foreign key",
+                meta.fields[idx].name,
+                meta.name
+            );
+        }
+        let list = ListPlan::new(
             meta,
-            fields: resource.filter_fields,
-            exclude: resource.filter_exclude,
-            recursive: resource.filter_recursive,
-            exposed: exposed.clone(),
-            nested: nested_rules,
-            limits: resource.limits,
-        };
+            exposed.clone(),
+            filter_paths,
+            resource.filter_recursive,
+            nested_rules,
+            resource.list.limits,
+            resource.list.paginate_by,
+        );
         let keys = (0..n)
             .filter(|&i| exposed[i])
             .map(|i| {
@@ -161,14 +131,13 @@ impl<M: RestModel> Prepared<M> {
             writable,
             keys,
             includes,
-            rules,
-            owner,
+            list,
+            owner: resource.owner_field,
             auth: resource.auth,
             rate: resource.rate,
             allowed_methods: resource.allowed_methods,
             hooks: resource.hooks,
             custom_hooks: resource.custom_hooks,
-            paginate_by: resource.paginate_by,
             keyset: resource.keyset,
             delete_recursive: resource.delete_recursive,
             columns,
@@ -312,13 +281,32 @@ impl<M: RestModel> Prepared<M> {
     }
 }
 
+/// A resource's list-query parser, for benchmarks: not a public API.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ListParser(ListPlan);
+
+#[cfg(feature = "testing")]
+impl ListParser {
+    /// The parser of `resource`'s list requests.
+    pub fn new<M: RestModel>(resource: Resource<M>) -> ListParser {
+        ListParser(Prepared::new(resource).list)
+    }
+
+    /// The selection of a list request's decoded query pairs.
+    pub fn parse(&self, pairs: &[(String, String)]) -> Result<Select, Error> {
+        self.0.parse(pairs).map(|query| query.select)
+    }
+}
+
 impl<M: RestModel> Nested for Prepared<M> {
     fn meta(&self) -> &'static ModelMeta {
         M::meta()
     }
 
-    fn rules(&self) -> &FilterRules {
-        &self.rules
+    fn list(&self) -> &ListPlan {
+        &self.list
     }
 
     fn shape(&self) -> Shape<'_> {

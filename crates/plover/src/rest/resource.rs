@@ -8,26 +8,23 @@ use super::hooks::{DefaultHooks, Hooks};
 use super::nested::IntoNested;
 use super::rate::RateLimit;
 use crate::auth::Authenticator;
-use crate::model::{names, paths, Field, Path, RestModel};
-use crate::query::Limits;
+use crate::listing::{list_setters, ListSpec};
+use crate::model::{indexes, Field, RestModel};
 
 /// The REST options of one model. Register it with
 /// [`RestApi::register`](crate::rest::RestApi::register).
 pub struct Resource<M: RestModel> {
     pub(crate) name: Option<String>,
-    pub(crate) fields: Option<Vec<String>>,
-    pub(crate) exclude: Vec<String>,
-    pub(crate) show: Vec<String>,
-    pub(crate) filter_fields: Option<Vec<String>>,
-    pub(crate) filter_exclude: Vec<String>,
+    pub(crate) list: ListSpec<M>,
+    /// Private fields shown here (indexes).
+    pub(crate) show: Vec<usize>,
     pub(crate) filter_recursive: bool,
-    pub(crate) include: Vec<(String, Box<dyn IntoNested>)>,
-    pub(crate) paginate_by: i64,
-    pub(crate) limits: Limits,
-    pub(crate) writable: Option<Vec<String>>,
+    /// `(foreign key index, the resource it nests)`.
+    pub(crate) include: Vec<(usize, Box<dyn IntoNested>)>,
+    pub(crate) writable: Option<Vec<usize>>,
     pub(crate) keyset: bool,
     pub(crate) delete_recursive: bool,
-    pub(crate) owner_field: Option<String>,
+    pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
@@ -57,15 +54,10 @@ impl<M: RestModel> Resource<M> {
     pub fn new() -> Resource<M> {
         Resource {
             name: None,
-            fields: None,
-            exclude: Vec::new(),
+            list: ListSpec::default(),
             show: Vec::new(),
-            filter_fields: None,
-            filter_exclude: Vec::new(),
             filter_recursive: true,
             include: Vec::new(),
-            paginate_by: 20,
-            limits: Limits::default(),
             writable: None,
             keyset: false,
             delete_recursive: true,
@@ -84,39 +76,13 @@ impl<M: RestModel> Resource<M> {
         self
     }
 
-    /// Serialize only these fields (`id` included if listed).
-    pub fn fields(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.fields = Some(names(fields));
-        self
-    }
-
-    /// Never serialize these fields.
-    pub fn exclude(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.exclude = names(fields);
-        self
-    }
+    list_setters!();
 
     /// Shows these `#[rest(private)]` fields here, and only here: this resource serializes,
     /// accepts, filters and orders them as any other field. Other resources, joins from them
     /// and this resource nested in another (`include`) still refuse them.
     pub fn show(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.show = names(fields);
-        self
-    }
-
-    /// Allow filters only on these fields and paths ([`Field::join`]; a foreign key allows its
-    /// joins).
-    pub fn filter_fields<P: Into<Path<M>>>(mut self, filters: impl IntoIterator<Item = P>) -> Self {
-        self.filter_fields = Some(paths(filters));
-        self
-    }
-
-    /// Refuse filters on these fields and paths and everything below them.
-    pub fn filter_exclude<P: Into<Path<M>>>(
-        mut self,
-        filters: impl IntoIterator<Item = P>,
-    ) -> Self {
-        self.filter_exclude = paths(filters);
+        self.show = indexes(fields);
         self
     }
 
@@ -128,14 +94,7 @@ impl<M: RestModel> Resource<M> {
 
     /// Serialize the foreign key `field` as the nested object of `resource`.
     pub fn include<N: RestModel>(mut self, field: Field<M>, resource: Resource<N>) -> Self {
-        self.include
-            .push((field.name().to_owned(), Box::new(resource)));
-        self
-    }
-
-    /// Page size and upper bound of `limit` (default 20).
-    pub fn paginate_by(mut self, n: i64) -> Self {
-        self.paginate_by = n.max(1);
+        self.include.push((field.index(), Box::new(resource)));
         self
     }
 
@@ -144,14 +103,7 @@ impl<M: RestModel> Resource<M> {
     /// on that key, and nothing is written: a resource that shows three fields cannot be made
     /// to write a fourth.
     pub fn writable(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.writable = Some(names(fields));
-        self
-    }
-
-    /// Bounds on the filters of one list request (default [`Limits::default`]); a request
-    /// over them is a 400 naming the parameter.
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
+        self.writable = Some(indexes(fields));
         self
     }
 
@@ -172,7 +124,7 @@ impl<M: RestModel> Resource<M> {
     /// Makes this a `RestrictOwnerResource`: `field` (a foreign key to the user model) is
     /// stamped with the authenticated user on POST, and only that user may PUT or DELETE.
     pub fn owner_field(mut self, field: Field<M>) -> Self {
-        self.owner_field = Some(field.name().to_owned());
+        self.owner_field = Some(field.index());
         self
     }
 

@@ -4,8 +4,7 @@ use std::marker::PhantomData;
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::path_parts;
-use crate::model::{Field, FieldKind, ModelMeta, Path, RestModel};
+use crate::model::{Field, FieldKind, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
 
 /// Rows of `M` to load: conditions on fields (named by their handles, through foreign keys with
@@ -93,17 +92,20 @@ impl<M: RestModel> Query<M> {
         op: Op,
         values: impl IntoIterator<Item = V>,
     ) -> Query<M> {
-        let path = String::from(path.into());
-        let path = path.as_str();
+        let path = path.into();
         let values: Vec<Param> = values.into_iter().map(Into::into).collect();
-        match resolve(M::meta(), path).and_then(|(path, kind)| {
-            match values.iter().find(|v| !fits(kind, op, v)) {
-                Some(v) => Err(format!("{v:?} does not fit the {kind:?} field `{path:?}`")),
-                None => Ok(path),
+        match path.resolve().and_then(|(indexes, field)| {
+            match values.iter().find(|v| !fits(field.kind, op, v)) {
+                Some(v) => Err(format!("{v:?} does not fit the {:?} field", field.kind)),
+                None => Ok(indexes),
             }
         }) {
-            Ok(path) => self.select.filters.push(Filter { path, op, values }),
-            Err(e) => self.fail(format!("filter on `{path}`: {e}")),
+            Ok(indexes) => self.select.filters.push(Filter {
+                path: indexes,
+                op,
+                values,
+            }),
+            Err(e) => self.fail(format!("filter on `{}`: {e}", path.as_str())),
         }
         self
     }
@@ -184,27 +186,6 @@ impl<M: RestModel> Query<M> {
         }
         Ok(select)
     }
-}
-
-/// The field indexes of a `__`-separated path, and the kind of the compared field.
-fn resolve(meta: &'static ModelMeta, path: &str) -> Result<(Vec<usize>, FieldKind), String> {
-    let mut meta = meta;
-    let mut indexes = Vec::new();
-    let mut parts = path_parts(path).peekable();
-    while let Some(name) = parts.next() {
-        let Some((idx, field)) = meta.field(name) else {
-            return Err(format!("{} has no field `{name}`", meta.name));
-        };
-        indexes.push(idx);
-        if parts.peek().is_none() {
-            return Ok((indexes, field.kind));
-        }
-        match field.fk {
-            Some(target) => meta = target(),
-            None => return Err(format!("`{name}` is not a foreign key")),
-        }
-    }
-    Err("the path is empty".into())
 }
 
 /// Whether `value` can be compared with a field of `kind` by `op`.
