@@ -2,13 +2,14 @@
 //! its tables come from its models, one price rule guards both book resources and the admin,
 //! `in_stock` is read-only and a member's password write-only, a member created in the admin
 //! logs in, and a loan's rule reads and writes a book in the loan's own transaction, which a
-//! failure rolls back.
+//! failure rolls back; loans deleted through a `Query` restock their books by the same rule.
 
 use actix_web::App;
 use futures_util::future::join_all;
 use library::{Book, Loan, Member, MemberChanges, MAX_LOANS};
 use plover::prelude::*;
-use plover::query::Select;
+use plover::query::Op;
+use plover::views::{get_object_or_404, Query};
 use plover_tests::*;
 use serde_json::json;
 
@@ -67,15 +68,15 @@ impl Library {
     }
 
     fn book(&self, id: i64) -> Book {
-        let select = Select::ids_in(Book::meta().pk, &[id]);
-        let books = self.db.run_blocking(move |c| Book::load(c, &select));
-        books.expect("a query").pop().expect("the book")
+        let book = self
+            .db
+            .run_blocking(move |c| get_object_or_404::<Book>(c, id));
+        book.expect("the book")
     }
 
-    fn count(&self, meta: fn() -> &'static plover::model::ModelMeta) -> i64 {
-        let count = meta().ops.count;
+    fn count<M: RestModel>(&self) -> i64 {
         self.db
-            .run_blocking(move |c| count(c, &Select::default()))
+            .run_blocking(|c| Query::<M>::new().count(c))
             .expect("a count")
     }
 }
@@ -108,7 +109,7 @@ async fn one_price_rule_guards_both_book_resources_and_the_admin() {
         .text();
     assert!(form.contains("must not be negative"), "{form}");
     assert!(form.contains("Typed title kept"), "{form}");
-    assert_eq!(lib.count(Book::meta), 1);
+    assert_eq!(lib.count::<Book>(), 1);
     assert_eq!(lib.book(1).price, 1200);
     // A price of 0 is fine everywhere.
     lib.send("PUT", "/api/catalogue/1/", json!({"price": 0}))
@@ -191,7 +192,7 @@ async fn a_loan_takes_its_book_off_the_shelf_in_its_own_transaction() {
     let over = lib.send("POST", "/api/loan/", loan(spare)).await;
     assert_fields(&over, &["member_id"]);
     assert!(lib.book(spare).in_stock, "rolled back with the loan");
-    assert_eq!(lib.count(Loan::meta), MAX_LOANS);
+    assert_eq!(lib.count::<Loan>(), MAX_LOANS);
 }
 
 #[actix_web::test]
@@ -342,9 +343,40 @@ async fn a_loan_moved_onto_a_lent_book_is_refused_and_a_returned_loan_restocks_i
         .post_form(&page, &[("csrf_token", &token)])
         .await
         .expect(303);
-    assert_eq!(lib.count(Loan::meta), 0);
+    assert_eq!(lib.count::<Loan>(), 0);
     assert!(
         lib.book(second).in_stock,
         "the recursive delete ran the loan's rule"
     );
+}
+
+#[actix_web::test]
+async fn loans_deleted_by_a_query_restock_their_books_through_the_rule() {
+    let lib = Library::new().await;
+    let other = add_member(&lib, "other").await;
+    let books = [
+        1,
+        lib.add_book("isbn-2", 100).await,
+        lib.add_book("isbn-3", 100).await,
+    ];
+    for (book, member) in [(books[0], 1), (books[1], other), (books[2], other)] {
+        lib.send(
+            "POST",
+            "/api/loan/",
+            json!({"book_id": book, "member_id": member}),
+        )
+        .await
+        .expect(201);
+    }
+    assert!(books.iter().all(|&b| !lib.book(b).in_stock));
+    let others = Query::<Loan>::new().filter(Loan::FIELDS.member_id, Op::Eq, other);
+    let (deleted, left) = lib
+        .db
+        .run_blocking(move |c| Ok((others.delete(c)?, others.exists(c)?)))
+        .expect("a delete");
+    assert_eq!((deleted, left), (2, false));
+    assert_eq!(lib.count::<Loan>(), 1);
+    // `before_delete` ran for each deleted loan: their books are back, the other is still out.
+    assert!(!lib.book(books[0]).in_stock);
+    assert!(lib.book(books[1]).in_stock && lib.book(books[2]).in_stock);
 }

@@ -19,6 +19,7 @@ mod microblog;
 mod openapi;
 mod ordering_pagination;
 mod properties;
+mod query;
 mod rate_limits;
 mod rules;
 mod schema;

@@ -252,16 +252,11 @@ pub struct NotesPanel;
 
 impl AdminPanel for NotesPanel {
     fn data(&self, conn: &mut plover::db::Conn<'_>) -> Result<PanelData, Error> {
-        let newest = plover::query::Select {
-            order: vec![(Note::meta().pk, true)],
-            limit: Some(3),
-            ..Default::default()
-        };
+        let newest = plover::views::Query::<Note>::new()
+            .order_by_desc(Note::FIELDS.id)
+            .limit(3);
         Ok(PanelData {
-            items: Note::load(conn, &newest)?
-                .into_iter()
-                .map(|n| n.message)
-                .collect(),
+            items: newest.all(conn)?.into_iter().map(|n| n.message).collect(),
             forms: vec![PanelForm {
                 action: "create".into(),
                 field: "message".into(),

@@ -10,7 +10,8 @@ use plover::admin::{Admin, ModelAdmin};
 use plover::db::Conn;
 use plover::model::{lock_row, ModelMeta, Rules};
 use plover::prelude::*;
-use plover::query::Select;
+use plover::query::Op;
+use plover::views::Query;
 
 /// A writer.
 #[derive(Debug, Clone, RestModel)]
@@ -127,9 +128,10 @@ impl Rules for Loan {
             }
         }
         if let Some(member) = new_member {
-            let held = Loan::meta().ops.count;
-            let by_member = Select::ids_in(Loan::FIELDS.member_id.index(), &[member]);
-            if held(conn, &by_member)? >= MAX_LOANS {
+            let held = Query::<Loan>::new()
+                .filter(Loan::FIELDS.member_id, Op::Eq, member)
+                .count(conn)?;
+            if held >= MAX_LOANS {
                 return Err(Error::field(
                     "member_id",
                     "this member holds too many books",

@@ -13,7 +13,7 @@ pub struct NewMessages;
 
 impl AdminPanel for NewMessages {
     fn data(&self, conn: &mut Conn<'_>) -> Result<PanelData, plover::Error> {
-        let pub_date = Message::meta().field("pub_date").map_or(0, |(i, _)| i);
+        let pub_date = Message::FIELDS.pub_date.index();
         let week_ago = plover::value::now() - chrono::Duration::days(7);
         let this_week = vec![Filter {
             path: vec![pub_date],

@@ -50,16 +50,27 @@ impl std::fmt::Debug for Conn<'_> {
 
 impl Conn<'_> {
     /// Runs `f` in one write transaction: committed when it returns `Ok`, rolled back
-    /// otherwise.
+    /// otherwise. Inside another transaction, `f` runs in a savepoint of it (on both engines):
+    /// its `Err` rolls back what `f` did, and the outer transaction decides the rest.
     pub fn transaction<R>(
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
         match self {
-            // BEGIN IMMEDIATE: a write transaction that reads first (foreign-key checks,
-            // dependent rows) would otherwise fail at once on a concurrent writer instead of
-            // waiting for `busy_timeout`.
-            Conn::Sqlite(c) => c.immediate_transaction(|c| f(&mut Conn::Sqlite(c))),
+            Conn::Sqlite(c) => {
+                use diesel::connection::{AnsiTransactionManager, TransactionManager};
+                let open = AnsiTransactionManager::transaction_manager_status_mut(&mut **c)
+                    .transaction_depth()
+                    .is_ok_and(|depth| depth.is_some());
+                if open {
+                    diesel::Connection::transaction(&mut **c, |c| f(&mut Conn::Sqlite(c)))
+                } else {
+                    // BEGIN IMMEDIATE: a write transaction that reads first (foreign-key
+                    // checks, dependent rows) would otherwise fail at once on a concurrent
+                    // writer instead of waiting for `busy_timeout`.
+                    c.immediate_transaction(|c| f(&mut Conn::Sqlite(c)))
+                }
+            }
             #[cfg(feature = "postgres")]
             Conn::Pg(c) => c.transaction(|c| f(&mut Conn::Pg(c))),
         }

@@ -13,6 +13,10 @@ const MAX_DEPTH: usize = 64;
 /// Attempts of a recursive delete that keeps meeting dependents inserted while it ran.
 const ATTEMPTS: usize = 3;
 
+/// Primary keys per statement: well under the bound values an SQLite statement takes (32766),
+/// however many rows a delete reaches.
+const CHUNK: usize = 1000;
+
 /// Deletes the rows `ids` of `meta` in one transaction of its own and returns how many of them
 /// it deleted; with `recursive` false any dependent row is a 409 (docs/contract.md#deletes):
 ///
@@ -73,7 +77,7 @@ fn delete_at(
 ) -> Result<usize, Error> {
     check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
-        let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
+        let children = referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;
         }
@@ -86,15 +90,37 @@ fn delete_at(
             )));
         }
         if field.nullable {
-            (referrer.ops.nullify)(conn, idx, ids)?;
+            for chunk in ids.chunks(CHUNK) {
+                (referrer.ops.nullify)(conn, idx, chunk)?;
+            }
         } else {
             delete_at(conn, referrer, &children, true, depth + 1)?;
         }
     }
     if let Some(before_delete) = meta.ops.before_delete {
-        before_delete(conn, ids)?;
+        for chunk in ids.chunks(CHUNK) {
+            before_delete(conn, chunk)?;
+        }
     }
-    (meta.ops.delete_ids)(conn, ids)
+    let mut deleted = 0;
+    for chunk in ids.chunks(CHUNK) {
+        deleted += (meta.ops.delete_ids)(conn, chunk)?;
+    }
+    Ok(deleted)
+}
+
+/// The primary keys of the rows of `referrer` whose foreign key `idx` holds one of `ids`.
+fn referring(
+    conn: &mut Conn<'_>,
+    referrer: &'static ModelMeta,
+    idx: usize,
+    ids: &[i64],
+) -> Result<Vec<i64>, Error> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(CHUNK) {
+        out.extend((referrer.ops.load_ids)(conn, &Select::ids_in(idx, chunk))?);
+    }
+    Ok(out)
 }
 
 /// Foreign keys deeper than [`MAX_DEPTH`] are a cycle in the schema.
@@ -137,7 +163,7 @@ pub(crate) struct Dependents {
 }
 
 /// Collects, without changing anything, the rows a recursive delete of `ids` of `meta` would
-/// delete or set to NULL: one query per foreign key and level, whatever the number of rows.
+/// delete or set to NULL: one query per foreign key and level (and thousand rows).
 pub(crate) fn collect_dependents(
     conn: &mut Conn<'_>,
     meta: &'static ModelMeta,
@@ -157,7 +183,7 @@ fn collect_at(
 ) -> Result<(), Error> {
     check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
-        let children = (referrer.ops.load_ids)(conn, &Select::ids_in(idx, ids))?;
+        let children = referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;
         }

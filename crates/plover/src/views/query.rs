@@ -6,6 +6,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{Field, FieldKind, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
+use crate::rest::delete::delete_rows;
 
 /// Rows of `M` to load: conditions on fields (named by their handles, through foreign keys with
 /// [`Field::join`]), an ordering, a limit. Everything runs in SQL with bound values.
@@ -150,6 +151,85 @@ impl<M: RestModel> Query<M> {
     pub fn count(&self, conn: &mut Conn<'_>) -> Result<i64, Error> {
         self.check()?;
         (M::meta().ops.count)(conn, &self.select)
+    }
+
+    /// Whether any row matches: `SELECT pk ... LIMIT 1`, which stops at the first match
+    /// instead of counting them all. Like [`Query::count`], it ignores the ordering and the
+    /// limit: `q.exists(conn)?` is `q.count(conn)? > 0`, for less work.
+    ///
+    /// ```no_run
+    /// # use plover::prelude::*;
+    /// # use plover::query::Op;
+    /// # use plover::views::Query;
+    /// # diesel::table! { user (id) { id -> Integer, username -> Text } }
+    /// # #[derive(RestModel)] #[diesel(table_name = user)]
+    /// # pub struct User { pub id: i32, pub username: String }
+    /// # fn f(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
+    /// let taken = Query::<User>::new()
+    ///     .filter(User::FIELDS.username, Op::Eq, "alice")
+    ///     .exists(conn)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn exists(&self, conn: &mut Conn<'_>) -> Result<bool, Error> {
+        self.check()?;
+        let mut select = self.select.conditions_only();
+        select.limit = Some(1);
+        Ok(!(M::meta().ops.load_ids)(conn, &select)?.is_empty())
+    }
+
+    /// Deletes the matching rows, with the rows that depend on them, and returns how many rows
+    /// of `M` it deleted. With a [`Query::limit`], it deletes the rows [`Query::all`] would
+    /// load: the first `n` in the query's order.
+    ///
+    /// It runs in one transaction (inside an open one, [`Conn::transaction`], in a savepoint
+    /// of it): it selects the primary keys of the matching rows, then deletes those rows as
+    /// the REST API's `DELETE` deletes one, as Django's `QuerySet.delete()` does with
+    /// `on_delete=CASCADE` on required foreign keys and `SET_NULL` on nullable ones:
+    ///
+    /// - a row of any model whose **non-nullable** foreign key refers to a deleted row is
+    ///   deleted in turn, and so on down the chain;
+    /// - a **nullable** foreign key that refers to a deleted row is set to `NULL`; that row
+    ///   stays;
+    /// - the model rules' [`before_delete`](crate::model::Rules::before_delete) of every model
+    ///   with `#[rest(rules)]` runs for each of its rows before they are deleted (dependents
+    ///   included), in the same transaction: an error from it deletes nothing.
+    ///
+    /// The count is of the rows of `M` only, not of their dependents. If anything fails,
+    /// nothing is deleted: a row that a table no model describes still refers to is an
+    /// [`Error::Conflict`] (409), and dependent rows that keep being inserted while the
+    /// delete runs (PostgreSQL) an [`Error::Unavailable`] (503, to retry). Every value is
+    /// bound, a thousand keys at a time at most, so any number of rows can match.
+    ///
+    /// ```no_run
+    /// # use plover::prelude::*;
+    /// # use plover::query::Op;
+    /// # use plover::views::Query;
+    /// # diesel::table! { user (id) { id -> Integer, username -> Text } }
+    /// # diesel::table! { message (id) { id -> Integer, user_id -> Integer, content -> Text } }
+    /// # #[derive(RestModel)] #[diesel(table_name = user)]
+    /// # pub struct User { pub id: i32, pub username: String }
+    /// # #[derive(RestModel)] #[diesel(table_name = message)]
+    /// # pub struct Message { pub id: i32, #[rest(fk = User)] pub user_id: i32, pub content: String }
+    /// # fn f(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
+    /// // alice's messages go with her.
+    /// let deleted: usize = Query::<User>::new()
+    ///     .filter(User::FIELDS.username, Op::Eq, "alice")
+    ///     .delete(conn)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn delete(&self, conn: &mut Conn<'_>) -> Result<usize, Error> {
+        let select = match self.select.limit {
+            Some(_) => self.ordered()?,
+            None => {
+                self.check()?;
+                self.select.conditions_only()
+            }
+        };
+        let meta = M::meta();
+        conn.transaction(|conn| {
+            let ids = (meta.ops.load_ids)(conn, &select)?;
+            delete_rows(conn, meta, &ids, true)
+        })
     }
 
     /// One page window of the rows: `limit` rows after `offset`.

@@ -67,9 +67,7 @@ pub async fn detail(
         .run(move |conn| {
             let user = by_username(conn, username)?;
             let follows = match &me {
-                Some(me) if me.id != user.id => {
-                    Some(!relationships(conn, me.id, user.id)?.is_empty())
-                }
+                Some(me) if me.id != user.id => Some(relationships(me.id, user.id).exists(conn)?),
                 _ => None,
             };
             Ok(ProfilePage {
@@ -152,16 +150,15 @@ async fn set_following(
                 // run one at a time).
                 conn.batch_execute(&format!("SELECT pg_advisory_xact_lock(7337218, {me})"))?;
             }
-            let existing = relationships(conn, me, user.id)?;
-            if follow && existing.is_empty() {
+            let existing = relationships(me, user.id);
+            if follow && !existing.exists(conn)? {
                 let changes = RelationshipChanges {
                     from_user_id: Some(me),
                     to_user_id: Some(user.id),
                 };
                 Relationship::insert(conn, changes)?;
-            } else if !follow && !existing.is_empty() {
-                let ids: Vec<i64> = existing.iter().map(RestModel::pk).collect();
-                (Relationship::meta().ops.delete_ids)(conn, &ids)?;
+            } else if !follow {
+                existing.delete(conn)?;
             }
             Ok(())
         })
@@ -178,9 +175,8 @@ fn by_username(conn: &mut Conn<'_>, username: String) -> Result<User, Error> {
 }
 
 /// The rows saying that `from` follows `to` (one at most, unless made by hand).
-fn relationships(conn: &mut Conn<'_>, from: i32, to: i32) -> Result<Vec<Relationship>, Error> {
+fn relationships(from: i32, to: i32) -> Query<Relationship> {
     Query::<Relationship>::new()
         .filter(Relationship::FIELDS.from_user_id, Op::Eq, from)
         .filter(Relationship::FIELDS.to_user_id, Op::Eq, to)
-        .all(conn)
 }
