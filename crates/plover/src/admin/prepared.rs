@@ -241,7 +241,10 @@ fn rules_for(
                 continue;
             };
             if let Some(inner) = exposures.get(&(target.type_id)()) {
-                nested.insert(idx, rules_for(target, inner, exposures, depth + 1, paginate_by));
+                nested.insert(
+                    idx,
+                    rules_for(target, inner, exposures, depth + 1, paginate_by),
+                );
             }
         }
     }

@@ -7,7 +7,9 @@ mod spec;
 
 pub(crate) use parse::allowed;
 pub(crate) use parse::ListPlan;
-pub(crate) use spec::{list_setters, FilterPaths, ListSpec};
+#[cfg(feature = "admin")]
+pub(crate) use spec::FilterPaths;
+pub(crate) use spec::{list_setters, ListSpec};
 
 /// The parameter that orders a list.
 pub(crate) const ORDERING: &str = "ordering";

@@ -48,6 +48,7 @@ impl ListPlan {
     }
 
     /// The filters alone of a list request's decoded query pairs (an export's).
+    #[cfg(feature = "admin")]
     pub(crate) fn filters(&self, pairs: &[(String, String)]) -> Result<Vec<Filter>, Error> {
         parse_filters(pairs, self)
     }
