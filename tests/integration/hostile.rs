@@ -812,6 +812,35 @@ async fn a_disconnected_clients_query_stops_and_gives_its_connection_back() {
 }
 
 #[actix_web::test]
+async fn a_reset_connections_query_stops_and_gives_its_connection_back() {
+    // actix drops a request's future when a read finds its connection reset; the work runs on
+    // without it, and must stop all the same.
+    let (port, _db, _store) = slow_sample_server("statement_timeout=600000").await;
+    let slow = slow_query();
+    web::block(move || {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+        // A quick request, then the slow one: closed with the quick one's response unread,
+        // the socket resets the connection rather than closing it.
+        write!(
+            s,
+            "GET /api/sample/?limit=1 HTTP/1.1\r\nHost: x\r\n\r\n\
+             GET {slow} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("sent");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    })
+    .await
+    .expect("the client thread");
+    let started = std::time::Instant::now();
+    let status = raw_get(port, "/api/sample/?limit=1".into(), None).await;
+    let waited = started.elapsed();
+    eprintln!("the next request waited {waited:?} for the connection");
+    assert_eq!(status, 200);
+    assert!(waited < std::time::Duration::from_secs(3), "{waited:?}");
+}
+
+#[actix_web::test]
 async fn a_statement_past_its_time_budget_is_503_with_retry_after() {
     let (port, _db, _store) = slow_sample_server("statement_timeout=500").await;
     let started = std::time::Instant::now();

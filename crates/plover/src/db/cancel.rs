@@ -2,19 +2,27 @@
 //! cancelled when its client disconnects, and its statements are bounded by a time budget.
 //!
 //! A unit of work ([`Unit`]) runs on a blocking thread, which knows it as the thread's current
-//! unit. While it runs, the request's task looks at the client's socket ([`PeerSocket`]) from
-//! time to time; once the client has gone, it marks the unit cancelled, and on PostgreSQL asks
-//! the server to cancel the statement the unit's connection runs (`pg_cancel_backend`). On
-//! SQLite, whose statements cannot be interrupted from outside through diesel, the functions
-//! Plover registers (the case folding that `ilike` and search run on every row) end their
-//! statement once the unit is cancelled or past its budget: the statements whose cost grows
-//! with the size of the text stop within one row.
+//! unit. While it runs, it is on the watch list ([`watch`]), for as long as the work runs
+//! rather than as long as the request's future: one watcher thread per process looks, every
+//! [`WATCH_EVERY`], at the client's socket ([`PeerSocket`]) of each unit that has been on the
+//! list for a tick or more. Once the client has gone (or actix has closed its connection), it
+//! marks the unit cancelled, and on PostgreSQL asks the server to cancel the statement the
+//! unit's connection runs (`pg_cancel_backend`). A request pays a push onto the list and a
+//! removal from it, each under a short lock, and no timer of its own; the watcher sleeps while
+//! the process has had no unit to watch for a while. On SQLite, whose statements cannot be
+//! interrupted from outside through diesel, the functions Plover registers (the case folding
+//! that `ilike` and search run on every row) end their statement once the unit is cancelled
+//! or past its budget: the statements whose cost grows with the size of the text stop within
+//! one row.
 
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, PoisonError, Weak};
 use std::time::{Duration, Instant};
+
+#[cfg(feature = "postgres")]
+use super::pg_pool::Canceller;
 
 /// The database work of one request.
 #[derive(Debug)]
@@ -63,6 +71,10 @@ impl Unit {
     /// Marks the unit cancelled: its client went away.
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::Release);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
     }
 
     fn interrupted(&self) -> Option<Interrupted> {
@@ -137,8 +149,163 @@ impl PeerSocket {
     }
 }
 
-/// How often a running request looks at its client's socket.
+/// How often the watcher looks at the sockets of the clients of the running units.
 pub(crate) const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// Ticks that find no unit to watch after which the watcher sleeps until the next one comes,
+/// so that an idle process does not wake ten times a second (while it is awake, a request
+/// pays no wake-up).
+const IDLE_TICKS: u32 = 20;
+
+/// A unit on the watch list.
+#[derive(Clone)]
+struct Watched {
+    id: u64,
+    /// The client's socket, weakly: the list does not keep a connection open that actix has
+    /// closed, and a unit whose connection is gone is cancelled as one whose client went.
+    peer: Weak<socket2::Socket>,
+    unit: Arc<Unit>,
+    /// Whether a tick has passed since it came: only those are looked at, so the units that
+    /// end within a tick (nearly all) cost no look at their socket.
+    seen: bool,
+    /// PostgreSQL: cancels the statement of the unit's connection.
+    #[cfg(feature = "postgres")]
+    canceller: Option<Arc<Canceller>>,
+}
+
+impl Watched {
+    /// Cancels the unit if its client has gone.
+    fn check(&self) {
+        let gone = match self.peer.upgrade() {
+            Some(socket) => PeerSocket(socket).closed(),
+            None => true,
+        };
+        if !gone {
+            return;
+        }
+        self.unit.cancel();
+        #[cfg(feature = "postgres")]
+        if let Some(canceller) = &self.canceller {
+            // The unit's lock is held while the cancel is sent, so that the connection cannot
+            // go back to the pool (and run another request's statement) meanwhile.
+            let backend = super::lock(&self.unit.pg_backend);
+            if let Some(backend) = *backend {
+                canceller.cancel(backend);
+            }
+        }
+    }
+}
+
+struct WatchList {
+    next_id: u64,
+    units: Vec<Watched>,
+    /// Whether the watcher waits on [`WAKE`] for a unit to come.
+    asleep: bool,
+}
+
+static WATCH_LIST: Mutex<WatchList> = Mutex::new(WatchList {
+    next_id: 0,
+    units: Vec::new(),
+    asleep: false,
+});
+static WAKE: Condvar = Condvar::new();
+static WATCHER: Once = Once::new();
+
+/// The watch list, whether or not a holder panicked (no code that holds it can leave it
+/// inconsistent).
+fn watch_list() -> MutexGuard<'static, WatchList> {
+    WATCH_LIST.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Puts `unit`, the work of the request whose client is `peer`, on the watch list until the
+/// returned guard is dropped: once the client has gone, the unit is cancelled (and on
+/// PostgreSQL its statement, through `canceller`). The guard goes with the work, not with the
+/// request's future, which actix drops when the connection breaks while the work runs on.
+pub(super) fn watch(
+    peer: &PeerSocket,
+    unit: &Arc<Unit>,
+    #[cfg(feature = "postgres")] canceller: Option<Arc<Canceller>>,
+) -> Watch {
+    WATCHER.call_once(|| {
+        if let Err(e) = std::thread::Builder::new()
+            .name("plover-watch".into())
+            .spawn(watcher)
+        {
+            log::error!("no watcher of client disconnects: {e}");
+        }
+    });
+    let mut list = watch_list();
+    let id = list.next_id;
+    list.next_id = id.wrapping_add(1);
+    list.units.push(Watched {
+        id,
+        peer: Arc::downgrade(&peer.0),
+        unit: unit.clone(),
+        seen: false,
+        #[cfg(feature = "postgres")]
+        canceller,
+    });
+    if list.asleep {
+        list.asleep = false;
+        WAKE.notify_one();
+    }
+    Watch(id)
+}
+
+/// A unit's place on the watch list; dropping it takes the unit off.
+#[derive(Debug)]
+pub(super) struct Watch(u64);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let mut list = watch_list();
+        let gone = list
+            .units
+            .iter()
+            .position(|w| w.id == self.0)
+            .map(|i| list.units.swap_remove(i));
+        drop(list);
+        // Its references are let go outside the lock.
+        drop(gone);
+    }
+}
+
+/// The watcher thread: every [`WATCH_EVERY`], looks at the clients of the units that were on
+/// the list at the tick before and are not cancelled yet, outside the list's lock. Nothing in
+/// it unwraps or indexes. It sends the PostgreSQL cancels one after another: one that waits
+/// for its connection to the server delays the next looks.
+fn watcher() {
+    let mut idle = 0;
+    loop {
+        std::thread::sleep(WATCH_EVERY);
+        let mut due = Vec::new();
+        {
+            let mut list = watch_list();
+            if list.units.is_empty() {
+                idle += 1;
+                if idle >= IDLE_TICKS {
+                    list.asleep = true;
+                    // A loop: a wait may end without a notification.
+                    while list.asleep {
+                        list = WAKE.wait(list).unwrap_or_else(PoisonError::into_inner);
+                    }
+                    idle = 0;
+                }
+                continue;
+            }
+            idle = 0;
+            for w in &mut list.units {
+                if w.seen && !w.unit.is_cancelled() {
+                    due.push(w.clone());
+                }
+                w.seen = true;
+            }
+        }
+        for w in &due {
+            w.check();
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -180,6 +347,77 @@ mod tests {
         drop(client);
         std::thread::sleep(Duration::from_millis(20));
         assert!(peer.closed());
+        Ok(())
+    }
+
+    /// A server's end of a new connection (non-blocking, as actix's), its client, and the
+    /// duplicate of the server's socket.
+    #[cfg(unix)]
+    fn connection() -> std::io::Result<(std::net::TcpStream, std::net::TcpStream, PeerSocket)> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let client = std::net::TcpStream::connect(listener.local_addr()?)?;
+        let (server, _) = listener.accept()?;
+        server.set_nonblocking(true)?;
+        let peer = PeerSocket::of(&server).ok_or(std::io::ErrorKind::Other)?;
+        Ok((server, client, peer))
+    }
+
+    #[cfg(unix)]
+    fn watched(unit: &Arc<Unit>, peer: &PeerSocket) -> Watch {
+        watch(
+            peer,
+            unit,
+            #[cfg(feature = "postgres")]
+            None,
+        )
+    }
+
+    /// How long `unit` took to be cancelled, if within a second.
+    #[cfg(unix)]
+    fn cancelled_within_a_second(unit: &Unit) -> Option<Duration> {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(1) {
+            if unit.is_cancelled() {
+                return Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        None
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_watcher_cancels_the_units_whose_clients_went() -> std::io::Result<()> {
+        // A client that stays: its unit runs on.
+        let (_server, client, peer) = connection()?;
+        let unit = Unit::new(Duration::ZERO);
+        let watch = watched(&unit, &peer);
+        std::thread::sleep(3 * WATCH_EVERY);
+        assert!(!unit.is_cancelled());
+        // It goes: the next tick cancels the unit (a second is the bound a loaded machine
+        // keeps).
+        drop(client);
+        assert!(cancelled_within_a_second(&unit).is_some());
+        drop(watch);
+        assert!(watch_list()
+            .units
+            .iter()
+            .all(|w| !Arc::ptr_eq(&w.unit, &unit)));
+
+        // A connection that actix closed (its socket is gone): the unit is cancelled too, and
+        // the list does not keep the socket open.
+        let (server, _client, peer) = connection()?;
+        let unit = Unit::new(Duration::ZERO);
+        let _watch = watched(&unit, &peer);
+        drop((server, peer));
+        assert!(cancelled_within_a_second(&unit).is_some());
+
+        // A unit off the list is not looked at.
+        let (_server, client, peer) = connection()?;
+        let unit = Unit::new(Duration::ZERO);
+        drop(watched(&unit, &peer));
+        drop(client);
+        assert_eq!(cancelled_within_a_second(&unit), None);
         Ok(())
     }
 }

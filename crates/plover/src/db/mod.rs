@@ -453,10 +453,12 @@ impl Database {
         self.run_watched(None, f).await
     }
 
-    /// [`Database::run_lazy`] for the request whose connection `peer` is: once the work has
-    /// run for a moment, the client's socket is looked at every [`cancel::WATCH_EVERY`], and
-    /// when the client has gone the work is cancelled (docs/security.md). Either way its
-    /// statements are bounded by the database's `statement_timeout`.
+    /// [`Database::run_lazy`] for the request whose connection `peer` is: while the work runs
+    /// (whether or not this future is still polled) it is on the watch list
+    /// ([`cancel::watch`]), whose watcher looks at the client's socket every
+    /// [`cancel::WATCH_EVERY`] once the work has run for a tick, and cancels the work when the
+    /// client has gone (docs/security.md). Either way its statements are bounded by the
+    /// database's `statement_timeout`.
     pub(crate) async fn run_watched<R, F>(
         &self,
         peer: Option<&PeerSocket>,
@@ -466,13 +468,21 @@ impl Database {
         F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
-        use futures_util::future::{select, Either};
-
         let unit = Unit::new(self.budget);
         let db = self.clone();
-        let running = unit.clone();
+        // The unit is watched until the work ends: actix drops this future when the client's
+        // connection breaks, and the work runs on.
+        let watch = peer.map(|peer| {
+            cancel::watch(
+                peer,
+                &unit,
+                #[cfg(feature = "postgres")]
+                self.canceller.clone(),
+            )
+        });
         let work = actix_web::web::block(move || {
-            let _entered = cancel::enter(running);
+            let _watch = watch;
+            let _entered = cancel::enter(unit);
             let mut lazy = LazyConn::new(&db);
             let result = f(&mut lazy);
             if let Some(pooled) = &mut lazy.pooled {
@@ -481,46 +491,8 @@ impl Database {
             drop(lazy);
             result
         });
-        let mut work = std::pin::pin!(work);
-        if let Some(peer) = peer {
-            loop {
-                let tick = std::pin::pin!(actix_web::rt::time::sleep(cancel::WATCH_EVERY));
-                match select(work.as_mut(), tick).await {
-                    Either::Left((done, _)) => return Self::finished(done),
-                    Either::Right(((), _)) if peer.closed() => {
-                        self.cancel(&unit).await;
-                        break;
-                    }
-                    Either::Right(_) => {}
-                }
-            }
-        }
-        Self::finished(work.await)
-    }
-
-    fn finished<R>(
-        done: Result<Result<R, Error>, actix_web::error::BlockingError>,
-    ) -> Result<R, Error> {
-        done.map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
-    }
-
-    /// Cancels `unit`: its interruptible statements end; on PostgreSQL the server cancels the
-    /// statement its connection runs.
-    async fn cancel(&self, unit: &Arc<Unit>) {
-        unit.cancel();
-        #[cfg(feature = "postgres")]
-        if let Some(canceller) = self.canceller.clone() {
-            let unit = unit.clone();
-            // The unit's lock is held while the cancel is sent, so that the connection cannot
-            // go back to the pool (and run another request's statement) meanwhile.
-            let _ = actix_web::web::block(move || {
-                let backend = lock(&unit.pg_backend);
-                if let Some(backend) = *backend {
-                    canceller.cancel(backend);
-                }
-            })
-            .await;
-        }
+        work.await
+            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's
