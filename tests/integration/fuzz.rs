@@ -248,7 +248,7 @@ fn check_response(uri: &str, request: &str, resp: &Resp) -> Result<(), String> {
         return if exact {
             Ok(())
         } else {
-            fail("a 401 that is not the exact one of SPEC.md 8")
+            fail("a 401 that is not the exact one of docs/contract.md")
         };
     }
     if resp.header("content-type") != Some("application/json") {
