@@ -12,7 +12,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
 
 use super::page::error_page;
-use super::routes::State;
+use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{current_user, CsrfToken, LoginRedirect, UserModel};
 use crate::body::{check_form_text, Body};

@@ -38,6 +38,7 @@ mod page;
 mod panel;
 mod prepared;
 mod routes;
+mod state;
 mod templates;
 mod tokens;
 pub mod views;
@@ -57,7 +58,7 @@ use crate::accounts::{Auth, UserModel};
 use crate::model::RestModel;
 use panel::Panel;
 use prepared::{AdminModel, Exposure};
-use routes::State;
+use state::State;
 
 type Registration = Box<dyn FnOnce(&HashMap<TypeId, Exposure>) -> Arc<dyn AdminModel>>;
 

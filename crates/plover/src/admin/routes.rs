@@ -10,8 +10,9 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use super::checks::Admitted;
 use super::form::NEW_PASSWORD;
 use super::page::{error_page, Reply};
-use super::panel::{Panel, PanelView};
+use super::panel::PanelView;
 use super::prepared::{AdminModel, AdminRequest, Cx};
+use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{keep_password, Auth, UserModel};
 use crate::body::BodyLimit;
@@ -22,31 +23,6 @@ use crate::urlencoded::pairs;
 
 /// Largest form body the admin reads (1 MiB).
 const MAX_FORM_BYTES: usize = 1024 * 1024;
-
-/// Everything the handlers need, shared by the workers.
-pub(super) struct State<U: UserModel> {
-    pub(super) auth: Auth<U>,
-    pub(super) prefix: String,
-    pub(super) permission: Arc<dyn Fn(&U) -> bool + Send + Sync>,
-    pub(super) models: Vec<Arc<dyn AdminModel>>,
-    pub(super) panels: Vec<Panel>,
-}
-
-impl<U: UserModel> State<U> {
-    /// The frame of the admin's pages for `user`, whose session's CSRF token is `csrf`.
-    pub(super) fn chrome(&self, user: &U, csrf: &str) -> Chrome {
-        let prefix = &self.prefix;
-        Chrome {
-            prefix: prefix.clone(),
-            user: user.username().to_owned(),
-            logout: format!("{}?next={prefix}/", self.auth.logout_url()),
-            models: (self.models.iter())
-                .map(|m| (m.name().to_owned(), format!("{prefix}/{}/", m.name())))
-                .collect(),
-            csrf: csrf.to_owned(),
-        }
-    }
-}
 
 /// The view an admin URL names; path parameters (`pk`, `field`, `file`, `action`) are read
 /// from the match.
