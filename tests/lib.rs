@@ -66,7 +66,6 @@ pub mod schema {
 pub use plover_conformance_app::models::{
     AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample, Status, Ticket,
 };
-use schema::{deposit, job, vault};
 
 /// A model whose `pin` is excluded at the model level: never serialized, filtered or ordered.
 #[derive(Debug, Clone, RestModel)]

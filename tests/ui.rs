@@ -21,8 +21,6 @@ fn ui() {
     t.compile_fail("ui/no_primary_key.rs");
     t.compile_fail("ui/enum_model.rs");
     t.compile_fail("ui/tuple_struct.rs");
-    t.compile_fail("ui/field_not_in_table.rs");
-    t.compile_fail("ui/unknown_table.rs");
     t.compile_fail("ui/unsupported_primary_key.rs");
     t.compile_fail("ui/empty_struct.rs");
     t.compile_fail("ui/fk_pk_type_mismatch.rs");

@@ -60,8 +60,6 @@ pub mod schema {
     }
 }
 
-use schema::*;
-
 /// Head of the A <- B <- C <- D chain.
 #[derive(Debug, RestModel)]
 #[diesel(table_name = amodel)]

@@ -7,7 +7,6 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Field, Model, UserFields};
 use crate::attr::{Default, Number};
-use crate::backend;
 use crate::field::Constraints;
 use crate::types::Kind;
 
@@ -21,7 +20,11 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
     let pk_ty = &pk.value_ty;
     let name = &model.name;
     let model_doc = &model.doc;
-    let table_name = quote!(#table).to_string().replace(' ', "");
+    // The SQL name: the last segment of a path to a hand-written `table!` (`schema::user`).
+    let table_name = table
+        .segments
+        .last()
+        .map_or_else(String::new, |s| s.ident.to_string());
     let pk_index = model.pk;
     let sql_indexes = model.indexes.iter().map(|columns| {
         let columns = columns.iter().map(|(column, descending)| {
@@ -93,9 +96,9 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
             quote!(#i => __p::set_required(&mut changes.#id, value),)
         }
     });
-    let is_set_arms = data_fields.iter().map(|(i, f)| {
+    let change_arms = data_fields.iter().map(|(i, f)| {
         let id = &f.ident;
-        quote!(#i => changes.#id.is_some(),)
+        quote!(#i => changes.#id.as_ref().map(__p::Column::arg),)
     });
     let changes_json_arms = data_fields.iter().map(|(i, f)| {
         let id = &f.ident;
@@ -127,24 +130,19 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
         }
     };
 
-    let backends = [&backend::SQLITE, &backend::PG].map(|b| backend::items(model, b));
-    let dispatch = |op: &str, args: TokenStream| {
-        let (lite, pg) = (backend::SQLITE.func(op), backend::PG.func(op));
-        quote!(::plover::__plover_dispatch!(conn, |c| #lite(c, #args), |c| #pg(c, #args)))
-    };
-    let [load, load_pk, load_unique, load_page, load_ids, count, delete_ids, nullify, insert_row, update] = [
-        dispatch("load", quote!(s)),
-        dispatch("load_pk", quote!(pk)),
-        dispatch("load_unique", quote!(field, value)),
-        dispatch("load_page", quote!(limit, offset)),
-        dispatch("load_ids", quote!(s)),
-        dispatch("count", quote!(s)),
-        dispatch("delete_ids", quote!(ids)),
-        dispatch("nullify", quote!(field, ids)),
-        dispatch("insert_row", quote!(changes)),
-        dispatch("update", quote!(pk, changes)),
-    ];
-
+    let reads = model.fields.iter().map(|f| {
+        let (id, ty) = (&f.ident, &f.ty);
+        // Spanned at the type, so that a type that is not a column type is reported there.
+        quote_spanned!(ty.span()=> #id: __p::Cells::next::<#ty>(cells)?,)
+    });
+    // A foreign key has the type of its target's primary key: checked here, reported at the
+    // user's `fk = Type`.
+    let key_checks = model.fields.iter().filter_map(|f| {
+        let (target, vty) = (f.fk.as_ref()?, &f.value_ty);
+        Some(quote_spanned!(target.span()=>
+            const _: () = __p::same_key::<<#target as __p::RestModel>::Key, #vty>();
+        ))
+    });
     let handles = field_handles(ident, vis, &idents);
     let user_model = model.user.as_ref().map(|user| user_model(model, user));
     let diesel_table = model.generate_table.then(|| diesel_table(model));
@@ -172,54 +170,32 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 doc: #model_doc,
                 type_id: || ::core::any::TypeId::of::<#ident>(),
                 ops: __p::ModelOps {
-                    load_ids: __load_ids,
-                    count: __count,
-                    delete_ids: __delete_ids,
                     before_delete: #before_delete,
-                    nullify: __nullify,
                     load_display: __p::load_display::<#ident>,
                     load_fields: __p::load_fields::<#ident>,
                 },
+                cache: __p::SqlCache::new(),
             };
 
             __p::inventory::submit! { __p::ModelEntry(<#ident as __p::RestModel>::meta) }
 
             #user_model
 
-            #(#backends)*
+            #(#key_checks)*
 
-            fn __load_ids(
-                conn: &mut __p::Conn<'_>,
-                s: &__p::Select,
-            ) -> ::core::result::Result<::std::vec::Vec<i64>, __p::Error> {
-                #load_ids
-            }
-
-            fn __count(
-                conn: &mut __p::Conn<'_>,
-                s: &__p::Select,
-            ) -> ::core::result::Result<i64, __p::Error> {
-                #count
-            }
-
-            fn __delete_ids(
-                conn: &mut __p::Conn<'_>,
-                ids: &[i64],
-            ) -> ::core::result::Result<usize, __p::Error> {
-                #delete_ids
-            }
-
-            fn __nullify(
-                conn: &mut __p::Conn<'_>,
-                field: usize,
-                ids: &[i64],
-            ) -> ::core::result::Result<usize, __p::Error> {
-                #nullify
+            #[automatically_derived]
+            impl __p::FromRow for #ident {
+                fn read<C: __p::Cells>(
+                    cells: &mut C,
+                ) -> __p::diesel::deserialize::Result<Self> {
+                    ::core::result::Result::Ok(Self { #(#reads)* })
+                }
             }
 
             #[automatically_derived]
             impl __p::RestModel for #ident {
                 type Changes = #changes;
+                type Key = #pk_ty;
 
                 fn meta() -> &'static __p::ModelMeta {
                     &__META
@@ -259,10 +235,13 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                     }
                 }
 
-                fn is_set(changes: &#changes, field: usize) -> bool {
+                fn change(
+                    changes: &#changes,
+                    field: usize,
+                ) -> ::core::option::Option<__p::Arg<'_>> {
                     match field {
-                        #(#is_set_arms)*
-                        _ => false,
+                        #(#change_arms)*
+                        _ => ::core::option::Option::None,
                     }
                 }
 
@@ -281,50 +260,6 @@ pub(crate) fn expand(model: &Model) -> TokenStream {
                 }
                 #rules
 
-                fn load(
-                    conn: &mut __p::Conn<'_>,
-                    s: &__p::Select,
-                ) -> ::core::result::Result<::std::vec::Vec<Self>, __p::Error> {
-                    // Every row in primary-key order, a window of them: a query of fixed shape.
-                    if let ::core::option::Option::Some((limit, offset)) = s.pk_window(#pk_index) {
-                        return #load_page;
-                    }
-                    #load
-                }
-
-                fn load_pk(
-                    conn: &mut __p::Conn<'_>,
-                    pk: i64,
-                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
-                    let ::core::result::Result::Ok(pk) = __p::pk::<#pk_ty>(pk) else {
-                        return ::core::result::Result::Ok(::core::option::Option::None);
-                    };
-                    #load_pk
-                }
-
-                fn load_unique(
-                    conn: &mut __p::Conn<'_>,
-                    field: usize,
-                    value: &str,
-                ) -> ::core::result::Result<::core::option::Option<Self>, __p::Error> {
-                    #load_unique
-                }
-
-                fn insert_row(
-                    conn: &mut __p::Conn<'_>,
-                    changes: #changes,
-                ) -> ::core::result::Result<Self, __p::Error> {
-                    #insert_row
-                }
-
-                fn update(
-                    conn: &mut __p::Conn<'_>,
-                    pk: i64,
-                    changes: #changes,
-                ) -> ::core::result::Result<usize, __p::Error> {
-                    let pk = __p::pk::<#pk_ty>(pk)?;
-                    #update
-                }
             }
         };
     }

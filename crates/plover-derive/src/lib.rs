@@ -8,7 +8,7 @@
 
 mod ast;
 mod attr;
-mod backend;
+
 mod check;
 mod choice;
 mod ctxt;

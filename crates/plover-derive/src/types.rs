@@ -17,11 +17,6 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    /// Whether the column holds text (a `String` or a choice).
-    pub(crate) fn is_text(self) -> bool {
-        matches!(self, Kind::Text | Kind::Choice)
-    }
-
     pub(crate) fn variant(self) -> &'static str {
         match self {
             Kind::Int32 => "Int32",

@@ -7,7 +7,6 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::model::Choice;
-use crate::param::Param;
 use crate::value::{check_text, parse_date, parse_datetime, DateText, DateTimeText};
 
 /// A field type's JSON output, through serde: one impl per type serves both the writer of
@@ -114,12 +113,6 @@ pub trait FromJson: Sized {
     fn from_json(value: &Value) -> Result<Self, String>;
 }
 
-/// A field type that a typed filter parameter converts to.
-pub trait FromParam: Sized {
-    /// Converts a parameter parsed for this field's kind.
-    fn from_param(param: &Param) -> Option<Self>;
-}
-
 macro_rules! int_impls {
     ($($t:ty => $what:literal),*) => {$(
         impl FromJson for $t {
@@ -128,14 +121,6 @@ macro_rules! int_impls {
                     .as_i64()
                     .and_then(|v| <$t>::try_from(v).ok())
                     .ok_or_else(|| concat!("expected ", $what).to_owned())
-            }
-        }
-        impl FromParam for $t {
-            fn from_param(param: &Param) -> Option<Self> {
-                match param {
-                    Param::Int(v) => <$t>::try_from(*v).ok(),
-                    _ => None,
-                }
             }
         }
     )*};
@@ -156,14 +141,6 @@ macro_rules! float_impls {
                 }
             }
         }
-        impl FromParam for $t {
-            fn from_param(param: &Param) -> Option<Self> {
-                match param {
-                    Param::Float(v) => Some(*v as $t),
-                    _ => None,
-                }
-            }
-        }
     )*};
 }
 float_impls!(f32, f64);
@@ -173,15 +150,6 @@ impl FromJson for bool {
         value
             .as_bool()
             .ok_or_else(|| "expected true or false".to_owned())
-    }
-}
-
-impl FromParam for bool {
-    fn from_param(param: &Param) -> Option<Self> {
-        match param {
-            Param::Bool(v) => Some(*v),
-            _ => None,
-        }
     }
 }
 
@@ -195,15 +163,6 @@ impl FromJson for String {
     }
 }
 
-impl FromParam for String {
-    fn from_param(param: &Param) -> Option<Self> {
-        match param {
-            Param::Text(v) => Some(v.clone()),
-            _ => None,
-        }
-    }
-}
-
 impl FromJson for NaiveDate {
     fn from_json(value: &Value) -> Result<Self, String> {
         value
@@ -213,30 +172,12 @@ impl FromJson for NaiveDate {
     }
 }
 
-impl FromParam for NaiveDate {
-    fn from_param(param: &Param) -> Option<Self> {
-        match param {
-            Param::Date(v) => Some(*v),
-            _ => None,
-        }
-    }
-}
-
 impl FromJson for NaiveDateTime {
     fn from_json(value: &Value) -> Result<Self, String> {
         value
             .as_str()
             .and_then(parse_datetime)
             .ok_or_else(|| "expected a date-time YYYY-MM-DD HH:MM:SS".to_owned())
-    }
-}
-
-impl FromParam for NaiveDateTime {
-    fn from_param(param: &Param) -> Option<Self> {
-        match param {
-            Param::DateTime(v) => Some(*v),
-            _ => None,
-        }
     }
 }
 

@@ -75,6 +75,7 @@ pub mod query;
 pub mod rest;
 pub mod schema;
 pub mod server;
+mod sql;
 mod urlencoded;
 pub mod value;
 pub mod views;

@@ -5,6 +5,7 @@ use std::any::TypeId;
 
 use serde_json::Value;
 
+use crate::db::sql_text::SqlCache;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::kind::{FieldKind, SqlType};
@@ -137,22 +138,13 @@ pub type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, 
 /// Some fields (by index) of the rows of a selection, one JSON value per field.
 pub type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Value>>, Error>;
 
-/// Type-erased database operations of a model, used where the model is only known at run time
-/// (foreign-key checks and recursive deletes).
+/// Type-erased operations of a model that need its Rust type, used where the model is only known
+/// at run time (recursive deletes, the admin's selects and exports).
 #[derive(Debug)]
 pub struct ModelOps {
-    /// Primary keys of the rows matching a selection.
-    pub load_ids: fn(&mut Conn<'_>, &Select) -> Result<Vec<i64>, Error>,
-    /// `SELECT COUNT(*)` of the rows a selection's conditions match (its ordering and window
-    /// are ignored).
-    pub count: fn(&mut Conn<'_>, &Select) -> Result<i64, Error>,
-    /// Deletes the rows with these primary keys.
-    pub delete_ids: fn(&mut Conn<'_>, &[i64]) -> Result<usize, Error>,
     /// The model's [`Rules::before_delete`](crate::model::Rules::before_delete) for the rows
     /// with these primary keys, run before they are deleted (`None` without `#[rest(rules)]`).
     pub before_delete: Option<BeforeDelete>,
-    /// Sets the nullable foreign key `field` to NULL where it holds one of `ids`.
-    pub nullify: fn(&mut Conn<'_>, usize, &[i64]) -> Result<usize, Error>,
     /// The primary key and display text of the rows of a selection.
     pub load_display: LoadDisplay,
     /// Some fields (by index) of the rows of a selection, as JSON values.
@@ -189,6 +181,9 @@ pub struct ModelMeta {
     pub type_id: fn() -> TypeId,
     /// Database operations.
     pub ops: ModelOps,
+    /// The SQL texts of the model's statements by shape.
+    #[doc(hidden)]
+    pub cache: SqlCache,
 }
 
 impl ModelMeta {

@@ -61,8 +61,9 @@ impl<U: UserModel> AdminPanel for TokenPanel<U> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        let active = (Token::meta().ops.count)(
+        let active = crate::sql::count(
             conn,
+            Token::meta(),
             &crate::query::Select {
                 filters: vec![crate::query::Filter {
                     path: vec![Token::FIELDS.revoked.index()],

@@ -1,7 +1,12 @@
 //! Choices: a plain Rust enum as a field's type, stored as text (`#[derive(Choice)]`).
 
-use diesel::deserialize::{self, FromSql, FromSqlRow};
-use diesel::sql_types::Text;
+use std::borrow::Cow;
+
+use diesel::deserialize;
+use diesel::sqlite::SqliteValue;
+
+use crate::kind::SqlType;
+use crate::sql::{Arg, Column};
 
 /// A field type with a fixed set of values: a plain enum (variants without data) deriving
 /// `Choice`. It is stored as text, the variant's name in snake case or its
@@ -47,52 +52,26 @@ pub trait Choice: Sized + Send + Sync + 'static {
     fn first() -> Self;
 }
 
-/// A choice loaded from a text column; an unknown text is a load error.
-#[doc(hidden)]
-#[derive(Debug, FromSqlRow)]
-pub struct Stored<T>(pub T);
-
-impl<T: Choice> Default for Stored<T> {
-    fn default() -> Self {
-        Stored(T::first())
+impl<T: Choice> Column for T {
+    const SQL_TYPE: SqlType = SqlType::Text;
+    fn arg(&self) -> Arg<'_> {
+        Arg::Text(Cow::Borrowed(self.choice()))
+    }
+    fn absent() -> Self {
+        T::first()
+    }
+    fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self> {
+        stored(String::read_sqlite(value)?)
+    }
+    #[cfg(feature = "postgres")]
+    fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self> {
+        stored(String::read_pg(value)?)
     }
 }
 
-impl<T, DB> FromSql<Text, DB> for Stored<T>
-where
-    T: Choice,
-    DB: diesel::backend::Backend,
-    String: FromSql<Text, DB>,
-{
-    fn from_sql(bytes: DB::RawValue<'_>) -> deserialize::Result<Self> {
-        let text = String::from_sql(bytes)?;
-        T::from_choice(&text)
-            .map(Stored)
-            .ok_or_else(|| format!("`{text}` is not one of {:?}", T::CHOICES).into())
-    }
-}
-
-/// The stored text of a choice value, or of an optional one: what an insert or update binds.
-#[doc(hidden)]
-pub trait Bind {
-    /// `&'static str`, or an `Option` of it.
-    type Text;
-    /// The text.
-    fn bind(&self) -> Self::Text;
-}
-
-impl<T: Choice> Bind for T {
-    type Text = &'static str;
-    fn bind(&self) -> &'static str {
-        self.choice()
-    }
-}
-
-impl<T: Choice> Bind for Option<T> {
-    type Text = Option<&'static str>;
-    fn bind(&self) -> Option<&'static str> {
-        self.as_ref().map(Choice::choice)
-    }
+/// The choice stored as `text`; an unknown text is a load error.
+fn stored<T: Choice>(text: String) -> deserialize::Result<T> {
+    T::from_choice(&text).ok_or_else(|| format!("`{text}` is not one of {:?}", T::CHOICES).into())
 }
 
 /// A JSON value as a choice of `T`: the message lists the choices.

@@ -16,6 +16,7 @@ pub use choice::Choice;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::query::Select;
+use crate::sql::{self, Arg, FromRow};
 
 /// A typed handle of one field of model `M`: what resource and admin options take, so that a
 /// misspelled field is a compile error. `#[derive(RestModel)]` generates one per field, as the
@@ -212,7 +213,7 @@ pub(crate) fn check_reference(
         return Ok(());
     };
     let target = target();
-    let found = (target.ops.load_ids)(conn, &Select::ids_in(target.pk, &[id]))?;
+    let found = sql::ids(conn, target, &Select::ids_in(target.pk, &[id]))?;
     if found.is_empty() {
         return Err(Error::field(
             key,
@@ -281,6 +282,15 @@ pub fn save<M: RestModel>(
     M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)
 }
 
+/// The given fields of `changes` (never the primary key), as the values a write binds.
+fn given<M: RestModel>(changes: &M::Changes) -> Vec<(usize, Arg<'_>)> {
+    let meta = M::meta();
+    (0..meta.fields.len())
+        .filter(|&i| i != meta.pk)
+        .filter_map(|i| M::change(changes, i).map(|arg| (i, arg)))
+        .collect()
+}
+
 /// A model with REST metadata. Implemented by `#[derive(RestModel)]`; see the reference in
 /// `docs/reference.md` for the attributes.
 #[diagnostic::on_unimplemented(
@@ -288,10 +298,13 @@ pub fn save<M: RestModel>(
     label = "not a model",
     note = "add `#[derive(RestModel)]` to `{Self}`"
 )]
-pub trait RestModel: Sized + Send + Sync + 'static {
+pub trait RestModel: FromRow + Send + Sync {
     /// A partial set of field values for inserts and updates: one `Option` per field
     /// (`None` = not given). Generated as `<Model>Changes` with public fields.
     type Changes: Default + Send + 'static;
+
+    /// The primary key's type (`i32` or `i64`): a foreign key to this model has it.
+    type Key;
 
     /// The model's metadata.
     fn meta() -> &'static ModelMeta;
@@ -312,8 +325,14 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     /// Parses `value` into field `field` of `changes`; the error is a message for the client.
     fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
 
+    /// Field `field` of `changes` as the value a write binds, if given.
+    #[doc(hidden)]
+    fn change(changes: &Self::Changes, field: usize) -> Option<Arg<'_>>;
+
     /// Whether field `field` of `changes` was given.
-    fn is_set(changes: &Self::Changes, field: usize) -> bool;
+    fn is_set(changes: &Self::Changes, field: usize) -> bool {
+        Self::change(changes, field).is_some()
+    }
 
     /// Field `field` of `changes` as JSON, if given.
     fn changes_json(changes: &Self::Changes, field: usize) -> Option<Value>;
@@ -322,20 +341,34 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     fn fill_defaults(changes: &mut Self::Changes);
 
     /// Loads the rows of a selection.
-    fn load(conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Self>, Error>;
+    fn load(conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Self>, Error> {
+        sql::rows(conn, Self::meta(), select)
+    }
 
     /// Loads the row with primary key `pk`, if there is one: a query of fixed shape, prepared
-    /// once per connection (a [`Select`] is turned into SQL text on every call).
-    fn load_pk(conn: &mut Conn<'_>, pk: i64) -> Result<Option<Self>, Error>;
+    /// once per connection.
+    fn load_pk(conn: &mut Conn<'_>, pk: i64) -> Result<Option<Self>, Error> {
+        sql::by_pk(conn, Self::meta(), pk)
+    }
 
     /// Loads the row whose field `field`, a unique text field (`#[rest(unique)]` on a
     /// `String`), equals `value`: a query of fixed shape, as [`RestModel::load_pk`]. An error
     /// for any other field.
-    fn load_unique(conn: &mut Conn<'_>, field: usize, value: &str) -> Result<Option<Self>, Error>;
+    fn load_unique(conn: &mut Conn<'_>, field: usize, value: &str) -> Result<Option<Self>, Error> {
+        let meta = Self::meta();
+        match meta.fields.get(field) {
+            Some(f) if f.unique && f.kind == FieldKind::Text => {
+                sql::by_field(conn, meta, field, Arg::Text(value.into()))
+            }
+            _ => Err(Error::Internal("not a unique text field".into())),
+        }
+    }
 
     /// Inserts a row from complete changes; returns the row as stored, read back by the
     /// insert itself (`INSERT ... RETURNING`).
-    fn insert_row(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<Self, Error>;
+    fn insert_row(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<Self, Error> {
+        sql::insert(conn, Self::meta(), &given::<Self>(&changes))
+    }
 
     /// Inserts a row from complete changes; returns its primary key.
     fn insert(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<i64, Error> {
@@ -343,7 +376,9 @@ pub trait RestModel: Sized + Send + Sync + 'static {
     }
 
     /// Updates the given fields of one row; returns the number of rows changed.
-    fn update(conn: &mut Conn<'_>, pk: i64, changes: Self::Changes) -> Result<usize, Error>;
+    fn update(conn: &mut Conn<'_>, pk: i64, changes: Self::Changes) -> Result<usize, Error> {
+        sql::update(conn, Self::meta(), pk, &given::<Self>(&changes))
+    }
 
     /// The model's validation ([`Rules::validate`] with `#[rest(rules)]`; none otherwise).
     fn validate(

@@ -1,5 +1,5 @@
-//! Backend-neutral selections (filters, ordering, pagination) that generated code turns into
-//! typed diesel queries. The list query string is parsed into them by `listing`.
+//! Backend-neutral selections (filters, ordering, pagination) that Plover writes as SQL for
+//! either engine. The list query string is parsed into them by `listing`.
 
 mod limits;
 

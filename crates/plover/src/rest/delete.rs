@@ -6,6 +6,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::{all_models, FieldMeta, ModelMeta};
 use crate::query::Select;
+use crate::sql;
 
 /// Foreign keys deeper than this are a cycle in the schema, not data.
 const MAX_DEPTH: usize = 64;
@@ -91,7 +92,7 @@ fn delete_at(
         }
         if field.nullable {
             for chunk in ids.chunks(CHUNK) {
-                (referrer.ops.nullify)(conn, idx, chunk)?;
+                sql::nullify(conn, referrer, idx, chunk)?;
             }
         } else {
             delete_at(conn, referrer, &children, true, depth + 1)?;
@@ -104,7 +105,7 @@ fn delete_at(
     }
     let mut deleted = 0;
     for chunk in ids.chunks(CHUNK) {
-        deleted += (meta.ops.delete_ids)(conn, chunk)?;
+        deleted += sql::delete(conn, meta, chunk)?;
     }
     Ok(deleted)
 }
@@ -118,7 +119,7 @@ fn referring(
 ) -> Result<Vec<i64>, Error> {
     let mut out = Vec::new();
     for chunk in ids.chunks(CHUNK) {
-        out.extend((referrer.ops.load_ids)(conn, &Select::ids_in(idx, chunk))?);
+        out.extend(sql::ids(conn, referrer, &Select::ids_in(idx, chunk))?);
     }
     Ok(out)
 }

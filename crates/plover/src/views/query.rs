@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::model::{Field, FieldKind, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
 use crate::rest::delete::delete_rows;
+use crate::sql;
 
 /// Rows of `M` to load: conditions on fields (named by their handles, through foreign keys with
 /// [`Field::join`]), an ordering, a limit. Everything runs in SQL with bound values.
@@ -150,7 +151,7 @@ impl<M: RestModel> Query<M> {
     /// How many rows match (`SELECT COUNT(*)`; ordering and limit do not count).
     pub fn count(&self, conn: &mut Conn<'_>) -> Result<i64, Error> {
         self.check()?;
-        (M::meta().ops.count)(conn, &self.select)
+        sql::count(conn, M::meta(), &self.select)
     }
 
     /// Whether any row matches: `SELECT pk ... LIMIT 1`, which stops at the first match
@@ -174,7 +175,7 @@ impl<M: RestModel> Query<M> {
         self.check()?;
         let mut select = self.select.conditions_only();
         select.limit = Some(1);
-        Ok(!(M::meta().ops.load_ids)(conn, &select)?.is_empty())
+        Ok(!sql::ids(conn, M::meta(), &select)?.is_empty())
     }
 
     /// Deletes the matching rows, with the rows that depend on them, and returns how many rows
@@ -227,7 +228,7 @@ impl<M: RestModel> Query<M> {
         };
         let meta = M::meta();
         conn.transaction(|conn| {
-            let ids = (meta.ops.load_ids)(conn, &select)?;
+            let ids = sql::ids(conn, meta, &select)?;
             delete_rows(conn, meta, &ids, true)
         })
     }

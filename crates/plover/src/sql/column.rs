@@ -1,0 +1,215 @@
+//! The Rust types of fields as columns: how each is bound ([`Column::arg`]) and read back from
+//! a row on each engine. A model reads its row field by field through [`Cells`].
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::backend::Backend;
+use diesel::deserialize::{self, FromSql, QueryableByName};
+use diesel::row::{Field, NamedRow, Row};
+use diesel::sql_types::{BigInt, Bool, Date, Double, Float, Integer, Text, Timestamp};
+use diesel::sqlite::{Sqlite, SqliteValue};
+
+use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
+use crate::kind::SqlType;
+use crate::sql::arg::Arg;
+
+/// The name of a column a list leaves out (`NULL AS plover_absent`): its field is read as
+/// [`Column::absent`].
+pub(crate) const ABSENT: &str = "plover_absent";
+
+/// A Rust type a model field can have.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a field type Plover knows",
+    label = "not a field type",
+    note = "use i32, i64, f32, f64, bool, String, chrono::NaiveDate, chrono::NaiveDateTime \
+            (or an Option of one), or a plain enum with `#[derive(Choice)]`"
+)]
+pub trait Column: Sized {
+    /// Whether the column takes NULL (an `Option`).
+    const NULLABLE: bool = false;
+    /// The column's type.
+    const SQL_TYPE: SqlType;
+    /// The value as a bound argument.
+    fn arg(&self) -> Arg<'_>;
+    /// The value of a column a list leaves out (never shown).
+    fn absent() -> Self;
+    /// Reads an SQLite value (`None`: NULL).
+    fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self>;
+    /// Reads a PostgreSQL value (`None`: NULL).
+    #[cfg(feature = "postgres")]
+    fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self>;
+}
+
+macro_rules! column {
+    ($t:ty, $sql:ty, $kind:ident, $variant:ident, $absent:expr) => {
+        column!($t, $sql, $kind, $variant, $absent, $t);
+    };
+    ($t:ty, $sql:ty, $kind:ident, $variant:ident, $absent:expr, $sqlite:ty) => {
+        impl Column for $t {
+            const SQL_TYPE: SqlType = SqlType::$kind;
+            fn arg(&self) -> Arg<'_> {
+                Arg::$variant(self.clone().into())
+            }
+            fn absent() -> Self {
+                $absent
+            }
+            fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self> {
+                <$sqlite as FromSql<$sql, Sqlite>>::from_nullable_sql(value).map(Into::into)
+            }
+            #[cfg(feature = "postgres")]
+            fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self> {
+                <$t as FromSql<$sql, diesel::pg::Pg>>::from_nullable_sql(value)
+            }
+        }
+    };
+}
+
+column!(i32, Integer, Integer, I32, 0);
+column!(i64, BigInt, BigInt, I64, 0);
+column!(f32, Float, Real, F32, 0.0);
+column!(f64, Double, Double, F64, 0.0);
+column!(bool, Bool, Boolean, Bool, false);
+column!(
+    NaiveDate,
+    Date,
+    Date,
+    Date,
+    NaiveDate::default(),
+    SqliteDate
+);
+column!(
+    NaiveDateTime,
+    Timestamp,
+    Timestamp,
+    DateTime,
+    NaiveDateTime::default(),
+    SqliteDateTime
+);
+
+impl Column for String {
+    const SQL_TYPE: SqlType = SqlType::Text;
+    fn arg(&self) -> Arg<'_> {
+        Arg::Text(Cow::Borrowed(self))
+    }
+    fn absent() -> Self {
+        String::new()
+    }
+    fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self> {
+        <String as FromSql<Text, Sqlite>>::from_nullable_sql(value)
+    }
+    #[cfg(feature = "postgres")]
+    fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self> {
+        <String as FromSql<Text, diesel::pg::Pg>>::from_nullable_sql(value)
+    }
+}
+
+impl<T: Column> Column for Option<T> {
+    const NULLABLE: bool = true;
+    const SQL_TYPE: SqlType = T::SQL_TYPE;
+    fn arg(&self) -> Arg<'_> {
+        self.as_ref().map_or(Arg::Null(T::SQL_TYPE), Column::arg)
+    }
+    fn absent() -> Self {
+        None
+    }
+    fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self> {
+        value.map(|v| T::read_sqlite(Some(v))).transpose()
+    }
+    #[cfg(feature = "postgres")]
+    fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self> {
+        value.map(|v| T::read_pg(Some(v))).transpose()
+    }
+}
+
+/// The cells of one row, read in field order by a model's generated `RestModel::read`.
+pub trait Cells {
+    /// The next field's value.
+    fn next<T: Column>(&mut self) -> deserialize::Result<T>;
+}
+
+/// An engine whose rows Plover reads.
+pub(crate) trait Engine: Backend {
+    fn read<T: Column>(value: Option<Self::RawValue<'_>>) -> deserialize::Result<T>;
+}
+
+impl Engine for Sqlite {
+    fn read<T: Column>(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<T> {
+        T::read_sqlite(value)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Engine for diesel::pg::Pg {
+    fn read<T: Column>(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<T> {
+        T::read_pg(value)
+    }
+}
+
+struct RowCells<'r, R, DB> {
+    row: &'r R,
+    at: usize,
+    engine: PhantomData<DB>,
+}
+
+impl<'a, R, DB> Cells for RowCells<'_, R, DB>
+where
+    R: Row<'a, DB>,
+    DB: Engine,
+{
+    fn next<T: Column>(&mut self) -> deserialize::Result<T> {
+        let field = Row::get(self.row, self.at)
+            .ok_or("the row has fewer columns than the model has fields")?;
+        self.at += 1;
+        let value = field.value();
+        if value.is_none() && !T::NULLABLE && field.field_name() == Some(ABSENT) {
+            return Ok(T::absent());
+        }
+        DB::read(value)
+    }
+}
+
+/// A type read from the columns of a row, in order: a model (generated by
+/// `#[derive(RestModel)]`, one [`Cells::next`] per field).
+pub trait FromRow: Sized + 'static {
+    /// Reads the row's cells in order.
+    fn read<C: Cells>(cells: &mut C) -> deserialize::Result<Self>;
+}
+
+/// A row read as `M` from any query that selects its columns in field order.
+pub(crate) struct Loaded<M>(pub(crate) M);
+
+impl<M: FromRow, DB: Engine> QueryableByName<DB> for Loaded<M> {
+    fn build<'a>(row: &impl NamedRow<'a, DB>) -> deserialize::Result<Self> {
+        let mut cells = RowCells {
+            row,
+            at: 0,
+            engine: PhantomData::<DB>,
+        };
+        M::read(&mut cells).map(Loaded)
+    }
+}
+
+/// An integer key or count read from the first column (`INTEGER` or `BIGINT`).
+pub(crate) struct Key(pub(crate) i64);
+
+impl QueryableByName<Sqlite> for Key {
+    fn build<'a>(row: &impl NamedRow<'a, Sqlite>) -> deserialize::Result<Self> {
+        let field = Row::get(row, 0).ok_or("no column")?;
+        i64::read_sqlite(field.value()).map(Key)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl QueryableByName<diesel::pg::Pg> for Key {
+    fn build<'a>(row: &impl NamedRow<'a, diesel::pg::Pg>) -> deserialize::Result<Self> {
+        /// PostgreSQL's type id of `integer` (`int4`).
+        const INT4: u32 = 23;
+        let field = Row::get(row, 0).ok_or("no column")?;
+        match field.value() {
+            Some(v) if v.get_oid().get() == INT4 => i32::read_pg(Some(v)).map(|k| Key(k.into())),
+            v => i64::read_pg(v).map(Key),
+        }
+    }
+}

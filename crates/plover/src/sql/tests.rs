@@ -1,0 +1,117 @@
+//! The statements' texts and their cache, on SQLite.
+#![allow(clippy::unwrap_used)]
+
+use diesel::{Connection, RunQueryDsl, SqliteConnection};
+
+use super::*;
+use crate::model::RestModel;
+use crate::query::{Filter, Op, Param};
+
+/// Texts, for the texts' tests only (no table is declared to diesel).
+#[derive(Debug, crate::RestModel)]
+#[diesel(table_name = note)]
+struct Note {
+    id: i32,
+    title: String,
+    score: Option<i64>,
+}
+
+fn filter(field: usize, op: Op, values: Vec<Param>) -> Filter {
+    Filter {
+        path: vec![field],
+        op,
+        values,
+    }
+}
+
+fn select(filters: Vec<Filter>) -> Select {
+    Select {
+        filters,
+        order: vec![(2, true), (0, false)],
+        limit: Some(21),
+        ..Select::default()
+    }
+}
+
+#[test]
+fn the_text_of_a_list_on_each_engine() {
+    let s = select(vec![
+        filter(
+            1,
+            Op::Lt,
+            vec![Param::Text("m".into()), Param::Text("n".into())],
+        ),
+        filter(2, Op::In, vec![Param::Int(1), Param::Int(2)]),
+    ]);
+    let columns = r#"SELECT "note"."id", "note"."title", "note"."score" FROM "note""#;
+    assert_eq!(
+        rows_text(Note::meta(), &s, false).unwrap(),
+        format!(
+            r#"{columns} WHERE ("note"."title" < ? OR "note"."title" < ?) AND "note"."score" IN (?, ?) ORDER BY "note"."score" DESC, "note"."id" ASC LIMIT ? OFFSET ?"#
+        )
+    );
+    #[cfg(feature = "postgres")]
+    assert_eq!(
+        rows_text(Note::meta(), &s, true).unwrap(),
+        format!(
+            r#"{columns} WHERE ("note"."title" COLLATE "C" < ? OR "note"."title" COLLATE "C" < ?) AND "note"."score" = ANY(?) ORDER BY "note"."score" DESC NULLS LAST, "note"."id" ASC LIMIT ? OFFSET ?"#
+        )
+    );
+}
+
+#[test]
+fn a_text_is_kept_per_shape_and_the_values_are_bound() {
+    let mut sqlite = SqliteConnection::establish(":memory:").unwrap();
+    diesel::sql_query(
+        "CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT NOT NULL, score BIGINT)",
+    )
+    .execute(&mut sqlite)
+    .unwrap();
+    let conn = &mut Conn::Sqlite(&mut sqlite);
+    for (title, score) in [("a", Some(1)), ("b", None), ("c", Some(3))] {
+        let changes = NoteChanges {
+            title: Some(title.into()),
+            score: Some(score),
+        };
+        Note::insert_row(conn, changes).unwrap();
+    }
+    let meta = Note::meta();
+    let kept = meta.cache.len();
+    let below = |conn: &mut Conn<'_>, n: i64| {
+        let s = select(vec![filter(2, Op::Lt, vec![Param::Int(n)])]);
+        Note::load(conn, &s)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.title)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(below(conn, 3), ["a"]);
+    assert_eq!(
+        below(conn, 4),
+        ["c", "a"],
+        "the new value is bound, not the first one"
+    );
+    assert_eq!(meta.cache.len(), kept + 1, "one text for the one shape");
+    let two = select(vec![filter(0, Op::In, vec![Param::Int(1), Param::Int(3)])]);
+    assert_eq!(Note::load(conn, &two).unwrap().len(), 2);
+    assert_eq!(
+        meta.cache.len(),
+        kept + 1,
+        "an IN list's text is not kept on SQLite"
+    );
+    assert_eq!(count(conn, meta, &select(Vec::new())).unwrap(), 3);
+    let b = by_pk::<Note>(conn, meta, 2).unwrap().unwrap();
+    assert_eq!((b.title.as_str(), b.score), ("b", None));
+    assert!(
+        by_pk::<Note>(conn, meta, i64::MAX).unwrap().is_none(),
+        "out of the key's range"
+    );
+    let changes = NoteChanges {
+        score: Some(Some(7)),
+        ..NoteChanges::default()
+    };
+    assert_eq!(Note::update(conn, 2, changes).unwrap(), 1);
+    assert_eq!(Note::load_pk(conn, 2).unwrap().unwrap().score, Some(7));
+    assert_eq!(delete(conn, meta, &[1, 2, i64::MAX]).unwrap(), 2);
+    assert_eq!(ids(conn, meta, &Select::default()).unwrap(), [3]);
+}

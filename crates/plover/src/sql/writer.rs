@@ -1,0 +1,363 @@
+//! The SQL text of a statement and its arguments, written in one pass: the same code writes
+//! the text of a new shape and collects the arguments of a known one, so that the arguments
+//! always follow the text's placeholders. Identifiers come only from model metadata.
+
+use std::borrow::Cow;
+
+use crate::error::Error;
+use crate::kind::{FieldKind, SqlType};
+use crate::meta::{FieldMeta, ModelMeta};
+use crate::query::{Filter, Op, Select};
+use crate::sql::arg::Arg;
+use crate::value::fold_case;
+
+/// Where an argument goes in a statement's text: diesel writes each engine's placeholder
+/// (`?`, `$n`) there. No identifier holds it.
+pub(crate) const PLACEHOLDER: char = '\0';
+
+/// Text (unless it is known) and arguments of one statement.
+pub(crate) struct Writer<'a> {
+    text: Option<String>,
+    pub(crate) args: Vec<Arg<'a>>,
+    pub(crate) pg: bool,
+    /// Whether the text is the same for every statement of this shape and diesel may keep it
+    /// prepared (not with an `IN` list of values on SQLite).
+    pub(crate) prepared: bool,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer of text and arguments (`text`), or of arguments only.
+    pub(crate) fn new(pg: bool, text: bool) -> Writer<'a> {
+        Writer {
+            text: text.then(|| String::with_capacity(256)),
+            args: Vec::new(),
+            pg,
+            prepared: true,
+        }
+    }
+
+    pub(crate) fn into_text(self) -> Option<String> {
+        self.text
+    }
+
+    /// Appends SQL.
+    pub(crate) fn sql(&mut self, sql: &str) {
+        if let Some(text) = &mut self.text {
+            text.push_str(sql);
+        }
+    }
+
+    /// Appends a quoted identifier.
+    pub(crate) fn ident(&mut self, name: &str) {
+        if let Some(text) = &mut self.text {
+            text.push('"');
+            text.push_str(&name.replace('"', "\"\""));
+            text.push('"');
+        }
+    }
+
+    /// Appends `"table"."column"`.
+    pub(crate) fn column(&mut self, meta: &ModelMeta, field: &FieldMeta) {
+        self.ident(meta.table);
+        self.sql(".");
+        self.ident(field.column);
+    }
+
+    /// Appends a placeholder ([`PLACEHOLDER`]) and binds `arg` to it.
+    pub(crate) fn bind(&mut self, arg: Arg<'a>) {
+        self.args.push(arg);
+        if let Some(text) = &mut self.text {
+            text.push(PLACEHOLDER);
+        }
+    }
+
+    /// Binds several values of a column: `IN (?, ...)` on SQLite (never prepared), `= ANY($n)`
+    /// on PostgreSQL; `NOT IN` and `!= ALL` with `not`.
+    pub(crate) fn bind_all(
+        &mut self,
+        sql: SqlType,
+        args: Vec<Arg<'a>>,
+        not: bool,
+    ) -> Result<(), Error> {
+        #[cfg(feature = "postgres")]
+        if self.pg {
+            self.sql(if not { " != ALL(" } else { " = ANY(" });
+            self.bind(crate::sql::arg::list(sql, args)?);
+            self.sql(")");
+            return Ok(());
+        }
+        let _ = sql;
+        self.prepared = false;
+        self.sql(if not { " NOT IN (" } else { " IN (" });
+        for (i, arg) in args.into_iter().enumerate() {
+            if i > 0 {
+                self.sql(", ");
+            }
+            self.bind(arg);
+        }
+        self.sql(")");
+        Ok(())
+    }
+
+    /// `SELECT` of every field of `meta` in field order; with `columns`, `NULL` in place of the
+    /// fields not loaded (read back as their type's default).
+    pub(crate) fn select_fields(&mut self, meta: &ModelMeta, columns: Option<&[bool]>) {
+        self.sql("SELECT ");
+        for (i, field) in meta.fields.iter().enumerate() {
+            if i > 0 {
+                self.sql(", ");
+            }
+            if columns.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
+                self.sql("NULL AS ");
+                self.sql(crate::sql::column::ABSENT);
+            } else {
+                self.column(meta, field);
+            }
+        }
+    }
+
+    /// ` FROM "table"`.
+    pub(crate) fn from(&mut self, meta: &ModelMeta) {
+        self.sql(" FROM ");
+        self.ident(meta.table);
+    }
+
+    /// ` WHERE ...` of a selection's conditions (nothing without any).
+    pub(crate) fn conditions(&mut self, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
+        let mut first = true;
+        for f in &s.filters {
+            self.sql(if first { " WHERE " } else { " AND " });
+            first = false;
+            self.filter(meta, f, 0)?;
+        }
+        if !s.any_of.is_empty() {
+            self.sql(if first { " WHERE (" } else { " AND (" });
+            for (i, conj) in s.any_of.iter().enumerate() {
+                self.sql(if i > 0 { " OR (" } else { "(" });
+                for (j, f) in conj.iter().enumerate() {
+                    if j > 0 {
+                        self.sql(" AND ");
+                    }
+                    self.filter(meta, f, 0)?;
+                }
+                self.sql(")");
+            }
+            self.sql(")");
+        }
+        Ok(())
+    }
+
+    /// ` ORDER BY ...` and ` LIMIT ? OFFSET ?` of a selection.
+    pub(crate) fn order_and_window(&mut self, meta: &ModelMeta, s: &Select) -> Result<(), Error> {
+        for (i, &(index, desc)) in s.order.iter().enumerate() {
+            let field = field(meta, index)?;
+            self.sql(if i == 0 { " ORDER BY " } else { ", " });
+            self.column(meta, field);
+            if self.pg && field.kind == FieldKind::Text {
+                // Text sorts by code point, as on SQLite, whatever the database's collation.
+                self.sql(" COLLATE \"C\"");
+            }
+            self.sql(if desc { " DESC" } else { " ASC" });
+            if self.pg && field.nullable {
+                // NULLs first ascending and last descending, as on SQLite.
+                self.sql(if desc { " NULLS LAST" } else { " NULLS FIRST" });
+            }
+        }
+        if let Some(limit) = s.limit {
+            self.sql(" LIMIT ");
+            self.bind(Arg::I64(limit));
+            self.sql(" OFFSET ");
+            self.bind(Arg::I64(s.offset));
+        }
+        Ok(())
+    }
+
+    /// The condition of `f` from path position `depth` on, on model `meta`.
+    fn filter(&mut self, meta: &ModelMeta, f: &'a Filter, depth: usize) -> Result<(), Error> {
+        let index = *f
+            .path
+            .get(depth)
+            .ok_or_else(|| Error::Internal("empty filter path".into()))?;
+        let field = field(meta, index)?;
+        if depth + 1 == f.path.len() {
+            return self.leaf(meta, field, f);
+        }
+        let target = field.fk.ok_or_else(|| {
+            Error::Internal("a join through a field that is not a foreign key".into())
+        })?();
+        self.column(meta, field);
+        // A single row of the target: a scalar subquery, so that both engines can read an
+        // index on (foreign key, ordering column) in order and stop at the limit.
+        self.sql(if selects_one(target, f, depth + 1) {
+            " = (SELECT "
+        } else {
+            " IN (SELECT "
+        });
+        self.column(target, target.pk_field());
+        self.from(target);
+        self.sql(" WHERE ");
+        self.filter(target, f, depth + 1)?;
+        self.sql(")");
+        Ok(())
+    }
+
+    /// The condition of `f` on `field` itself. Several values combine with OR (AND for `ne`).
+    fn leaf(&mut self, meta: &ModelMeta, field: &FieldMeta, f: &'a Filter) -> Result<(), Error> {
+        let sql = field.sql_type;
+        let text = field.kind == FieldKind::Text;
+        let args = || f.values.iter().map(|p| Arg::of(sql, p));
+        match f.op {
+            Op::Eq | Op::In if f.values.len() == 1 => {
+                self.column(meta, field);
+                self.sql(" = ");
+                self.bind(Arg::of(sql, &f.values[0])?);
+            }
+            Op::Eq | Op::In | Op::Ne => {
+                self.column(meta, field);
+                self.bind_all(sql, args().collect::<Result<_, _>>()?, f.op == Op::Ne)?;
+            }
+            Op::Is | Op::Lt | Op::Lte | Op::Gt | Op::Gte => {
+                let compare = match f.op {
+                    Op::Lt => " < ",
+                    Op::Lte => " <= ",
+                    Op::Gt => " > ",
+                    Op::Gte => " >= ",
+                    _ => " = ",
+                };
+                self.any(f.values.len(), |w, i| {
+                    w.column(meta, field);
+                    let arg = Arg::of(sql, &f.values[i])?;
+                    if f.op == Op::Is && matches!(arg, Arg::Null(_)) {
+                        w.sql(" IS NULL");
+                        return Ok(());
+                    }
+                    if w.pg && text && f.op != Op::Is {
+                        // Comparisons by code point, as ordering.
+                        w.sql(" COLLATE \"C\"");
+                    }
+                    w.sql(compare);
+                    w.bind(arg);
+                    Ok(())
+                })?;
+            }
+            Op::Like | Op::ILike | Op::Contains => {
+                if !text {
+                    return Err(Error::Internal("like on a non-text field".into()));
+                }
+                self.any(f.values.len(), |w, i| {
+                    let crate::param::Param::Text(value) = &f.values[i] else {
+                        return Err(Error::Internal("a pattern that is not text".into()));
+                    };
+                    w.like(meta, field, f.op, value);
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One `LIKE` of `value` on a text field: case-sensitive, case-insensitive for all of
+    /// Unicode (SQLite folds both sides with `plover_lower`), or contains (a literal substring).
+    fn like(&mut self, meta: &ModelMeta, field: &FieldMeta, op: Op, value: &'a str) {
+        let folded = !self.pg && op != Op::Like;
+        if folded {
+            self.sql("plover_lower(");
+        }
+        self.column(meta, field);
+        if folded {
+            self.sql(")");
+        }
+        self.sql(if self.pg && op != Op::Like {
+            " ILIKE "
+        } else {
+            " LIKE "
+        });
+        let pattern = match (op, self.pg) {
+            (Op::Like, false) => Cow::Borrowed(value),
+            (Op::ILike, false) => Cow::Owned(fold_case(value)),
+            (Op::Contains, false) => Cow::Owned(contains_pattern(&fold_case(value))),
+            (Op::Contains, true) => Cow::Owned(contains_pattern(value)),
+            (_, true) => pg_pattern(value),
+            _ => Cow::Borrowed(value),
+        };
+        self.bind(Arg::Text(pattern));
+        if op == Op::Contains {
+            self.sql(" ESCAPE '\\'");
+        }
+    }
+
+    /// `n` conditions joined by OR as a balanced tree: a thousand values nest ten levels deep,
+    /// inside the engines' expression depth limits (SQLite's is 1,000), where a chain would not.
+    fn any(
+        &mut self,
+        n: usize,
+        mut one: impl FnMut(&mut Self, usize) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        if n == 0 {
+            return Err(Error::Internal("a filter without values".into()));
+        }
+        self.balanced(0, n, &mut one)
+    }
+
+    fn balanced(
+        &mut self,
+        from: usize,
+        to: usize,
+        one: &mut impl FnMut(&mut Self, usize) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        if to - from == 1 {
+            return one(self, from);
+        }
+        let middle = from + (to - from) / 2;
+        self.sql("(");
+        self.balanced(from, middle, one)?;
+        self.sql(" OR ");
+        self.balanced(middle, to, one)?;
+        self.sql(")");
+        Ok(())
+    }
+}
+
+/// Field `index` of `meta`.
+pub(crate) fn field(meta: &ModelMeta, index: usize) -> Result<&'static FieldMeta, Error> {
+    meta.fields
+        .get(index)
+        .ok_or_else(|| Error::Internal(format!("{} has no field {index}", meta.name)))
+}
+
+/// Whether `filter` from path position `depth` on selects at most one row of `meta`: a single
+/// value compared for equality with a unique field (`#[rest(unique)]` or the primary key).
+fn selects_one(meta: &ModelMeta, filter: &Filter, depth: usize) -> bool {
+    depth + 1 == filter.path.len()
+        && filter.values.len() == 1
+        && matches!(filter.op, Op::Eq | Op::In)
+        && meta
+            .fields
+            .get(filter.path[depth])
+            .is_some_and(|f| f.unique)
+}
+
+/// A LIKE pattern for PostgreSQL, where `\` escapes by default: doubled, it is a plain
+/// character, as on SQLite (only `%` and `_` are special on both).
+fn pg_pattern(pattern: &str) -> Cow<'_, str> {
+    if pattern.contains('\\') {
+        Cow::Owned(pattern.replace('\\', "\\\\"))
+    } else {
+        Cow::Borrowed(pattern)
+    }
+}
+
+/// `%text%` with `\`, `%` and `_` escaped by `\`, for `LIKE ... ESCAPE '\'`: a literal
+/// substring on both engines.
+fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
