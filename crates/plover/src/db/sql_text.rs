@@ -11,7 +11,6 @@
 //! ever new shapes grows neither this cache nor the prepared statements of the pool's
 //! connections (docs/contract.md#bounded-cost).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
@@ -20,10 +19,13 @@ use parking_lot::RwLock;
 /// The most shapes one model's cache keeps (of all its queries, on both engines).
 pub(crate) const CAPACITY: usize = 256;
 
+/// A kept text, cut at its placeholders (`\0`): the pieces between the bound values.
+pub(crate) type Pieces = &'static [&'static str];
+
 /// Texts by shape key. The keys are short lists of small numbers hashed on every query: a
 /// fast hash serves better than SipHash, and no flood of keys can hurt a map of at most
 /// [`CAPACITY`] entries.
-type Texts = HashMap<Box<[usize]>, &'static str, FixedState>;
+type Texts = HashMap<Box<[usize]>, Pieces, FixedState>;
 
 /// The SQL texts of one model's statements by shape (held in the model's metadata).
 #[derive(Debug)]
@@ -45,23 +47,24 @@ impl SqlCache {
         self.texts.read().len()
     }
 
-    pub(crate) fn get(&self, key: &[usize]) -> Option<&'static str> {
+    pub(crate) fn get(&self, key: &[usize]) -> Option<Pieces> {
         self.texts.read().get(key).copied()
     }
 
-    /// Keeps `text` for `key` unless the cache is full (then the text comes back owned). A
-    /// kept text is never freed: the cache lives as long as the program.
-    pub(crate) fn keep(&self, key: &[usize], text: String) -> Cow<'static, str> {
+    /// Keeps `text` (placeholders as `\0`) for `key`, cut at its placeholders, unless the cache
+    /// is full (`None`). A kept text is never freed: the cache lives as long as the program.
+    pub(crate) fn keep(&self, key: &[usize], text: String) -> Option<Pieces> {
         let mut texts = self.texts.write();
         if let Some(&kept) = texts.get(key) {
-            return Cow::Borrowed(kept);
+            return Some(kept);
         }
         if texts.len() >= CAPACITY {
-            return Cow::Owned(text);
+            return None;
         }
-        let kept: &'static str = Box::leak(text.into_boxed_str());
-        texts.insert(key.into(), kept);
-        Cow::Borrowed(kept)
+        let text: &'static str = Box::leak(text.into_boxed_str());
+        let pieces: Pieces = Box::leak(text.split('\0').collect::<Box<[_]>>());
+        texts.insert(key.into(), pieces);
+        Some(pieces)
     }
 }
 
@@ -79,16 +82,17 @@ mod tests {
     fn a_full_cache_keeps_no_more_shapes() {
         let cache = SqlCache::new();
         for n in 0..CAPACITY {
-            assert!(matches!(
-                cache.keep(&[n], format!("SELECT {n}")),
-                Cow::Borrowed(_)
-            ));
+            assert!(cache.keep(&[n], format!("SELECT {n}")).is_some());
         }
-        assert_eq!(cache.keep(&[0], "SELECT 0".into()), "SELECT 0");
-        assert!(matches!(
-            cache.keep(&[CAPACITY], "SELECT x".into()),
-            Cow::Owned(_)
-        ));
+        assert_eq!(cache.keep(&[0], "SELECT 0".into()), Some(&["SELECT 0"][..]));
+        assert_eq!(cache.keep(&[CAPACITY], "SELECT x".into()), None);
         assert_eq!(cache.texts.read().len(), CAPACITY);
+    }
+
+    #[test]
+    fn a_kept_text_is_cut_at_its_placeholders() {
+        let cache = SqlCache::new();
+        let pieces = cache.keep(&[1], "a = \0 AND b = \0".into());
+        assert_eq!(pieces, Some(&["a = ", " AND b = ", ""][..]));
     }
 }

@@ -358,7 +358,7 @@ pub trait RestModel: FromRow + Send + Sync {
         let meta = Self::meta();
         match meta.fields.get(field) {
             Some(f) if f.unique && f.kind == FieldKind::Text => {
-                sql::by_field(conn, meta, field, Arg::Text(value.into()))
+                sql::by_field(conn, meta, field, &Arg::Text(value.into()))
             }
             _ => Err(Error::Internal("not a unique text field".into())),
         }

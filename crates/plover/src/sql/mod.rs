@@ -11,7 +11,6 @@ pub(crate) mod column;
 mod statement;
 mod writer;
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 
 use diesel::connection::DefaultLoadingMode;
@@ -25,7 +24,7 @@ use crate::query::Select;
 pub use arg::Arg;
 pub use column::{Cells, Column, FromRow};
 use column::{Key, Loaded};
-use statement::Statement;
+use statement::{Statement, Text};
 use writer::{field, Writer};
 
 /// The queries, the first number of a shape key.
@@ -66,50 +65,69 @@ thread_local! {
 
 /// The statement of `query` on `meta` of the shape that `shape` appends to the key: its text
 /// from the model's cache (written and kept on the shape's first use), its arguments from
-/// `write`.
+/// `write`. Not generic, so that a model's code holds none of it.
 fn statement<'a>(
     meta: &ModelMeta,
     query: Query,
     pg: bool,
-    shape: impl FnOnce(&mut Vec<usize>),
-    write: impl Fn(&mut Writer<'a>) -> Result<(), Error>,
+    shape: &dyn Fn(&mut Vec<usize>),
+    write: &dyn Fn(&mut Writer<'a>) -> Result<(), Error>,
+) -> Result<Statement<'a>, Error> {
+    statement_of(meta, query, pg, shape, write, None)
+}
+
+/// [`statement`], with the arguments known in advance (`known`): a kept text then needs no
+/// writing at all (but in debug builds, which check that `write` gives the same).
+fn statement_of<'a>(
+    meta: &ModelMeta,
+    query: Query,
+    pg: bool,
+    shape: &dyn Fn(&mut Vec<usize>),
+    write: &dyn Fn(&mut Writer<'a>) -> Result<(), Error>,
+    known: Option<Vec<Arg<'a>>>,
 ) -> Result<Statement<'a>, Error> {
     KEY.with_borrow_mut(|key| {
         key.clear();
         key.extend([query as usize, usize::from(pg)]);
         shape(key);
-        if let Some(text) = meta.cache.get(key) {
+        if let Some(pieces) = meta.cache.get(key) {
+            if let (Some(args), false) = (known, cfg!(debug_assertions)) {
+                return Ok(Statement::new(Text::Kept(pieces), args, true));
+            }
             let mut w = Writer::new(pg, cfg!(debug_assertions));
             write(&mut w)?;
             let args = std::mem::take(&mut w.args);
             #[cfg(debug_assertions)]
-            if w.into_text().as_deref() != Some(text) {
+            if w.into_text() != Some(pieces.join("\0")) {
                 return Err(Error::Internal(format!(
                     "the kept SQL text of a {} query is not its text",
                     meta.name
                 )));
             }
-            return Ok(Statement::new(Cow::Borrowed(text), args, true));
+            return Ok(Statement::new(Text::Kept(pieces), args, true));
         }
         let mut w = Writer::new(pg, true);
         write(&mut w)?;
         let (args, prepared) = (std::mem::take(&mut w.args), w.prepared);
         let text = w.into_text().unwrap_or_default();
-        let text = if prepared {
-            meta.cache.keep(key, text)
-        } else {
-            Cow::Owned(text)
-        };
-        let prepared = matches!(text, Cow::Borrowed(_));
-        Ok(Statement::new(text, args, prepared))
+        Ok(
+            match prepared
+                .then(|| meta.cache.keep(key, text.clone()))
+                .flatten()
+            {
+                Some(pieces) => Statement::new(Text::Kept(pieces), args, true),
+                None => Statement::new(Text::Owned(text), args, false),
+            },
+        )
     })
 }
 
 /// The most rows a load reserves room for before the first one arrives.
 const ROWS_RESERVED: i64 = 1000;
 
-/// The rows of a statement, in a vector with room for `limit` of them (up to 1,000): the rows of
-/// a page are made in place, never moved by the vector's growth.
+/// The rows of a statement read as `T`, in a vector with room for `limit` of them (up to
+/// 1,000): the rows of a page are made in place, never moved by the vector's growth. The only
+/// code generic over the model.
 macro_rules! collect {
     ($c:expr, $statement:expr, $limit:expr) => {{
         let room = $limit.map_or(0, |limit: i64| limit.clamp(0, ROWS_RESERVED));
@@ -121,32 +139,35 @@ macro_rules! collect {
     }};
 }
 
+/// Marker types of the statements of fixed text, with the model's type.
+struct Page;
+struct ByPk;
+
 /// The rows of `meta` (read as `T`) that a selection selects, in its order and window.
 pub(crate) fn rows<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     s: &Select,
 ) -> Result<Vec<T>, Error> {
+    // Every row in key order, a window of them: one text per model, which diesel finds by the
+    // statement's type.
+    let page = s.pk_window(meta.pk).is_some();
     on_engine!(conn, |c, pg| {
-        let statement = statement(
-            meta,
-            Query::Rows,
-            pg,
-            |k| s.shape(k),
-            |w| {
-                w.select_fields(meta, s.columns.as_deref());
-                w.from(meta);
-                w.conditions(meta, s)?;
-                w.order_and_window(meta, s)
-            },
-        )?;
-        if s.pk_window(meta.pk).is_some() {
-            // Every row in key order, a window of them: one text per model, which diesel finds
-            // by the statement's type.
+        let statement = rows_statement(meta, s, pg)?;
+        if page {
             collect!(c, statement.fixed::<(T, Page)>(), s.limit)
         } else {
             collect!(c, statement, s.limit)
         }
+    })
+}
+
+fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<Statement<'a>, Error> {
+    statement(meta, Query::Rows, pg, &|k| s.shape(k), &|w| {
+        w.select_fields(meta, s.columns.as_deref());
+        w.from(meta);
+        w.conditions(meta, s)?;
+        w.order_and_window(meta, s)
     })
 }
 
@@ -164,41 +185,17 @@ pub(crate) fn rows_text(meta: &ModelMeta, s: &Select, pg: bool) -> Result<String
         .replace(writer::PLACEHOLDER, "?"))
 }
 
-/// Marker types of the statements of fixed text.
-struct Page;
-struct ByPk;
-
-/// The key `pk` as an argument of the primary key's type (`None`: out of its range).
-fn key_arg(meta: &ModelMeta, pk: i64) -> Option<Arg<'static>> {
-    Arg::key(meta.pk_field().sql_type, pk)
-}
-
 /// The row of `meta` with primary key `pk`, if any.
 pub(crate) fn by_pk<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     pk: i64,
 ) -> Result<Option<T>, Error> {
-    let Some(key) = key_arg(meta, pk) else {
+    let Some(key) = Arg::key(meta.pk_field().sql_type, pk) else {
         return Ok(None);
     };
     on_engine!(conn, |c, pg| {
-        let statement = statement(
-            meta,
-            Query::ByPk,
-            pg,
-            |_| {},
-            |w| {
-                w.select_fields(meta, None);
-                w.from(meta);
-                w.sql(" WHERE ");
-                w.column(meta, meta.pk_field());
-                w.sql(" = ");
-                w.bind(key.clone());
-                w.sql(" LIMIT 1");
-                Ok(())
-            },
-        )?;
+        let statement = by_field_statement(meta, Query::ByPk, meta.pk, &key, pg)?;
         let rows = collect!(c, statement.fixed::<(T, ByPk)>(), Some(1))?;
         Ok(rows.into_iter().next())
     })
@@ -210,29 +207,35 @@ pub(crate) fn by_field<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     index: usize,
-    value: Arg<'_>,
+    value: &Arg<'_>,
 ) -> Result<Option<T>, Error> {
-    let field = field(meta, index)?;
     on_engine!(conn, |c, pg| {
-        let statement = statement(
-            meta,
-            Query::ByField,
-            pg,
-            |k| k.push(index),
-            |w| {
-                w.select_fields(meta, None);
-                w.from(meta);
-                w.sql(" WHERE ");
-                w.column(meta, field);
-                w.sql(" = ");
-                w.bind(value.clone());
-                w.sql(" LIMIT 1");
-                Ok(())
-            },
-        )?;
+        let statement = by_field_statement(meta, Query::ByField, index, value, pg)?;
         let rows = collect!(c, statement, Some(1))?;
         Ok(rows.into_iter().next())
     })
+}
+
+fn by_field_statement<'a>(
+    meta: &ModelMeta,
+    query: Query,
+    index: usize,
+    value: &Arg<'a>,
+    pg: bool,
+) -> Result<Statement<'a>, Error> {
+    let field = field(meta, index)?;
+    let write = |w: &mut Writer<'a>| {
+        w.select_fields(meta, None);
+        w.from(meta);
+        w.sql(" WHERE ");
+        w.column(meta, field);
+        w.sql(" = ");
+        w.bind(value.clone());
+        w.sql(" LIMIT 1");
+        Ok(())
+    };
+    let known = Some(vec![value.clone()]);
+    statement_of(meta, query, pg, &|k| k.push(index), &write, known)
 }
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
@@ -243,29 +246,7 @@ pub(crate) fn insert<T: FromRow>(
     given: &[(usize, Arg<'_>)],
 ) -> Result<T, Error> {
     on_engine!(conn, |c, pg| {
-        let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
-        let statement = statement(meta, Query::Insert, pg, shape, |w| {
-            w.sql("INSERT INTO ");
-            w.ident(meta.table);
-            if given.is_empty() {
-                w.sql(" DEFAULT VALUES");
-            } else {
-                w.sql(" (");
-                for (n, (i, _)) in given.iter().enumerate() {
-                    w.sql(if n > 0 { ", " } else { "" });
-                    w.ident(field(meta, *i)?.column);
-                }
-                w.sql(") VALUES (");
-                for (n, (_, arg)) in given.iter().enumerate() {
-                    w.sql(if n > 0 { ", " } else { "" });
-                    w.bind(arg.clone());
-                }
-                w.sql(")");
-            }
-            w.sql(" RETURNING ");
-            returning(w, meta);
-            Ok(())
-        })?;
+        let statement = insert_statement(meta, given, pg)?;
         collect!(c, statement, Some(1))?
             .into_iter()
             .next()
@@ -273,87 +254,113 @@ pub(crate) fn insert<T: FromRow>(
     })
 }
 
-/// The columns of every field, unqualified (for `RETURNING`).
-fn returning(w: &mut Writer<'_>, meta: &ModelMeta) {
-    for (n, field) in meta.fields.iter().enumerate() {
-        w.sql(if n > 0 { ", " } else { "" });
-        w.ident(field.column);
-    }
+fn insert_statement<'a>(
+    meta: &ModelMeta,
+    given: &[(usize, Arg<'a>)],
+    pg: bool,
+) -> Result<Statement<'a>, Error> {
+    let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
+    statement(meta, Query::Insert, pg, &shape, &|w| {
+        w.sql("INSERT INTO ");
+        w.ident(meta.table);
+        if given.is_empty() {
+            w.sql(" DEFAULT VALUES");
+        } else {
+            w.sql(" (");
+            for (n, (i, _)) in given.iter().enumerate() {
+                w.sql(if n > 0 { ", " } else { "" });
+                w.ident(field(meta, *i)?.column);
+            }
+            w.sql(") VALUES (");
+            for (n, (_, arg)) in given.iter().enumerate() {
+                w.sql(if n > 0 { ", " } else { "" });
+                w.bind(arg.clone());
+            }
+            w.sql(")");
+        }
+        w.sql(" RETURNING ");
+        for (n, field) in meta.fields.iter().enumerate() {
+            w.sql(if n > 0 { ", " } else { "" });
+            w.ident(field.column);
+        }
+        Ok(())
+    })
 }
 
 /// Sets the `given` fields of the row of `meta` with key `pk`; the number of rows changed
 /// (nothing given: no statement, 0).
-pub(crate) fn update(
+pub(crate) fn update<'a>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     pk: i64,
-    given: &[(usize, Arg<'_>)],
+    given: &[(usize, Arg<'a>)],
 ) -> Result<usize, Error> {
-    let key = key_arg(meta, pk).ok_or(Error::NotFound)?;
+    let key = Arg::key(meta.pk_field().sql_type, pk).ok_or(Error::NotFound)?;
     if given.is_empty() {
         return Ok(0);
     }
-    on_engine!(conn, |c, pg| {
-        let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
-        let statement = statement(meta, Query::Update, pg, shape, |w| {
-            w.sql("UPDATE ");
-            w.ident(meta.table);
-            w.sql(" SET ");
-            for (n, (i, arg)) in given.iter().enumerate() {
-                w.sql(if n > 0 { ", " } else { "" });
-                w.ident(field(meta, *i)?.column);
-                w.sql(" = ");
-                w.bind(arg.clone());
-            }
-            w.sql(" WHERE ");
-            w.ident(meta.pk_field().column);
+    let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
+    let write = |w: &mut Writer<'a>| {
+        w.sql("UPDATE ");
+        w.ident(meta.table);
+        w.sql(" SET ");
+        for (n, (i, arg)) in given.iter().enumerate() {
+            w.sql(if n > 0 { ", " } else { "" });
+            w.ident(field(meta, *i)?.column);
             w.sql(" = ");
-            w.bind(key.clone());
-            Ok(())
-        })?;
-        Ok(statement.execute(c)?)
-    })
+            w.bind(arg.clone());
+        }
+        w.sql(" WHERE ");
+        w.ident(meta.pk_field().column);
+        w.sql(" = ");
+        w.bind(key.clone());
+        Ok(())
+    };
+    on_engine!(conn, |c, pg| Ok(statement(
+        meta,
+        Query::Update,
+        pg,
+        &shape,
+        &write
+    )?
+    .execute(c)?))
 }
 
 /// The primary keys of the rows a selection selects, in its order and window.
-pub(crate) fn ids(conn: &mut Conn<'_>, meta: &ModelMeta, s: &Select) -> Result<Vec<i64>, Error> {
-    on_engine!(conn, |c, pg| {
-        let statement = statement(
-            meta,
-            Query::Ids,
-            pg,
-            |k| s.shape(k),
-            |w| {
-                w.sql("SELECT ");
-                w.column(meta, meta.pk_field());
-                w.from(meta);
-                w.conditions(meta, s)?;
-                w.order_and_window(meta, s)
-            },
-        )?;
-        let keys: Vec<Key> = statement.load(c)?;
-        Ok(keys.into_iter().map(|k| k.0).collect())
-    })
+pub(crate) fn ids<'s>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &'s Select,
+) -> Result<Vec<i64>, Error> {
+    let write = |w: &mut Writer<'s>| {
+        w.sql("SELECT ");
+        w.column(meta, meta.pk_field());
+        w.from(meta);
+        w.conditions(meta, s)?;
+        w.order_and_window(meta, s)
+    };
+    let keys: Vec<Key> = on_engine!(conn, |c, pg| {
+        statement(meta, Query::Ids, pg, &|k| s.shape(k), &write)?.load(c)?
+    });
+    Ok(keys.into_iter().map(|k| k.0).collect())
 }
 
 /// The number of rows a selection's conditions match (its ordering and window are ignored).
-pub(crate) fn count(conn: &mut Conn<'_>, meta: &ModelMeta, s: &Select) -> Result<i64, Error> {
-    on_engine!(conn, |c, pg| {
-        // Keyed by the whole shape (ordering and window included) but written without them.
-        let statement = statement(
-            meta,
-            Query::Count,
-            pg,
-            |k| s.shape(k),
-            |w| {
-                w.sql("SELECT COUNT(*)");
-                w.from(meta);
-                w.conditions(meta, s)
-            },
-        )?;
-        let count: Key = statement.get_result(c)?;
-        Ok(count.0)
-    })
+pub(crate) fn count<'s>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &'s Select,
+) -> Result<i64, Error> {
+    // Keyed by the whole shape (ordering and window included) but written without them.
+    let write = |w: &mut Writer<'s>| {
+        w.sql("SELECT COUNT(*)");
+        w.from(meta);
+        w.conditions(meta, s)
+    };
+    let count: Key = on_engine!(conn, |c, pg| {
+        statement(meta, Query::Count, pg, &|k| s.shape(k), &write)?.get_result(c)?
+    });
+    Ok(count.0)
 }
 
 /// `ids` as arguments of `sql`'s type, those out of its range left out.
@@ -363,18 +370,11 @@ fn keys(sql: crate::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
 
 /// Deletes the rows of `meta` with these primary keys; the number deleted.
 pub(crate) fn delete(conn: &mut Conn<'_>, meta: &ModelMeta, ids: &[i64]) -> Result<usize, Error> {
-    let pk = meta.pk_field();
-    where_in(
-        conn,
-        meta,
-        Query::Delete,
-        meta.pk,
-        &keys(pk.sql_type, ids),
-        |w| {
-            w.sql("DELETE FROM ");
-            w.ident(meta.table);
-        },
-    )
+    let keys = keys(meta.pk_field().sql_type, ids);
+    where_in(conn, meta, Query::Delete, meta.pk, &keys, &|w| {
+        w.sql("DELETE FROM ");
+        w.ident(meta.table);
+    })
 }
 
 /// Sets the nullable foreign key `index` of `meta` to NULL where it holds one of `ids`.
@@ -388,20 +388,14 @@ pub(crate) fn nullify(
     if field.fk.is_none() || !field.nullable {
         return Err(Error::Internal("not a nullable foreign key".into()));
     }
-    where_in(
-        conn,
-        meta,
-        Query::Nullify,
-        index,
-        &keys(field.sql_type, ids),
-        |w| {
-            w.sql("UPDATE ");
-            w.ident(meta.table);
-            w.sql(" SET ");
-            w.ident(field.column);
-            w.sql(" = NULL");
-        },
-    )
+    let keys = keys(field.sql_type, ids);
+    where_in(conn, meta, Query::Nullify, index, &keys, &|w| {
+        w.sql("UPDATE ");
+        w.ident(meta.table);
+        w.sql(" SET ");
+        w.ident(field.column);
+        w.sql(" = NULL");
+    })
 }
 
 /// Runs `head` followed by ` WHERE <field index> IN <keys>`; the number of rows changed.
@@ -411,7 +405,7 @@ fn where_in(
     query: Query,
     index: usize,
     keys: &[Arg<'static>],
-    head: impl Fn(&mut Writer<'_>),
+    head: &dyn Fn(&mut Writer<'_>),
 ) -> Result<usize, Error> {
     if keys.is_empty() {
         return Ok(0);
@@ -419,7 +413,7 @@ fn where_in(
     let field = field(meta, index)?;
     on_engine!(conn, |c, pg| {
         let shape = |k: &mut Vec<usize>| k.extend([index, if pg { 0 } else { keys.len() }]);
-        let statement = statement(meta, query, pg, shape, |w| {
+        let statement = statement(meta, query, pg, &shape, &|w| {
             head(w);
             w.sql(" WHERE ");
             w.column(meta, field);

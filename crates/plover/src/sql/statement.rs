@@ -1,6 +1,5 @@
 //! A statement of SQL text and bound arguments that diesel runs on either engine.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
@@ -8,6 +7,7 @@ use diesel::sql_types::Untyped;
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 
+use crate::db::sql_text::Pieces;
 use crate::sql::arg::Arg;
 use crate::sql::writer::PLACEHOLDER;
 
@@ -31,9 +31,17 @@ impl<T: 'static> Identity for Fixed<T> {
     const FIXED: bool = true;
 }
 
+/// SQL text, kept (cut at its placeholders) or written for this statement alone.
+pub(crate) enum Text {
+    /// The pieces between the placeholders, from the model's cache.
+    Kept(Pieces),
+    /// A text with a `\0` for each placeholder.
+    Owned(String),
+}
+
 /// SQL text and its bound arguments.
 pub(crate) struct Statement<'a, I = Dynamic> {
-    text: Cow<'static, str>,
+    text: Text,
     args: Vec<Arg<'a>>,
     /// Whether diesel may keep it prepared.
     prepared: bool,
@@ -41,7 +49,7 @@ pub(crate) struct Statement<'a, I = Dynamic> {
 }
 
 impl<'a, I> Statement<'a, I> {
-    pub(crate) fn new(text: Cow<'static, str>, args: Vec<Arg<'a>>, prepared: bool) -> Self {
+    pub(crate) fn new(text: Text, args: Vec<Arg<'a>>, prepared: bool) -> Self {
         Statement {
             text,
             args,
@@ -66,13 +74,15 @@ impl<I> Statement<'_, I> {
         if !self.prepared {
             pass.unsafe_to_cache_prepared();
         }
-        let mut pieces = self.text.split(PLACEHOLDER);
-        for arg in &self.args {
-            pass.push_sql(pieces.next().unwrap_or_default());
-            bind(arg, pass)?;
+        let mut args = self.args.iter();
+        let mut piece = |sql: &str, pass: &mut AstPass<'_, 'b, DB>| {
+            pass.push_sql(sql);
+            args.next().map_or(Ok(()), |arg| bind(arg, pass))
+        };
+        match &self.text {
+            Text::Kept(pieces) => pieces.iter().try_for_each(|sql| piece(sql, pass)),
+            Text::Owned(text) => text.split(PLACEHOLDER).try_for_each(|sql| piece(sql, pass)),
         }
-        pieces.for_each(|rest| pass.push_sql(rest));
-        Ok(())
     }
 }
 
@@ -80,12 +90,20 @@ impl<I> QueryFragment<Sqlite> for Statement<'_, I> {
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         self.walk(&mut pass, |arg, pass| arg.bind_sqlite(pass))
     }
+
+    fn is_safe_to_cache_prepared(&self, _: &Sqlite) -> QueryResult<bool> {
+        Ok(self.prepared)
+    }
 }
 
 #[cfg(feature = "postgres")]
 impl<I> QueryFragment<diesel::pg::Pg> for Statement<'_, I> {
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
         self.walk(&mut pass, |arg, pass| arg.bind_pg(pass))
+    }
+
+    fn is_safe_to_cache_prepared(&self, _: &diesel::pg::Pg) -> QueryResult<bool> {
+        Ok(self.prepared)
     }
 }
 
