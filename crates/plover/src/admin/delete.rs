@@ -9,7 +9,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::Select;
-use crate::rest::delete::{collect_dependents, delete_rows};
+use crate::sql::cascade::{collect_dependents, delete_rows};
 
 /// Most rows listed per group; the rest are counted.
 const LISTED: usize = 100;

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::listing::{allowed, is_filter, ORDERING, PAGE};
 use crate::model::RestModel;
 use crate::query::Select;
-use crate::rest::delete::delete_rows;
+use crate::sql::cascade::delete_rows;
 use crate::urlencoded::{encode, link};
 
 impl<M: RestModel> PreparedAdmin<M> {

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
-use super::delete::delete_rows;
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
@@ -20,6 +19,7 @@ use crate::listing::{cursor, CURSOR};
 use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
 use crate::query::Param;
+use crate::sql::cascade::delete_rows;
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {

@@ -2,7 +2,6 @@
 
 mod api;
 mod data;
-pub(crate) mod delete;
 mod endpoint;
 mod hooks;
 mod nested;

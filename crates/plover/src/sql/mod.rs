@@ -7,6 +7,7 @@
 //! collects its arguments, and diesel keeps one prepared statement per text and connection.
 
 pub(crate) mod arg;
+pub(crate) mod cascade;
 pub(crate) mod column;
 mod statement;
 mod writer;
@@ -363,6 +364,24 @@ pub(crate) fn count<'s>(
     Ok(count.0)
 }
 
+/// Keys bound per statement of [`delete`], [`nullify`] and [`referring`]: well under the values an
+/// SQLite statement binds (32766), however many rows a delete reaches.
+pub(crate) const CHUNK: usize = 1000;
+
+/// The primary keys of the rows of `meta` whose field `index` holds one of `ids`.
+pub(crate) fn referring(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    index: usize,
+    ids: &[i64],
+) -> Result<Vec<i64>, Error> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(CHUNK) {
+        out.extend(self::ids(conn, meta, &Select::ids_in(index, chunk))?);
+    }
+    Ok(out)
+}
+
 /// `ids` as arguments of `sql`'s type, those out of its range left out.
 fn keys(sql: crate::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
     ids.iter().filter_map(|&id| Arg::key(sql, id)).collect()
@@ -398,7 +417,8 @@ pub(crate) fn nullify(
     })
 }
 
-/// Runs `head` followed by ` WHERE <field index> IN <keys>`; the number of rows changed.
+/// Runs `head` followed by ` WHERE <field index> IN <keys>`, [`CHUNK`] keys a statement; the
+/// number of rows changed.
 fn where_in(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -411,16 +431,20 @@ fn where_in(
         return Ok(0);
     }
     let field = field(meta, index)?;
-    on_engine!(conn, |c, pg| {
-        let shape = |k: &mut Vec<usize>| k.extend([index, if pg { 0 } else { keys.len() }]);
-        let statement = statement(meta, query, pg, &shape, &|w| {
-            head(w);
-            w.sql(" WHERE ");
-            w.column(meta, field);
-            w.bind_all(field.sql_type, keys.to_vec(), false)
-        })?;
-        Ok(statement.execute(c)?)
-    })
+    let mut changed = 0;
+    for keys in keys.chunks(CHUNK) {
+        changed += on_engine!(conn, |c, pg| {
+            let shape = |k: &mut Vec<usize>| k.extend([index, if pg { 0 } else { keys.len() }]);
+            let statement = statement(meta, query, pg, &shape, &|w| {
+                head(w);
+                w.sql(" WHERE ");
+                w.column(meta, field);
+                w.bind_all(field.sql_type, keys.to_vec(), false)
+            })?;
+            statement.execute(c)?
+        });
+    }
+    Ok(changed)
 }
 
 #[cfg(test)]

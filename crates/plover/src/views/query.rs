@@ -6,8 +6,8 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{Field, FieldKind, Path, RestModel};
 use crate::query::{Filter, Op, Param, Select};
-use crate::rest::delete::delete_rows;
 use crate::sql;
+use crate::sql::cascade::delete_rows;
 
 /// Rows of `M` to load: conditions on fields (named by their handles, through foreign keys with
 /// [`Field::join`]), an ordering, a limit. Everything runs in SQL with bound values.

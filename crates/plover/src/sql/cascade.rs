@@ -5,7 +5,6 @@
 use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::{all_models, FieldMeta, ModelMeta};
-use crate::query::Select;
 use crate::sql;
 
 /// Foreign keys deeper than this are a cycle in the schema, not data.
@@ -13,10 +12,6 @@ const MAX_DEPTH: usize = 64;
 
 /// Attempts of a recursive delete that keeps meeting dependents inserted while it ran.
 const ATTEMPTS: usize = 3;
-
-/// Primary keys per statement: well under the bound values an SQLite statement takes (32766),
-/// however many rows a delete reaches.
-const CHUNK: usize = 1000;
 
 /// Deletes the rows `ids` of `meta` in one transaction of its own and returns how many of them
 /// it deleted; with `recursive` false any dependent row is a 409 (docs/contract.md#deletes):
@@ -78,7 +73,7 @@ fn delete_at(
 ) -> Result<usize, Error> {
     check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
-        let children = referring(conn, referrer, idx, ids)?;
+        let children = sql::referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;
         }
@@ -91,37 +86,17 @@ fn delete_at(
             )));
         }
         if field.nullable {
-            for chunk in ids.chunks(CHUNK) {
-                sql::nullify(conn, referrer, idx, chunk)?;
-            }
+            sql::nullify(conn, referrer, idx, ids)?;
         } else {
             delete_at(conn, referrer, &children, true, depth + 1)?;
         }
     }
     if let Some(before_delete) = meta.ops.before_delete {
-        for chunk in ids.chunks(CHUNK) {
+        for chunk in ids.chunks(sql::CHUNK) {
             before_delete(conn, chunk)?;
         }
     }
-    let mut deleted = 0;
-    for chunk in ids.chunks(CHUNK) {
-        deleted += sql::delete(conn, meta, chunk)?;
-    }
-    Ok(deleted)
-}
-
-/// The primary keys of the rows of `referrer` whose foreign key `idx` holds one of `ids`.
-fn referring(
-    conn: &mut Conn<'_>,
-    referrer: &'static ModelMeta,
-    idx: usize,
-    ids: &[i64],
-) -> Result<Vec<i64>, Error> {
-    let mut out = Vec::new();
-    for chunk in ids.chunks(CHUNK) {
-        out.extend(sql::ids(conn, referrer, &Select::ids_in(idx, chunk))?);
-    }
-    Ok(out)
+    sql::delete(conn, meta, ids)
 }
 
 /// Foreign keys deeper than [`MAX_DEPTH`] are a cycle in the schema.
@@ -184,7 +159,7 @@ fn collect_at(
 ) -> Result<(), Error> {
     check_depth(meta, depth)?;
     for (referrer, idx, field) in referrers(meta) {
-        let children = referring(conn, referrer, idx, ids)?;
+        let children = sql::referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;
         }
