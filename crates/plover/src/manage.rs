@@ -46,6 +46,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use actix_session::storage::CookieSessionStore;
+use actix_session::SessionMiddleware;
 use actix_web::web::ServiceConfig;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -288,7 +290,8 @@ impl<U: UserModel + Clone> Commands<U> {
                 }
                 let routes = app(&db, &auth);
                 drop(out);
-                serve(&self.name, auth, routes, &bind)?;
+                let session = std::sync::Arc::new(move || auth.session_middleware());
+                serve(&self.name, session, Box::new(routes), &bind)?;
             }
             Command::Check => {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
@@ -427,18 +430,43 @@ fn new_password() -> Result<String, Failure> {
     Ok(password)
 }
 
+/// The application's routes, as a trait object: the server below is compiled once in Plover,
+/// not once per application (a change to the application's models then leaves it alone).
+trait Routes: Send {
+    fn configure(&self, cfg: &mut ServiceConfig);
+    fn clone_box(&self) -> Box<dyn Routes>;
+}
+
+impl<R: Fn(&mut ServiceConfig) + Clone + Send + 'static> Routes for R {
+    fn configure(&self, cfg: &mut ServiceConfig) {
+        self(cfg);
+    }
+
+    fn clone_box(&self) -> Box<dyn Routes> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Routes> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// Serves `routes` behind the session middleware and Plover's guard until the process ends.
-fn serve<U, R>(name: &str, auth: Auth<U>, routes: R, bind: &str) -> Result<(), Failure>
-where
-    U: UserModel + Clone,
-    R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
-{
+fn serve(
+    name: &str,
+    session: std::sync::Arc<dyn Fn() -> SessionMiddleware<CookieSessionStore> + Send + Sync>,
+    routes: Box<dyn Routes>,
+    bind: &str,
+) -> Result<(), Failure> {
     actix_web::rt::System::new().block_on(async move {
         let server = Server::new(move || {
+            let routes = routes.clone();
             actix_web::App::new()
-                .wrap(auth.session_middleware())
+                .wrap(session())
                 .wrap(Guard::default())
-                .configure(routes.clone())
+                .configure(move |cfg| routes.configure(cfg))
         })
         .bind(bind)?;
         eprintln!("{name}: serving on http://{bind}/");
