@@ -20,12 +20,12 @@ fn sample_value(field: &FieldMeta, op: &str) -> &'static str {
     if op == "is" {
         return "null";
     }
-    match field.kind {
+    match field.kind() {
         FieldKind::Int32 | FieldKind::Int64 => "1",
         FieldKind::Float => "1.5",
         FieldKind::Bool => "true",
         // A choice field takes only its choices.
-        FieldKind::Text => field.constraints.choices.first().copied().unwrap_or("x"),
+        FieldKind::Text => field.constraints().choices.first().copied().unwrap_or("x"),
         FieldKind::Date => "2020-01-02",
         FieldKind::DateTime => "2020-01-02 03:04:05",
     }
@@ -118,11 +118,12 @@ async fn every_filter_the_server_takes_is_described_and_no_other() {
             }
             // Own fields, and the fields one foreign key away.
             let mut candidates: Vec<(String, &FieldMeta)> = Vec::new();
-            for field in reg.meta.fields {
-                candidates.push((field.name.to_owned(), field));
-                if let Some(target) = field.fk {
-                    for related in target().fields {
-                        candidates.push((format!("{}__{}", field.name, related.name), related));
+            for field in reg.meta.fields() {
+                candidates.push((field.name().to_owned(), field));
+                if let Some(target) = field.target() {
+                    for related in target.fields() {
+                        let stem = format!("{}__{}", field.name(), related.name());
+                        candidates.push((stem, related));
                     }
                 }
             }

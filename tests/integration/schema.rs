@@ -71,7 +71,7 @@ async fn creation_runs_in_foreign_key_order_and_again_changes_nothing() {
     let mut models = plover_conformance_app::models::models();
     models.reverse(); // every referring table before the table it refers to
     let order = schema::fk_order(&models).unwrap();
-    let at = |table: &str| order.iter().position(|m| m.table == table).unwrap();
+    let at = |table: &str| order.iter().position(|m| m.table() == table).unwrap();
     assert!(at("user") < at("message") && at("amodel") < at("bmodel"));
     assert!(at("bmodel") < at("cmodel") && at("cmodel") < at("dmodel"));
     app.db

@@ -70,17 +70,17 @@ pub struct Book {
 
 fn main() {
     let author = Author::meta();
-    assert_eq!(author.name, "writer");
-    assert_eq!(author.table, "author");
-    assert_eq!(author.pk_field().column, "pk");
-    assert!(author.field("secret").is_some_and(|(_, f)| f.excluded));
+    assert_eq!(author.name(), "writer");
+    assert_eq!(author.table(), "author");
+    assert_eq!(author.pk_field().column(), "pk");
+    assert!(author.field("secret").is_some_and(|(_, f)| f.is_write_only()));
     assert!(author
         .field("ratio")
-        .is_some_and(|(_, f)| f.excluded && !f.required));
-    assert!(author.field("handle").is_some_and(|(_, f)| f.required));
-    assert!(author.field("born").is_some_and(|(_, f)| f.unique));
-    assert!(author.field("pk").is_some_and(|(_, f)| f.unique));
-    assert!(author.field("handle").is_some_and(|(_, f)| !f.unique));
+        .is_some_and(|(_, f)| f.is_write_only() && !f.is_required()));
+    assert!(author.field("handle").is_some_and(|(_, f)| f.is_required()));
+    assert!(author.field("born").is_some_and(|(_, f)| f.is_unique()));
+    assert!(author.field("pk").is_some_and(|(_, f)| f.is_unique()));
+    assert!(author.field("handle").is_some_and(|(_, f)| !f.is_unique()));
     let ann = Author {
         pk: 7,
         handle: "ann".into(),
@@ -94,15 +94,15 @@ fn main() {
     assert_eq!(plover::RestModel::display(&ann), "ann (7)");
 
     let book = Book::meta();
-    assert_eq!(book.name, "book");
-    assert!(book.field("writer").is_some_and(|(_, f)| f.fk.is_some()));
+    assert_eq!(book.name(), "book");
+    assert!(book.field("writer").is_some_and(|(_, f)| f.target().is_some()));
     assert!(book
         .field("edited_by")
-        .is_some_and(|(_, f)| f.nullable && f.fk.is_some()));
+        .is_some_and(|(_, f)| f.is_nullable() && f.target().is_some()));
     assert!(book.field("headline").is_some());
-    assert!(book.field("internal").is_some_and(|(_, f)| f.excluded));
+    assert!(book.field("internal").is_some_and(|(_, f)| f.is_write_only()));
     let indexes: Vec<Vec<(&str, bool)>> = book
-        .indexes
+        .indexes()
         .iter()
         .map(|i| i.iter().map(|c| (c.column, c.descending)).collect())
         .collect();
@@ -163,7 +163,7 @@ fn constraints_and_choices_are_in_the_metadata() {
     let shelf = Shelf::meta();
     let field = |name: &str| shelf.field(name).map(|(_, f)| f).expect(name);
     assert_eq!(
-        field("label").constraints,
+        *field("label").constraints(),
         Constraints {
             min_len: Some(1),
             max_len: Some(40),
@@ -171,13 +171,13 @@ fn constraints_and_choices_are_in_the_metadata() {
             ..Constraints::NONE
         }
     );
-    assert_eq!(field("width").constraints.max, Some(Bound::Float(9.5)));
-    assert_eq!(field("width").constraints.min, Some(Bound::Float(0.0)));
-    assert_eq!(field("boards").constraints.min, Some(Bound::Int(-3)));
-    assert_eq!(field("wood").constraints.choices, ["oak", "pine-wood"]);
-    assert_eq!(field("finish").constraints.choices, ["oak", "pine-wood"]);
-    assert!(field("coat").long);
-    assert_eq!(field("coat").constraints.choices, ["matte", "gloss"]);
+    assert_eq!(field("width").constraints().max, Some(Bound::Float(9.5)));
+    assert_eq!(field("width").constraints().min, Some(Bound::Float(0.0)));
+    assert_eq!(field("boards").constraints().min, Some(Bound::Int(-3)));
+    assert_eq!(field("wood").constraints().choices, ["oak", "pine-wood"]);
+    assert_eq!(field("finish").constraints().choices, ["oak", "pine-wood"]);
+    assert!(field("coat").is_long());
+    assert_eq!(field("coat").constraints().choices, ["matte", "gloss"]);
 }
 
 /// A user model of its own: the derive implements `UserModel` from the marked fields.
@@ -207,6 +207,6 @@ fn the_marked_fields_make_a_user_model() {
     let reader = Reader { id: 1, login: "ann".into(), hash: String::new(), enabled: false, staff: true };
     assert!(!reader.is_active() && reader.is_admin() && reader.username() == "ann");
     let hash = Reader::meta().field("hash").map(|(_, f)| f).expect("hash");
-    assert!(hash.excluded && !hash.required, "write-only, no usable password by default");
-    assert!(Reader::meta().field("login").map(|(_, f)| f.unique) == Some(true));
+    assert!(hash.is_write_only() && !hash.is_required(), "write-only, no usable password by default");
+    assert!(Reader::meta().field("login").map(|(_, f)| f.is_unique()) == Some(true));
 }

@@ -115,27 +115,18 @@ fn model_meta(model: &Model) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(i, f)| field_meta(f, i == model.pk));
-    let before_delete = if model.rules {
-        quote!(::core::option::Option::Some(__p::before_delete::<#ident>))
-    } else {
-        quote!(::core::option::Option::None)
+    let rules = model.rules;
+    let mut meta = quote! {
+        __p::model::<#ident>(#name, #table_name, &[#(#field_metas),*], #pk_index, #rules)
     };
+    if !model_doc.is_empty() {
+        meta.extend(quote!(.with_doc(#model_doc)));
+    }
+    if !model.indexes.is_empty() {
+        meta.extend(quote!(.with_indexes(&[#(#sql_indexes),*])));
+    }
     quote! {
-        static __META: __p::ModelMeta = __p::ModelMeta {
-            name: #name,
-            table: #table_name,
-            fields: &[#(#field_metas),*],
-            pk: #pk_index,
-            indexes: &[#(#sql_indexes),*],
-            doc: #model_doc,
-            type_id: || ::core::any::TypeId::of::<#ident>(),
-            ops: __p::ModelOps {
-                before_delete: #before_delete,
-                load_display: __p::load_display::<#ident>,
-                load_fields: __p::load_fields::<#ident>,
-            },
-            cache: __p::SqlCache::new(),
-        };
+        static __META: __p::ModelMeta = #meta;
     }
 }
 
@@ -407,62 +398,54 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let column = f.ident.to_string();
     let kind = format_ident!("{}", f.kind.variant());
     let sql_type = format_ident!("{}", f.sql_type);
-    let sql_default = match &f.sql_default {
-        Some(literal) => quote!(::core::option::Option::Some(#literal)),
-        None => quote!(::core::option::Option::None),
+    let mut meta = quote! {
+        __p::FieldMeta::new(#name, #column, #key, __p::FieldKind::#kind, __p::SqlType::#sql_type)
     };
-    let nullable = f.nullable;
-    let doc = &f.doc;
-    let constraints = if f.kind == Kind::Choice {
-        // Spanned at the type, so that a type that is not a choice is reported there.
-        let ty = &f.value_ty;
-        quote_spanned!(ty.span()=> __p::Constraints {
-            choices: <#ty as __p::Choice>::CHOICES,
-            ..__p::Constraints::NONE
-        })
-    } else {
-        constraints(&f.constraints)
-    };
-    let long = f.long;
-    let private = f.private;
     // A read-only field is never in a body: its value comes from a default, a rule or the
     // database.
     let required =
         !primary_key && !f.read_only && !f.nullable && matches!(f.default, Default::None);
-    let excluded = f.excluded;
-    let read_only = f.read_only;
-    let unique = primary_key || f.unique;
-    let fk = match &f.fk {
-        Some(ty) => {
-            quote_spanned!(ty.span()=> ::core::option::Option::Some(<#ty as __p::RestModel>::meta))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    quote! {
-        __p::FieldMeta {
-            name: #name,
-            column: #column,
-            key: #key,
-            kind: __p::FieldKind::#kind,
-            nullable: #nullable,
-            primary_key: #primary_key,
-            required: #required,
-            excluded: #excluded,
-            read_only: #read_only,
-            unique: #unique,
-            fk: #fk,
-            sql_type: __p::SqlType::#sql_type,
-            sql_default: #sql_default,
-            doc: #doc,
-            constraints: #constraints,
-            long: #long,
-            private: #private,
-        }
+    let flags = [
+        (f.nullable, "nullable"),
+        (primary_key, "primary_key"),
+        (required, "required"),
+        (f.excluded, "write_only"),
+        (f.read_only, "read_only"),
+        (f.unique && !primary_key, "unique"),
+        (f.long, "long"),
+        (f.private, "private"),
+    ];
+    for (_, flag) in flags.iter().filter(|(set, _)| *set) {
+        let flag = format_ident!("mark_{flag}");
+        meta.extend(quote!(.#flag()));
     }
+    if let Some(ty) = &f.fk {
+        meta.extend(quote_spanned!(ty.span()=> .with_target(<#ty as __p::RestModel>::meta)));
+    }
+    if let Some(literal) = &f.sql_default {
+        meta.extend(quote!(.with_default(#literal)));
+    }
+    if !f.doc.is_empty() {
+        let doc = &f.doc;
+        meta.extend(quote!(.with_doc(#doc)));
+    }
+    if f.kind == Kind::Choice {
+        // Spanned at the type, so that a type that is not a choice is reported there.
+        let ty = &f.value_ty;
+        meta.extend(
+            quote_spanned!(ty.span()=> .with_constraints(__p::Constraints {
+                choices: <#ty as __p::Choice>::CHOICES,
+                ..__p::Constraints::NONE
+            })),
+        );
+    } else if let Some(constraints) = constraints(&f.constraints) {
+        meta.extend(quote!(.with_constraints(#constraints)));
+    }
+    meta
 }
 
-/// The runtime `Constraints` of a field: `NONE`, or the ones given over `NONE`.
-fn constraints(c: &Constraints) -> TokenStream {
+/// The runtime `Constraints` of a field, the ones given over `NONE`; `None` without any.
+fn constraints(c: &Constraints) -> Option<TokenStream> {
     let mut given = Vec::new();
     for (name, bound) in [("min", c.min), ("max", c.max)] {
         let name = format_ident!("{name}");
@@ -489,11 +472,7 @@ fn constraints(c: &Constraints) -> TokenStream {
         let choices = &c.choices;
         given.push(quote!(choices: &[#(#choices),*]));
     }
-    if given.is_empty() {
-        quote!(__p::Constraints::NONE)
-    } else {
-        quote!(__p::Constraints { #(#given,)* ..__p::Constraints::NONE })
-    }
+    (!given.is_empty()).then(|| quote!(__p::Constraints { #(#given,)* ..__p::Constraints::NONE }))
 }
 
 /// `impl UserModel` from the fields marked `#[rest(username)]`, `password`, `active`, `admin`.

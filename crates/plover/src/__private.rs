@@ -10,7 +10,8 @@ pub use crate::convert::{from_json_required, to_json, write_json, FromJson, Json
 pub use crate::db::sql_text::SqlCache;
 pub use crate::db::Conn;
 pub use crate::error::Error;
-pub use crate::meta::{BeforeDelete, LoadDisplay, LoadFields, ModelEntry, ModelOps};
+pub use crate::meta::ModelEntry;
+use crate::meta::ModelOps;
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };
@@ -76,8 +77,28 @@ macro_rules! __fallback_model {
     };
 }
 
+/// The metadata of the model `M`, with the operations that need its type.
+pub const fn model<M: RestModel + 'static>(
+    name: &'static str,
+    table: &'static str,
+    fields: &'static [FieldMeta],
+    pk: usize,
+    rules: bool,
+) -> ModelMeta {
+    let ops = ModelOps {
+        before_delete: if rules {
+            Some(before_delete::<M>)
+        } else {
+            None
+        },
+        load_display: load_display::<M>,
+        load_fields: load_fields::<M>,
+    };
+    ModelMeta::new(name, table, fields, pk, std::any::TypeId::of::<M>, ops)
+}
+
 /// `(primary key, display text)` of the rows of a selection (`ModelOps::load_display`).
-pub fn load_display<M: RestModel>(
+fn load_display<M: RestModel>(
     conn: &mut Conn<'_>,
     s: &Select,
 ) -> Result<Vec<(i64, String)>, Error> {
@@ -88,7 +109,7 @@ pub fn load_display<M: RestModel>(
 }
 
 /// The model's `before_delete` rule for each of the rows `ids` (`ModelOps::before_delete`).
-pub fn before_delete<M: RestModel>(conn: &mut Conn<'_>, ids: &[i64]) -> Result<(), Error> {
+fn before_delete<M: RestModel>(conn: &mut Conn<'_>, ids: &[i64]) -> Result<(), Error> {
     for row in M::load(conn, &Select::ids_in(M::meta().pk, ids))? {
         M::before_delete(conn, &row)?;
     }
@@ -96,7 +117,7 @@ pub fn before_delete<M: RestModel>(conn: &mut Conn<'_>, ids: &[i64]) -> Result<(
 }
 
 /// Some fields of the rows of a selection as JSON values (`ModelOps::load_fields`).
-pub fn load_fields<M: RestModel>(
+fn load_fields<M: RestModel>(
     conn: &mut Conn<'_>,
     s: &Select,
     fields: &[usize],

@@ -15,45 +15,45 @@ use crate::query::Select;
 #[derive(Debug)]
 pub struct FieldMeta {
     /// The field's API name: the column name, or for a foreign key the column without `_id`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The database column (and Rust field) name.
-    pub column: &'static str,
+    pub(crate) column: &'static str,
     /// The key in serialized objects: the name, or `<name>_id` for a foreign key.
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     /// The value type.
-    pub kind: FieldKind,
+    pub(crate) kind: FieldKind,
     /// Whether the column accepts NULL (`Option<T>`).
-    pub nullable: bool,
+    pub(crate) nullable: bool,
     /// Whether this is the primary key.
-    pub primary_key: bool,
+    pub(crate) primary_key: bool,
     /// Whether a POST must give it (not null, no default, not the primary key).
-    pub required: bool,
+    pub(crate) required: bool,
     /// Write-only (`#[rest(write_only)]`, or excluded at the model level): accepted in bodies
     /// and forms, never serialized, filterable or orderable.
-    pub excluded: bool,
+    pub(crate) excluded: bool,
     /// Read-only (`#[rest(read_only)]`): serialized, never written by a client (a body key
     /// naming it is a 400; admin forms show it disabled).
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Whether no two rows share a value (the primary key, or `#[rest(unique)]`): an equality
     /// filter through a foreign key to it then selects at most one row.
-    pub unique: bool,
+    pub(crate) unique: bool,
     /// The related model of a foreign key.
-    pub fk: Option<fn() -> &'static ModelMeta>,
+    pub(crate) fk: Option<fn() -> &'static ModelMeta>,
     /// The column type, from the Rust type.
-    pub sql_type: SqlType,
+    pub(crate) sql_type: SqlType,
     /// The column's SQL `DEFAULT` in the generated schema: the literal of a
     /// `#[rest(default = ...)]` that is a plain literal (`0`, `true`, `"x"`, `String::new()`).
-    pub sql_default: Option<&'static str>,
+    pub(crate) sql_default: Option<&'static str>,
     /// The field's doc comment (`///` lines), the field's description in the API reference.
-    pub doc: &'static str,
+    pub(crate) doc: &'static str,
     /// What the field accepts beyond its type (`#[rest(min = .., max_len = .., ..)]`, choices).
-    pub constraints: Constraints,
+    pub(crate) constraints: Constraints,
     /// `#[rest(long)]`: text of several lines (a `<textarea>` in the admin).
-    pub long: bool,
+    pub(crate) long: bool,
     /// `#[rest(private)]`: never serialized, written, filtered or ordered by the API, on any
     /// resource or through any join, unless a resource shows it (`Resource::show`), and then
     /// only there; the admin's forms show and edit it.
-    pub private: bool,
+    pub(crate) private: bool,
 }
 
 /// What a field accepts beyond its type, declared in `#[rest(...)]`: checked for every writer
@@ -117,10 +117,196 @@ impl std::fmt::Display for Bound {
     }
 }
 
+/// The setters that `#[derive(RestModel)]` builds a field's metadata with.
 impl FieldMeta {
+    #[doc(hidden)]
+    pub const fn new(
+        name: &'static str,
+        column: &'static str,
+        key: &'static str,
+        kind: FieldKind,
+        sql_type: SqlType,
+    ) -> FieldMeta {
+        FieldMeta {
+            name,
+            column,
+            key,
+            kind,
+            nullable: false,
+            primary_key: false,
+            required: false,
+            excluded: false,
+            read_only: false,
+            unique: false,
+            fk: None,
+            sql_type,
+            sql_default: None,
+            doc: "",
+            constraints: Constraints::NONE,
+            long: false,
+            private: false,
+        }
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_nullable(mut self) -> FieldMeta {
+        self.nullable = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_primary_key(mut self) -> FieldMeta {
+        self.primary_key = true;
+        self.unique = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_required(mut self) -> FieldMeta {
+        self.required = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_write_only(mut self) -> FieldMeta {
+        self.excluded = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_read_only(mut self) -> FieldMeta {
+        self.read_only = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_unique(mut self) -> FieldMeta {
+        self.unique = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_long(mut self) -> FieldMeta {
+        self.long = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_private(mut self) -> FieldMeta {
+        self.private = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_target(mut self, target: fn() -> &'static ModelMeta) -> FieldMeta {
+        self.fk = Some(target);
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_default(mut self, literal: &'static str) -> FieldMeta {
+        self.sql_default = Some(literal);
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_doc(mut self, doc: &'static str) -> FieldMeta {
+        self.doc = doc;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_constraints(mut self, constraints: Constraints) -> FieldMeta {
+        self.constraints = constraints;
+        self
+    }
+}
+
+impl FieldMeta {
+    /// The field's API name: the column name, or for a foreign key the column without `_id`.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The database column (and Rust field) name.
+    pub fn column(&self) -> &'static str {
+        self.column
+    }
+
     /// The key of this field in serialized objects: `<name>_id` for a foreign key.
     pub fn json_key(&self) -> &'static str {
         self.key
+    }
+
+    /// The value type.
+    pub fn kind(&self) -> FieldKind {
+        self.kind
+    }
+
+    /// The column type, from the Rust type.
+    pub fn sql_type(&self) -> SqlType {
+        self.sql_type
+    }
+
+    /// Whether the column accepts NULL (`Option<T>`).
+    pub fn is_nullable(&self) -> bool {
+        self.nullable
+    }
+
+    /// Whether this is the primary key.
+    pub fn is_primary_key(&self) -> bool {
+        self.primary_key
+    }
+
+    /// Whether a POST must give it (not null, no default, not the primary key, not read-only).
+    pub fn is_required(&self) -> bool {
+        self.required
+    }
+
+    /// Write-only (`#[rest(write_only)]`): accepted in bodies and forms, never serialized,
+    /// filtered or ordered.
+    pub fn is_write_only(&self) -> bool {
+        self.excluded
+    }
+
+    /// Read-only (`#[rest(read_only)]`): serialized, never written by a client.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether no two rows share a value (the primary key, or `#[rest(unique)]`).
+    pub fn is_unique(&self) -> bool {
+        self.unique
+    }
+
+    /// `#[rest(long)]`: text of several lines (a `<textarea>` in the admin).
+    pub fn is_long(&self) -> bool {
+        self.long
+    }
+
+    /// `#[rest(private)]`: shown by no resource unless it names the field in `show`.
+    pub fn is_private(&self) -> bool {
+        self.private
+    }
+
+    /// The model a foreign key points at.
+    pub fn target(&self) -> Option<&'static ModelMeta> {
+        self.fk.map(|meta| meta())
+    }
+
+    /// The column's SQL `DEFAULT` in the generated schema, if the field declares a literal one.
+    pub fn sql_default(&self) -> Option<&'static str> {
+        self.sql_default
+    }
+
+    /// The field's doc comment (`///` lines).
+    pub fn doc(&self) -> &'static str {
+        self.doc
+    }
+
+    /// What the field accepts beyond its type (`#[rest(min = .., max_len = .., ..)]`, choices).
+    pub fn constraints(&self) -> &Constraints {
+        &self.constraints
     }
 
     /// Whether `key` names this field (`user` and `user_id` both name a foreign key).
@@ -130,25 +316,25 @@ impl FieldMeta {
 }
 
 /// The type of [`ModelOps::before_delete`].
-pub type BeforeDelete = fn(&mut Conn<'_>, &[i64]) -> Result<(), Error>;
+pub(crate) type BeforeDelete = fn(&mut Conn<'_>, &[i64]) -> Result<(), Error>;
 
 /// `(primary key, display text)` of the rows of a selection.
-pub type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, Error>;
+pub(crate) type LoadDisplay = fn(&mut Conn<'_>, &Select) -> Result<Vec<(i64, String)>, Error>;
 
 /// Some fields (by index) of the rows of a selection, one JSON value per field.
-pub type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Value>>, Error>;
+pub(crate) type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<Vec<Value>>, Error>;
 
 /// Type-erased operations of a model that need its Rust type, used where the model is only known
 /// at run time (recursive deletes, the admin's selects and exports).
 #[derive(Debug)]
-pub struct ModelOps {
+pub(crate) struct ModelOps {
     /// The model's [`Rules::before_delete`](crate::model::Rules::before_delete) for the rows
     /// with these primary keys, run before they are deleted (`None` without `#[rest(rules)]`).
-    pub before_delete: Option<BeforeDelete>,
+    pub(crate) before_delete: Option<BeforeDelete>,
     /// The primary key and display text of the rows of a selection.
-    pub load_display: LoadDisplay,
+    pub(crate) load_display: LoadDisplay,
     /// Some fields (by index) of the rows of a selection, as JSON values.
-    pub load_fields: LoadFields,
+    pub(crate) load_fields: LoadFields,
 }
 
 /// One column of a declared index.
@@ -164,29 +350,96 @@ pub struct IndexColumn {
 #[derive(Debug)]
 pub struct ModelMeta {
     /// Lowercase model name, the default API name (`message`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The database table.
-    pub table: &'static str,
+    pub(crate) table: &'static str,
     /// Every field, in declaration order.
-    pub fields: &'static [FieldMeta],
+    pub(crate) fields: &'static [FieldMeta],
     /// Index of the primary key in `fields`.
-    pub pk: usize,
+    pub(crate) pk: usize,
     /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
     /// `#[rest(index = "a, -b")]` on the struct); foreign keys get theirs without a declaration.
-    pub indexes: &'static [&'static [IndexColumn]],
+    pub(crate) indexes: &'static [&'static [IndexColumn]],
     /// The first paragraph of the struct's doc comment, the resource's description in the API
     /// reference.
-    pub doc: &'static str,
+    pub(crate) doc: &'static str,
     /// The Rust type, to check `include_resources` at set-up.
-    pub type_id: fn() -> TypeId,
+    pub(crate) type_id: fn() -> TypeId,
     /// Database operations.
-    pub ops: ModelOps,
+    pub(crate) ops: ModelOps,
     /// The SQL texts of the model's statements by shape.
+    pub(crate) cache: SqlCache,
+}
+
+/// The setters that `#[derive(RestModel)]` builds a model's metadata with.
+impl ModelMeta {
+    /// A model's metadata (`__private::model` fills in the operations for its type).
+    pub(crate) const fn new(
+        name: &'static str,
+        table: &'static str,
+        fields: &'static [FieldMeta],
+        pk: usize,
+        type_id: fn() -> TypeId,
+        ops: ModelOps,
+    ) -> ModelMeta {
+        ModelMeta {
+            name,
+            table,
+            fields,
+            pk,
+            indexes: &[],
+            doc: "",
+            type_id,
+            ops,
+            cache: SqlCache::new(),
+        }
+    }
+
     #[doc(hidden)]
-    pub cache: SqlCache,
+    pub const fn with_doc(mut self, doc: &'static str) -> ModelMeta {
+        self.doc = doc;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn with_indexes(mut self, indexes: &'static [&'static [IndexColumn]]) -> ModelMeta {
+        self.indexes = indexes;
+        self
+    }
 }
 
 impl ModelMeta {
+    /// Lowercase model name, the default API name (`message`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The database table.
+    pub fn table(&self) -> &'static str {
+        self.table
+    }
+
+    /// Every field, in declaration order.
+    pub fn fields(&self) -> &'static [FieldMeta] {
+        self.fields
+    }
+
+    /// The position of the primary key in [`fields`](Self::fields).
+    pub fn pk_index(&self) -> usize {
+        self.pk
+    }
+
+    /// The declared indexes, each a list of columns (`#[rest(index)]` on a field,
+    /// `#[rest(index = "a, -b")]` on the struct); foreign keys get theirs without a declaration.
+    pub fn indexes(&self) -> &'static [&'static [IndexColumn]] {
+        self.indexes
+    }
+
+    /// The first paragraph of the struct's doc comment.
+    pub fn doc(&self) -> &'static str {
+        self.doc
+    }
+
     /// The field that `key` names (API name or column name).
     pub fn field(&self, key: &str) -> Option<(usize, &'static FieldMeta)> {
         self.fields
