@@ -12,12 +12,13 @@ fn ui() {
     t.compile_fail("ui/read_only_and_write_only.rs");
     t.compile_fail("ui/exclude_missing_field.rs");
     t.compile_fail("ui/unsupported_type.rs");
+    t.compile_fail("ui/not_a_field_type.rs");
     t.compile_fail("ui/field_constraints_misuse.rs");
     t.compile_fail("ui/choice_misuse.rs");
     t.compile_fail("ui/user_model_misuse.rs");
     t.compile_fail("ui/fk_not_a_model.rs");
     t.compile_fail("ui/fk_not_integer.rs");
-    t.compile_fail("ui/missing_table_name.rs");
+    t.compile_fail("ui/table_name_keyword.rs");
     t.compile_fail("ui/no_primary_key.rs");
     t.compile_fail("ui/enum_model.rs");
     t.compile_fail("ui/tuple_struct.rs");

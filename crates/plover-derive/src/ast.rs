@@ -211,14 +211,25 @@ impl Model {
             indexes.push(columns);
         }
         let user = user_fields(&mut cx, &input.ident, &roles);
-        if attrs.table.is_none() && !attrs.table_malformed {
-            cx.error(
-                &input.ident,
-                "missing table: add #[diesel(table_name = <table>)] naming the diesel `table!` of this model",
-            );
-        }
+        // Without `#[diesel(table_name = ..)]`, the table is the struct's name in lowercase.
+        let table = attrs.table.or_else(|| {
+            let lowercase = input.ident.to_string().to_lowercase();
+            let default = syn::parse_str::<syn::Ident>(&lowercase)
+                .ok()
+                .map(Path::from);
+            if default.is_none() && !attrs.table_malformed {
+                cx.error(
+                    &input.ident,
+                    format!(
+                        "`{lowercase}` cannot name this model's table: add \
+                         #[diesel(table_name = <table>)]"
+                    ),
+                );
+            }
+            default
+        });
         cx.check()?;
-        let (Some(table), Some(pk)) = (attrs.table, pk) else {
+        let (Some(table), Some(pk)) = (table, pk) else {
             return Err(
                 syn::Error::new(Span::call_site(), "RestModel: incomplete model")
                     .to_compile_error(),

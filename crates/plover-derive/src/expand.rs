@@ -166,7 +166,19 @@ fn from_row(model: &Model) -> TokenStream {
 fn row_methods(model: &Model) -> TokenStream {
     let pk_ident = &model.fields[model.pk].ident;
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
-    let indexes: Vec<usize> = (0..model.fields.len()).collect();
+    // Spanned at each field's type, so that a type Plover cannot serialize is reported there.
+    let (json_arms, write_arms): (Vec<_>, Vec<_>) = model
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (id, span) = (&f.ident, f.ty.span());
+            (
+                quote_spanned!(span=> #i => __p::to_json(&self.#id),),
+                quote_spanned!(span=> #i => __p::write_json(&self.#id, out),),
+            )
+        })
+        .unzip();
     let display = match &model.display {
         Some(lit) => quote_spanned!(lit.span()=> {
             #[allow(unused_variables)]
@@ -190,14 +202,14 @@ fn row_methods(model: &Model) -> TokenStream {
 
         fn field_json(&self, field: usize) -> __p::serde_json::Value {
             match field {
-                #(#indexes => __p::to_json(&self.#idents),)*
+                #(#json_arms)*
                 _ => __p::serde_json::Value::Null,
             }
         }
 
         fn write_field(&self, field: usize, out: &mut ::std::vec::Vec<u8>) {
             match field {
-                #(#indexes => __p::write_json(&self.#idents, out),)*
+                #(#write_arms)*
                 _ => out.extend_from_slice(b"null"),
             }
         }
@@ -209,11 +221,11 @@ fn row_methods(model: &Model) -> TokenStream {
 fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
     let data_fields = data_fields(model);
     let set_arms = data_fields.iter().map(|(i, f)| {
-        let id = &f.ident;
+        let (id, span) = (&f.ident, f.ty.span());
         if f.nullable {
-            quote!(#i => __p::set_nullable(&mut changes.#id, value),)
+            quote_spanned!(span=> #i => __p::set_nullable(&mut changes.#id, value),)
         } else {
-            quote!(#i => __p::set_required(&mut changes.#id, value),)
+            quote_spanned!(span=> #i => __p::set_required(&mut changes.#id, value),)
         }
     });
     let change_arms = data_fields.iter().map(|(i, f)| {
@@ -221,8 +233,8 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
         quote!(#i => changes.#id.as_ref().map(__p::Column::arg),)
     });
     let changes_json_arms = data_fields.iter().map(|(i, f)| {
-        let id = &f.ident;
-        quote!(#i => changes.#id.as_ref().map(__p::to_json),)
+        let (id, span) = (&f.ident, f.ty.span());
+        quote_spanned!(span=> #i => changes.#id.as_ref().map(__p::to_json),)
     });
     let defaults = data_fields.iter().filter_map(|(_, f)| match &f.default {
         Default::Expr(e) => {

@@ -1,13 +1,12 @@
 //! Support for the code that `#[derive(RestModel)]` generates. Not a public API.
 
-pub use chrono;
 pub use diesel;
 pub use inventory;
 pub use serde_json;
 
 pub use crate::accounts::UserModel;
-pub use crate::convert::{from_json_required, to_json, write_json, FromJson, JsonField};
-pub use crate::db::sql_text::SqlCache;
+use crate::convert::{from_json_required, FromJson};
+pub use crate::convert::{to_json, write_json};
 pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::meta::ModelEntry;
@@ -15,7 +14,7 @@ use crate::meta::ModelOps;
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };
-pub use crate::query::Select;
+use crate::query::Select;
 #[cfg(feature = "testing")]
 pub use crate::rest::{registrations, ListParser, Registration};
 pub use crate::schema::SqlType;

@@ -13,6 +13,12 @@ use crate::value::{check_text, parse_date, parse_datetime, DateText, DateTimeTex
 /// response bodies ([`write_json`], straight into the bytes) and the JSON values that hooks and
 /// the admin see ([`to_json`]), so the two cannot disagree. Dates are `YYYY-MM-DD` and
 /// date-times `YYYY-MM-DD HH:MM:SS` (not chrono's own serde forms).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a field type Plover knows",
+    label = "not a field type",
+    note = "use i32, i64, f32, f64, bool, String, chrono::NaiveDate, chrono::NaiveDateTime \
+            (or an Option of one), or a plain enum with `#[derive(Choice)]`"
+)]
 pub trait JsonField {
     /// Serializes this value in its JSON form.
     fn serialize_json<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
@@ -108,6 +114,12 @@ impl<T: JsonField> JsonField for Option<T> {
 }
 
 /// A field type that parses from a JSON request body.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a field type Plover knows",
+    label = "not a field type",
+    note = "use i32, i64, f32, f64, bool, String, chrono::NaiveDate, chrono::NaiveDateTime \
+            (or an Option of one), or a plain enum with `#[derive(Choice)]`"
+)]
 pub trait FromJson: Sized {
     /// Parses a JSON value; the error is a message for the client.
     fn from_json(value: &Value) -> Result<Self, String>;
@@ -197,7 +209,7 @@ impl<T: FromJson> FromJson for Option<T> {
 }
 
 /// Parses a non-nullable field: `null` gets its own message.
-pub fn from_json_required<T: FromJson>(value: &Value) -> Result<T, String> {
+pub(crate) fn from_json_required<T: FromJson>(value: &Value) -> Result<T, String> {
     if value.is_null() {
         return Err("this field may not be null".to_owned());
     }

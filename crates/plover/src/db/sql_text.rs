@@ -29,13 +29,13 @@ type Texts = HashMap<Box<[usize]>, Pieces, FixedState>;
 
 /// The SQL texts of one model's statements by shape (held in the model's metadata).
 #[derive(Debug)]
-pub struct SqlCache {
+pub(crate) struct SqlCache {
     texts: RwLock<Texts>,
 }
 
 impl SqlCache {
     /// An empty cache.
-    pub const fn new() -> SqlCache {
+    pub(crate) const fn new() -> SqlCache {
         SqlCache {
             texts: RwLock::new(HashMap::with_hasher(FixedState::with_seed(0))),
         }
@@ -52,19 +52,20 @@ impl SqlCache {
     }
 
     /// Keeps `text` (placeholders as `\0`) for `key`, cut at its placeholders, unless the cache
-    /// is full (`None`). A kept text is never freed: the cache lives as long as the program.
-    pub(crate) fn keep(&self, key: &[usize], text: String) -> Option<Pieces> {
+    /// is full (then `text` comes back). A kept text is never freed: the cache lives as long as
+    /// the program.
+    pub(crate) fn keep(&self, key: &[usize], text: String) -> Result<Pieces, String> {
         let mut texts = self.texts.write();
         if let Some(&kept) = texts.get(key) {
-            return Some(kept);
+            return Ok(kept);
         }
         if texts.len() >= CAPACITY {
-            return None;
+            return Err(text);
         }
         let text: &'static str = Box::leak(text.into_boxed_str());
         let pieces: Pieces = Box::leak(text.split('\0').collect::<Box<[_]>>());
         texts.insert(key.into(), pieces);
-        Some(pieces)
+        Ok(pieces)
     }
 }
 
@@ -82,10 +83,13 @@ mod tests {
     fn a_full_cache_keeps_no_more_shapes() {
         let cache = SqlCache::new();
         for n in 0..CAPACITY {
-            assert!(cache.keep(&[n], format!("SELECT {n}")).is_some());
+            assert!(cache.keep(&[n], format!("SELECT {n}")).is_ok());
         }
-        assert_eq!(cache.keep(&[0], "SELECT 0".into()), Some(&["SELECT 0"][..]));
-        assert_eq!(cache.keep(&[CAPACITY], "SELECT x".into()), None);
+        assert_eq!(cache.keep(&[0], "SELECT 0".into()), Ok(&["SELECT 0"][..]));
+        assert_eq!(
+            cache.keep(&[CAPACITY], "SELECT x".into()),
+            Err("SELECT x".into())
+        );
         assert_eq!(cache.texts.read().len(), CAPACITY);
     }
 
@@ -93,6 +97,6 @@ mod tests {
     fn a_kept_text_is_cut_at_its_placeholders() {
         let cache = SqlCache::new();
         let pieces = cache.keep(&[1], "a = \0 AND b = \0".into());
-        assert_eq!(pieces, Some(&["a = ", " AND b = ", ""][..]));
+        assert_eq!(pieces, Ok(&["a = ", " AND b = ", ""][..]));
     }
 }

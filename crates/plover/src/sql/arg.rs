@@ -146,39 +146,24 @@ pub(crate) fn list(sql: SqlType, args: Vec<Arg<'_>>) -> Result<Arg<'static>, Err
             .map(|a| pick(a).ok_or_else(|| Error::Internal("mixed array values".into())))
             .collect()
     }
+    // Each arm keeps the values of one variant; a value of another is a bug of the caller.
+    macro_rules! gather {
+        ($arg:ident => $list:ident) => {
+            List::$list(all(args, |a| match a {
+                Arg::$arg(v) => Some(v.into()),
+                _ => None,
+            })?)
+        };
+    }
     Ok(Arg::List(match sql {
-        SqlType::Boolean => List::Bool(all(args, |a| match a {
-            Arg::Bool(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::Integer => List::I32(all(args, |a| match a {
-            Arg::I32(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::BigInt => List::I64(all(args, |a| match a {
-            Arg::I64(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::Real => List::F32(all(args, |a| match a {
-            Arg::F32(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::Double => List::F64(all(args, |a| match a {
-            Arg::F64(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::Text => List::Text(all(args, |a| match a {
-            Arg::Text(v) => Some(v.into_owned()),
-            _ => None,
-        })?),
-        SqlType::Date => List::Date(all(args, |a| match a {
-            Arg::Date(v) => Some(v),
-            _ => None,
-        })?),
-        SqlType::Timestamp => List::DateTime(all(args, |a| match a {
-            Arg::DateTime(v) => Some(v),
-            _ => None,
-        })?),
+        SqlType::Boolean => gather!(Bool => Bool),
+        SqlType::Integer => gather!(I32 => I32),
+        SqlType::BigInt => gather!(I64 => I64),
+        SqlType::Real => gather!(F32 => F32),
+        SqlType::Double => gather!(F64 => F64),
+        SqlType::Text => gather!(Text => Text),
+        SqlType::Date => gather!(Date => Date),
+        SqlType::Timestamp => gather!(DateTime => DateTime),
     }))
 }
 

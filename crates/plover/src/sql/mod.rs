@@ -66,20 +66,10 @@ thread_local! {
 
 /// The statement of `query` on `meta` of the shape that `shape` appends to the key: its text
 /// from the model's cache (written and kept on the shape's first use), its arguments from
-/// `write`. Not generic, so that a model's code holds none of it.
+/// `write`. With the arguments known in advance (`known`), a kept text needs no writing at all
+/// (but in debug builds, which check that `write` gives the same). Not generic, so that a
+/// model's code holds none of it.
 fn statement<'a>(
-    meta: &ModelMeta,
-    query: Query,
-    pg: bool,
-    shape: &dyn Fn(&mut Vec<usize>),
-    write: &dyn Fn(&mut Writer<'a>) -> Result<(), Error>,
-) -> Result<Statement<'a>, Error> {
-    statement_of(meta, query, pg, shape, write, None)
-}
-
-/// [`statement`], with the arguments known in advance (`known`): a kept text then needs no
-/// writing at all (but in debug builds, which check that `write` gives the same).
-fn statement_of<'a>(
     meta: &ModelMeta,
     query: Query,
     pg: bool,
@@ -111,15 +101,15 @@ fn statement_of<'a>(
         write(&mut w)?;
         let (args, prepared) = (std::mem::take(&mut w.args), w.prepared);
         let text = w.into_text().unwrap_or_default();
-        Ok(
-            match prepared
-                .then(|| meta.cache.keep(key, text.clone()))
-                .flatten()
-            {
-                Some(pieces) => Statement::new(Text::Kept(pieces), args, true),
-                None => Statement::new(Text::Owned(text), args, false),
-            },
-        )
+        let kept = if prepared {
+            meta.cache.keep(key, text)
+        } else {
+            Err(text)
+        };
+        Ok(match kept {
+            Ok(pieces) => Statement::new(Text::Kept(pieces), args, true),
+            Err(text) => Statement::new(Text::Owned(text), args, false),
+        })
     })
 }
 
@@ -164,12 +154,19 @@ pub(crate) fn rows<T: FromRow>(
 }
 
 fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<Statement<'a>, Error> {
-    statement(meta, Query::Rows, pg, &|k| s.shape(k), &|w| {
-        w.select_fields(meta, s.columns.as_deref());
-        w.from(meta);
-        w.conditions(meta, s)?;
-        w.order_and_window(meta, s)
-    })
+    statement(
+        meta,
+        Query::Rows,
+        pg,
+        &|k| s.shape(k),
+        &|w| {
+            w.select_fields(meta, s.columns.as_deref());
+            w.from(meta);
+            w.conditions(meta, s)?;
+            w.order_and_window(meta, s)
+        },
+        None,
+    )
 }
 
 /// The SQL text of the statement that loads a selection of `meta` (placeholders as `?`),
@@ -236,7 +233,7 @@ fn by_field_statement<'a>(
         Ok(())
     };
     let known = Some(vec![value.clone()]);
-    statement_of(meta, query, pg, &|k| k.push(index), &write, known)
+    statement(meta, query, pg, &|k| k.push(index), &write, known)
 }
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
@@ -261,31 +258,38 @@ fn insert_statement<'a>(
     pg: bool,
 ) -> Result<Statement<'a>, Error> {
     let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
-    statement(meta, Query::Insert, pg, &shape, &|w| {
-        w.sql("INSERT INTO ");
-        w.ident(meta.table);
-        if given.is_empty() {
-            w.sql(" DEFAULT VALUES");
-        } else {
-            w.sql(" (");
-            for (n, (i, _)) in given.iter().enumerate() {
-                w.sql(if n > 0 { ", " } else { "" });
-                w.ident(field(meta, *i)?.column);
+    statement(
+        meta,
+        Query::Insert,
+        pg,
+        &shape,
+        &|w| {
+            w.sql("INSERT INTO ");
+            w.ident(meta.table);
+            if given.is_empty() {
+                w.sql(" DEFAULT VALUES");
+            } else {
+                w.sql(" (");
+                for (n, (i, _)) in given.iter().enumerate() {
+                    w.sql(if n > 0 { ", " } else { "" });
+                    w.ident(field(meta, *i)?.column);
+                }
+                w.sql(") VALUES (");
+                for (n, (_, arg)) in given.iter().enumerate() {
+                    w.sql(if n > 0 { ", " } else { "" });
+                    w.bind(arg.clone());
+                }
+                w.sql(")");
             }
-            w.sql(") VALUES (");
-            for (n, (_, arg)) in given.iter().enumerate() {
+            w.sql(" RETURNING ");
+            for (n, field) in meta.fields.iter().enumerate() {
                 w.sql(if n > 0 { ", " } else { "" });
-                w.bind(arg.clone());
+                w.ident(field.column);
             }
-            w.sql(")");
-        }
-        w.sql(" RETURNING ");
-        for (n, field) in meta.fields.iter().enumerate() {
-            w.sql(if n > 0 { ", " } else { "" });
-            w.ident(field.column);
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+        None,
+    )
 }
 
 /// Sets the `given` fields of the row of `meta` with key `pk`; the number of rows changed
@@ -322,7 +326,8 @@ pub(crate) fn update<'a>(
         Query::Update,
         pg,
         &shape,
-        &write
+        &write,
+        None
     )?
     .execute(c)?))
 }
@@ -341,7 +346,7 @@ pub(crate) fn ids<'s>(
         w.order_and_window(meta, s)
     };
     let keys: Vec<Key> = on_engine!(conn, |c, pg| {
-        statement(meta, Query::Ids, pg, &|k| s.shape(k), &write)?.load(c)?
+        statement(meta, Query::Ids, pg, &|k| s.shape(k), &write, None)?.load(c)?
     });
     Ok(keys.into_iter().map(|k| k.0).collect())
 }
@@ -359,7 +364,7 @@ pub(crate) fn count<'s>(
         w.conditions(meta, s)
     };
     let count: Key = on_engine!(conn, |c, pg| {
-        statement(meta, Query::Count, pg, &|k| s.shape(k), &write)?.get_result(c)?
+        statement(meta, Query::Count, pg, &|k| s.shape(k), &write, None)?.get_result(c)?
     });
     Ok(count.0)
 }
@@ -435,12 +440,19 @@ fn where_in(
     for keys in keys.chunks(CHUNK) {
         changed += on_engine!(conn, |c, pg| {
             let shape = |k: &mut Vec<usize>| k.extend([index, if pg { 0 } else { keys.len() }]);
-            let statement = statement(meta, query, pg, &shape, &|w| {
-                head(w);
-                w.sql(" WHERE ");
-                w.column(meta, field);
-                w.bind_all(field.sql_type, keys.to_vec(), false)
-            })?;
+            let statement = statement(
+                meta,
+                query,
+                pg,
+                &shape,
+                &|w| {
+                    head(w);
+                    w.sql(" WHERE ");
+                    w.column(meta, field);
+                    w.bind_all(field.sql_type, keys.to_vec(), false)
+                },
+                None,
+            )?;
             statement.execute(c)?
         });
     }

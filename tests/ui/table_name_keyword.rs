@@ -1,11 +1,8 @@
 use plover::RestModel;
 
-diesel::table! {
-    post (id) { id -> Integer, title -> Text, }
-}
-
+// The default table name, the struct's name in lowercase, is a Rust keyword.
 #[derive(RestModel)]
-pub struct Post {
+pub struct Type {
     pub id: i32,
     pub title: String,
 }
