@@ -13,6 +13,7 @@ mod fields;
 mod filters;
 mod fuzz;
 mod hostile;
+mod joins;
 mod library;
 mod logins;
 mod microblog;

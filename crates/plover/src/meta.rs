@@ -327,6 +327,8 @@ pub(crate) type LoadFields = fn(&mut Conn<'_>, &Select, &[usize]) -> Result<Vec<
 /// Type-erased operations of a model that need its Rust type, used where the model is only known
 /// at run time (recursive deletes, the admin's selects and exports).
 #[derive(Debug)]
+// The admin's selects and exports read `load_display` and `load_fields`.
+#[cfg_attr(not(feature = "admin"), allow(dead_code))]
 pub(crate) struct ModelOps {
     /// The model's [`Rules::before_delete`](crate::model::Rules::before_delete) for the rows
     /// with these primary keys, run before they are deleted (`None` without `#[rest(rules)]`).

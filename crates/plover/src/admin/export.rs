@@ -200,7 +200,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .cloned()
             .collect();
         let select = Select {
-            filters: self.list.filters(&filters)?,
+            filters: self.list.filters(&filters, &())?,
             ..Select::default()
         };
         let url = self.url(cx);

@@ -27,7 +27,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             let value = cx.req.param("_fv").unwrap_or_default();
             return Ok(Reply::Redirect(link(&self.url(cx), kept, (key, value))));
         }
-        let query = self.list.parse(&cx.req.query)?;
+        let query = self.list.parse(&cx.req.query, &())?;
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
@@ -186,7 +186,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let mut keys = Vec::new();
         for (idx, field) in meta.fields.iter().enumerate() {
-            if !allowed(&self.list, &[idx]) {
+            if !allowed(&self.list, &[idx], &()) {
                 continue;
             }
             let ops: &[&str] = match field.kind {

@@ -6,7 +6,7 @@ mod parse;
 mod spec;
 
 pub(crate) use parse::allowed;
-pub(crate) use parse::ListPlan;
+pub(crate) use parse::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]
 pub(crate) use spec::FilterPaths;
 pub(crate) use spec::{list_setters, ListSpec};

@@ -42,19 +42,47 @@ pub(crate) struct ListQuery {
 }
 
 impl ListPlan {
-    /// The selection of a list request's decoded query pairs: filters, ordering, page.
-    pub(crate) fn parse(&self, pairs: &[(String, String)]) -> Result<ListQuery, Error> {
-        parse_list_query(pairs, self)
+    /// The selection of a list request's decoded query pairs: filters, ordering, page; joins
+    /// obey the rules `joins` gives for the models they reach.
+    pub(crate) fn parse(
+        &self,
+        pairs: &[(String, String)],
+        joins: &dyn JoinRules,
+    ) -> Result<ListQuery, Error> {
+        parse_list_query(pairs, self, joins)
     }
 
     /// The filters alone of a list request's decoded query pairs (an export's).
     #[cfg(feature = "admin")]
-    pub(crate) fn filters(&self, pairs: &[(String, String)]) -> Result<Vec<Filter>, Error> {
-        parse_filters(pairs, self)
+    pub(crate) fn filters(
+        &self,
+        pairs: &[(String, String)],
+        joins: &dyn JoinRules,
+    ) -> Result<Vec<Filter>, Error> {
+        parse_filters(pairs, self, joins)
     }
 }
 
-fn parse_list_query(pairs: &[(String, String)], rules: &ListPlan) -> Result<ListQuery, Error> {
+/// The filter rules of the lists registered for the models that joins reach: a join into a
+/// model obeys the rules of the list registered for it (REST: its resource in the same API).
+pub(crate) trait JoinRules: std::fmt::Debug {
+    /// The plan of the list registered for `meta`, if any.
+    fn plan_of(&self, meta: &ModelMeta) -> Option<&ListPlan>;
+}
+
+/// No list registered for any model (`&()`): joins obey only the target models' write-only
+/// and private fields, and the rules of included lists.
+impl JoinRules for () {
+    fn plan_of(&self, _meta: &ModelMeta) -> Option<&ListPlan> {
+        None
+    }
+}
+
+fn parse_list_query(
+    pairs: &[(String, String)],
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<ListQuery, Error> {
     let paginate_by = rules.paginate_by;
     let first = |name: &str| {
         pairs
@@ -78,7 +106,7 @@ fn parse_list_query(pairs: &[(String, String)], rules: &ListPlan) -> Result<List
     let offset = (page - 1).saturating_mul(limit);
 
     let mut select = Select {
-        filters: parse_filters(pairs, rules)?,
+        filters: parse_filters(pairs, rules, joins)?,
         order: match first(ORDERING) {
             Some(v) => parse_ordering(v, rules)?,
             None => Vec::new(),
@@ -87,6 +115,7 @@ fn parse_list_query(pairs: &[(String, String)], rules: &ListPlan) -> Result<List
         offset,
         any_of: Vec::new(),
         columns: None,
+        within: Vec::new(),
     };
     let pk = rules.meta.pk;
     if !select.order.iter().any(|(f, _)| *f == pk) {
@@ -124,7 +153,11 @@ fn parse_ordering(value: &str, rules: &ListPlan) -> Result<Vec<(usize, bool)>, E
     Ok(order)
 }
 
-fn parse_filters(pairs: &[(String, String)], rules: &ListPlan) -> Result<Vec<Filter>, Error> {
+fn parse_filters(
+    pairs: &[(String, String)],
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<Vec<Filter>, Error> {
     // Same key repeated: one filter with several values, in first-seen order. Each key is kept
     // with the index of its first pair; there are at most `max_conditions` of them.
     let limits = &rules.limits;
@@ -148,7 +181,7 @@ fn parse_filters(pairs: &[(String, String)], rules: &ListPlan) -> Result<Vec<Fil
             .iter()
             .filter(|(k, _)| k == key)
             .map(|(_, v)| v.as_str());
-        let filter = parse_filter(key, raw, rules)?;
+        let filter = parse_filter(key, raw, rules, joins)?;
         total += filter.values.len();
         if total > limits.max_values {
             return Err(Error::param(
@@ -177,6 +210,7 @@ fn parse_filter<'a>(
     key: &str,
     raw: impl Iterator<Item = &'a str>,
     rules: &ListPlan,
+    joins: &dyn JoinRules,
 ) -> Result<Filter, Error> {
     let bad = |message: &str| Error::param(key, message);
     if path_parts(key).any(str::is_empty) {
@@ -204,7 +238,7 @@ fn parse_filter<'a>(
             (None, None) => return Err(bad(&format!("unknown operator '{next}'"))),
         }
     }
-    if !allowed(rules, &path) {
+    if !allowed(rules, &path, joins) {
         return Err(bad("filtering on this field is not allowed"));
     }
     let leaf = &meta.fields[path[path.len() - 1]];
@@ -244,8 +278,9 @@ fn parse_filter<'a>(
 }
 
 /// Whether the path (field indexes, one per model along the joins) may be filtered under
-/// `rules`.
-pub(crate) fn allowed(rules: &ListPlan, path: &[usize]) -> bool {
+/// `rules`, each join under the rules of its target: the included resource's for a field that
+/// includes one, else the list `joins` gives for the target model.
+pub(crate) fn allowed(rules: &ListPlan, path: &[usize], joins: &dyn JoinRules) -> bool {
     let mut meta = rules.meta;
     for (depth, &idx) in path.iter().enumerate() {
         let field = &meta.fields[idx];
@@ -286,13 +321,13 @@ pub(crate) fn allowed(rules: &ListPlan, path: &[usize]) -> bool {
     {
         return false;
     }
-    if path.len() > 1 {
-        if let Some(nested) = rules.nested.get(&path[0]) {
-            let rest = &path[1..];
-            if !nested.exposed[rest[0]] {
-                return false;
-            }
-            return allowed(nested, rest);
+    if let ([first, rest @ ..], true) = (path, path.len() > 1) {
+        let target = rules.meta.fields[*first].fk.map(|target| target());
+        let nested = rules.nested.get(first).or_else(|| joins.plan_of(target?));
+        if let Some(nested) = nested {
+            // The target's list must show the field (its filter_fields does not reach through).
+            return nested.exposed.get(rest[0]).copied().unwrap_or(false)
+                && allowed(nested, rest, joins);
         }
     }
     true

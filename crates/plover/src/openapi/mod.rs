@@ -34,7 +34,7 @@ pub(crate) use document::document;
 pub(crate) use page::page;
 
 use crate::auth::Described;
-use crate::listing::ListPlan;
+use crate::listing::{JoinRules, ListPlan};
 use crate::meta::ModelMeta;
 
 /// An object as a resource serializes it: the model, the fields it shows, and the included
@@ -56,6 +56,8 @@ pub(crate) struct ResourceDoc<'a> {
     /// The owner field, stamped by the server.
     pub(crate) owner: Option<usize>,
     pub(crate) plan: &'a ListPlan,
+    /// The rules of the API's other resources, which joins into their models obey.
+    pub(crate) joins: &'a dyn JoinRules,
     /// The verbs of the list path and of the detail path.
     pub(crate) list: Vec<Method>,
     pub(crate) detail: Vec<Method>,

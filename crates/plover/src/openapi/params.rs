@@ -96,14 +96,14 @@ fn filters(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     let mut out = Vec::new();
     for (idx, field) in meta.fields.iter().enumerate() {
         // `filter_fields` may allow a join (`user__username`) and not the key itself.
-        if allowed(rules, &[idx]) {
+        if allowed(rules, &[idx], doc.joins) {
             field_filters(&mut out, field, &[field.name], max_chars);
         }
         let Some(target) = field.fk else { continue };
         let target = target();
         for (inner, related) in target.fields.iter().enumerate() {
             let names = [field.name, related.name];
-            if allowed(rules, &[idx, inner]) {
+            if allowed(rules, &[idx, inner], doc.joins) {
                 field_filters(&mut out, related, &names, max_chars);
             }
         }

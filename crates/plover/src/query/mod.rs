@@ -67,6 +67,17 @@ pub struct Filter {
     pub values: Vec<Param>,
 }
 
+/// The conditions a model's rows meet wherever a join of a selection reaches that model: the
+/// scope (`get_query`) of the resource registered for it, so that a filter or ordering through
+/// a foreign key cannot find the rows that resource hides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Within {
+    /// The table of the model the joins reach.
+    pub table: &'static str,
+    /// Conditions on the model's own fields, all of which must hold.
+    pub filters: Vec<Filter>,
+}
+
 /// What to load: conditions (combined with AND), ordering, and an optional page window.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Select {
@@ -84,6 +95,8 @@ pub struct Select {
     /// its type's default value (`0`, `""`, `None`...): a list leaves out the columns it does
     /// not show.
     pub columns: Option<Arc<[bool]>>,
+    /// Conditions on the models that the filters' joins reach ([`Within`]).
+    pub within: Vec<Within>,
 }
 
 impl Select {
@@ -92,6 +105,7 @@ impl Select {
         Select {
             filters: self.filters.clone(),
             any_of: self.any_of.clone(),
+            within: self.within.clone(),
             ..Select::default()
         }
     }
@@ -130,6 +144,13 @@ impl Select {
         key.push(self.order.len());
         for &(field, desc) in &self.order {
             key.extend([field, usize::from(desc)]);
+        }
+        key.push(self.within.len());
+        for within in &self.within {
+            // The name's address and length: the same for every use of one model's table name
+            // (a copy of the name elsewhere would only make a second shape of the same text).
+            key.extend([within.table.as_ptr() as usize, within.table.len()]);
+            conditions(&within.filters, key);
         }
         key.push(usize::from(self.limit.is_some()));
         key.push(usize::from(self.columns.is_some()));

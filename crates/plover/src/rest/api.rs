@@ -10,6 +10,7 @@ use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
 use super::endpoint::{ApiDefaults, Endpoint};
+use super::joins::Joins;
 use super::prepared::Prepared;
 use super::rate::RateLimit;
 use super::request::{parse_body, ApiRequest};
@@ -51,6 +52,8 @@ pub struct RestApi {
     cors: Option<Arc<[String]>>,
     max_body_bytes: usize,
     endpoints: Vec<Arc<dyn Endpoint>>,
+    /// What joins into each model obey, shared with the resources.
+    joins: Arc<Joins>,
     edits: Vec<Edit>,
 }
 
@@ -77,6 +80,7 @@ impl RestApi {
             cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             endpoints: Vec::new(),
+            joins: Arc::default(),
             edits: Vec::new(),
         }
     }
@@ -152,7 +156,8 @@ impl RestApi {
     /// Registers a resource. Panics if its options are inconsistent with the model, or if its
     /// name is taken: both are programming errors, reported before the server starts.
     pub fn register_resource<M: RestModel>(&mut self, resource: Resource<M>) -> &mut RestApi {
-        let prepared = Prepared::new(resource);
+        let mut prepared = Prepared::new(resource);
+        prepared.joins = self.joins.clone();
         if prepared.name == DOCS {
             panic!(
                 "plover: API '{}' serves its reference at `{DOCS}/`: name the resource of `{}` \
@@ -180,6 +185,8 @@ impl RestApi {
     /// The API's description is built here, once: `{prefix}/openapi.json` and
     /// `{prefix}/docs/` serve it as bytes.
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+        let targets = self.endpoints.iter().map(|e| e.join_target()).collect();
+        self.joins.set(targets);
         let description = self.description();
         let db = self.db;
         let api = Arc::new(self.defaults);

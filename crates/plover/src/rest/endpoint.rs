@@ -9,6 +9,7 @@ use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use super::hooks::Context;
+use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
 use super::request::{ApiRequest, Reply};
@@ -27,6 +28,8 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
+    /// The rules that joins from other resources of the API into this model obey.
+    fn join_target(&self) -> JoinTarget;
     /// What the API description needs of this resource; `api`'s authentication and rate limit apply when the
     /// resource sets none.
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
@@ -73,6 +76,10 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .collect()
     }
 
+    fn join_target(&self) -> JoinTarget {
+        JoinTarget::new(self.list.clone(), self.hooks.clone())
+    }
+
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
         ResourceDoc {
             name: &self.name,
@@ -80,6 +87,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             writable: &self.writable,
             owner: self.owner,
             plan: &self.list,
+            joins: &*self.joins,
             list: self.allowed(false),
             detail: self.allowed(true),
             keyset: self.keyset,
@@ -218,11 +226,12 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let meta = M::meta();
-        let mut query = self.list.parse(&req.query)?;
+        let mut query = self.list.parse(&req.query, &*self.joins)?;
         query.select.columns = self.columns.clone();
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);
         query.select.filters = filters;
+        query.select.within = self.joins.within(cx, meta, &query.select)?;
         let keyset = self.keyset && cursor::supports(meta, &query.select.order);
         let from_cursor = match req.param(CURSOR) {
             Some(token) if keyset => {

@@ -4,6 +4,7 @@ mod api;
 mod data;
 mod endpoint;
 mod hooks;
+mod joins;
 mod nested;
 mod prepared;
 mod rate;

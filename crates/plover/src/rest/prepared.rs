@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::data::Data;
 use super::hooks::{Context, Hooks};
+use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
 use super::resource::Resource;
@@ -42,6 +43,8 @@ pub(crate) struct Prepared<M: RestModel> {
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
     pub(crate) columns: Option<Arc<[bool]>>,
+    /// The rules of the API's resources that joins obey (filled when the API is set up).
+    pub(crate) joins: Arc<Joins>,
 }
 
 /// Per field: `base(field)`, and listed in `only` when that option is given.
@@ -141,6 +144,7 @@ impl<M: RestModel> Prepared<M> {
             keyset: resource.keyset,
             delete_recursive: resource.delete_recursive,
             columns,
+            joins: Arc::default(),
         }
     }
 
@@ -296,7 +300,7 @@ impl ListParser {
 
     /// The selection of a list request's decoded query pairs.
     pub fn parse(&self, pairs: &[(String, String)]) -> Result<Select, Error> {
-        self.0.parse(pairs).map(|query| query.select)
+        self.0.parse(pairs, &()).map(|query| query.select)
     }
 }
 
@@ -319,10 +323,12 @@ impl<M: RestModel> Nested for Prepared<M> {
         conn: &mut Conn<'_>,
         ids: &[i64],
     ) -> Result<NestedObjects, Error> {
-        let select = Select {
+        // A row that `get_query` hides is left out: the including object shows `null`.
+        let mut select = Select {
             columns: self.columns.clone(),
             ..Select::ids_in(M::meta().pk, ids)
         };
+        select.filters.extend(self.scope(cx)?);
         let rows = M::load(conn, &select)?;
         let objects = self.serialize(cx, conn, &rows, Vec::new())?;
         let index = rows

@@ -16,6 +16,15 @@ struct Note {
     score: Option<i64>,
 }
 
+/// Refers to a note, for the texts of joins.
+#[derive(Debug, crate::RestModel)]
+#[diesel(table_name = remark)]
+struct Remark {
+    id: i32,
+    #[rest(fk = Note)]
+    note_id: i32,
+}
+
 fn filter(field: usize, op: Op, values: Vec<Param>) -> Filter {
     Filter {
         path: vec![field],
@@ -57,6 +66,34 @@ fn the_text_of_a_list_on_each_engine() {
             r#"{columns} WHERE ("note"."title" COLLATE "C" < ? OR "note"."title" COLLATE "C" < ?) AND "note"."score" = ANY(?) ORDER BY "note"."score" DESC NULLS LAST, "note"."id" ASC LIMIT ? OFFSET ?"#
         )
     );
+}
+
+#[test]
+fn a_join_meets_the_conditions_within_its_target() {
+    let join = Filter {
+        path: vec![1, 1],
+        op: Op::Like,
+        values: vec![Param::Text("a%".into())],
+    };
+    let mut s = Select {
+        filters: vec![join],
+        ..Select::default()
+    };
+    let plain = r#"SELECT "remark"."id", "remark"."note_id" FROM "remark" WHERE "remark"."note_id" IN (SELECT "note"."id" FROM "note" WHERE "note"."title" LIKE ?)"#;
+    assert_eq!(rows_text(Remark::meta(), &s, false).unwrap(), plain);
+    let mut before = Vec::new();
+    s.shape(&mut before);
+    s.within = vec![crate::query::Within {
+        table: "note",
+        filters: vec![filter(2, Op::Gt, vec![Param::Int(3)])],
+    }];
+    assert_eq!(
+        rows_text(Remark::meta(), &s, false).unwrap(),
+        plain.replace("LIKE ?)", r#"LIKE ? AND "note"."score" > ?)"#)
+    );
+    let mut after = Vec::new();
+    s.shape(&mut after);
+    assert_ne!(before, after, "the conditions within are part of the shape");
 }
 
 #[test]

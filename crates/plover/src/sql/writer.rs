@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use crate::error::Error;
 use crate::kind::{FieldKind, SqlType};
 use crate::meta::{FieldMeta, ModelMeta};
-use crate::query::{Filter, Op, Select};
+use crate::query::{Filter, Op, Select, Within};
 use crate::sql::arg::Arg;
 use crate::value::fold_case;
 
@@ -23,6 +23,8 @@ pub(crate) struct Writer<'a> {
     /// Whether the text is the same for every statement of this shape and diesel may keep it
     /// prepared (not with an `IN` list of values on SQLite).
     pub(crate) prepared: bool,
+    /// The conditions of the models that joins reach (the selection's `within`).
+    within: &'a [Within],
 }
 
 impl<'a> Writer<'a> {
@@ -33,6 +35,7 @@ impl<'a> Writer<'a> {
             args: Vec::new(),
             pg,
             prepared: true,
+            within: &[],
         }
     }
 
@@ -124,6 +127,7 @@ impl<'a> Writer<'a> {
 
     /// ` WHERE ...` of a selection's conditions (nothing without any).
     pub(crate) fn conditions(&mut self, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
+        self.within = &s.within;
         let mut first = true;
         for f in &s.filters {
             self.sql(if first { " WHERE " } else { " AND " });
@@ -197,7 +201,20 @@ impl<'a> Writer<'a> {
         self.from(target);
         self.sql(" WHERE ");
         self.filter(target, f, depth + 1)?;
+        self.scope(target)?;
         self.sql(")");
+        Ok(())
+    }
+
+    /// ` AND ...` of the conditions that `within` sets on the rows of `meta` (nothing without).
+    fn scope(&mut self, meta: &ModelMeta) -> Result<(), Error> {
+        let within = self.within;
+        for w in within.iter().filter(|w| w.table == meta.table) {
+            for f in &w.filters {
+                self.sql(" AND ");
+                self.filter(meta, f, 0)?;
+            }
+        }
         Ok(())
     }
 

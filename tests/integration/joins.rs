@@ -1,0 +1,92 @@
+//! docs/contract.md#joins-respect-the-targets-rules: a join into another model obeys the
+//! resource registered for that model in the same API, for rows (its `get_query` scope) and for
+//! fields (what it lets clients filter).
+
+use plover_tests::*;
+
+/// Alice (active) and Carol (inactive: the user resource's `get_query` hides her), a message
+/// each, and a relationship from each to the other.
+async fn alice_and_hidden_carol() -> (TestApp, i64, i64) {
+    let app = TestApp::new().await;
+    let alice = app.user("alice", "pw");
+    let carol = app.user_with("carol", "pw", false, false);
+    app.sql(&format!(
+        "INSERT INTO message VALUES (1, {alice}, 'from alice', '2020-01-01 00:00:00'),
+            (2, {carol}, 'from carol', '2020-01-02 00:00:00');
+         INSERT INTO relationship VALUES (1, {alice}, {carol}), (2, {carol}, {alice});"
+    ));
+    (app, alice, carol)
+}
+
+#[actix_web::test]
+async fn a_hidden_user_cannot_be_found_through_a_join() {
+    let (app, _, carol) = alice_and_hidden_carol().await;
+    assert_eq!(app.get("/api/user/?username=carol").await.ids(), [0_i64; 0]);
+    let carol_id = carol.to_string();
+    for (key, value) in [
+        ("user__username", "carol"),
+        ("user__username__like", "car%"),
+        ("user__username__ilike", "CAROL"),
+        ("user__username__in", "carol,nobody"),
+        ("user__id", carol_id.as_str()),
+    ] {
+        let got = app.get(&url("/api/message/", &[(key, value)])).await.ids();
+        assert_eq!(got, [0_i64; 0], "{key}={value}");
+    }
+    // Alice's stay findable; the plain foreign key compares the column itself, no join.
+    assert_eq!(
+        app.get("/api/message/?user__username=alice").await.ids(),
+        [1]
+    );
+    let got = app
+        .get(&url("/api/message/", &[("user", &carol_id)]))
+        .await
+        .ids();
+    assert_eq!(got, [2]);
+    // Through another resource and a second foreign key to the same model.
+    let got = app
+        .get("/api/relationship/?to_user__username__like=%25")
+        .await
+        .ids();
+    assert_eq!(got, [2], "only the relationship to alice");
+    // Inside an OR of values: the hidden row matches none of them.
+    let got = app
+        .get("/api/message/?user__username__in=alice,carol")
+        .await
+        .ids();
+    assert_eq!(got, [1]);
+}
+
+#[actix_web::test]
+async fn an_included_object_whose_row_is_hidden_is_null() {
+    let (app, alice, _) = alice_and_hidden_carol().await;
+    let objects = app.get("/api/message/?ordering=id").await.objects();
+    assert_eq!(objects.len(), 2, "the messages themselves are not hidden");
+    assert_eq!(objects[0]["user"]["id"], alice);
+    assert!(objects[1]["user"].is_null(), "{}", objects[1]);
+    let detail = app.get("/api/message/2/").await.json();
+    assert!(detail["user"].is_null(), "{detail}");
+    let objects = app.get("/api/relationship/?ordering=id").await.objects();
+    assert!(objects[0]["to_user"].is_null(), "{}", objects[0]);
+    assert_eq!(objects[1]["to_user"]["id"], alice);
+}
+
+#[actix_web::test]
+async fn a_field_the_target_resource_refuses_is_refused_through_every_join() {
+    let (app, _, _) = alice_and_hidden_carol().await;
+    // `msgfk` allows every join through `user` and names no excluded path; the user resource
+    // hides `email` and `password`, so no join reaches them.
+    for key in [
+        "user__email",
+        "user__email__like",
+        "user__password",
+        "user__password__ne",
+    ] {
+        let resp = app.get(&url("/api/msgfk/", &[(key, "x")])).await;
+        assert_param_error(&resp, key);
+    }
+    // `dchain` includes a CModel resource that refuses `c_field`: so does the join.
+    let resp = app.get("/api/dchain/?c__c_field=x").await;
+    assert_param_error(&resp, "c__c_field");
+    assert_eq!(app.get("/api/dchain/?c__id=1").await.code(), 200);
+}
