@@ -90,3 +90,90 @@ async fn a_field_the_target_resource_refuses_is_refused_through_every_join() {
     assert_param_error(&resp, "c__c_field");
     assert_eq!(app.get("/api/dchain/?c__id=1").await.code(), 200);
 }
+
+#[actix_web::test]
+async fn a_list_orders_through_joins_that_filters_may_take() {
+    let app = TestApp::new().await;
+    let bob = app.user("bob", "pw");
+    let alice = app.user("alice", "pw");
+    let carol = app.user_with("carol", "pw", false, false);
+    app.sql(&format!(
+        "INSERT INTO message VALUES (1, {bob}, 'b1', '2020-01-01 00:00:00'),
+            (2, {alice}, 'a1', '2020-01-02 00:00:00'), (3, {carol}, 'c1', '2020-01-03 00:00:00'),
+            (4, {bob}, 'b2', '2020-01-04 00:00:00'), (5, {alice}, 'a2', '2020-01-05 00:00:00');"
+    ));
+    let ids = |query: &'static str| {
+        let app = &app;
+        async move { app.get(&format!("/api/message/?{query}")).await.ids() }
+    };
+    // Carol is hidden by the user resource: her message orders as NULL (first ascending, last
+    // descending), the primary key breaking ties.
+    assert_eq!(ids("ordering=user__username").await, [3, 2, 5, 1, 4]);
+    assert_eq!(ids("ordering=-user__username").await, [1, 4, 2, 5, 3]);
+    assert_eq!(ids("ordering=-user__username,-id").await, [4, 1, 5, 2, 3]);
+    assert_eq!(
+        ids("ordering=user__username&content__like=%251").await,
+        [3, 2, 1]
+    );
+    // Pages of a joined ordering follow on from each other.
+    let first = app
+        .get("/api/message/?ordering=user__username&limit=2")
+        .await
+        .json();
+    assert_eq!(
+        first["meta"]["next"]
+            .as_str()
+            .map(|n| n.contains("ordering")),
+        Some(true)
+    );
+    let next = first["meta"]["next"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(app.get(&next).await.ids(), [5, 1]);
+    // What filters may not take, ordering may not either.
+    for ordering in [
+        "user__email",
+        "user__password",
+        "-user__email",
+        "user__nope",
+    ] {
+        let resp = app.get(&format!("/api/message/?ordering={ordering}")).await;
+        assert_param_error(&resp, "ordering");
+    }
+    let resp = app
+        .get("/api/message/?ordering=user__username,-user__username")
+        .await;
+    assert_param_error(&resp, "ordering");
+}
+
+#[actix_web::test]
+async fn orderings_and_filters_join_at_most_eight_foreign_keys_deep() {
+    let app = TestApp::with_seed(
+        "INSERT INTO amodel (id, a_field) VALUES (1, 'z'), (2, 'a');
+         INSERT INTO bmodel (id, a_id, b_field) VALUES (1, 1, 'b1'), (2, 2, 'b2');
+         INSERT INTO cmodel (id, b_id, c_field) VALUES (1, 1, 'c1'), (2, 2, 'c2');
+         INSERT INTO dmodel (id, c_id, d_field) VALUES (1, 1, 'd1'), (2, 2, 'd2');",
+    )
+    .await;
+    let got = app
+        .get("/api/dmodel/?ordering=c__b__a__a_field")
+        .await
+        .ids();
+    assert_eq!(got, [2, 1]);
+    let got = app
+        .get("/api/dmodel/?ordering=-c__b__a__a_field")
+        .await
+        .ids();
+    assert_eq!(got, [1, 2]);
+    let eight = "parent__".repeat(8);
+    let resp = app.get(&format!("/api/ticket/?{eight}id=1")).await;
+    assert_eq!(resp.code(), 200);
+    let resp = app.get(&format!("/api/ticket/?ordering={eight}id")).await;
+    assert_eq!(resp.code(), 200);
+    let nine = "parent__".repeat(9);
+    let key = format!("{nine}id");
+    assert_param_error(&app.get(&format!("/api/ticket/?{key}=1")).await, &key);
+    let resp = app.get(&format!("/api/ticket/?ordering={nine}id")).await;
+    assert_param_error(&resp, "ordering");
+}

@@ -4,7 +4,8 @@
 use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData};
 use plover::db::Conn;
 use plover::prelude::*;
-use plover::query::{Filter, Op, Param, Select};
+use plover::query::Op;
+use plover::views::Query;
 
 use crate::{Message, Note, Relationship, User};
 
@@ -13,23 +14,11 @@ pub struct NewMessages;
 
 impl AdminPanel for NewMessages {
     fn data(&self, conn: &mut Conn<'_>) -> Result<PanelData, plover::Error> {
-        let pub_date = Message::FIELDS.pub_date.index();
+        let pub_date = Message::FIELDS.pub_date;
         let week_ago = plover::value::now() - chrono::Duration::days(7);
-        let this_week = vec![Filter {
-            path: vec![pub_date],
-            op: Op::Gte,
-            values: vec![Param::DateTime(week_ago)],
-        }];
-        let count = count_messages_since(conn, week_ago)?;
-        let newest = Message::load(
-            conn,
-            &Select {
-                filters: this_week,
-                order: vec![(pub_date, true)],
-                limit: Some(5),
-                ..Select::default()
-            },
-        )?;
+        let this_week = Query::<Message>::new().filter(pub_date, Op::Gte, week_ago);
+        let count = this_week.count(conn)?;
+        let newest = this_week.order_by_desc(pub_date).limit(5).all(conn)?;
         let mut items = vec![format!("{count} new in the last 7 days")];
         items.extend(
             newest
@@ -41,20 +30,6 @@ impl AdminPanel for NewMessages {
             forms: Vec::new(),
         })
     }
-}
-
-/// `SELECT COUNT(*) FROM message WHERE pub_date >= ?`, on either engine.
-fn count_messages_since(
-    conn: &mut Conn<'_>,
-    since: chrono::NaiveDateTime,
-) -> Result<i64, plover::Error> {
-    use crate::message;
-    use diesel::prelude::*;
-    let query = message::table.filter(message::pub_date.ge(since)).count();
-    Ok(match conn {
-        Conn::Sqlite(c) => query.get_result(*c)?,
-        Conn::Pg(c) => query.get_result(*c)?,
-    })
 }
 
 /// The admin under `/admin`.

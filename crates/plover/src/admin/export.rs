@@ -33,7 +33,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::LoadFields;
 use crate::model::RestModel;
-use crate::query::{Filter, Op, Param, Select};
+use crate::query::{Filter, Op, Order, Param, Select};
 
 /// Rows loaded per query while exporting (keyset on the primary key).
 const CHUNK: i64 = 1000;
@@ -237,7 +237,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         };
 
         let select = Select {
-            order: vec![(meta.pk, false)],
+            order: vec![Order::asc(meta.pk)],
             limit: Some(CHUNK),
             ..select
         };

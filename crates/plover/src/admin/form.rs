@@ -13,7 +13,7 @@ use super::views::{FormField, FormView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
-use crate::query::Select;
+use crate::query::{Order, Select};
 
 /// Most rows a foreign-key select lists; above, a number input takes the key.
 const MAX_SELECT_OPTIONS: i64 = 500;
@@ -329,7 +329,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         current: &str,
     ) -> Result<(Widget, &'static str), Error> {
         let select = Select {
-            order: vec![(target.pk, false)],
+            order: vec![Order::asc(target.pk)],
             limit: Some(MAX_SELECT_OPTIONS + 1),
             ..Select::default()
         };

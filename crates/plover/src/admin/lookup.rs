@@ -8,7 +8,7 @@ use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::RestModel;
-use crate::query::{Filter, Op, Param, Select};
+use crate::query::{Filter, Op, Order, Param, Select};
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// `GET {prefix}/{name}/lookup/{field}/?q=&page=`: the related rows whose lookup column
@@ -50,7 +50,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     values: vec![Param::Text(q.to_owned())],
                 }]
             },
-            order: vec![(lookup.column, false), (target.pk, false)],
+            order: vec![Order::asc(lookup.column), Order::asc(target.pk)],
             limit: Some(per_page + 1),
             offset: (page - 1).saturating_mul(per_page),
             ..Select::default()

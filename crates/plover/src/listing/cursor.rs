@@ -12,12 +12,17 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
-use crate::query::{Filter, Op, Param};
+use crate::query::{Filter, Op, Order, Param};
 
-/// Whether keyset pagination applies to this ordering: every term a non-nullable column
-/// (NULLs would need three-valued comparisons).
-pub(crate) fn supports(meta: &ModelMeta, order: &[(usize, bool)]) -> bool {
-    order.iter().all(|(idx, _)| !meta.fields[*idx].nullable)
+/// Whether keyset pagination applies to this ordering: every term a non-nullable column of
+/// the model itself (NULLs would need three-valued comparisons, and a joined row may be
+/// missing).
+pub(crate) fn supports(meta: &ModelMeta, order: &[Order]) -> bool {
+    order.iter().all(|o| {
+        o.own_field()
+            .and_then(|idx| meta.fields.get(idx))
+            .is_some_and(|f| !f.nullable)
+    })
 }
 
 /// The cursor of the page after `page`, from the values of its last row.
@@ -33,7 +38,7 @@ pub(crate) fn encode(page: i64, values: Vec<Value>) -> String {
 pub(crate) fn decode(
     token: &str,
     meta: &ModelMeta,
-    order: &[(usize, bool)],
+    order: &[Order],
 ) -> Result<(i64, Vec<Vec<Filter>>), Error> {
     let bad = || Error::param("cursor", "not a cursor of this list");
     let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
@@ -49,17 +54,17 @@ pub(crate) fn decode(
     let params = order
         .iter()
         .zip(values)
-        .map(|((idx, _), v)| param(meta.fields[*idx].kind, v).ok_or_else(bad))
+        .map(|(o, v)| param(meta.fields[o.field].kind, v).ok_or_else(bad))
         .collect::<Result<Vec<_>, _>>()?;
     let term = |i: usize, op: Op| Filter {
-        path: vec![order[i].0],
+        path: vec![order[i].field],
         op,
         values: vec![params[i].clone()],
     };
     let any_of = (0..order.len())
         .map(|i| {
             let mut all: Vec<Filter> = (0..i).map(|j| term(j, Op::Eq)).collect();
-            all.push(term(i, if order[i].1 { Op::Lt } else { Op::Gt }));
+            all.push(term(i, if order[i].desc { Op::Lt } else { Op::Gt }));
             all
         })
         .collect();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::{is_filter, path_parts, ORDERING, PAGE};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
-use crate::query::{Filter, Limits, Op, Param, Select};
+use crate::query::{Filter, Limits, Op, Order, Param, Select};
 
 /// A list compiled once at set-up: what a resource or model admin allows to filter and order
 /// on, as field indexes, and its page size; it parses each request's query string.
@@ -108,7 +108,7 @@ fn parse_list_query(
     let mut select = Select {
         filters: parse_filters(pairs, rules, joins)?,
         order: match first(ORDERING) {
-            Some(v) => parse_ordering(v, rules)?,
+            Some(v) => parse_ordering(v, rules, joins)?,
             None => Vec::new(),
         },
         limit: Some(limit + 1),
@@ -118,8 +118,8 @@ fn parse_list_query(
         within: Vec::new(),
     };
     let pk = rules.meta.pk;
-    if !select.order.iter().any(|(f, _)| *f == pk) {
-        select.order.push((pk, false));
+    if !select.order.iter().any(|o| o.own_field() == Some(pk)) {
+        select.order.push(Order::asc(pk));
     }
     Ok(ListQuery {
         select,
@@ -128,10 +128,15 @@ fn parse_list_query(
     })
 }
 
-/// The ordering terms: each a column the resource exposes, none twice (so that the list is
-/// never longer than the model's fields, docs/contract.md#bounded-cost).
-fn parse_ordering(value: &str, rules: &ListPlan) -> Result<Vec<(usize, bool)>, Error> {
-    let mut order: Vec<(usize, bool)> = Vec::new();
+/// The ordering terms: each a column the resource exposes, or a field that a join which
+/// filters may take reaches (`user__username`); none twice, and no more terms than the model
+/// has fields (docs/contract.md#bounded-cost).
+fn parse_ordering(
+    value: &str,
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<Vec<Order>, Error> {
+    let mut order: Vec<Order> = Vec::new();
     if value.is_empty() {
         return Ok(order);
     }
@@ -140,17 +145,62 @@ fn parse_ordering(value: &str, rules: &ListPlan) -> Result<Vec<(usize, bool)>, E
             Some(rest) => (rest, true),
             None => (part, false),
         };
-        let idx = match rules.meta.field(name) {
-            Some((idx, f)) if rules.exposed[idx] && !f.excluded => idx,
-            // The value is not echoed: it is arbitrary client text.
-            _ => return Err(Error::param(ORDERING, "not a column of this resource")),
-        };
-        if order.iter().any(|(i, _)| *i == idx) {
+        // The value is not echoed: it is arbitrary client text.
+        let term = order_term(name, rules, joins)
+            .ok_or_else(|| Error::param(ORDERING, "not a column of this resource"))?;
+        if term.through.len() > rules.limits.max_joins {
+            return Err(too_many_joins(ORDERING, &rules.limits));
+        }
+        if order
+            .iter()
+            .any(|o| o.through == term.through && o.field == term.field)
+        {
             return Err(Error::param(ORDERING, "names a column twice"));
         }
-        order.push((idx, desc));
+        if order.len() == rules.meta.fields.len() {
+            return Err(Error::param(
+                ORDERING,
+                format!("at most {} terms", rules.meta.fields.len()),
+            ));
+        }
+        order.push(Order { desc, ..term });
     }
     Ok(order)
+}
+
+/// The ascending term of an ordering name, if the list may order by it.
+fn order_term(name: &str, rules: &ListPlan, joins: &dyn JoinRules) -> Option<Order> {
+    let mut path = Vec::new();
+    let mut meta = rules.meta;
+    let mut parts = path_parts(name).peekable();
+    while let Some(part) = parts.next() {
+        let (idx, field) = meta.field(part)?;
+        path.push(idx);
+        if parts.peek().is_some() {
+            meta = field.fk?();
+        }
+    }
+    let own = rules.meta.fields.get(*path.first()?)?;
+    if path.len() == 1 {
+        return (rules.exposed[path[0]] && !own.excluded).then(|| Order::asc(path[0]));
+    }
+    if !allowed(rules, &path, joins) {
+        return None;
+    }
+    let field = path.pop()?;
+    Some(Order {
+        through: path,
+        field,
+        desc: false,
+    })
+}
+
+/// The error of a path that joins through more foreign keys than `limits` allow.
+fn too_many_joins(param: &str, limits: &Limits) -> Error {
+    Error::param(
+        param,
+        format!("at most {} joins in one path", limits.max_joins),
+    )
 }
 
 fn parse_filters(
@@ -237,6 +287,9 @@ fn parse_filter<'a>(
             (Some(target), None) => meta = target(),
             (None, None) => return Err(bad(&format!("unknown operator '{next}'"))),
         }
+    }
+    if path.len() > rules.limits.max_joins + 1 {
+        return Err(too_many_joins(key, &rules.limits));
     }
     if !allowed(rules, &path, joins) {
         return Err(bad("filtering on this field is not allowed"));

@@ -12,7 +12,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::ModelMeta;
 use crate::model::RestModel;
-use crate::query::{Filter, Op, Param, Select};
+use crate::query::{Filter, Op, Order, Param, Select};
 
 /// The user models an [`Auth`](super::Auth) was built for, with their username field.
 static USER_MODELS: RwLock<Vec<(&'static ModelMeta, usize)>> = RwLock::new(Vec::new());
@@ -107,7 +107,7 @@ pub(crate) fn check<M: RestModel>(
     columns[field] = true;
     columns[pk] = true;
     let mut select = Select {
-        order: vec![(pk, false)],
+        order: vec![Order::asc(pk)],
         limit: Some(BATCH),
         columns: Some(Arc::from(columns)),
         ..Select::default()

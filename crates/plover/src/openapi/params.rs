@@ -115,10 +115,20 @@ fn filters(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
 fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
     let meta = doc.shape.meta;
     let mut values = Vec::new();
+    let mut push = |name: String| {
+        values.push(format!("-{name}"));
+        values.push(name);
+    };
     for (idx, field) in meta.fields.iter().enumerate() {
         if doc.shape.exposed[idx] && !field.excluded {
-            values.push(field.name.to_owned());
-            values.push(format!("-{}", field.name));
+            push(field.name.to_owned());
+        }
+        // The fields one foreign key away that filters may take (deeper ones work too).
+        let Some(target) = field.fk else { continue };
+        for (inner, related) in target().fields.iter().enumerate() {
+            if allowed(doc.plan, &[idx, inner], doc.joins) {
+                push(format!("{}__{}", field.name, related.name));
+            }
         }
     }
     let item = Object::builder()
@@ -128,8 +138,9 @@ fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
     let mut param = query(
         ORDERING,
         list,
-        "Columns to order by, comma-separated; `-` orders descending. The primary key \
-         breaks ties. A column named twice is a 400.",
+        "Columns to order by, comma-separated; `-` orders descending; `<fk>__<field>` orders \
+         by a related row's field (a missing or hidden row's as NULL). The primary key breaks \
+         ties. A column named twice is a 400.",
     );
     param.style = Some(ParameterStyle::Form);
     param.explode = Some(false);

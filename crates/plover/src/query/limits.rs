@@ -29,6 +29,8 @@ pub struct Limits {
     /// request (default 16): a pattern is matched against every candidate row's text, so
     /// hundreds of them over large texts would keep a core busy for minutes.
     pub max_patterns: usize,
+    /// Foreign keys one filter or ordering term may join through (default 8).
+    pub max_joins: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +42,7 @@ impl Default for Limits {
             max_value_chars: 10_000,
             max_bulk_rows: 1_000,
             max_patterns: 16,
+            max_joins: 8,
         }
     }
 }

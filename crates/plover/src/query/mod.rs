@@ -67,6 +67,42 @@ pub struct Filter {
     pub values: Vec<Param>,
 }
 
+/// One term of an ordering: a field of the model, or of a model that its foreign keys reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order {
+    /// The foreign keys followed to the field's model, one per model along the way (empty: a
+    /// field of the model itself).
+    pub through: Vec<usize>,
+    /// The field, of the last model reached.
+    pub field: usize,
+    /// Whether the order is descending.
+    pub desc: bool,
+}
+
+impl Order {
+    /// Ascending on the model's own field `field`.
+    pub fn asc(field: usize) -> Order {
+        Order {
+            through: Vec::new(),
+            field,
+            desc: false,
+        }
+    }
+
+    /// Descending on the model's own field `field`.
+    pub fn desc(field: usize) -> Order {
+        Order {
+            desc: true,
+            ..Order::asc(field)
+        }
+    }
+
+    /// The field of the model itself that this term orders by (`None` through a join).
+    pub fn own_field(&self) -> Option<usize> {
+        self.through.is_empty().then_some(self.field)
+    }
+}
+
 /// The conditions a model's rows meet wherever a join of a selection reaches that model: the
 /// scope (`get_query`) of the resource registered for it, so that a filter or ordering through
 /// a foreign key cannot find the rows that resource hides.
@@ -83,8 +119,8 @@ pub struct Within {
 pub struct Select {
     /// Conditions, all of which must hold.
     pub filters: Vec<Filter>,
-    /// `(field index, descending)`, in priority order.
-    pub order: Vec<(usize, bool)>,
+    /// The ordering terms, in priority order.
+    pub order: Vec<Order>,
     /// Maximum number of rows.
     pub limit: Option<i64>,
     /// Rows to skip.
@@ -116,7 +152,7 @@ impl Select {
     pub fn pk_window(&self, pk: usize) -> Option<(i64, i64)> {
         let all = self.filters.is_empty() && self.any_of.is_empty() && self.columns.is_none();
         match (all, self.order.as_slice(), self.limit) {
-            (true, [(field, false)], Some(limit)) if *field == pk => Some((limit, self.offset)),
+            (true, [only], Some(limit)) if *only == Order::asc(pk) => Some((limit, self.offset)),
             _ => None,
         }
     }
@@ -142,8 +178,10 @@ impl Select {
             conditions(conj, key);
         }
         key.push(self.order.len());
-        for &(field, desc) in &self.order {
-            key.extend([field, usize::from(desc)]);
+        for term in &self.order {
+            key.push(term.through.len());
+            key.extend_from_slice(&term.through);
+            key.extend([term.field, usize::from(term.desc)]);
         }
         key.push(self.within.len());
         for within in &self.within {
@@ -179,7 +217,7 @@ mod tests {
     #[test]
     fn only_every_row_in_key_order_is_a_key_window() {
         let page = Select {
-            order: vec![(0, false)],
+            order: vec![Order::asc(0)],
             limit: Some(21),
             offset: 40,
             ..Select::default()
@@ -187,7 +225,7 @@ mod tests {
         assert_eq!(page.pk_window(0), Some((21, 40)));
         assert_eq!(page.pk_window(1), None, "another field is the key");
         let descending = Select {
-            order: vec![(0, true)],
+            order: vec![Order::desc(0)],
             ..page.clone()
         };
         assert_eq!(descending.pk_window(0), None);
@@ -207,7 +245,7 @@ mod tests {
         };
         assert_eq!(after_cursor.pk_window(0), None);
         let two_keys = Select {
-            order: vec![(0, false), (1, false)],
+            order: vec![Order::asc(0), Order::asc(1)],
             ..page
         };
         assert_eq!(two_keys.pk_window(0), None);
@@ -227,7 +265,7 @@ mod tests {
         };
         let base = Select {
             filters: vec![filter(Op::Lt, vec![Param::Int(5)])],
-            order: vec![(0, true)],
+            order: vec![Order::desc(0)],
             limit: Some(21),
             ..Select::default()
         };
@@ -259,7 +297,7 @@ mod tests {
                 ..base.clone()
             },
             Select {
-                order: vec![(0, false)],
+                order: vec![Order::asc(0)],
                 ..base.clone()
             },
             Select {

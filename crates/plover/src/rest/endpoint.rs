@@ -249,7 +249,7 @@ impl<M: RestModel> Prepared<M> {
         rows.truncate(query.limit as usize);
         let next = match rows.last() {
             Some(last) if has_next && keyset => {
-                let values = query.select.order.iter().map(|(i, _)| last.field_json(*i));
+                let values = query.select.order.iter().map(|o| last.field_json(o.field));
                 req.link(
                     CURSOR,
                     &cursor::encode(query.page.saturating_add(1), values.collect()),

@@ -56,7 +56,8 @@ impl Joins {
         self.0.get()?.iter().find(|t| std::ptr::eq(t.meta, meta))
     }
 
-    /// The scopes of the models that the joins of `select` (on `meta`) reach, for `cx`.
+    /// The scopes of the models that the joins of `select` (on `meta`: its filters' and its
+    /// ordering's) reach, for `cx`.
     pub(crate) fn within(
         &self,
         cx: &Context<'_>,
@@ -65,9 +66,12 @@ impl Joins {
     ) -> Result<Vec<Within>, Error> {
         let mut within: Vec<Within> = Vec::new();
         let filters = select.filters.iter().chain(select.any_of.iter().flatten());
-        for filter in filters {
+        let joins = filters
+            .map(|f| &f.path[..f.path.len().saturating_sub(1)])
+            .chain(select.order.iter().map(|o| o.through.as_slice()));
+        for through in joins {
             let mut model = meta;
-            for &index in &filter.path[..filter.path.len().saturating_sub(1)] {
+            for &index in through {
                 let target = model.fields.get(index).and_then(|f| f.fk).ok_or_else(|| {
                     Error::Internal("a join through a field that is not a foreign key".into())
                 })?;

@@ -159,14 +159,18 @@ fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<State
         Query::Rows,
         pg,
         &|k| s.shape(k),
-        &|w| {
-            w.select_fields(meta, s.columns.as_deref());
-            w.from(meta);
-            w.conditions(meta, s)?;
-            w.order_and_window(meta, s)
-        },
+        &|w| write_rows(w, meta, s),
         None,
     )
+}
+
+/// `SELECT` of the rows of a selection, in its order and window.
+fn write_rows<'a>(w: &mut Writer<'a>, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
+    w.select_fields(meta, s.columns.as_deref());
+    w.from(meta);
+    w.order_joins(meta, s)?;
+    w.conditions(meta, s)?;
+    w.order_and_window(meta, s)
 }
 
 /// The SQL text of the statement that loads a selection of `meta` (placeholders as `?`),
@@ -174,10 +178,7 @@ fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<State
 #[cfg(any(test, feature = "testing"))]
 pub(crate) fn rows_text(meta: &ModelMeta, s: &Select, pg: bool) -> Result<String, Error> {
     let mut w = Writer::new(pg, true);
-    w.select_fields(meta, s.columns.as_deref());
-    w.from(meta);
-    w.conditions(meta, s)?;
-    w.order_and_window(meta, s)?;
+    write_rows(&mut w, meta, s)?;
     Ok(w.into_text()
         .unwrap_or_default()
         .replace(writer::PLACEHOLDER, "?"))
@@ -342,6 +343,7 @@ pub(crate) fn ids<'s>(
         w.sql("SELECT ");
         w.column(meta, meta.pk_field());
         w.from(meta);
+        w.order_joins(meta, s)?;
         w.conditions(meta, s)?;
         w.order_and_window(meta, s)
     };

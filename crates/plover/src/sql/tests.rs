@@ -5,7 +5,7 @@ use diesel::{Connection, RunQueryDsl, SqliteConnection};
 
 use super::*;
 use crate::model::RestModel;
-use crate::query::{Filter, Op, Param};
+use crate::query::{Filter, Op, Order, Param};
 
 /// Texts, for the texts' tests only (no table is declared to diesel).
 #[derive(Debug, crate::RestModel)]
@@ -36,7 +36,7 @@ fn filter(field: usize, op: Op, values: Vec<Param>) -> Filter {
 fn select(filters: Vec<Filter>) -> Select {
     Select {
         filters,
-        order: vec![(2, true), (0, false)],
+        order: vec![Order::desc(2), Order::asc(0)],
         limit: Some(21),
         ..Select::default()
     }
@@ -94,6 +94,33 @@ fn a_join_meets_the_conditions_within_its_target() {
     let mut after = Vec::new();
     s.shape(&mut after);
     assert_ne!(before, after, "the conditions within are part of the shape");
+}
+
+#[test]
+fn an_ordering_through_a_join_is_a_left_join_of_the_rows_within() {
+    let s = Select {
+        order: vec![
+            Order {
+                through: vec![1],
+                field: 1,
+                desc: true,
+            },
+            Order::asc(0),
+        ],
+        within: vec![crate::query::Within {
+            table: "note",
+            filters: vec![filter(2, Op::Gt, vec![Param::Int(3)])],
+        }],
+        ..Select::default()
+    };
+    assert_eq!(
+        rows_text(Remark::meta(), &s, false).unwrap(),
+        r#"SELECT "remark"."id", "remark"."note_id" FROM "remark" LEFT JOIN "note" AS "plover_o0_0" ON "plover_o0_0"."id" = "remark"."note_id" AND "plover_o0_0"."score" > ? ORDER BY "plover_o0_0"."title" DESC, "remark"."id" ASC"#
+    );
+    #[cfg(feature = "postgres")]
+    assert!(rows_text(Remark::meta(), &s, true).unwrap().ends_with(
+        r#"ORDER BY "plover_o0_0"."title" COLLATE "C" DESC NULLS LAST, "remark"."id" ASC"#
+    ));
 }
 
 #[test]

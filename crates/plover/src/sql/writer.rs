@@ -25,6 +25,9 @@ pub(crate) struct Writer<'a> {
     pub(crate) prepared: bool,
     /// The conditions of the models that joins reach (the selection's `within`).
     within: &'a [Within],
+    /// While set, `column` writes this alias for the table it names (a joined table's
+    /// conditions).
+    alias: Option<(&'static str, String)>,
 }
 
 impl<'a> Writer<'a> {
@@ -36,6 +39,7 @@ impl<'a> Writer<'a> {
             pg,
             prepared: true,
             within: &[],
+            alias: None,
         }
     }
 
@@ -59,11 +63,58 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Appends `"table"."column"`.
+    /// Appends `"table"."column"` (the alias in place of an aliased table).
     pub(crate) fn column(&mut self, meta: &ModelMeta, field: &FieldMeta) {
-        self.ident(meta.table);
+        match &self.alias {
+            Some((table, alias)) if *table == meta.table => {
+                let alias = alias.clone();
+                self.ident(&alias);
+            }
+            _ => self.ident(meta.table),
+        }
         self.sql(".");
         self.ident(field.column);
+    }
+
+    /// The alias of the model reached at hop `hop` of ordering term `term`.
+    fn order_alias(term: usize, hop: usize) -> String {
+        format!("plover_o{term}_{hop}")
+    }
+
+    /// ` LEFT JOIN`s of the models that ordering terms reach through foreign keys, each under an
+    /// alias of its own, holding only the rows `within` lets joins reach: a row whose related
+    /// row is missing or hidden orders as NULL.
+    pub(crate) fn order_joins(&mut self, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
+        self.within = &s.within;
+        for (term, order) in s.order.iter().enumerate() {
+            let mut model = meta;
+            let mut from = meta.table.to_owned();
+            for (hop, &index) in order.through.iter().enumerate() {
+                let fk = field(model, index)?;
+                let target = fk.fk.ok_or_else(|| {
+                    Error::Internal("an ordering through a field that is not a foreign key".into())
+                })?();
+                let alias = Writer::order_alias(term, hop);
+                self.sql(" LEFT JOIN ");
+                self.ident(target.table);
+                self.sql(" AS ");
+                self.ident(&alias);
+                self.sql(" ON ");
+                self.ident(&alias);
+                self.sql(".");
+                self.ident(target.pk_field().column);
+                self.sql(" = ");
+                self.ident(&from);
+                self.sql(".");
+                self.ident(fk.column);
+                self.alias = Some((target.table, alias.clone()));
+                let scoped = self.scope(target);
+                self.alias = None;
+                scoped?;
+                (model, from) = (target, alias);
+            }
+        }
+        Ok(())
     }
 
     /// Appends a placeholder ([`PLACEHOLDER`]) and binds `arg` to it.
@@ -153,16 +204,30 @@ impl<'a> Writer<'a> {
 
     /// ` ORDER BY ...` and ` LIMIT ? OFFSET ?` of a selection.
     pub(crate) fn order_and_window(&mut self, meta: &ModelMeta, s: &Select) -> Result<(), Error> {
-        for (i, &(index, desc)) in s.order.iter().enumerate() {
-            let field = field(meta, index)?;
+        for (i, term) in s.order.iter().enumerate() {
+            let desc = term.desc;
             self.sql(if i == 0 { " ORDER BY " } else { ", " });
-            self.column(meta, field);
+            let mut model = meta;
+            for &index in &term.through {
+                model = field(model, index)?.fk.ok_or_else(|| {
+                    Error::Internal("an ordering through a field that is not a foreign key".into())
+                })?();
+            }
+            let field = field(model, term.field)?;
+            if term.through.is_empty() {
+                self.column(meta, field);
+            } else {
+                self.ident(&Writer::order_alias(i, term.through.len() - 1));
+                self.sql(".");
+                self.ident(field.column);
+            }
             if self.pg && field.kind == FieldKind::Text {
                 // Text sorts by code point, as on SQLite, whatever the database's collation.
                 self.sql(" COLLATE \"C\"");
             }
             self.sql(if desc { " DESC" } else { " ASC" });
-            if self.pg && field.nullable {
+            // A joined row may be missing (NULL) whatever the field.
+            if self.pg && (field.nullable || !term.through.is_empty()) {
                 // NULLs first ascending and last descending, as on SQLite.
                 self.sql(if desc { " NULLS LAST" } else { " NULLS FIRST" });
             }

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::{Field, FieldKind, Path, RestModel};
-use crate::query::{Filter, Op, Param, Select};
+use crate::query::{Filter, Op, Order, Param, Select};
 use crate::sql;
 use crate::sql::cascade::delete_rows;
 
@@ -115,13 +115,13 @@ impl<M: RestModel> Query<M> {
     /// Orders by a field, ascending; call again for further keys. The primary key always
     /// breaks ties, so pages never overlap.
     pub fn order_by(mut self, field: Field<M>) -> Query<M> {
-        self.select.order.push((field.index(), false));
+        self.select.order.push(Order::asc(field.index()));
         self
     }
 
     /// Orders by a field, descending (`order_by_desc(Message::FIELDS.pub_date)`: newest first).
     pub fn order_by_desc(mut self, field: Field<M>) -> Query<M> {
-        self.select.order.push((field.index(), true));
+        self.select.order.push(Order::desc(field.index()));
         self
     }
 
@@ -262,8 +262,8 @@ impl<M: RestModel> Query<M> {
         self.check()?;
         let mut select = self.select.clone();
         let pk = M::meta().pk;
-        if !select.order.iter().any(|(f, _)| *f == pk) {
-            select.order.push((pk, false));
+        if !select.order.iter().any(|o| o.own_field() == Some(pk)) {
+            select.order.push(Order::asc(pk));
         }
         Ok(select)
     }
