@@ -7,6 +7,7 @@ mod accounts;
 mod admin;
 mod auth;
 mod commands;
+mod counts;
 mod crud;
 mod errors;
 mod fields;

@@ -19,13 +19,20 @@ pub(crate) const LIMIT: &str = "limit";
 pub(crate) const PAGE: &str = "page";
 /// The parameter that names a page by keyset cursor (REST).
 pub(crate) const CURSOR: &str = "cursor";
+/// The parameter that asks for the number of matching rows (`exact` or `estimated`).
+pub(crate) const COUNT: &str = "count";
+/// Parameters reserved for list features (sparse fields, search, filter groups): never
+/// filters, whatever the model's fields are called.
+pub(crate) const RESERVED: [&str; 4] = ["fields", "q", "or", "not"];
 /// The API-key credentials a query string may carry (REST).
 pub(crate) const CREDENTIALS: [&str; 2] = ["key", "secret"];
 
-/// Whether a list parameter is a filter: not the ordering, the window, a cursor or a
-/// credential (docs/contract.md#lists).
+/// Whether a list parameter is a filter: not the ordering, the window, a cursor, the count, a
+/// reserved name or a credential (docs/contract.md#lists).
 pub(crate) fn is_filter(key: &str) -> bool {
-    ![ORDERING, LIMIT, PAGE, CURSOR].contains(&key) && !CREDENTIALS.contains(&key)
+    ![ORDERING, LIMIT, PAGE, CURSOR, COUNT].contains(&key)
+        && !RESERVED.contains(&key)
+        && !CREDENTIALS.contains(&key)
 }
 
 /// The field names of a `__`-separated path (`user__username`), as `path.split("__")` gives

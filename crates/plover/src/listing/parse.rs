@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use super::{is_filter, path_parts, ORDERING, PAGE};
+use super::{is_filter, path_parts, COUNT, ORDERING, PAGE};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
-use crate::query::{Filter, Limits, Op, Order, Param, Select};
+use crate::query::{Count, Filter, Limits, Op, Order, Param, Select};
 
 /// A list compiled once at set-up: what a resource or model admin allows to filter and order
 /// on, as field indexes, and its page size; it parses each request's query string.
@@ -28,6 +28,8 @@ pub(crate) struct ListPlan {
     pub(crate) limits: Limits,
     /// Rows a page, and the most `limit` may ask for.
     pub(crate) paginate_by: i64,
+    /// How the list counts its rows when the request does not say (`None`: it does not).
+    pub(crate) count: Option<Count>,
 }
 
 /// A parsed list request.
@@ -39,6 +41,8 @@ pub(crate) struct ListQuery {
     pub(crate) page: i64,
     /// The page size.
     pub(crate) limit: i64,
+    /// Whether and how to count the matching rows.
+    pub(crate) count: Option<Count>,
 }
 
 impl ListPlan {
@@ -121,10 +125,18 @@ fn parse_list_query(
     if !select.order.iter().any(|o| o.own_field() == Some(pk)) {
         select.order.push(Order::asc(pk));
     }
+    let count = match first(COUNT) {
+        None => rules.count,
+        Some(name) => Some(
+            Count::from_name(name)
+                .ok_or_else(|| Error::param(COUNT, "expected exact or estimated"))?,
+        ),
+    };
     Ok(ListQuery {
         select,
         page,
         limit,
+        count,
     })
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::ListPlan;
 use crate::model::{ModelMeta, Path, RestModel};
-use crate::query::Limits;
+use crate::query::{Count, Limits};
 
 /// The list options of one model, as typed handles: no name is looked up again.
 pub(crate) struct ListSpec<M> {
@@ -22,6 +22,8 @@ pub(crate) struct ListSpec<M> {
     pub(crate) paginate_by: i64,
     /// `limits`: bounds on one request.
     pub(crate) limits: Limits,
+    /// `count`: how a list counts its rows when the request does not say.
+    pub(crate) count: Option<Count>,
 }
 
 impl<M> Default for ListSpec<M> {
@@ -33,6 +35,7 @@ impl<M> Default for ListSpec<M> {
             filter_exclude: Vec::new(),
             paginate_by: 20,
             limits: Limits::default(),
+            count: None,
         }
     }
 }
@@ -90,6 +93,7 @@ impl ListPlan {
             nested,
             limits,
             paginate_by,
+            count: None,
         }
     }
 }

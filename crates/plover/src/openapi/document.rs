@@ -461,6 +461,20 @@ fn envelope(object: &str) -> Schema {
         .required("previous")
         .property("next", link("next"))
         .required("next")
+        .property(
+            "count",
+            Object::builder()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .description(Some("The rows the filters match (with `count`)")),
+        )
+        .property(
+            "pages",
+            Object::builder()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .description(Some("The pages they fill (with `count`)")),
+        )
         .build();
     Schema::Object(
         Object::builder()

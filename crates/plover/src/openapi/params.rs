@@ -1,6 +1,6 @@
 //! The query parameters of a list (docs/contract.md#filters): every filter a resource's
 //! rules allow, own fields and one join deep, with each operator that applies; `ordering`;
-//! `limit`, `page` and `cursor`.
+//! `limit`, `page`, `cursor` and `count`.
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
 use utoipa::openapi::schema::{Array, Object, ObjectBuilder, Type};
@@ -9,7 +9,7 @@ use utoipa::openapi::Schema;
 use super::schema::{self, Way};
 use super::ResourceDoc;
 use crate::kind::FieldKind;
-use crate::listing::{allowed, CURSOR, LIMIT, ORDERING, PAGE};
+use crate::listing::{allowed, COUNT, CURSOR, LIMIT, ORDERING, PAGE};
 use crate::meta::FieldMeta;
 
 /// A query parameter.
@@ -169,6 +169,15 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
         ),
         query(PAGE, positive(), "Page number, from 1"),
         ordering(doc),
+        query(
+            COUNT,
+            Object::builder()
+                .schema_type(Type::String)
+                .enum_values(Some(["exact", "estimated"]))
+                .build(),
+            "Adds `meta.count` (the rows the filters match) and `meta.pages`: `exact` counts \
+             them, `estimated` takes PostgreSQL's planner estimate (exact on SQLite)",
+        ),
     ];
     if doc.keyset {
         params.push(query(

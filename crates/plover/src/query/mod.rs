@@ -67,6 +67,27 @@ pub struct Filter {
     pub values: Vec<Param>,
 }
 
+/// How a list counts the rows its filters match (`?count=`, or a resource's default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// `COUNT(*)` of the matching rows (`count=exact`).
+    Exact,
+    /// The query planner's estimate on PostgreSQL, an exact count on SQLite
+    /// (`count=estimated`): cheap on a large table, approximate.
+    Estimated,
+}
+
+impl Count {
+    /// The mode a `count` parameter names.
+    pub fn from_name(name: &str) -> Option<Count> {
+        match name {
+            "exact" => Some(Count::Exact),
+            "estimated" => Some(Count::Estimated),
+            _ => None,
+        }
+    }
+}
+
 /// One term of an ordering: a field of the model, or of a model that its foreign keys reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Order {

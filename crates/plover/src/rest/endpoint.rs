@@ -19,8 +19,9 @@ use crate::error::Error;
 use crate::listing::{cursor, CURSOR};
 use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
-use crate::query::Param;
+use crate::query::{Count, Param};
 use crate::sql::cascade::delete_rows;
+use crate::sql::{count, estimate};
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -199,6 +200,12 @@ struct PageMeta<'a> {
     page: i64,
     previous: &'a str,
     next: &'a str,
+    /// The rows the filters match, when counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<i64>,
+    /// The pages of `limit` rows they fill, when counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pages: Option<i64>,
 }
 
 /// A parsed body: the changes, and the key the client sent for each field given.
@@ -264,11 +271,22 @@ impl<M: RestModel> Prepared<M> {
         } else {
             req.page_link(query.page - 1)
         };
+        let count = match query.count {
+            None => None,
+            // A numbered page that ends the list tells the count without a query.
+            Some(_) if !has_next && !from_cursor && (query.page == 1 || !rows.is_empty()) => {
+                Some(query.select.offset.saturating_add(rows.len() as i64))
+            }
+            Some(Count::Exact) => Some(count(conn, meta, &query.select.conditions_only())?),
+            Some(Count::Estimated) => Some(estimate(conn, meta, &query.select.conditions_only())?),
+        };
         let meta = PageMeta {
             model: &self.name,
             page: query.page,
             previous: &previous,
             next: &next,
+            count,
+            pages: count.map(|n| n.saturating_add(query.limit - 1) / query.limit),
         };
         // The page in one buffer: the meta, then the objects written in place.
         let mut body = Vec::with_capacity(256 + rows.len() * 128);

@@ -103,7 +103,7 @@ impl<M: RestModel> Prepared<M> {
                 meta.name
             );
         }
-        let list = ListPlan::new(
+        let mut list = ListPlan::new(
             meta,
             exposed.clone(),
             filter_paths,
@@ -112,6 +112,7 @@ impl<M: RestModel> Prepared<M> {
             resource.list.limits,
             resource.list.paginate_by,
         );
+        list.count = resource.list.count;
         let keys = (0..n)
             .filter(|&i| exposed[i])
             .map(|i| {

@@ -10,6 +10,7 @@ use super::rate::RateLimit;
 use crate::auth::Authenticator;
 use crate::listing::{list_setters, ListSpec};
 use crate::model::{indexes, Field, RestModel};
+use crate::query::Count;
 
 /// The REST options of one model. Register it with
 /// [`RestApi::register`](crate::rest::RestApi::register).
@@ -112,6 +113,14 @@ impl<M: RestModel> Resource<M> {
     /// Applies when every ordering column is non-nullable; `page=` keeps working.
     pub fn keyset_pagination(mut self, keyset: bool) -> Self {
         self.keyset = keyset;
+        self
+    }
+
+    /// Counts the rows of every list request that does not choose itself (`?count=exact`,
+    /// `?count=estimated`): each page's `meta` then carries `count` and `pages`. Default: no
+    /// count unless asked for.
+    pub fn count(mut self, count: Count) -> Self {
+        self.list.count = Some(count);
         self
     }
 

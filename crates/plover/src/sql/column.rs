@@ -191,6 +191,26 @@ impl<M: FromRow, DB: Engine> QueryableByName<DB> for Loaded<M> {
     }
 }
 
+/// The estimated number of rows of a PostgreSQL plan: `EXPLAIN (FORMAT JSON)`'s
+/// `[{"Plan": {"Plan Rows": n, ...}}]`.
+#[cfg(feature = "postgres")]
+pub(crate) struct Plan(pub(crate) i64);
+
+#[cfg(feature = "postgres")]
+impl QueryableByName<diesel::pg::Pg> for Plan {
+    fn build<'a>(row: &impl NamedRow<'a, diesel::pg::Pg>) -> deserialize::Result<Self> {
+        let field = Row::get(row, 0).ok_or("no column")?;
+        let bytes = field.value().ok_or("no plan")?.as_bytes();
+        let plan: serde_json::Value = serde_json::from_slice(bytes)?;
+        let rows = plan[0]["Plan"]["Plan Rows"]
+            .as_f64()
+            .ok_or("no row estimate")?;
+        // An estimate: rounded, and never below zero.
+        #[allow(clippy::cast_possible_truncation)]
+        Ok(Plan(rows.max(0.0).round() as i64))
+    }
+}
+
 /// An integer key or count read from the first column (`INTEGER` or `BIGINT`).
 pub(crate) struct Key(pub(crate) i64);
 

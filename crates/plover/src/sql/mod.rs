@@ -34,6 +34,8 @@ enum Query {
     Rows,
     Ids,
     Count,
+    #[cfg(feature = "postgres")]
+    Estimate,
     ByPk,
     ByField,
     Insert,
@@ -351,6 +353,28 @@ pub(crate) fn ids<'s>(
         statement(meta, Query::Ids, pg, &|k| s.shape(k), &write, None)?.load(c)?
     });
     Ok(keys.into_iter().map(|k| k.0).collect())
+}
+
+/// The PostgreSQL planner's estimate of the number of rows a selection's conditions match
+/// (`EXPLAIN`, nothing run); the exact number on SQLite.
+#[cfg_attr(not(feature = "postgres"), allow(clippy::needless_lifetimes))]
+pub(crate) fn estimate<'s>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &'s Select,
+) -> Result<i64, Error> {
+    #[cfg(feature = "postgres")]
+    if let Conn::Pg(c) = conn {
+        let write = |w: &mut Writer<'s>| {
+            w.sql("EXPLAIN (FORMAT JSON) SELECT 1");
+            w.from(meta);
+            w.conditions(meta, s)
+        };
+        let statement = statement(meta, Query::Estimate, true, &|k| s.shape(k), &write, None)?;
+        let plan: column::Plan = statement.get_result(&mut **c)?;
+        return Ok(plan.0);
+    }
+    count(conn, meta, s)
 }
 
 /// The number of rows a selection's conditions match (its ordering and window are ignored).
