@@ -176,4 +176,10 @@ async fn orderings_and_filters_join_at_most_eight_foreign_keys_deep() {
     assert_param_error(&app.get(&format!("/api/ticket/?{key}=1")).await, &key);
     let resp = app.get(&format!("/api/ticket/?ordering={nine}id")).await;
     assert_param_error(&resp, "ordering");
+    // A path thousands of joins long is refused before any rule walks it.
+    let deep = "parent__".repeat(5_000);
+    let key = format!("{deep}id");
+    assert_param_error(&app.get(&format!("/api/ticket/?{key}=1")).await, &key);
+    let resp = app.get(&format!("/api/ticket/?ordering={deep}id")).await;
+    assert_param_error(&resp, "ordering");
 }

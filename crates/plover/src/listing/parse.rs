@@ -157,12 +157,7 @@ fn parse_ordering(
             Some(rest) => (rest, true),
             None => (part, false),
         };
-        // The value is not echoed: it is arbitrary client text.
-        let term = order_term(name, rules, joins)
-            .ok_or_else(|| Error::param(ORDERING, "not a column of this resource"))?;
-        if term.through.len() > rules.limits.max_joins {
-            return Err(too_many_joins(ORDERING, &rules.limits));
-        }
+        let term = order_term(name, rules, joins)?;
         if order
             .iter()
             .any(|o| o.through == term.through && o.field == term.field)
@@ -181,26 +176,33 @@ fn parse_ordering(
 }
 
 /// The ascending term of an ordering name, if the list may order by it.
-fn order_term(name: &str, rules: &ListPlan, joins: &dyn JoinRules) -> Option<Order> {
+fn order_term(name: &str, rules: &ListPlan, joins: &dyn JoinRules) -> Result<Order, Error> {
+    // The name is not echoed: it is arbitrary client text.
+    let refused = || Error::param(ORDERING, "not a column of this resource");
     let mut path = Vec::new();
     let mut meta = rules.meta;
     let mut parts = path_parts(name).peekable();
     while let Some(part) = parts.next() {
-        let (idx, field) = meta.field(part)?;
+        let (idx, field) = meta.field(part).ok_or_else(refused)?;
         path.push(idx);
         if parts.peek().is_some() {
-            meta = field.fk?();
+            meta = field.fk.ok_or_else(refused)?();
         }
     }
-    let own = rules.meta.fields.get(*path.first()?)?;
+    // Bounded before the rules walk the path (one step per join).
+    if path.len() > rules.limits.max_joins + 1 {
+        return Err(too_many_joins(ORDERING, &rules.limits));
+    }
+    let (&first, _) = path.split_first().ok_or_else(refused)?;
     if path.len() == 1 {
-        return (rules.exposed[path[0]] && !own.excluded).then(|| Order::asc(path[0]));
+        let shown = rules.exposed[first] && !rules.meta.fields[first].excluded;
+        return shown.then(|| Order::asc(first)).ok_or_else(refused);
     }
     if !allowed(rules, &path, joins) {
-        return None;
+        return Err(refused());
     }
-    let field = path.pop()?;
-    Some(Order {
+    let field = path.pop().ok_or_else(refused)?;
+    Ok(Order {
         through: path,
         field,
         desc: false,
