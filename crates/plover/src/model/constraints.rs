@@ -91,25 +91,9 @@ mod tests {
     use crate::kind::{FieldKind, SqlType};
 
     fn field(constraints: Constraints) -> FieldMeta {
-        FieldMeta {
-            name: "f",
-            column: "f",
-            key: "f",
-            kind: FieldKind::Int64,
-            nullable: true,
-            primary_key: false,
-            required: false,
-            excluded: false,
-            read_only: false,
-            unique: false,
-            fk: None,
-            sql_type: SqlType::BigInt,
-            sql_default: None,
-            doc: "",
-            constraints,
-            long: false,
-            private: false,
-        }
+        FieldMeta::new("f", "f", "f", FieldKind::Int64, SqlType::BigInt)
+            .mark_nullable()
+            .with_constraints(constraints)
     }
 
     #[test]

@@ -451,6 +451,12 @@ fn envelope(object: &str) -> Schema {
             )))
             .build()
     };
+    let counted = |what: &str| {
+        Object::builder()
+            .schema_type(Type::Integer)
+            .minimum(Some(0))
+            .description(Some(what))
+    };
     let meta = Object::builder()
         .schema_type(Type::Object)
         .property("model", text())
@@ -463,18 +469,9 @@ fn envelope(object: &str) -> Schema {
         .required("next")
         .property(
             "count",
-            Object::builder()
-                .schema_type(Type::Integer)
-                .minimum(Some(0))
-                .description(Some("The rows the filters match (with `count`)")),
+            counted("The rows the filters match (with `count`)"),
         )
-        .property(
-            "pages",
-            Object::builder()
-                .schema_type(Type::Integer)
-                .minimum(Some(0))
-                .description(Some("The pages they fill (with `count`)")),
-        )
+        .property("pages", counted("The pages they fill (with `count`)"))
         .build();
     Schema::Object(
         Object::builder()
