@@ -135,6 +135,7 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
                     message.user_id.join(user.password),
                     message.user_id.join(user.email),
                 ])
+                .search_fields([message.content.into(), message.user_id.join(user.username)])
                 .auth(UserAuthentication::new(auth)),
         )
         .register_resource(

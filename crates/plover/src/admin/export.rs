@@ -199,10 +199,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .filter(|(k, _)| !matches!(k.as_str(), "ordering" | "page" | "limit"))
             .cloned()
             .collect();
-        let select = Select {
-            filters: self.list.filters(&filters, &())?,
-            ..Select::default()
-        };
+        let select = self.list.conditions(&filters, &())?;
         let url = self.url(cx);
         if !cx.req.post {
             let view = ExportView {

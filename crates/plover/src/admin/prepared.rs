@@ -209,11 +209,14 @@ impl<M: RestModel> ModelAdmin<M> {
                 (idx, Lookup { target, column })
             })
             .collect();
+        let name = self.name.unwrap_or_else(|| meta.name.to_owned());
+        let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
+        list.check_search(&name, &());
         PreparedAdmin {
-            name: self.name.unwrap_or_else(|| meta.name.to_owned()),
+            name,
             columns,
             form_fields,
-            list: rules_for(meta, &exposure, exposures, 0, self.list.paginate_by),
+            list,
             filter_paginate_by: self.filter_paginate_by,
             lookups,
             delete_collect_objects: self.delete_collect_objects,

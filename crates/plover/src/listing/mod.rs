@@ -2,9 +2,11 @@
 //! under the filter rules of a resource or model admin.
 
 pub(crate) mod cursor;
+mod groups;
 mod parse;
 mod spec;
 
+pub(crate) use groups::{NOT, OR};
 pub(crate) use parse::allowed;
 pub(crate) use parse::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]
@@ -21,9 +23,13 @@ pub(crate) const PAGE: &str = "page";
 pub(crate) const CURSOR: &str = "cursor";
 /// The parameter that asks for the number of matching rows (`exact` or `estimated`).
 pub(crate) const COUNT: &str = "count";
+/// The parameter that searches a list's search fields.
+pub(crate) const SEARCH: &str = "q";
+/// The parameter that names the keys of the objects shown (sparse fields).
+pub(crate) const FIELDS: &str = "fields";
 /// Parameters reserved for list features (sparse fields, search, filter groups): never
 /// filters, whatever the model's fields are called.
-pub(crate) const RESERVED: [&str; 4] = ["fields", "q", "or", "not"];
+pub(crate) const RESERVED: [&str; 4] = [FIELDS, SEARCH, OR, NOT];
 /// The API-key credentials a query string may carry (REST).
 pub(crate) const CREDENTIALS: [&str; 2] = ["key", "secret"];
 

@@ -1,11 +1,13 @@
 //! List query strings (docs/contract.md#filters, #ordering and #pagination) to a [`Select`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{is_filter, path_parts, COUNT, ORDERING, PAGE};
+use super::groups::{self, Syntax, NOT, OR};
+use super::{is_filter, path_parts, COUNT, ORDERING, PAGE, SEARCH};
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
-use crate::query::{Count, Filter, Limits, Op, Order, Param, Select};
+use crate::query::{Count, Filter, Group, Limits, Op, Order, Param, Select, Term};
 
 /// A list compiled once at set-up: what a resource or model admin allows to filter and order
 /// on, as field indexes, and its page size; it parses each request's query string.
@@ -30,6 +32,8 @@ pub(crate) struct ListPlan {
     pub(crate) paginate_by: i64,
     /// How the list counts its rows when the request does not say (`None`: it does not).
     pub(crate) count: Option<Count>,
+    /// `search_fields`: the text fields `q` searches, as paths of field indexes.
+    pub(crate) search: Vec<Vec<usize>>,
 }
 
 /// A parsed list request.
@@ -46,6 +50,13 @@ pub(crate) struct ListQuery {
 }
 
 impl ListPlan {
+    /// The most words `q` may hold: each is searched in every search field, and the searches
+    /// of one request together may take as many patterns as its `like` filters
+    /// (`Limits::max_patterns`).
+    pub(crate) fn search_words(&self) -> usize {
+        (self.limits.max_patterns / self.search.len().max(1)).max(1)
+    }
+
     /// The selection of a list request's decoded query pairs: filters, ordering, page; joins
     /// obey the rules `joins` gives for the models they reach.
     pub(crate) fn parse(
@@ -56,14 +67,20 @@ impl ListPlan {
         parse_list_query(pairs, self, joins)
     }
 
-    /// The filters alone of a list request's decoded query pairs (an export's).
+    /// The conditions alone (filters, groups, search) of a list request's decoded query
+    /// pairs, as a selection of every matching row (an export's).
     #[cfg(feature = "admin")]
-    pub(crate) fn filters(
+    pub(crate) fn conditions(
         &self,
         pairs: &[(String, String)],
         joins: &dyn JoinRules,
-    ) -> Result<Vec<Filter>, Error> {
-        parse_filters(pairs, self, joins)
+    ) -> Result<Select, Error> {
+        let (filters, groups) = parse_conditions(pairs, self, joins)?;
+        Ok(Select {
+            filters,
+            groups,
+            ..Select::default()
+        })
     }
 }
 
@@ -109,8 +126,10 @@ fn parse_list_query(
     // saturated offset skips every row (a page past the end is empty: docs/contract.md#pagination).
     let offset = (page - 1).saturating_mul(limit);
 
+    let (filters, groups) = parse_conditions(pairs, rules, joins)?;
     let mut select = Select {
-        filters: parse_filters(pairs, rules, joins)?,
+        filters,
+        groups,
         order: match first(ORDERING) {
             Some(v) => parse_ordering(v, rules, joins)?,
             None => Vec::new(),
@@ -217,62 +236,214 @@ fn too_many_joins(param: &str, limits: &Limits) -> Error {
     )
 }
 
+/// What one request's conditions may still use of the limits (docs/contract.md#bounded-cost):
+/// every filter key, group term and group counts as a condition; values and patterns add up
+/// over all of them.
+struct Budget<'l> {
+    limits: &'l Limits,
+    conditions: usize,
+    values: usize,
+    patterns: usize,
+}
+
+impl<'l> Budget<'l> {
+    fn new(limits: &'l Limits) -> Self {
+        Budget {
+            limits,
+            conditions: 0,
+            values: 0,
+            patterns: 0,
+        }
+    }
+
+    /// One more condition, named `param`.
+    fn condition(&mut self, param: &str) -> Result<(), Error> {
+        self.conditions += 1;
+        if self.conditions > self.limits.max_conditions {
+            return Err(Error::param(
+                param,
+                format!("at most {} filter conditions", self.limits.max_conditions),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The values of `filter`, named `param`.
+    fn values(&mut self, param: &str, filter: &Filter) -> Result<(), Error> {
+        self.values += filter.values.len();
+        if self.values > self.limits.max_values {
+            return Err(Error::param(
+                param,
+                format!("at most {} filter values in all", self.limits.max_values),
+            ));
+        }
+        if matches!(filter.op, Op::Like | Op::ILike) {
+            self.patterns(param, filter.values.len())?;
+        }
+        Ok(())
+    }
+
+    /// `n` more `like` or `ilike` patterns, named `param`.
+    fn patterns(&mut self, param: &str, n: usize) -> Result<(), Error> {
+        self.patterns += n;
+        if self.patterns > self.limits.max_patterns {
+            return Err(Error::param(
+                param,
+                format!(
+                    "at most {} like or ilike patterns in one request",
+                    self.limits.max_patterns
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The filters and groups (`or`, `not`, the search) of a list request's pairs.
+fn parse_conditions(
+    pairs: &[(String, String)],
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<(Vec<Filter>, Vec<Group>), Error> {
+    let mut budget = Budget::new(&rules.limits);
+    let filters = parse_filters(pairs, rules, joins, &mut budget)?;
+    let mut groups = Vec::new();
+    for (key, value) in pairs {
+        let not = match key.as_str() {
+            OR => false,
+            NOT => true,
+            _ => continue,
+        };
+        let syntax =
+            groups::terms(value, rules.limits.max_group_depth).map_err(|m| Error::param(key, m))?;
+        let terms =
+            parse_group(syntax, rules, joins, &mut budget).map_err(|e| within_group(key, e))?;
+        budget.condition(key)?;
+        groups.push(if not {
+            Group::Not(terms)
+        } else {
+            Group::Any(terms)
+        });
+    }
+    if let Some(q) = pairs.iter().find(|(k, _)| k == SEARCH).map(|(_, v)| v) {
+        groups.extend(parse_search(q, rules)?);
+    }
+    Ok((filters, groups))
+}
+
+/// An error of a term inside group `param`: named by the group's parameter, the term's key
+/// in the message.
+fn within_group(param: &str, error: Error) -> Error {
+    match error {
+        Error::BadParam {
+            param: key,
+            message,
+        } if key != param => Error::param(param, format!("{key}: {message}")),
+        other => other,
+    }
+}
+
+fn parse_group(
+    syntax: Vec<Syntax<'_>>,
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+    budget: &mut Budget<'_>,
+) -> Result<Vec<Term>, Error> {
+    let mut terms = Vec::with_capacity(syntax.len());
+    for term in syntax {
+        terms.push(match term {
+            Syntax::Term(key, value) => {
+                if !is_filter(&key) {
+                    return Err(Error::param(key, "not a filter"));
+                }
+                budget.condition(&key)?;
+                let filter = parse_filter(&key, &[value], '|', true, rules, joins)?;
+                budget.values(&key, &filter)?;
+                Term::Filter(filter)
+            }
+            Syntax::Group { not, terms } => {
+                let name = if not { NOT } else { OR };
+                budget.condition(name)?;
+                let terms = parse_group(terms, rules, joins, budget)?;
+                Term::Group(if not {
+                    Group::Not(terms)
+                } else {
+                    Group::Any(terms)
+                })
+            }
+        });
+    }
+    Ok(terms)
+}
+
+/// The search `q`: per word, a group that holds when one of the search fields contains it
+/// (case-insensitively, `%` and `_` literal). No words, no condition.
+fn parse_search(q: &str, rules: &ListPlan) -> Result<Vec<Group>, Error> {
+    if rules.search.is_empty() {
+        return Err(Error::param(SEARCH, "this list has no search fields"));
+    }
+    rules
+        .limits
+        .check_value(q)
+        .map_err(|m| Error::param(SEARCH, m))?;
+    let words = rules.search_words();
+    if q.split_whitespace().nth(words).is_some() {
+        return Err(Error::param(SEARCH, format!("at most {words} words")));
+    }
+    let mut groups = Vec::new();
+    for word in q.split_whitespace() {
+        let terms = rules.search.iter().map(|path| {
+            Term::Filter(Filter {
+                path: path.clone(),
+                op: Op::Contains,
+                values: vec![Param::Text(word.to_owned())],
+            })
+        });
+        groups.push(Group::Any(terms.collect()));
+    }
+    Ok(groups)
+}
+
 fn parse_filters(
     pairs: &[(String, String)],
     rules: &ListPlan,
     joins: &dyn JoinRules,
+    budget: &mut Budget<'_>,
 ) -> Result<Vec<Filter>, Error> {
     // Same key repeated: one filter with several values, in first-seen order. Each key is kept
-    // with the index of its first pair; there are at most `max_conditions` of them.
-    let limits = &rules.limits;
+    // with the index of its first pair, and counted before any is parsed.
     let mut keys: Vec<(&str, usize)> = Vec::new();
     for (at, (k, _)) in pairs.iter().enumerate() {
         if !is_filter(k) || keys.iter().any(|(key, _)| key == k) {
             continue;
         }
-        if keys.len() == limits.max_conditions {
-            return Err(Error::param(
-                k,
-                format!("at most {} filter conditions", limits.max_conditions),
-            ));
-        }
+        budget.condition(k)?;
         keys.push((k, at));
     }
-    let (mut total, mut patterns) = (0, 0);
     let mut filters = Vec::with_capacity(keys.len());
+    let mut raw = Vec::new();
     for (key, first) in keys {
-        let raw = pairs[first..]
-            .iter()
-            .filter(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str());
-        let filter = parse_filter(key, raw, rules, joins)?;
-        total += filter.values.len();
-        if total > limits.max_values {
-            return Err(Error::param(
-                key,
-                format!("at most {} filter values in all", limits.max_values),
-            ));
-        }
-        if matches!(filter.op, Op::Like | Op::ILike) {
-            patterns += filter.values.len();
-            if patterns > limits.max_patterns {
-                return Err(Error::param(
-                    key,
-                    format!(
-                        "at most {} like or ilike patterns in one request",
-                        limits.max_patterns
-                    ),
-                ));
-            }
-        }
+        raw.clear();
+        raw.extend(
+            pairs[first..]
+                .iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str()),
+        );
+        let filter = parse_filter(key, &raw, ',', false, rules, joins)?;
+        budget.values(key, &filter)?;
         filters.push(filter);
     }
     Ok(filters)
 }
 
-fn parse_filter<'a>(
+/// The filter of `key` with the values `raw`: an `in` list is split at `separator`, and each
+/// value percent-decoded when `decode` (inside a group).
+fn parse_filter(
     key: &str,
-    raw: impl Iterator<Item = &'a str>,
+    raw: &[&str],
+    separator: char,
+    decode: bool,
     rules: &ListPlan,
     joins: &dyn JoinRules,
 ) -> Result<Filter, Error> {
@@ -317,12 +488,17 @@ fn parse_filter<'a>(
     let mut values = Vec::new();
     for v in raw {
         // Only `in` takes a list; every other operator takes the value whole.
-        let items = v.splitn(if op == Op::In { usize::MAX } else { 1 }, ',');
+        let items = v.splitn(if op == Op::In { usize::MAX } else { 1 }, separator);
         for item in items {
-            limits.check_value(item).map_err(|m| bad(&m))?;
+            let item = if decode {
+                groups::decode(item)
+            } else {
+                Cow::Borrowed(item)
+            };
+            limits.check_value(&item).map_err(|m| bad(&m))?;
             let value = match op {
-                Op::Is => Param::parse_is(kind, item),
-                _ => Param::parse(kind, item),
+                Op::Is => Param::parse_is(kind, &item),
+                _ => Param::parse(kind, &item),
             }
             .map_err(|m| bad(&m))?;
             // A choice field holds only its choices: any other value is a mistake.

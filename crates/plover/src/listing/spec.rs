@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::ListPlan;
-use crate::model::{ModelMeta, Path, RestModel};
+use super::{JoinRules, ListPlan};
+use crate::model::{FieldKind, ModelMeta, Path, RestModel};
 use crate::query::{Count, Limits};
 
 /// The list options of one model, as typed handles: no name is looked up again.
@@ -24,6 +24,8 @@ pub(crate) struct ListSpec<M> {
     pub(crate) limits: Limits,
     /// `count`: how a list counts its rows when the request does not say.
     pub(crate) count: Option<Count>,
+    /// `search_fields`: the text fields and paths `q` searches.
+    pub(crate) search_fields: Vec<Path<M>>,
 }
 
 impl<M> Default for ListSpec<M> {
@@ -36,27 +38,35 @@ impl<M> Default for ListSpec<M> {
             paginate_by: 20,
             limits: Limits::default(),
             count: None,
+            search_fields: Vec::new(),
         }
     }
 }
 
-/// Filter paths as field indexes, compiled once at set-up.
+/// Filter and search paths as field indexes, compiled once at set-up.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FilterPaths {
     /// `filter_fields`, if given.
     pub(crate) only: Option<Vec<Vec<usize>>>,
     /// `filter_exclude`.
     pub(crate) exclude: Vec<Vec<usize>>,
+    /// `search_fields`.
+    pub(crate) search: Vec<Vec<usize>>,
 }
 
 impl<M: RestModel> ListSpec<M> {
-    /// The filter paths as indexes. A join through a field that is not a foreign key to the
-    /// next model is a programming error: it panics at set-up, naming the option and the path.
+    /// The filter and search paths as indexes. A join through a field that is not a foreign
+    /// key to the next model, or a search field that is not text, is a programming error: it
+    /// panics at set-up, naming the option and the path.
     pub(crate) fn filter_paths(&self) -> FilterPaths {
-        let resolve = |paths: &[Path<M>], option: &str| -> Vec<Vec<usize>> {
+        let resolve = |paths: &[Path<M>], option: &str, text: bool| -> Vec<Vec<usize>> {
             paths
                 .iter()
                 .map(|path| match path.resolve() {
+                    Ok((_, field)) if text && field.kind != FieldKind::Text => panic!(
+                        "plover: {option}: `{}` is not a text field: search only text",
+                        path.as_str()
+                    ),
                     Ok((indexes, _)) => indexes,
                     Err(e) => panic!("plover: {option}: `{}`: {e}", path.as_str()),
                 })
@@ -66,8 +76,9 @@ impl<M: RestModel> ListSpec<M> {
             only: self
                 .filter_fields
                 .as_deref()
-                .map(|paths| resolve(paths, "filter_fields")),
-            exclude: resolve(&self.filter_exclude, "filter_exclude"),
+                .map(|paths| resolve(paths, "filter_fields", false)),
+            exclude: resolve(&self.filter_exclude, "filter_exclude", false),
+            search: resolve(&self.search_fields, "search_fields", true),
         }
     }
 }
@@ -94,6 +105,32 @@ impl ListPlan {
             limits,
             paginate_by,
             count: None,
+            search: paths.search,
+        }
+    }
+
+    /// Checks at set-up that clients may filter every search field of the list `name` (its
+    /// joins under the rules `joins` gives): a search field is a filter too, and must not find
+    /// what filters may not. Panics naming the field otherwise.
+    pub(crate) fn check_search(&self, name: &str, joins: &dyn JoinRules) {
+        for path in &self.search {
+            if !super::allowed(self, path, joins) {
+                let mut meta = self.meta;
+                let mut names = Vec::with_capacity(path.len());
+                for &idx in path {
+                    let field = &meta.fields[idx];
+                    names.push(field.name);
+                    if let Some(target) = field.fk {
+                        meta = target();
+                    }
+                }
+                panic!(
+                    "plover: search_fields of `{name}`: `{}` is not a field clients may filter \
+                     here (hidden, private, excluded, or refused by the joined model's \
+                     resource): search only what they may filter",
+                    names.join("__")
+                );
+            }
         }
     }
 }
@@ -136,6 +173,19 @@ macro_rules! list_setters {
             filters: impl IntoIterator<Item = P>,
         ) -> Self {
             self.list.filter_exclude = $crate::model::paths(filters);
+            self
+        }
+
+        /// Searches these text fields and paths with `q` ([`Field::join`](
+        /// crate::model::Field::join) reaches into related models): `?q=two words` keeps the
+        /// rows where every word is found, case-insensitively and as typed (`%` and `_` are
+        /// plain characters), in at least one of them. Each must be one clients may filter
+        /// (through a join, under the rules of the target's resource).
+        pub fn search_fields<P: Into<$crate::model::Path<M>>>(
+            mut self,
+            fields: impl IntoIterator<Item = P>,
+        ) -> Self {
+            self.list.search_fields = $crate::model::paths(fields);
             self
         }
 

@@ -312,7 +312,7 @@ fn add_resource(
             detail: true,
             id: "read",
             summary: format!("One {name} object"),
-            params: vec![pk_param.clone()],
+            params: vec![pk_param.clone(), params::fields(&doc.shape)],
             body: None,
             success: (200, one()),
             errors: vec![400, 403, 404, 413, 503],

@@ -1,15 +1,15 @@
 //! The query parameters of a list (docs/contract.md#filters): every filter a resource's
 //! rules allow, own fields and one join deep, with each operator that applies; `ordering`;
-//! `limit`, `page`, `cursor` and `count`.
+//! `limit`, `page`, `cursor`, `count`, `fields`, `q`, `or` and `not`.
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
 use utoipa::openapi::schema::{Array, Object, ObjectBuilder, Type};
 use utoipa::openapi::Schema;
 
 use super::schema::{self, Way};
-use super::ResourceDoc;
+use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
-use crate::listing::{allowed, COUNT, CURSOR, LIMIT, ORDERING, PAGE};
+use crate::listing::{allowed, COUNT, CURSOR, FIELDS, LIMIT, NOT, OR, ORDERING, PAGE, SEARCH};
 use crate::meta::FieldMeta;
 
 /// A query parameter.
@@ -147,6 +147,97 @@ fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
     param
 }
 
+/// A comma-separated list of `values` (form style, not exploded).
+fn comma_list(name: &str, values: Vec<String>, description: &str) -> Parameter {
+    let item = Object::builder()
+        .schema_type(Type::String)
+        .enum_values(Some(values));
+    let list = Array::builder().items(item).min_items(Some(1)).build();
+    let mut param = query(name, list, description);
+    param.style = Some(ParameterStyle::Form);
+    param.explode = Some(false);
+    param
+}
+
+/// The keys of `shape`'s objects, and `include.key` for those of included objects (deeper
+/// dotted names work too).
+fn keys(shape: &Shape<'_>, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    for (idx, field) in shape.meta.fields.iter().enumerate() {
+        if !shape.exposed[idx] {
+            continue;
+        }
+        match shape.nested.iter().find(|(i, _)| *i == idx) {
+            Some((_, inner)) => {
+                out.push(format!("{prefix}{}", field.name));
+                if depth == 0 {
+                    keys(inner, &format!("{prefix}{}.", field.name), depth + 1, out);
+                }
+            }
+            None => out.push(format!("{prefix}{}", field.json_key())),
+        }
+    }
+}
+
+/// `fields`: the keys to show (list and detail).
+pub(crate) fn fields(shape: &Shape<'_>) -> Parameter {
+    let mut names = Vec::new();
+    keys(shape, "", 0, &mut names);
+    comma_list(
+        FIELDS,
+        names,
+        "Only these keys of each object, comma-separated; `<include>.<key>` keeps only some \
+         keys of an included object. A name the objects do not show is a 400.",
+    )
+}
+
+/// `q`, if the resource has search fields.
+fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
+    let rules = doc.plan;
+    if rules.search.is_empty() {
+        return None;
+    }
+    let words = rules.search_words();
+    let text = Object::builder()
+        .schema_type(Type::String)
+        .max_length(Some(rules.limits.max_value_chars))
+        // At most `words` words, separated by whitespace.
+        .pattern(Some(format!(r"^\s*(\S+(\s+|$)){{0,{words}}}$")))
+        .build();
+    Some(query(
+        SEARCH,
+        text,
+        &format!(
+            "Keeps the objects where every word (at most {words}) is found in at least one \
+             search field, case-insensitively and as typed (`%` and `_` are plain characters)"
+        ),
+    ))
+}
+
+/// `or` and `not`: groups of filter terms.
+fn groups(doc: &ResourceDoc<'_>) -> [Parameter; 2] {
+    let depth = doc.plan.limits.max_group_depth;
+    let group = |name: &str, what: &str| {
+        let text = Object::builder()
+            .schema_type(Type::String)
+            .pattern(Some(r"^\(.+\)$"))
+            .build();
+        query(
+            name,
+            text,
+            &format!(
+                "{what}: `({name}=...)` holds comma-separated filter terms `key=value` (the \
+                 list's filter keys; values percent-encoded; `in` values separated by `|`) and \
+                 nested `or=(...)`/`not=(...)` groups, at most {depth} deep. Repeat the \
+                 parameter for several groups; each term counts against the filter limits."
+            ),
+        )
+    };
+    [
+        group(OR, "Keeps the objects that match at least one term"),
+        group(NOT, "Keeps the objects that do not match all of its terms"),
+    ]
+}
+
 /// Every query parameter of a list.
 pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     let positive = || {
@@ -179,6 +270,9 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
              them, `estimated` takes PostgreSQL's planner estimate (exact on SQLite)",
         ),
     ];
+    params.push(fields(&doc.shape));
+    params.extend(search(doc));
+    params.extend(groups(doc));
     if doc.keyset {
         params.push(query(
             CURSOR,

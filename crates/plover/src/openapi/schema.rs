@@ -119,7 +119,8 @@ fn described(builder: ObjectBuilder, field: &FieldMeta, way: Way) -> ObjectBuild
 }
 
 /// An object as responses show it: the exposed fields, nested objects for included
-/// resources. Every key is always present; `prepare_data` hooks may add more.
+/// resources. No key is required: `fields=` may leave any out (without it, every key is
+/// present); `prepare_data` hooks may add more.
 pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
     let meta = shape.meta;
     let mut object = Object::builder().schema_type(Type::Object);
@@ -147,7 +148,7 @@ pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
                 (field.json_key(), described(value, field, Way::Out).build())
             }
         };
-        object = object.property(key, schema).required(key);
+        object = object.property(key, schema);
     }
     Schema::Object(object.build())
 }

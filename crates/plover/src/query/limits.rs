@@ -31,6 +31,9 @@ pub struct Limits {
     pub max_patterns: usize,
     /// Foreign keys one filter or ordering term may join through (default 8).
     pub max_joins: usize,
+    /// How deep `or=(...)` and `not=(...)` groups may nest, the outermost counting as one
+    /// (default 3).
+    pub max_group_depth: usize,
 }
 
 impl Default for Limits {
@@ -43,6 +46,7 @@ impl Default for Limits {
             max_bulk_rows: 1_000,
             max_patterns: 16,
             max_joins: 8,
+            max_group_depth: 3,
         }
     }
 }

@@ -135,6 +135,44 @@ pub struct Within {
     pub filters: Vec<Filter>,
 }
 
+/// A group of conditions that a filter alone cannot say: `or=(...)`, `not=(...)`, or one word
+/// of a search (which matches when any search field contains it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Group {
+    /// At least one of the terms holds.
+    Any(Vec<Term>),
+    /// Not every one of the terms holds (the negation of their AND).
+    Not(Vec<Term>),
+}
+
+/// One term of a [`Group`]: a condition, or a group within the group.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Term {
+    /// A condition.
+    Filter(Filter),
+    /// A nested group.
+    Group(Group),
+}
+
+impl Group {
+    /// The group's terms.
+    pub fn terms(&self) -> &[Term] {
+        match self {
+            Group::Any(terms) | Group::Not(terms) => terms,
+        }
+    }
+
+    /// Calls `each` with every condition of the group, nested groups' included.
+    pub fn each_filter<'a>(&'a self, each: &mut impl FnMut(&'a Filter)) {
+        for term in self.terms() {
+            match term {
+                Term::Filter(filter) => each(filter),
+                Term::Group(group) => group.each_filter(each),
+            }
+        }
+    }
+}
+
 /// What to load: conditions (combined with AND), ordering, and an optional page window.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Select {
@@ -146,6 +184,8 @@ pub struct Select {
     pub limit: Option<i64>,
     /// Rows to skip.
     pub offset: i64,
+    /// Groups of conditions, each of which must hold as well.
+    pub groups: Vec<Group>,
     /// A further condition as an OR of ANDs (keyset pagination); empty: none.
     pub any_of: Vec<Vec<Filter>>,
     /// Per field: whether to load it (`None`: every field). A field not loaded comes back at
@@ -161,6 +201,7 @@ impl Select {
     pub fn conditions_only(&self) -> Select {
         Select {
             filters: self.filters.clone(),
+            groups: self.groups.clone(),
             any_of: self.any_of.clone(),
             within: self.within.clone(),
             ..Select::default()
@@ -171,7 +212,10 @@ impl Select {
     /// `pk`), a window of them: the shape that generated code serves with a query of fixed
     /// shape, prepared once per connection.
     pub fn pk_window(&self, pk: usize) -> Option<(i64, i64)> {
-        let all = self.filters.is_empty() && self.any_of.is_empty() && self.columns.is_none();
+        let all = self.filters.is_empty()
+            && self.groups.is_empty()
+            && self.any_of.is_empty()
+            && self.columns.is_none();
         match (all, self.order.as_slice(), self.limit) {
             (true, [only], Some(limit)) if *only == Order::asc(pk) => Some((limit, self.offset)),
             _ => None,
@@ -193,7 +237,27 @@ impl Select {
                 key.extend(f.values.iter().map(Param::tag));
             }
         }
+        fn group(g: &Group, key: &mut Vec<usize>) {
+            key.push(match g {
+                Group::Any(_) => 0,
+                Group::Not(_) => 1,
+            });
+            key.push(g.terms().len());
+            for term in g.terms() {
+                match term {
+                    Term::Filter(f) => conditions(std::slice::from_ref(f), key),
+                    Term::Group(inner) => {
+                        key.push(usize::MAX);
+                        group(inner, key);
+                    }
+                }
+            }
+        }
         conditions(&self.filters, key);
+        key.push(self.groups.len());
+        for g in &self.groups {
+            group(g, key);
+        }
         key.push(self.any_of.len());
         for conj in &self.any_of {
             conditions(conj, key);
@@ -216,6 +280,16 @@ impl Select {
         if let Some(columns) = &self.columns {
             key.extend(columns.iter().map(|&loaded| usize::from(loaded)));
         }
+    }
+
+    /// Calls `each` with every condition of the selection: its filters, its groups' and the
+    /// keyset's (not the scopes of `within`).
+    pub fn each_filter<'a>(&'a self, mut each: impl FnMut(&'a Filter)) {
+        self.filters.iter().for_each(&mut each);
+        for group in &self.groups {
+            group.each_filter(&mut each);
+        }
+        self.any_of.iter().flatten().for_each(each);
     }
 
     /// Rows whose field `field` equals one of `ids` (used for primary and foreign keys).

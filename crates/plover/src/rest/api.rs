@@ -187,6 +187,9 @@ impl RestApi {
     pub fn setup(mut self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let targets = self.endpoints.iter().map(|e| e.join_target()).collect();
         self.joins.set(targets);
+        for endpoint in &self.endpoints {
+            endpoint.list().check_search(endpoint.name(), &*self.joins);
+        }
         let description = self.description();
         let db = self.db;
         let api = Arc::new(self.defaults);

@@ -13,10 +13,11 @@ use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
 use super::request::{ApiRequest, Reply};
+use super::sparse::Sparse;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::listing::{cursor, CURSOR};
+use crate::listing::{cursor, ListPlan, CURSOR};
 use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
 use crate::query::{Count, Param};
@@ -31,6 +32,8 @@ pub(crate) trait Endpoint: Send + Sync {
     fn allowed(&self, detail: bool) -> Vec<Method>;
     /// The rules that joins from other resources of the API into this model obey.
     fn join_target(&self) -> JoinTarget;
+    /// Its list plan.
+    fn list(&self) -> &ListPlan;
     /// What the API description needs of this resource; `api`'s authentication and rate limit apply when the
     /// resource sets none.
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
@@ -79,6 +82,10 @@ impl<M: RestModel> Endpoint for Prepared<M> {
 
     fn join_target(&self) -> JoinTarget {
         JoinTarget::new(self.list.clone(), self.hooks.clone())
+    }
+
+    fn list(&self) -> &ListPlan {
+        &self.list
     }
 
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
@@ -187,7 +194,10 @@ impl<M: RestModel> Endpoint for Prepared<M> {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
                     return Err(Error::Forbidden);
                 }
-                Ok(Reply::ok(self.one(&cx, &mut db.conn()?, obj)?))
+                let sparse = Sparse::of_request(self, &req.query)?;
+                let body =
+                    self.serialize(&cx, &mut db.conn()?, &[obj], sparse.as_ref(), Vec::new())?;
+                Ok(Reply::ok(body.buf))
             }
         }
     }
@@ -218,7 +228,7 @@ struct Parsed<M: RestModel> {
 
 impl<M: RestModel> Prepared<M> {
     fn one(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Vec<u8>, Error> {
-        self.serialize(cx, conn, std::slice::from_ref(&obj), Vec::new())?
+        self.serialize(cx, conn, std::slice::from_ref(&obj), None, Vec::new())?
             .into_single()
             .ok_or_else(|| Error::Internal("serialization lost the object".into()))
     }
@@ -234,7 +244,8 @@ impl<M: RestModel> Prepared<M> {
         }
         let meta = M::meta();
         let mut query = self.list.parse(&req.query, &*self.joins)?;
-        query.select.columns = self.columns.clone();
+        let sparse = Sparse::of_request(self, &req.query)?;
+        query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);
         query.select.filters = filters;
@@ -293,7 +304,7 @@ impl<M: RestModel> Prepared<M> {
         body.extend_from_slice(b"{\"meta\":");
         serde_json::to_writer(&mut body, &meta).map_err(|e| Error::Internal(e.to_string()))?;
         body.extend_from_slice(b",\"objects\":[");
-        let mut body = self.serialize(cx, conn, &rows, body)?.buf;
+        let mut body = self.serialize(cx, conn, &rows, sparse.as_ref(), body)?.buf;
         body.extend_from_slice(b"]}");
         Ok(Reply::ok(body))
     }

@@ -65,10 +65,14 @@ impl Joins {
         select: &Select,
     ) -> Result<Vec<Within>, Error> {
         let mut within: Vec<Within> = Vec::new();
-        let filters = select.filters.iter().chain(select.any_of.iter().flatten());
-        let joins = filters
-            .map(|f| &f.path[..f.path.len().saturating_sub(1)])
-            .chain(select.order.iter().map(|o| o.through.as_slice()));
+        let mut joins: Vec<&[usize]> = Vec::new();
+        select.each_filter(|f| {
+            if f.path.len() > 1 {
+                joins.push(&f.path[..f.path.len() - 1]);
+            }
+        });
+        let orders = select.order.iter().map(|o| o.through.as_slice());
+        joins.extend(orders.filter(|through| !through.is_empty()));
         for through in joins {
             let mut model = meta;
             for &index in through {

@@ -10,6 +10,7 @@ mod prepared;
 mod rate;
 mod request;
 mod resource;
+mod sparse;
 
 pub use crate::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;

@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::hooks::Context;
+use super::sparse::Sparse;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::ListPlan;
@@ -26,12 +27,16 @@ pub(crate) trait Nested: Send + Sync {
     fn list(&self) -> &ListPlan;
     /// Its objects, for the API description.
     fn shape(&self) -> Shape<'_>;
-    /// Its serialized objects with these primary keys (one query per nesting level).
+    /// The keys of its objects that `names` ask for (`?fields=` names after the dot).
+    fn sparse(&self, names: &[&str]) -> Result<Sparse, String>;
+    /// Its serialized objects with these primary keys (one query per nesting level), with
+    /// only the keys of `sparse` if given.
     fn serialize_ids(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         ids: &[i64],
+        sparse: Option<&Sparse>,
     ) -> Result<NestedObjects, Error>;
 }
 

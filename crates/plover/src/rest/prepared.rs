@@ -13,13 +13,14 @@ use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
 use super::resource::Resource;
+use super::sparse::Sparse;
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::ListPlan;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
-use crate::query::{Filter, Select};
+use crate::query::{Filter, Order, Select};
 
 /// A resource ready to serve.
 pub(crate) struct Prepared<M: RestModel> {
@@ -54,7 +55,26 @@ fn only(meta: &ModelMeta, only: Option<&[usize]>, base: impl Fn(&FieldMeta) -> b
         .collect()
 }
 
+/// The key that objects show a field under: its name where it includes an object, else its
+/// JSON key (`user_id`).
+fn key_of(field: &FieldMeta, includes: bool) -> &'static str {
+    if includes {
+        field.name
+    } else {
+        field.json_key()
+    }
+}
+
 impl<M: RestModel> Prepared<M> {
+    /// The field that the objects show under `key`.
+    pub(crate) fn key_index(&self, key: &str) -> Option<usize> {
+        let fields = &M::meta().fields;
+        self.keys
+            .iter()
+            .map(|(idx, _)| *idx)
+            .find(|&idx| key_of(&fields[idx], self.includes[idx].is_some()) == key)
+    }
+
     /// Checks the options of `resource`; a misconfiguration panics with a clear message,
     /// before the server serves anything.
     pub(crate) fn new(resource: Resource<M>) -> Self {
@@ -116,12 +136,7 @@ impl<M: RestModel> Prepared<M> {
         let keys = (0..n)
             .filter(|&i| exposed[i])
             .map(|i| {
-                let field = &meta.fields[i];
-                let key = if includes[i].is_some() {
-                    field.name
-                } else {
-                    field.json_key()
-                };
+                let key = key_of(&meta.fields[i], includes[i].is_some());
                 let mut text = serde_json::to_vec(key).unwrap_or_default();
                 text.push(b':');
                 (i, text)
@@ -158,11 +173,13 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         rows: &[M],
+        sparse: Option<&Sparse>,
         mut buf: Vec<u8>,
     ) -> Result<Serialized, Error> {
+        let shown = |idx: usize| sparse.is_none_or(|s| s.shown[idx]);
         let mut nested: Vec<(usize, NestedObjects)> = Vec::new();
         for (idx, include) in self.includes.iter().enumerate() {
-            if let (Some(include), true) = (include, self.exposed[idx]) {
+            if let (Some(include), true) = (include, self.exposed[idx] && shown(idx)) {
                 let mut ids: Vec<i64> = rows
                     .iter()
                     .filter_map(|r| r.field_json(idx).as_i64())
@@ -172,7 +189,7 @@ impl<M: RestModel> Prepared<M> {
                 let objects = if ids.is_empty() {
                     NestedObjects::default()
                 } else {
-                    include.serialize_ids(cx, conn, &ids)?
+                    include.serialize_ids(cx, conn, &ids, sparse.and_then(|s| s.nested(idx)))?
                 };
                 nested.push((idx, objects));
             }
@@ -185,7 +202,7 @@ impl<M: RestModel> Prepared<M> {
             spans: Vec::with_capacity(rows.len()),
         };
         for row in rows {
-            let build = || self.map_of(row, &nested_of);
+            let build = || self.map_of(row, &shown, &nested_of);
             let mut data = Data::new(&build);
             self.hooks.prepare_data(cx, row, &mut data);
             if !out.spans.is_empty() {
@@ -197,10 +214,12 @@ impl<M: RestModel> Prepared<M> {
                     .map_err(|e| Error::Internal(e.to_string()))?,
                 None => {
                     out.buf.push(b'{');
-                    for (n, (idx, key)) in self.keys.iter().enumerate() {
-                        if n > 0 {
+                    let mut first = true;
+                    for (idx, key) in self.keys.iter().filter(|(idx, _)| shown(*idx)) {
+                        if !first {
                             out.buf.push(b',');
                         }
+                        first = false;
                         out.buf.extend_from_slice(key);
                         match nested_of(*idx) {
                             Some(objects) => {
@@ -223,11 +242,12 @@ impl<M: RestModel> Prepared<M> {
     fn map_of<'n>(
         &self,
         row: &M,
+        shown: &dyn Fn(usize) -> bool,
         nested_of: &dyn Fn(usize) -> Option<&'n NestedObjects>,
     ) -> Map<String, Value> {
         let meta = M::meta();
         let mut map = Map::new();
-        for (idx, _) in &self.keys {
+        for (idx, _) in self.keys.iter().filter(|(idx, _)| shown(*idx)) {
             let field = &meta.fields[*idx];
             match nested_of(*idx) {
                 Some(objects) => {
@@ -258,6 +278,22 @@ impl<M: RestModel> Prepared<M> {
             meta: M::meta(),
             exposed: &self.exposed,
             nested: nested.collect(),
+        }
+    }
+
+    /// The columns a list of these objects loads (`Select::columns`): the ones `sparse` or
+    /// the resource shows, the key, and the fields `order` names.
+    pub(crate) fn list_columns(
+        &self,
+        sparse: Option<&Sparse>,
+        order: &[Order],
+    ) -> Option<Arc<[bool]>> {
+        match sparse {
+            Some(sparse) if !self.hooks.reads_hidden_fields() => {
+                let ordered = order.iter().filter_map(Order::own_field);
+                Some(sparse.columns(M::meta().pk, ordered))
+            }
+            _ => self.columns.clone(),
         }
     }
 
@@ -318,20 +354,25 @@ impl<M: RestModel> Nested for Prepared<M> {
         Prepared::shape(self)
     }
 
+    fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
+        Prepared::sparse(self, names)
+    }
+
     fn serialize_ids(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         ids: &[i64],
+        sparse: Option<&Sparse>,
     ) -> Result<NestedObjects, Error> {
         // A row that `get_query` hides is left out: the including object shows `null`.
         let mut select = Select {
-            columns: self.columns.clone(),
+            columns: self.list_columns(sparse, &[]),
             ..Select::ids_in(M::meta().pk, ids)
         };
         select.filters.extend(self.scope(cx)?);
         let rows = M::load(conn, &select)?;
-        let objects = self.serialize(cx, conn, &rows, Vec::new())?;
+        let objects = self.serialize(cx, conn, &rows, sparse, Vec::new())?;
         let index = rows
             .iter()
             .enumerate()

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use crate::error::Error;
 use crate::kind::{FieldKind, SqlType};
 use crate::meta::{FieldMeta, ModelMeta};
-use crate::query::{Filter, Op, Select, Within};
+use crate::query::{Filter, Group, Op, Select, Term, Within};
 use crate::sql::arg::Arg;
 use crate::value::fold_case;
 
@@ -185,6 +185,11 @@ impl<'a> Writer<'a> {
             first = false;
             self.filter(meta, f, 0)?;
         }
+        for group in &s.groups {
+            self.sql(if first { " WHERE " } else { " AND " });
+            first = false;
+            self.group(meta, group, false)?;
+        }
         if !s.any_of.is_empty() {
             self.sql(if first { " WHERE (" } else { " AND (" });
             for (i, conj) in s.any_of.iter().enumerate() {
@@ -199,6 +204,35 @@ impl<'a> Writer<'a> {
             }
             self.sql(")");
         }
+        Ok(())
+    }
+
+    /// A group's condition, in parentheses: its terms joined by OR, or NOT of their AND.
+    /// Under a NOT (`negated`), a condition on a NULL is false rather than unknown, so that
+    /// `not=(status=closed)` keeps the rows without a status.
+    fn group(&mut self, meta: &ModelMeta, group: &'a Group, negated: bool) -> Result<(), Error> {
+        let (open, join, negated) = match group {
+            Group::Any(_) => ("(", " OR ", negated),
+            Group::Not(_) => ("NOT (", " AND ", true),
+        };
+        if group.terms().is_empty() {
+            return Err(Error::Internal("an empty group of conditions".into()));
+        }
+        self.sql(open);
+        for (i, term) in group.terms().iter().enumerate() {
+            if i > 0 {
+                self.sql(join);
+            }
+            match term {
+                Term::Filter(f) => {
+                    self.sql(if negated { "COALESCE((" } else { "(" });
+                    self.filter(meta, f, 0)?;
+                    self.sql(if negated { "), FALSE)" } else { ")" });
+                }
+                Term::Group(inner) => self.group(meta, inner, negated)?,
+            }
+        }
+        self.sql(")");
         Ok(())
     }
 

@@ -1,0 +1,96 @@
+//! docs/contract.md#search: `search_fields` and `?q=`, every word in some field, literal and
+//! case-insensitive, through joins under the target's rules.
+
+use plover_tests::*;
+
+/// Alice (active) and carol (hidden by the user resource), and their messages.
+async fn messages() -> TestApp {
+    let app = TestApp::new().await;
+    let alice = app.user("alice", "pw");
+    let carol = app.user_with("carol", "pw", false, false);
+    app.sql(&format!(
+        "INSERT INTO message VALUES
+            (1, {alice}, 'Hello world', '2020-01-01 00:00:00'),
+            (2, {alice}, 'the WORLD is wide', '2020-01-02 00:00:00'),
+            (3, {carol}, 'hello from carol', '2020-01-03 00:00:00'),
+            (4, {alice}, '100% sure_thing', '2020-01-04 00:00:00'),
+            (5, {alice}, 'une École', '2020-01-05 00:00:00'),
+            (6, {carol}, 'alice was here', '2020-01-06 00:00:00');"
+    ));
+    app
+}
+
+async fn found(app: &TestApp, q: &str) -> Vec<i64> {
+    app.get(&url("/api/message/", &[("q", q)])).await.ids()
+}
+
+#[actix_web::test]
+async fn every_word_matches_some_search_field() {
+    let app = messages().await;
+    assert_eq!(found(&app, "hello").await, [1, 3]);
+    assert_eq!(found(&app, "WORLD").await, [1, 2]);
+    assert_eq!(found(&app, "hello world").await, [1]);
+    assert_eq!(found(&app, "  world   wide ").await, [2]);
+    // `alice` is found in the username of her messages, and in carol's text.
+    assert_eq!(found(&app, "alice").await, [1, 2, 4, 5, 6]);
+    assert_eq!(found(&app, "alice hello").await, [1]);
+    assert_eq!(found(&app, "nothing").await, Vec::<i64>::new());
+    // No words: no condition.
+    assert_eq!(found(&app, "   ").await.len(), 6);
+    // Case folding for all of Unicode.
+    assert_eq!(found(&app, "éCOLE").await, [5]);
+}
+
+#[actix_web::test]
+async fn wildcards_are_plain_characters() {
+    let app = messages().await;
+    assert_eq!(found(&app, "100%").await, [4]);
+    assert_eq!(found(&app, "%").await, [4]);
+    // As wildcards, `1_0` and `0%s` would match `100% sure`.
+    assert_eq!(found(&app, "1_0").await, Vec::<i64>::new());
+    assert_eq!(found(&app, "0%s").await, Vec::<i64>::new());
+    assert_eq!(found(&app, "e_th").await, [4]);
+    assert_eq!(found(&app, "_").await, [4]);
+}
+
+#[actix_web::test]
+async fn a_join_finds_only_the_rows_its_target_shows() {
+    let app = messages().await;
+    // Carol is hidden by the user resource: her username matches nothing.
+    assert_eq!(found(&app, "carol").await, [3], "her text only");
+    assert_eq!(found(&app, "carol hello").await, [3]);
+}
+
+#[actix_web::test]
+async fn search_combines_with_filters_and_stays_in_the_links() {
+    let app = messages().await;
+    let body = app
+        .get("/api/message/?q=world&id__gt=1&limit=1")
+        .await
+        .json();
+    assert_eq!(body["objects"][0]["id"], 2);
+    let body = app.get("/api/message/?q=alice&limit=2").await.json();
+    let next = body["meta"]["next"].as_str().unwrap_or_default();
+    assert!(next.contains("q=alice"), "{next}");
+    let body = app
+        .get("/api/message/?q=alice&count=exact&limit=2")
+        .await
+        .json();
+    assert_eq!(body["meta"]["count"], 5);
+}
+
+#[actix_web::test]
+async fn bad_searches_are_400() {
+    let app = messages().await;
+    // A list without search fields.
+    assert_param_error(&app.get("/api/sample/?q=x").await, "q");
+    // Each word is searched in both fields; 16 patterns make 8 words.
+    let many = ["w"; 9].join(" ");
+    assert_param_error(&app.get(&url("/api/message/", &[("q", &many)])).await, "q");
+    let eight = ["w"; 8].join(" ");
+    app.get(&url("/api/message/", &[("q", &eight)]))
+        .await
+        .expect(200);
+    let long = "x".repeat(10_001);
+    assert_param_error(&app.get(&url("/api/message/", &[("q", &long)])).await, "q");
+}
