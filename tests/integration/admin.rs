@@ -385,6 +385,46 @@ async fn index_filters_use_the_rest_syntax_and_what_rest_refuses_is_400() {
 }
 
 #[actix_web::test]
+async fn index_searches_its_search_fields_and_keeps_the_search_everywhere() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    let alice = app.user("alice", PW);
+    app.sql(&format!(
+        "INSERT INTO message VALUES (1, {alice}, 'Hello world', '2020-01-01 00:00:00'),
+            (2, {alice}, 'bye 100%', '2020-01-02 00:00:00'), (3, 1, 'hello root', '2020-01-03 00:00:00');"
+    ));
+    let html = root.get("/admin/message/?q=HELLO").await.expect(200).text();
+    assert_eq!(row_ids(&html), [1, 3]);
+    // The box shows the search and keeps the other parameters, not the page.
+    assert!(html.contains(r#"name="q" value="HELLO""#), "{html}");
+    let html = root
+        .get("/admin/message/?q=alice&ordering=-id&page=1")
+        .await
+        .expect(200)
+        .text();
+    assert_eq!(row_ids(&html), [2, 1], "through the join, ordered");
+    let form = html
+        .split("class=\"search-form\"")
+        .nth(1)
+        .unwrap_or_default();
+    let form = form.split("</form>").next().unwrap_or_default();
+    assert!(form.contains(r#"name="ordering" value="-id""#), "{form}");
+    assert!(!form.contains(r#"name="page""#), "{form}");
+    // Sorting links and the export keep it.
+    assert!(html.contains("?q=alice&#38;ordering=id\""), "{html}");
+    assert!(html.contains("export/?q=alice"), "{html}");
+    // `%` is a plain character.
+    assert_eq!(
+        row_ids(&root.get("/admin/message/?q=0%25").await.text()),
+        [2]
+    );
+    // A model admin without search fields shows no box and refuses `q`.
+    let html = root.get("/admin/amodel/").await.expect(200).text();
+    assert!(!html.contains("search-form"), "{html}");
+    root.get("/admin/amodel/?q=x").await.expect(400);
+}
+
+#[actix_web::test]
 async fn index_never_filters_or_orders_on_excluded_fields_also_through_joins() {
     let app = TestApp::new().await;
     let root = admin(&app).await;

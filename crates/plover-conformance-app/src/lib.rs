@@ -314,7 +314,11 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                     let f = Message::FIELDS;
                     [f.id, f.user_id, f.content, f.pub_date].map(Column::field)
                 })
-                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username),
+                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username)
+                .search_fields([
+                    Message::FIELDS.content.into(),
+                    Message::FIELDS.user_id.join(User::FIELDS.username),
+                ]),
         )
         .register(ModelAdmin::<Note>::new())
         .register(

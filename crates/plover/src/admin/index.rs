@@ -9,7 +9,7 @@ use super::prepared::{bad_request, Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{allowed, is_filter, ORDERING, PAGE};
+use crate::listing::{allowed, is_filter, NOT, OR, ORDERING, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::sql::cascade::delete_rows;
@@ -99,10 +99,12 @@ impl<M: RestModel> PreparedAdmin<M> {
                 },
             })
             .collect();
+        // Filters and groups are chips; the search has its box. All of them go to the export.
+        let condition = |k: &str| is_filter(k) || k == OR || k == NOT;
         let filters = pairs
             .iter()
             .enumerate()
-            .filter(|(_, (k, _))| is_filter(k))
+            .filter(|(_, (k, _))| condition(k))
             .map(|(i, (k, v))| {
                 let rest: Vec<(String, String)> = pairs
                     .iter()
@@ -120,7 +122,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let page_link = |page: i64| with(PAGE, &page.to_string());
         let filter_query: Vec<(String, String)> = pairs
             .iter()
-            .filter(|(k, _)| is_filter(k))
+            .filter(|(k, _)| condition(k) || k == SEARCH)
             .cloned()
             .collect();
         let view = IndexView {
@@ -132,6 +134,12 @@ impl<M: RestModel> PreparedAdmin<M> {
             filters,
             filter_keys: self.filter_keys(cx),
             keep: pairs.iter().filter(|(k, _)| k != PAGE).cloned().collect(),
+            search: (!self.list.search.is_empty())
+                .then(|| cx.req.param(SEARCH).unwrap_or_default().to_owned()),
+            search_keep: (pairs.iter())
+                .filter(|(k, _)| k != PAGE && k != SEARCH)
+                .cloned()
+                .collect(),
             page: query.page,
             previous: (query.page > 1).then(|| page_link(query.page - 1)),
             next: has_next.then(|| page_link(query.page.saturating_add(1))),

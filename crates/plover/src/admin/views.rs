@@ -74,6 +74,10 @@ pub struct IndexView {
     pub filter_keys: Vec<FilterKey>,
     /// The query pairs the filter form keeps (hidden inputs): all but `page`.
     pub keep: Vec<(String, String)>,
+    /// The search box's text, when the model admin has `search_fields` (`None`: no box).
+    pub search: Option<String>,
+    /// The query pairs the search form keeps (hidden inputs): all but `q` and `page`.
+    pub search_keep: Vec<(String, String)>,
     /// The page number, from 1.
     pub page: i64,
     /// The previous page's link, if any.
