@@ -895,3 +895,34 @@ async fn a_user_is_loaded_by_a_unique_text_field() {
         .run_blocking(|conn| User::load_unique(conn, email, "bob@example.com"))
         .is_err());
 }
+
+#[actix_web::test]
+async fn the_user_resource_alone_keeps_addresses_private_and_messages_are_searchable() {
+    let blog = Blog::new().await;
+    let alice = blog.user("alice");
+    let bob = blog.user("bob");
+    blog.message(alice, "Hello from Alice", 1);
+    blog.message(bob, "hello, Bob here", 2);
+    let browser = blog.browser();
+    // Only the user resource excludes `email`; every join into users obeys it.
+    for probe in [
+        "/api/message/?user__email__like=%25",
+        "/api/relationship/?from_user__email__like=%25",
+        "/api/relationship/?to_user__email=alice@example.com",
+        "/api/message/?ordering=user__email",
+    ] {
+        let resp = browser.get(probe).await;
+        assert_eq!(resp.code(), 400, "{probe}");
+    }
+    let found = |q: &'static str| {
+        let browser = &browser;
+        async move { browser.get(&format!("/api/message/?q={q}")).await.ids() }
+    };
+    assert_eq!(found("HELLO").await.len(), 2);
+    assert_eq!(
+        found("hello+bob").await.len(),
+        1,
+        "a word in the text, one in the username"
+    );
+    assert_eq!(found("alice+bob").await.len(), 0);
+}
