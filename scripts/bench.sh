@@ -27,7 +27,9 @@
 #                       ratios are medians of the per-round ratios (each round pairs runs taken
 #                       minutes apart), with their range over the rounds when ROUNDS > 1
 #   SCALE=1             data-set scale for the peer's seed.py (1 = 1,000 users, 100,000 messages)
-#   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; `plain` too,
+#   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; the list
+#                       features count_exact count_estimated fields order_join search_common
+#                       search_rare filter_or, which only plover and plover_pg serve; `plain` too,
 #                       which only the ceilings serve)
 #   SERVERS="peer plover plover_pg limit own own_pg"   which servers to run; plover =
 #                       microblog on a SQLite file, plover_pg = the same binary on PostgreSQL
@@ -134,9 +136,23 @@ read -r -a ALL_WLS <<<"${WORKLOADS:-list_message list_message_page detail_messag
 log() { echo "[bench] $*" >&2; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
+# The list features that only Plover serves (plover and plover_pg run them; their ratio to the
+# peer is against the peer's list_message): path of each.
+list_feature() {
+  case "$1" in
+    count_exact) echo "/api/message/?count=exact" ;;
+    count_estimated) echo "/api/message/?count=estimated" ;;
+    fields) echo "/api/message/?fields=id,content" ;;
+    order_join) echo "/api/message/?ordering=user__username" ;;
+    search_common) echo "/api/message/?q=lorem" ;;
+    search_rare) echo "/api/message/?q=4242" ;;
+    filter_or) echo "/api/message/?or=(user=42,id__lt=100)" ;;
+    *) return 1 ;;
+  esac
+}
 for w in "${ALL_WLS[@]}" "${LIMIT_WLS[@]}" "${OWN_WLS[@]}" "${OWN_PG_WLS[@]}"; do
   case "$w" in list_message|list_message_page|detail_message|filter_join|filter_ops|create_message|list_user|plain) ;;
-    *) die "unknown workload $w (see ../shared/peer/bench.sh)" ;; esac
+    *) list_feature "$w" >/dev/null || die "unknown workload $w (see ../shared/peer/bench.sh and list_feature)" ;; esac
 done
 [ ${#ALL_WLS[@]} -gt 0 ] || die "WORKLOADS is empty"
 read -r -a SRV_LIST <<<"$SERVERS"
@@ -312,6 +328,10 @@ for table in order:
               "(SELECT COALESCE(MAX(id), 0) + 1 FROM \"%s\"), false);\n" % (table, table))
 PY
   pg_sql plover_base -1 -f "$WORK/pg-load.sql" >/dev/null
+  # The trigram indexes that serve `q` on the message resource's search fields (docs/reference.md#search-q).
+  pg_sql plover_base -c 'CREATE EXTENSION IF NOT EXISTS pg_trgm' \
+    -c 'CREATE INDEX message_content_trgm ON message USING gin (content gin_trgm_ops)' \
+    -c 'CREATE INDEX user_username_trgm ON "user" USING gin (username gin_trgm_ops)' >/dev/null
   pg_sql plover_base -c 'ANALYZE'
 
   # the same rows: count and max id per table, and the bench user's bcrypt hash
@@ -400,6 +420,7 @@ serves() {  # server workload: whether that server runs that workload
     limit) list=("${LIMIT_WLS[@]}") ;;
     own) list=("${OWN_WLS[@]}") ;;
     own_pg) list=("${OWN_PG_WLS[@]}") ;;
+    peer) [ "$2" != plain ] && ! list_feature "$2" >/dev/null; return ;;
     *) [ "$2" != plain ]; return ;;   # /plain is a route of the ceilings only
   esac
   for w in "${list[@]}"; do [ "$w" = "$2" ] && return 0; done
@@ -440,6 +461,20 @@ stop_server() {  # name
   wait "$pid" 2>/dev/null || true
 }
 
+bench_path() {  # base name path: a list-feature workload, as ../shared/peer/bench.sh runs a static one
+  local base=$1 name=$2 path=$3 code line
+  code="$(curl -s -o /dev/null -w '%{http_code}' "$base$path" || true)"
+  case "$code" in 2??) ;; *) echo "# warning: $name preflight answered HTTP $code" ;; esac
+  export WL_MODE=static WL_PREFIX=/api/message/
+  wrk -t"${THREADS:-2}" -c"${CONNS:-32}" -d"${WARMUP:-2s}" --timeout "${TIMEOUT:-10s}" \
+    -s "$PEER_DIR/wrk/workload.lua" "$base$path" >/dev/null 2>&1 || true
+  line="$(wrk -t"${THREADS:-2}" -c"${CONNS:-32}" -d"${DURATION:-10s}" --timeout "${TIMEOUT:-10s}" \
+    -s "$PEER_DIR/wrk/workload.lua" "$base$path" 2>&1 | grep '^RESULT ' | head -1 || true)"
+  if [ -z "$line" ]; then echo "$name: wrk failed"; return; fi
+  read -r _ rps p50 p99 non2xx sockerr reqs <<<"$line"
+  printf '%-18s %8s %9s %8s %8s %9s %9s\n' "$name" "$rps" "$p50" "$p99" "$non2xx" "$sockerr" "$reqs"
+}
+
 # --- runs ---------------------------------------------------------------------------------
 RESULTS="$WORK/results.txt"   # round server workload rps p50 p99 non2xx sockerr reqs cpu rss pss
 : > "$RESULTS"
@@ -472,8 +507,12 @@ for round in $(seq 1 "$ROUNDS"); do
         pg_t0="$(pg_ticks)"; pg_w0="$(date +%s.%N)"
       fi
       out="$WORK/out-$round-$w-$name.txt"
-      SERVER_PID="${SRV_PID[$name]}" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
-        "$PEER_DIR/bench.sh" "http://127.0.0.1:$(port_of "$name")" "$w" | tee "$out" >&2
+      if path="$(list_feature "$w")"; then
+        bench_path "http://127.0.0.1:$(port_of "$name")" "$w" "$path" | tee "$out" >&2
+      else
+        SERVER_PID="${SRV_PID[$name]}" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
+          "$PEER_DIR/bench.sh" "http://127.0.0.1:$(port_of "$name")" "$w" | tee "$out" >&2
+      fi
       if uses_pg "$name"; then
         pg_t1="$(pg_ticks)"; pg_w1="$(date +%s.%N)"
         kill "$PG_SAMPLER" 2>/dev/null || true; wait "$PG_SAMPLER" 2>/dev/null || true; PG_SAMPLER=""

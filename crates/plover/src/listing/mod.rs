@@ -2,13 +2,15 @@
 //! under the filter rules of a resource or model admin.
 
 pub(crate) mod cursor;
+mod filters;
 mod groups;
 mod parse;
+mod plan;
 mod spec;
 
 pub(crate) use groups::{NOT, OR};
-pub(crate) use parse::allowed;
-pub(crate) use parse::{JoinRules, ListPlan};
+pub(crate) use plan::allowed;
+pub(crate) use plan::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]
 pub(crate) use spec::FilterPaths;
 pub(crate) use spec::{list_setters, ListSpec};

@@ -13,7 +13,6 @@ use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
 use super::request::{ApiRequest, Reply};
-use super::sparse::Sparse;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -194,7 +193,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
                     return Err(Error::Forbidden);
                 }
-                let sparse = Sparse::of_request(self, &req.query)?;
+                let sparse = self.sparse_of(&req.query)?;
                 let body =
                     self.serialize(&cx, &mut db.conn()?, &[obj], sparse.as_ref(), Vec::new())?;
                 Ok(Reply::ok(body.buf))
@@ -244,7 +243,7 @@ impl<M: RestModel> Prepared<M> {
         }
         let meta = M::meta();
         let mut query = self.list.parse(&req.query, &*self.joins)?;
-        let sparse = Sparse::of_request(self, &req.query)?;
+        let sparse = self.sparse_of(&req.query)?;
         query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
         let mut filters = self.scope(cx)?;
         filters.append(&mut query.select.filters);

@@ -281,6 +281,66 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
+    /// The request's sparse fields, if it names any (`None`: every key).
+    pub(crate) fn sparse_of(&self, query: &[(String, String)]) -> Result<Option<Sparse>, Error> {
+        match Sparse::names(query) {
+            None => Ok(None),
+            Some(names) => self
+                .sparse(&names)
+                .map(Some)
+                .map_err(|n| Sparse::refused(&n)),
+        }
+    }
+
+    /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
+    /// an included object); the error is the name that is not a key shown here.
+    pub(crate) fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
+        let meta = M::meta();
+        let mut sparse = Sparse {
+            shown: vec![false; meta.fields.len()],
+            nested: Vec::new(),
+        };
+        // Dotted names grouped by included field; `whole`: also named alone.
+        let mut dotted: Vec<(usize, Vec<&str>, bool)> = Vec::new();
+        for &name in names {
+            let (head, rest) = match name.split_once('.') {
+                Some((head, rest)) => (head, Some(rest)),
+                None => (name, None),
+            };
+            let idx = self
+                .key_index(head)
+                .filter(|&idx| rest.is_none() || self.includes[idx].is_some())
+                .ok_or_else(|| name.to_owned())?;
+            sparse.shown[idx] = true;
+            if self.includes[idx].is_none() {
+                continue;
+            }
+            let at = match dotted.iter().position(|(i, _, _)| *i == idx) {
+                Some(at) => at,
+                None => {
+                    dotted.push((idx, Vec::new(), false));
+                    dotted.len() - 1
+                }
+            };
+            match rest {
+                Some(rest) => dotted[at].1.push(rest),
+                None => dotted[at].2 = true,
+            }
+        }
+        for (idx, names, whole) in dotted {
+            if whole {
+                continue;
+            }
+            let include = self.includes[idx].as_ref().ok_or_else(String::new)?;
+            let head = meta.fields[idx].name;
+            let inner = include
+                .sparse(&names)
+                .map_err(|name| format!("{head}.{name}"))?;
+            sparse.nested.push((idx, inner));
+        }
+        Ok(sparse)
+    }
+
     /// The columns a list of these objects loads (`Select::columns`): the ones `sparse` or
     /// the resource shows, the key, and the fields `order` names.
     pub(crate) fn list_columns(

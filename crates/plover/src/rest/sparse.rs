@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use super::prepared::Prepared;
 use crate::error::Error;
 use crate::listing::FIELDS;
-use crate::model::RestModel;
 
 /// The keys a request asks to see, resolved against a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,26 +18,23 @@ pub(crate) struct Sparse {
 }
 
 impl Sparse {
-    /// The request's sparse fields, if it names any (`None`: every key).
-    pub(crate) fn of_request<M: RestModel>(
-        resource: &Prepared<M>,
-        query: &[(String, String)],
-    ) -> Result<Option<Sparse>, Error> {
-        let Some((_, value)) = query.iter().find(|(k, _)| k == FIELDS) else {
-            return Ok(None);
+    /// The names of the request's `fields` parameter, if it has one.
+    pub(crate) fn names(query: &[(String, String)]) -> Option<Vec<&str>> {
+        let (_, value) = query.iter().find(|(k, _)| k == FIELDS)?;
+        Some(value.split(',').collect())
+    }
+
+    /// The error of `name`, a name the objects do not show.
+    pub(crate) fn refused(name: &str) -> Error {
+        // The name is quoted only when it is short: it is arbitrary client text.
+        let message = if name.is_empty() {
+            "expected comma-separated field names".to_owned()
+        } else if name.chars().count() <= 64 {
+            format!("'{name}' is not a field of these objects")
+        } else {
+            "not a field of these objects".to_owned()
         };
-        let names: Vec<&str> = value.split(',').collect();
-        resource.sparse(&names).map(Some).map_err(|name| {
-            // The name is quoted only when it is short: it is arbitrary client text.
-            let message = if name.is_empty() {
-                "expected comma-separated field names".to_owned()
-            } else if name.chars().count() <= 64 {
-                format!("'{name}' is not a field of these objects")
-            } else {
-                "not a field of these objects".to_owned()
-            };
-            Error::param(FIELDS, message)
-        })
+        Error::param(FIELDS, message)
     }
 
     /// What an included field's objects show (`None`: everything).
@@ -57,56 +52,5 @@ impl Sparse {
             }
         }
         columns.into()
-    }
-}
-
-impl<M: RestModel> Prepared<M> {
-    /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
-    /// an included object); the error is the name that is not a key shown here.
-    pub(crate) fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
-        let meta = M::meta();
-        let mut sparse = Sparse {
-            shown: vec![false; meta.fields.len()],
-            nested: Vec::new(),
-        };
-        // Dotted names grouped by included field; `whole`: also named alone.
-        let mut dotted: Vec<(usize, Vec<&str>, bool)> = Vec::new();
-        for &name in names {
-            let (head, rest) = match name.split_once('.') {
-                Some((head, rest)) => (head, Some(rest)),
-                None => (name, None),
-            };
-            let idx = self
-                .key_index(head)
-                .filter(|&idx| rest.is_none() || self.includes[idx].is_some())
-                .ok_or_else(|| name.to_owned())?;
-            sparse.shown[idx] = true;
-            if self.includes[idx].is_none() {
-                continue;
-            }
-            let at = match dotted.iter().position(|(i, _, _)| *i == idx) {
-                Some(at) => at,
-                None => {
-                    dotted.push((idx, Vec::new(), false));
-                    dotted.len() - 1
-                }
-            };
-            match rest {
-                Some(rest) => dotted[at].1.push(rest),
-                None => dotted[at].2 = true,
-            }
-        }
-        for (idx, names, whole) in dotted {
-            if whole {
-                continue;
-            }
-            let include = self.includes[idx].as_ref().ok_or_else(String::new)?;
-            let head = meta.fields[idx].name;
-            let inner = include
-                .sparse(&names)
-                .map_err(|name| format!("{head}.{name}"))?;
-            sparse.nested.push((idx, inner));
-        }
-        Ok(sparse)
     }
 }

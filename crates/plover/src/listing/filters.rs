@@ -1,0 +1,289 @@
+//! The conditions of a list request (docs/contract.md#filters, #filter-logic and #search):
+//! filters, `or` and `not` groups, and the search, within the request's bounds.
+
+use std::borrow::Cow;
+
+use super::groups::{self, Syntax, NOT, OR};
+use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
+use super::{is_filter, path_parts, SEARCH};
+use crate::error::Error;
+use crate::model::FieldKind;
+use crate::query::{Filter, Group, Limits, Op, Param, Term};
+
+/// What one request's conditions may still use of the limits (docs/contract.md#bounded-cost):
+/// every filter key, group term and group counts as a condition; values and patterns add up
+/// over all of them.
+struct Budget<'l> {
+    limits: &'l Limits,
+    conditions: usize,
+    values: usize,
+    patterns: usize,
+}
+
+impl<'l> Budget<'l> {
+    fn new(limits: &'l Limits) -> Self {
+        Budget {
+            limits,
+            conditions: 0,
+            values: 0,
+            patterns: 0,
+        }
+    }
+
+    /// One more condition, named `param`.
+    fn condition(&mut self, param: &str) -> Result<(), Error> {
+        self.conditions += 1;
+        if self.conditions > self.limits.max_conditions {
+            return Err(Error::param(
+                param,
+                format!("at most {} filter conditions", self.limits.max_conditions),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The values of `filter`, named `param`.
+    fn values(&mut self, param: &str, filter: &Filter) -> Result<(), Error> {
+        self.values += filter.values.len();
+        if self.values > self.limits.max_values {
+            return Err(Error::param(
+                param,
+                format!("at most {} filter values in all", self.limits.max_values),
+            ));
+        }
+        if matches!(filter.op, Op::Like | Op::ILike) {
+            self.patterns += filter.values.len();
+        }
+        if self.patterns > self.limits.max_patterns {
+            return Err(Error::param(
+                param,
+                format!(
+                    "at most {} like or ilike patterns in one request",
+                    self.limits.max_patterns
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The filters and groups (`or`, `not`, the search) of a list request's pairs.
+pub(super) fn parse_conditions(
+    pairs: &[(String, String)],
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<(Vec<Filter>, Vec<Group>), Error> {
+    let mut budget = Budget::new(&rules.limits);
+    let filters = parse_filters(pairs, rules, joins, &mut budget)?;
+    let mut groups = Vec::new();
+    for (key, value) in pairs {
+        let not = match key.as_str() {
+            OR => false,
+            NOT => true,
+            _ => continue,
+        };
+        let syntax =
+            groups::terms(value, rules.limits.max_group_depth).map_err(|m| Error::param(key, m))?;
+        let terms =
+            parse_group(syntax, rules, joins, &mut budget).map_err(|e| within_group(key, e))?;
+        budget.condition(key)?;
+        groups.push(if not {
+            Group::Not(terms)
+        } else {
+            Group::Any(terms)
+        });
+    }
+    if let Some(q) = pairs.iter().find(|(k, _)| k == SEARCH).map(|(_, v)| v) {
+        groups.extend(parse_search(q, rules)?);
+    }
+    Ok((filters, groups))
+}
+
+/// An error of a term inside group `param`: named by the group's parameter, the term's key
+/// in the message.
+fn within_group(param: &str, error: Error) -> Error {
+    match error {
+        Error::BadParam {
+            param: key,
+            message,
+        } if key != param => Error::param(param, format!("{key}: {message}")),
+        other => other,
+    }
+}
+
+fn parse_group(
+    syntax: Vec<Syntax<'_>>,
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+    budget: &mut Budget<'_>,
+) -> Result<Vec<Term>, Error> {
+    let mut terms = Vec::with_capacity(syntax.len());
+    for term in syntax {
+        terms.push(match term {
+            Syntax::Term(key, value) => {
+                if !is_filter(&key) {
+                    return Err(Error::param(key, "not a filter"));
+                }
+                budget.condition(&key)?;
+                let filter = parse_filter(&key, &[value], '|', true, rules, joins)?;
+                budget.values(&key, &filter)?;
+                Term::Filter(filter)
+            }
+            Syntax::Group { not, terms } => {
+                let name = if not { NOT } else { OR };
+                budget.condition(name)?;
+                let terms = parse_group(terms, rules, joins, budget)?;
+                Term::Group(if not {
+                    Group::Not(terms)
+                } else {
+                    Group::Any(terms)
+                })
+            }
+        });
+    }
+    Ok(terms)
+}
+
+/// The search `q`: per word, a group that holds when one of the search fields contains it
+/// (case-insensitively, `%` and `_` literal). No words, no condition.
+fn parse_search(q: &str, rules: &ListPlan) -> Result<Vec<Group>, Error> {
+    if rules.search.is_empty() {
+        return Err(Error::param(SEARCH, "this list has no search fields"));
+    }
+    rules
+        .limits
+        .check_value(q)
+        .map_err(|m| Error::param(SEARCH, m))?;
+    let words = rules.search_words();
+    if q.split_whitespace().nth(words).is_some() {
+        return Err(Error::param(SEARCH, format!("at most {words} words")));
+    }
+    let mut groups = Vec::new();
+    for word in q.split_whitespace() {
+        let terms = rules.search.iter().map(|path| {
+            Term::Filter(Filter {
+                path: path.clone(),
+                op: Op::Contains,
+                values: vec![Param::Text(word.to_owned())],
+            })
+        });
+        groups.push(Group::Any(terms.collect()));
+    }
+    Ok(groups)
+}
+
+fn parse_filters(
+    pairs: &[(String, String)],
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+    budget: &mut Budget<'_>,
+) -> Result<Vec<Filter>, Error> {
+    // Same key repeated: one filter with several values, in first-seen order. Each key is kept
+    // with the index of its first pair, and counted before any is parsed.
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for (at, (k, _)) in pairs.iter().enumerate() {
+        if !is_filter(k) || keys.iter().any(|(key, _)| key == k) {
+            continue;
+        }
+        budget.condition(k)?;
+        keys.push((k, at));
+    }
+    let mut filters = Vec::with_capacity(keys.len());
+    let mut raw = Vec::new();
+    for (key, first) in keys {
+        raw.clear();
+        raw.extend(
+            pairs[first..]
+                .iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str()),
+        );
+        let filter = parse_filter(key, &raw, ',', false, rules, joins)?;
+        budget.values(key, &filter)?;
+        filters.push(filter);
+    }
+    Ok(filters)
+}
+
+/// The filter of `key` with the values `raw`: an `in` list is split at `separator`, and each
+/// value percent-decoded when `decode` (inside a group).
+fn parse_filter(
+    key: &str,
+    raw: &[&str],
+    separator: char,
+    decode: bool,
+    rules: &ListPlan,
+    joins: &dyn JoinRules,
+) -> Result<Filter, Error> {
+    let bad = |message: &str| Error::param(key, message);
+    if path_parts(key).any(str::is_empty) {
+        return Err(bad("malformed filter"));
+    }
+    let mut parts = path_parts(key).peekable();
+    let mut meta = rules.meta;
+    let mut path = Vec::new();
+    let mut op = Op::Eq;
+    while let Some(part) = parts.next() {
+        let (idx, field) = meta
+            .field(part)
+            .ok_or_else(|| bad(&format!("unknown field '{part}'")))?;
+        path.push(idx);
+        let Some(&next) = parts.peek() else { break };
+        match (field.fk, Op::from_name(next)) {
+            (_, Some(found)) => {
+                parts.next();
+                if parts.next().is_some() {
+                    return Err(bad("the operator must come last"));
+                }
+                op = found;
+            }
+            (Some(target), None) => meta = target(),
+            (None, None) => return Err(bad(&format!("unknown operator '{next}'"))),
+        }
+    }
+    if path.len() > rules.limits.max_joins + 1 {
+        return Err(too_many_joins(key, &rules.limits));
+    }
+    if !allowed(rules, &path, joins) {
+        return Err(bad("filtering on this field is not allowed"));
+    }
+    let leaf = &meta.fields[path[path.len() - 1]];
+    let kind = leaf.kind;
+    if matches!(op, Op::Like | Op::ILike) && kind != FieldKind::Text {
+        return Err(bad("like and ilike apply to text fields only"));
+    }
+    let limits = &rules.limits;
+    let mut values = Vec::new();
+    for v in raw {
+        // Only `in` takes a list; every other operator takes the value whole.
+        let items = v.splitn(if op == Op::In { usize::MAX } else { 1 }, separator);
+        for item in items {
+            let item = if decode {
+                groups::decode(item)
+            } else {
+                Cow::Borrowed(item)
+            };
+            limits.check_value(&item).map_err(|m| bad(&m))?;
+            let value = match op {
+                Op::Is => Param::parse_is(kind, &item),
+                _ => Param::parse(kind, &item),
+            }
+            .map_err(|m| bad(&m))?;
+            // A choice field holds only its choices: any other value is a mistake.
+            let choices = leaf.constraints.choices;
+            if let Param::Text(text) = &value {
+                if !choices.is_empty() && !choices.contains(&text.as_str()) {
+                    return Err(bad(&format!("must be one of: {}", choices.join(", "))));
+                }
+            }
+            values.push(value);
+        }
+        if op == Op::In && values.len() > limits.max_in_values {
+            return Err(bad(&format!(
+                "an in list has at most {} values",
+                limits.max_in_values
+            )));
+        }
+    }
+    Ok(Filter { path, op, values })
+}
