@@ -375,6 +375,12 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     )
     .register_resource(
         Resource::<Sample>::new()
+            .name("searched")
+            .search_fields([sample.name, sample.body, sample.remark])
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
             .name("counted")
             .count(plover::query::Count::Exact)
             .auth(open()),

@@ -1,19 +1,36 @@
 //! Property tests (proptest) of the list endpoint against a naive in-memory evaluator of
-//! the rules of docs/contract.md#lists, #filters, #ordering and #pagination.
+//! the rules of docs/contract.md#lists, #filters, #filter-logic, #search, #ordering and
+//! #pagination.
 //!
 //! Each case seeds a small random table (0-12 rows: NULLs, Unicode case pairs, `%` and `_`
 //! inside text, integer bounds, dates and date-times with fractional seconds), checks that the
 //! API reads the rows back as seeded, sends a random list request (filters over every
-//! operator, repeated keys, `in` with commas and repetitions, joins two levels deep, an
-//! ordering list, `limit`, `page`, and repeated reserved parameters of which the first counts)
-//! and compares the ids the API lists, in order, and the emptiness of `meta.next` /
-//! `meta.previous`, with what the evaluator computes from the rows. The links are followed
-//! too: they must lead to the neighbouring pages of the same list. Each filter key of a
-//! request is also checked alone, so that a conjunction listing nothing hides no fault.
+//! operator, repeated keys, `in` with commas and repetitions, joins two levels deep; `or=(...)`
+//! and `not=(...)` groups of the same filter terms, nested up to 3 deep, one or two of them
+//! ANDed with the filters; an ordering list, through joins where the resource has them;
+//! `limit`, `page`, and repeated reserved parameters of which the first counts) and compares
+//! the ids the API lists, in order, and the emptiness of `meta.next` / `meta.previous`, with
+//! what the evaluator computes from the rows. The links are followed too: they must lead to
+//! the neighbouring pages of the same list. Each filter key, group and search of a request is
+//! also checked alone, so that a conjunction listing nothing hides no fault.
 //!
-//! The properties: `/api/sample/` (every scalar type), `/api/cmodel/` (joins through `b` and
-//! `b__a`), `/api/emodel/` (`paginate_by = 5`: `limit` clamped), `ilike` lists whatever `like`
-//! lists, and an `ordering` naming a column twice is a 400 (docs/contract.md#bounded-cost).
+//! Inside a group, values are percent-encoded once more (sometimes only the characters that
+//! must be: `%`, `,`, `|`, parentheses; sometimes all but the unreserved ones) and `in` values
+//! are separated by `|`, so a comma belongs to the value. The evaluator's group rules: a term
+//! is false where its SQL comparison is unknown (on a NULL: every operator but `is`, `ne`
+//! included, exactly as for a plain filter); `or` holds when a term does, `not` when not every
+//! term does (so under `not` a NULL comparison counts as false and the row is kept). `like`
+//! and `ilike` terms beyond the 16 patterns of a request become `eq`.
+//!
+//! The properties: `/api/sample/` (every scalar type), `/api/cmodel/` (filters and ordering
+//! through `b` and `b__a`: `b__b_field`, `b__id`, `b__a`/`b__a_id`, `b__a__id`,
+//! `b__a__a_field`, ordered as own columns are: NULLs first ascending and last descending,
+//! text by code point, the primary key last), `/api/emodel/` (`paginate_by = 5`: `limit`
+//! clamped), `/api/searched/` (`q` over the search fields `name`, `body` and `remark`: a row
+//! matches when every whitespace-separated word, folded as `ilike` folds, is a literal
+//! substring of one of them; with filters, groups, ordering and pages), `ilike` lists
+//! whatever `like` lists, and an `ordering` naming a column twice is a 400
+//! (docs/contract.md#bounded-cost), through joins too.
 //!
 //! The evaluator's `ilike` lower-cases both sides one character at a time, each to one
 //! character (`İ` is `i`, `Σ` is `σ` wherever it stands), as PostgreSQL's `ILIKE` does and
@@ -213,6 +230,8 @@ struct Model {
     orderables: &'static [Orderable],
     /// The columns filters pick from, the interesting ones (text, NULLs) more often.
     filter_picks: &'static [usize],
+    /// The columns `q` searches (its `search_fields`): none for most.
+    search_fields: &'static [usize],
     paginate_by: usize,
 }
 
@@ -288,11 +307,23 @@ const SAMPLE: Model = Model {
         },
     ],
     filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 7, 7, 8, 8, 9, 9],
+    search_fields: &[],
     paginate_by: PAGINATE_BY,
 };
 
 /// The text columns of [`SAMPLE`].
 const SAMPLE_TEXT_COLUMNS: [usize; 3] = [1, 6, 7];
+
+/// `/api/searched/`: the samples, with `search_fields` `name`, `body` and `remark` (tests/lib.rs).
+const SEARCHED: Model = Model {
+    path: "/api/searched/",
+    name: "searched",
+    search_fields: &SAMPLE_TEXT_COLUMNS,
+    ..SAMPLE
+};
+
+/// The words `q` may hold on [`SEARCHED`]: `max_patterns / search fields`.
+const SEARCH_WORDS: usize = MAX_PATTERNS / SAMPLE_TEXT_COLUMNS.len();
 
 /// `/api/cmodel/`: its own fields, and the fields of its B and of that B's A, through joins.
 /// The evaluator's row of a C holds the joined values (`b`, `b_id` and `b__id` are one value).
@@ -324,8 +355,40 @@ const CHAIN: Model = Model {
             names: &["b", "b_id"],
             column: 2,
         },
+        // Through the joins: B's fields, and A's through B (`b__a` and `b__a_id` are one
+        // column of B; `b__id` and `b__a__id` are the related rows' keys, other columns).
+        Orderable {
+            names: &["b__b_field"],
+            column: 5,
+        },
+        Orderable {
+            names: &["b__id"],
+            column: 4,
+        },
+        Orderable {
+            names: &["b__a", "b__a_id"],
+            column: 6,
+        },
+        Orderable {
+            names: &["b__a__id"],
+            column: 8,
+        },
+        Orderable {
+            names: &["b__a__a_field"],
+            column: 9,
+        },
+        // The joined text fields twice: picked more often.
+        Orderable {
+            names: &["b__b_field"],
+            column: 5,
+        },
+        Orderable {
+            names: &["b__a__a_field"],
+            column: 9,
+        },
     ],
     filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9],
+    search_fields: &[],
     paginate_by: PAGINATE_BY,
 };
 
@@ -345,6 +408,7 @@ const EMODEL: Model = Model {
         },
     ],
     filter_picks: &[0, 1, 1],
+    search_fields: &[],
     paginate_by: 5,
 };
 
@@ -602,10 +666,68 @@ fn ordering() -> impl Strategy<Value = Option<Vec<Term>>> {
     prop::option::weighted(0.8, prop::collection::vec(term(), 0..=3))
 }
 
+/// A term of an `or`/`not` group: a filter (a column, an operator among those the column's
+/// kind allows, its values: several for `in`, else the first) or a nested group.
+#[derive(Debug, Clone)]
+enum GroupTermSpec {
+    Filter {
+        column: Index,
+        op: Index,
+        values: Vec<ValSpec>,
+        /// Whether the value is percent-encoded only where it must be (`%`, `,`, `|`, the
+        /// parentheses), or every character but the unreserved ones.
+        light: bool,
+    },
+    Group(GroupSpec),
+}
+
+/// An `or=(...)` (`not` false) or `not=(...)` group.
+#[derive(Debug, Clone)]
+struct GroupSpec {
+    not: bool,
+    terms: Vec<GroupTermSpec>,
+}
+
+/// The most groups a group may nest in itself, the outermost counting (docs/contract.md#filter-logic).
+const GROUP_DEPTH: usize = 3;
+
+/// A group at `depth` (1: a parameter's): 1-3 terms at the top, 1-2 deeper, nested groups
+/// down to [`GROUP_DEPTH`]. At most 22 conditions a group, so that two groups and three filter
+/// keys stay within the 64 conditions of docs/contract.md#bounded-cost.
+fn group_spec(depth: usize) -> BoxedStrategy<GroupSpec> {
+    let leaf = (
+        any::<Index>(),
+        any::<Index>(),
+        prop::collection::vec(val_spec(), 1..=3),
+        any::<bool>(),
+    )
+        .prop_map(|(column, op, values, light)| GroupTermSpec::Filter {
+            column,
+            op,
+            values,
+            light,
+        });
+    let term = if depth < GROUP_DEPTH {
+        prop_oneof![
+            3 => leaf,
+            1 => group_spec(depth + 1).prop_map(GroupTermSpec::Group),
+        ]
+        .boxed()
+    } else {
+        leaf.boxed()
+    };
+    let most = if depth == 1 { 3 } else { 2 };
+    (any::<bool>(), prop::collection::vec(term, 1..=most))
+        .prop_map(|(not, terms)| GroupSpec { not, terms })
+        .boxed()
+}
+
 /// The request of a case, apart from the rows.
 #[derive(Debug, Clone)]
 struct ListSpec {
     filters: Vec<FilterSpec>,
+    /// `or` and `not` parameters, ANDed with the filters and each other.
+    groups: Vec<GroupSpec>,
     ordering: Option<Vec<Term>>,
     limit: Option<usize>,
     page: Option<usize>,
@@ -620,6 +742,10 @@ struct ListSpec {
 prop_compose! {
     fn list_spec()(
         filters in prop::collection::vec(filter_spec(), 0..=3),
+        groups in prop_oneof![
+            1 => Just(Vec::new()),
+            1 => prop::collection::vec(group_spec(1), 1..=2),
+        ],
         ordering in ordering(),
         limit in prop::option::weighted(0.7, 1usize..=25),
         page in prop::option::weighted(0.5, 1usize..=4),
@@ -629,9 +755,62 @@ prop_compose! {
         reserved_first in any::<bool>(),
     ) -> ListSpec {
         ListSpec {
-            filters, ordering, limit, page, decoy_ordering, decoy_limit, decoy_page, reserved_first,
+            filters, groups, ordering, limit, page, decoy_ordering, decoy_limit, decoy_page,
+            reserved_first,
         }
     }
+}
+
+/// One word of `q`: part of a row's text (`len` characters of one of the search fields from
+/// `from`), or fresh text, either upper-cased or not.
+#[derive(Debug, Clone)]
+struct WordSpec {
+    row: Option<Index>,
+    column: Index,
+    from: Index,
+    len: usize,
+    upper: bool,
+    fresh: String,
+}
+
+/// A search `q`: words, the whitespace between them, blanks before and after.
+#[derive(Debug, Clone)]
+struct SearchSpec {
+    words: Vec<WordSpec>,
+    seps: Vec<Index>,
+    lead: bool,
+    trail: bool,
+}
+
+fn search_spec() -> impl Strategy<Value = SearchSpec> {
+    let word = (
+        prop::option::weighted(0.8, any::<Index>()),
+        any::<Index>(),
+        any::<Index>(),
+        1usize..=3,
+        any::<bool>(),
+        text(),
+    )
+        .prop_map(|(row, column, from, len, upper, fresh)| WordSpec {
+            row,
+            column,
+            from,
+            len,
+            upper,
+            fresh,
+        });
+    (
+        prop::collection::vec(word, 0..=3),
+        prop::collection::vec(any::<Index>(), 3),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(words, seps, lead, trail)| SearchSpec {
+            words,
+            seps,
+            lead,
+            trail,
+        })
 }
 
 /// A Sample row before ids are assigned: `gap` spaces the ids, `order` shuffles insertion.
@@ -951,11 +1130,86 @@ struct FilterPair {
     raw: String,
 }
 
+/// A group, or a term of one, resolved against the rows of its case: a filter with its
+/// values as the server decodes them (several for `in` only), or an `or` / `not` group.
+#[derive(Debug, Clone)]
+enum Cond {
+    Filter {
+        key: String,
+        column: usize,
+        op: Op,
+        values: Vec<String>,
+        light: bool,
+    },
+    Group {
+        not: bool,
+        terms: Vec<Cond>,
+    },
+}
+
+impl Cond {
+    /// The term as written inside a group: `key=value` with the value percent-encoded once
+    /// more (`in` values separated by `|`), or `or=(...)` / `not=(...)`.
+    fn written(&self) -> String {
+        match self {
+            Cond::Filter {
+                key, values, light, ..
+            } => {
+                let values: Vec<String> = values.iter().map(|v| encode(v, *light)).collect();
+                format!("{key}={}", values.join("|"))
+            }
+            Cond::Group { .. } => {
+                let (name, value) = self.pair();
+                format!("{name}={value}")
+            }
+        }
+    }
+
+    /// A group as a query pair: `("or", "(...)")` or `("not", "(...)")`.
+    fn pair(&self) -> (String, String) {
+        match self {
+            Cond::Group { not, terms } => {
+                let terms: Vec<String> = terms.iter().map(Cond::written).collect();
+                let name = if *not { "not" } else { "or" };
+                (name.to_owned(), format!("({})", terms.join(",")))
+            }
+            Cond::Filter { .. } => panic!("a filter term is not a group"),
+        }
+    }
+}
+
+/// A value of a group's term, percent-encoded for the group (docs/reference.md, "`or` and
+/// `not` groups"): where it must be (`%`, `,`, `|`, parentheses) when `light`, else every
+/// character but the unreserved ones.
+fn encode(value: &str, light: bool) -> String {
+    let mut out = String::new();
+    for c in value.chars() {
+        let keep = if light {
+            !matches!(c, '%' | ',' | '|' | '(' | ')')
+        } else {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
+        };
+        if keep {
+            out.push(c);
+        } else {
+            let mut buf = [0; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
 /// A request resolved against the rows of its case.
 #[derive(Debug, Clone)]
 struct Request {
     pairs: Vec<(String, String)>,
     filters: Vec<FilterPair>,
+    /// The `or` / `not` parameters (each a [`Cond::Group`]).
+    groups: Vec<Cond>,
+    /// `q`, where the resource has search fields.
+    search: Option<String>,
     ordering: Vec<(usize, bool)>,
     limit: Option<usize>,
     page: Option<usize>,
@@ -1074,49 +1328,108 @@ fn ordering_value(terms: &[(usize, bool, &str)]) -> String {
         .join(",")
 }
 
+/// The operator of a filter on `column` (among those its kind allows).
+fn filter_op(column: &Column, op: &Index) -> Op {
+    let ops: &[Op] = if column.kind == Kind::Text {
+        &TEXT_OPS
+    } else {
+        &OPS
+    };
+    *pick(op, ops)
+}
+
+/// The values of a filter with operator `op` on `column` (the evaluator's column `index`):
+/// one per value spec for `in`, else one from the first.
+fn filter_values(
+    op: Op,
+    column: &Column,
+    index: usize,
+    values: &[ValSpec],
+    rows: &[Row],
+) -> Vec<String> {
+    let first = &values[0];
+    let one = match op {
+        Op::In => {
+            return values
+                .iter()
+                .map(|v| spell(&base_value(v, column, index, rows), &v.spelling))
+                .collect();
+        }
+        Op::Is if column.kind == Kind::Bool => pick(
+            &first.spelling,
+            &[
+                "null", "none", "NULL", "None", "true", "True", "FALSE", "false",
+            ],
+        )
+        .to_string(),
+        Op::Is => pick(&first.spelling, &["null", "none", "NULL", "None", "nUlL"]).to_string(),
+        Op::Like | Op::ILike => match base_value(first, column, index, rows) {
+            Val::Text(t) => pattern(first, &t),
+            other => spell(&other, &first.spelling),
+        },
+        _ => spell(&base_value(first, column, index, rows), &first.spelling),
+    };
+    vec![one]
+}
+
+/// The `like`/`ilike` patterns one request may hold (docs/contract.md#bounded-cost).
+const MAX_PATTERNS: usize = 16;
+
+/// A group resolved against the rows. `patterns` is what is left of [`MAX_PATTERNS`]: a
+/// `like` or `ilike` term past it becomes an `eq`.
+fn resolve_group(model: &Model, spec: &GroupSpec, rows: &[Row], patterns: &mut usize) -> Cond {
+    let terms = spec
+        .terms
+        .iter()
+        .map(|term| match term {
+            GroupTermSpec::Filter {
+                column,
+                op,
+                values,
+                light,
+            } => {
+                let index = *pick(column, model.filter_picks);
+                let column = &model.columns[index];
+                let mut op = filter_op(column, op);
+                if matches!(op, Op::Like | Op::ILike) {
+                    if *patterns == 0 {
+                        op = Op::Eq;
+                    } else {
+                        *patterns -= 1;
+                    }
+                }
+                Cond::Filter {
+                    key: format!("{}{}", column.key, op.suffix()),
+                    column: index,
+                    op,
+                    values: filter_values(op, column, index, values, rows),
+                    light: *light,
+                }
+            }
+            GroupTermSpec::Group(inner) => resolve_group(model, inner, rows, patterns),
+        })
+        .collect();
+    Cond::Group {
+        not: spec.not,
+        terms,
+    }
+}
+
 fn resolve(model: &Model, spec: &ListSpec, rows: &[Row]) -> Request {
     let mut filters = Vec::new();
     let mut per_filter: Vec<Vec<FilterPair>> = Vec::new();
     for f in &spec.filters {
         let index = *pick(&f.column, model.filter_picks);
         let column = &model.columns[index];
-        let ops: &[Op] = if column.kind == Kind::Text {
-            &TEXT_OPS
-        } else {
-            &OPS
-        };
-        let op = *pick(&f.op, ops);
+        let op = filter_op(column, &f.op);
         let key = format!("{}{}", column.key, op.suffix());
         let mut pairs = Vec::new();
         for rep in &f.reps {
-            let first = &rep[0];
-            let raw = match op {
-                Op::In => rep
-                    .iter()
-                    .map(|v| spell(&base_value(v, column, index, rows), &v.spelling))
-                    .collect::<Vec<_>>()
-                    .join(","),
-                Op::Is if column.kind == Kind::Bool => pick(
-                    &first.spelling,
-                    &[
-                        "null", "none", "NULL", "None", "true", "True", "FALSE", "false",
-                    ],
-                )
-                .to_string(),
-                Op::Is => {
-                    pick(&first.spelling, &["null", "none", "NULL", "None", "nUlL"]).to_string()
-                }
-                Op::Like | Op::ILike => match base_value(first, column, index, rows) {
-                    Val::Text(t) => pattern(first, &t),
-                    other => spell(&other, &first.spelling),
-                },
-                _ => spell(&base_value(first, column, index, rows), &first.spelling),
-            };
             pairs.push(FilterPair {
                 key: key.clone(),
                 column: index,
                 op,
-                raw,
+                raw: filter_values(op, column, index, rep, rows).join(","),
             });
         }
         per_filter.push(pairs);
@@ -1170,7 +1483,20 @@ fn resolve(model: &Model, spec: &ListSpec, rows: &[Row]) -> Request {
                 .collect();
         }
     }
-    let filter_pairs = filters.iter().map(|f| (f.key.clone(), f.raw.clone()));
+    let used = filters
+        .iter()
+        .filter(|f| matches!(f.op, Op::Like | Op::ILike))
+        .count();
+    let mut patterns = MAX_PATTERNS.saturating_sub(used);
+    let groups: Vec<Cond> = spec
+        .groups
+        .iter()
+        .map(|g| resolve_group(model, g, rows, &mut patterns))
+        .collect();
+    let filter_pairs = filters
+        .iter()
+        .map(|f| (f.key.clone(), f.raw.clone()))
+        .chain(groups.iter().map(Cond::pair));
     let pairs = if spec.reserved_first {
         reserved.into_iter().chain(filter_pairs).collect()
     } else {
@@ -1179,10 +1505,48 @@ fn resolve(model: &Model, spec: &ListSpec, rows: &[Row]) -> Request {
     Request {
         pairs,
         filters,
+        groups,
+        search: None,
         ordering,
         limit,
         page,
     }
+}
+
+/// The `q` of a search spec on `model`'s rows, at most [`SEARCH_WORDS`] words.
+fn resolve_search(model: &Model, spec: &SearchSpec, rows: &[Row]) -> String {
+    let mut q = String::new();
+    if spec.lead {
+        q.push(' ');
+    }
+    for (n, w) in spec.words.iter().enumerate() {
+        if n > 0 {
+            let sep: &&str = pick(&spec.seps[n - 1], &[" ", "  ", "\t", " \n "]);
+            q.push_str(sep);
+        }
+        let column = *pick(&w.column, model.search_fields);
+        let text = match (&w.row, rows.is_empty()) {
+            (Some(row), false) => match &pick(row, rows).vals[column] {
+                Some(Val::Text(t)) => {
+                    let chars: Vec<char> = t.chars().collect();
+                    let from = w.from.index(chars.len() + 1);
+                    let to = (from + w.len).min(chars.len());
+                    chars[from..to].iter().collect()
+                }
+                _ => w.fresh.clone(),
+            },
+            _ => w.fresh.clone(),
+        };
+        q.push_str(&if w.upper { text.to_uppercase() } else { text });
+    }
+    if spec.trail {
+        q.push('\t');
+    }
+    if q.split_whitespace().nth(SEARCH_WORDS).is_some() {
+        let words: Vec<&str> = q.split_whitespace().take(SEARCH_WORDS).collect();
+        return words.join(" ");
+    }
+    q
 }
 
 // --- the evaluator -------------------------------------------------------------------------
@@ -1299,34 +1663,94 @@ fn passes(op: Op, params: &[Param], value: Option<&Val>) -> bool {
     }
 }
 
+/// The parameters of one filter value as the server reads it: `in` values (`items` split at
+/// the separator), `is` values, or one value of the column's kind.
+fn params_of<'a>(
+    kind: Kind,
+    op: Op,
+    items: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Param>, String> {
+    items
+        .into_iter()
+        .map(|item| match op {
+            Op::Is => parse_is(item),
+            _ => parse_value(kind, item).map(Param::Val),
+        })
+        .collect()
+}
+
+/// Whether a row satisfies a group or a term of one (docs/contract.md#filter-logic). A term
+/// whose SQL comparison is unknown (on a NULL) is false, which [`passes`] already says; `or`
+/// holds when a term does, `not` when not every term does.
+fn holds(model: &Model, cond: &Cond, row: &Row) -> Result<bool, String> {
+    Ok(match cond {
+        Cond::Filter {
+            column, op, values, ..
+        } => {
+            let kind = model.columns[*column].kind;
+            let params = params_of(kind, *op, values.iter().map(String::as_str))?;
+            passes(*op, &params, row.vals[*column].as_ref())
+        }
+        Cond::Group { not: false, terms } => {
+            let mut any = false;
+            for t in terms {
+                any |= holds(model, t, row)?;
+            }
+            any
+        }
+        Cond::Group { not: true, terms } => {
+            let mut all = true;
+            for t in terms {
+                all &= holds(model, t, row)?;
+            }
+            !all
+        }
+    })
+}
+
+/// Whether a row matches the search `q`: every word (split at whitespace) is found, folded
+/// as `ilike` folds it and taken literally, in one of the search fields (docs/contract.md#search).
+fn found(model: &Model, q: &str, row: &Row) -> bool {
+    q.split_whitespace().all(|word| {
+        let word = fold(word);
+        model.search_fields.iter().any(|&c| match &row.vals[c] {
+            Some(Val::Text(t)) => fold(t).contains(&word),
+            _ => false,
+        })
+    })
+}
+
 /// The ids of every row the request lists, in order, over all pages.
 fn evaluate(model: &Model, rows: &[Row], request: &Request) -> Result<Vec<i64>, String> {
     // Same key: one filter with all its values; different keys: AND.
     let mut keys: Vec<(&str, usize, Op, Vec<Param>)> = Vec::new();
     for f in &request.filters {
         let kind = model.columns[f.column].kind;
-        let mut params = Vec::new();
-        match f.op {
-            Op::In => {
-                for item in f.raw.split(',') {
-                    params.push(Param::Val(parse_value(kind, item)?));
-                }
-            }
-            Op::Is => params.push(parse_is(&f.raw)?),
-            _ => params.push(Param::Val(parse_value(kind, &f.raw)?)),
-        }
+        let params = match f.op {
+            Op::In => params_of(kind, f.op, f.raw.split(','))?,
+            _ => params_of(kind, f.op, [f.raw.as_str()])?,
+        };
         match keys.iter_mut().find(|(k, _, _, _)| *k == f.key) {
             Some((_, _, _, all)) => all.extend(params),
             None => keys.push((&f.key, f.column, f.op, params)),
         }
     }
-    let mut listed: Vec<&Row> = rows
-        .iter()
-        .filter(|r| {
-            keys.iter()
-                .all(|(_, column, op, params)| passes(*op, params, r.vals[*column].as_ref()))
-        })
-        .collect();
+    let mut listed = Vec::new();
+    for r in rows {
+        let mut keep = keys
+            .iter()
+            .all(|(_, column, op, params)| passes(*op, params, r.vals[*column].as_ref()));
+        // Groups AND with the filters and with each other.
+        for g in &request.groups {
+            keep = keep && holds(model, g, r)?;
+        }
+        if let Some(q) = &request.search {
+            keep = keep && found(model, q, r);
+        }
+        if keep {
+            listed.push(r);
+        }
+    }
     // NULLs first ascending, last descending; the primary key ascending breaks ties.
     let mut order = request.ordering.clone();
     if !order.iter().any(|(c, _)| *c == 0) {
@@ -1549,8 +1973,28 @@ async fn check_request_and_each_key(
             keys.push(&f.key);
         }
     }
-    if keys.len() < 2 {
+    let conditions = keys.len() + request.groups.len() + usize::from(request.search.is_some());
+    if conditions < 2 {
         return Ok(());
+    }
+    let ordering = request.pairs.iter().find(|(k, _)| k == "ordering");
+    let alone = |pairs: Vec<(String, String)>, groups: Vec<Cond>, search: Option<String>| Request {
+        pairs: pairs.into_iter().chain(ordering.cloned()).collect(),
+        filters: Vec::new(),
+        groups,
+        search,
+        ordering: request.ordering.clone(),
+        limit: None,
+        page: None,
+    };
+    for group in &request.groups {
+        let request = alone(vec![group.pair()], vec![group.clone()], None);
+        check_list(app, model, table, &request).await?;
+    }
+    if let Some(q) = &request.search {
+        let pair = ("q".to_owned(), q.clone());
+        let request = alone(vec![pair], Vec::new(), Some(q.clone()));
+        check_list(app, model, table, &request).await?;
     }
     for key in keys {
         let filters: Vec<FilterPair> = request
@@ -1559,18 +2003,13 @@ async fn check_request_and_each_key(
             .filter(|f| f.key == key)
             .cloned()
             .collect();
-        let mut pairs: Vec<(String, String)> = filters
+        let pairs = filters
             .iter()
             .map(|f| (f.key.clone(), f.raw.clone()))
             .collect();
-        let ordering = request.pairs.iter().find(|(k, _)| k == "ordering");
-        pairs.extend(ordering.cloned());
         let alone = Request {
-            pairs,
             filters,
-            ordering: request.ordering.clone(),
-            limit: None,
-            page: None,
+            ..alone(pairs, Vec::new(), None)
         };
         check_list(app, model, table, &alone).await?;
     }
@@ -1597,8 +2036,9 @@ async fn sample_list_matches_the_evaluator() {
     .await;
 }
 
-/// `/api/cmodel/`: filters on its own fields and through `b` and `b__a` (two joins deep),
-/// ordering (the foreign key as `b` or `b_id`), limit and page.
+/// `/api/cmodel/`: filters and groups on its own fields and through `b` and `b__a` (two joins
+/// deep), ordering on its own fields (the foreign key as `b` or `b_id`) and through the joins
+/// (`b__b_field`, `-b__a__a_field`, ...), limit and page.
 #[actix_web::test]
 async fn join_list_matches_the_evaluator() {
     let app = TestApp::new().await;
@@ -1611,6 +2051,30 @@ async fn join_list_matches_the_evaluator() {
             seed(app, &CHAIN, &table).await?;
             let request = resolve(&CHAIN, &spec, &table.rows);
             check_request_and_each_key(app, &CHAIN, &table, &request).await
+        },
+    )
+    .await;
+}
+
+/// `/api/searched/` (search fields `name`, `body`, `remark`): `q` (words from the rows'
+/// text, upper-cased or not, and fresh ones, with `%`, `_` and Unicode case pairs) with
+/// filters, groups, ordering, limit and page.
+#[actix_web::test]
+async fn search_list_matches_the_evaluator() {
+    let app = TestApp::new().await;
+    let app = &app;
+    check_property(
+        "search_list_matches_the_evaluator",
+        (sample_rows(), list_spec(), search_spec(), any::<Index>()),
+        |(rows, spec, search, at)| async move {
+            let table = sample_table(&rows);
+            seed(app, &SEARCHED, &table).await?;
+            let mut request = resolve(&SEARCHED, &spec, &table.rows);
+            let q = resolve_search(&SEARCHED, &search, &table.rows);
+            let at = at.index(request.pairs.len() + 1);
+            request.pairs.insert(at, ("q".to_owned(), q.clone()));
+            request.search = Some(q);
+            check_request_and_each_key(app, &SEARCHED, &table, &request).await
         },
     )
     .await;
@@ -1680,6 +2144,8 @@ async fn ilike_lists_whatever_like_lists() {
                             .map(|f| (f.key.clone(), f.raw.clone()))
                             .collect(),
                         filters,
+                        groups: Vec::new(),
+                        search: None,
                         ordering: Vec::new(),
                         limit: None,
                         page: None,
