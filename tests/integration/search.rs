@@ -91,6 +91,8 @@ async fn bad_searches_are_400() {
     app.get(&url("/api/message/", &[("q", &eight)]))
         .await
         .expect(200);
+    // Text no engine stores the same.
+    assert_param_error(&app.get("/api/message/?q=a%00b").await, "q");
     let long = "x".repeat(10_001);
     assert_param_error(&app.get(&url("/api/message/", &[("q", &long)])).await, "q");
 }

@@ -153,6 +153,7 @@ fn parse_search(q: &str, rules: &ListPlan) -> Result<Vec<Group>, Error> {
     rules
         .limits
         .check_value(q)
+        .and_then(|()| crate::value::check_text(q))
         .map_err(|m| Error::param(SEARCH, m))?;
     let words = rules.search_words();
     if q.split_whitespace().nth(words).is_some() {

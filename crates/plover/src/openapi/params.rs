@@ -47,10 +47,7 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
         ("lte", one()),
         ("gt", one()),
         ("gte", one()),
-        (
-            "in",
-            text().description(Some("comma-separated values (or the parameter repeated)")),
-        ),
+        ("in", in_list(field, max_chars)),
         ("is", text().enum_values(Some(is))),
     ];
     if kind == FieldKind::Text {
@@ -73,6 +70,47 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
         ));
     }
     ops
+}
+
+/// An `in` filter's value: comma-separated values of the field's type (or the parameter
+/// repeated), each one that parses; text items may hold anything but a comma and U+0000.
+fn in_list(field: &FieldMeta, max_chars: usize) -> ObjectBuilder {
+    let choices = field.constraints.choices;
+    // One item, as a regular expression that only values of the type match: dates with days
+    // up to 28 and numbers with few digits, so that every match parses.
+    let date = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])";
+    let item = match field.kind {
+        FieldKind::Text if !choices.is_empty() => {
+            let escaped: Vec<String> = choices.iter().map(|c| regex_escape(c)).collect();
+            format!("({})", escaped.join("|"))
+        }
+        FieldKind::Text => "[^,\\u0000]*".to_owned(),
+        FieldKind::Int32 => "-?[0-9]{1,9}".to_owned(),
+        FieldKind::Int64 => "-?[0-9]{1,18}".to_owned(),
+        FieldKind::Float => "-?[0-9]{1,15}(\\.[0-9]{1,15})?".to_owned(),
+        FieldKind::Bool => "(true|false|True|False|1|0)".to_owned(),
+        FieldKind::Date => date.to_owned(),
+        FieldKind::DateTime => format!("{date}( ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])?"),
+    };
+    Object::builder()
+        .schema_type(Type::String)
+        .pattern(Some(format!("^{item}(,{item}){{0,99}}$")))
+        .max_length(Some(max_chars))
+        .description(Some(
+            "comma-separated values (or the parameter repeated): any of them",
+        ))
+}
+
+/// `text` with the characters that are special in a regular expression escaped.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The filters on the field at the end of `path` (`names` are the API names along it).
@@ -200,8 +238,9 @@ fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
     let text = Object::builder()
         .schema_type(Type::String)
         .max_length(Some(rules.limits.max_value_chars))
-        // At most `words` words, separated by whitespace.
-        .pattern(Some(format!(r"^\s*(\S+(\s+|$)){{0,{words}}}$")))
+        // At most `words` words, separated by whitespace (the one of Rust's `split_whitespace`,
+        // or more: testers' `\s` may add U+001C to U+001F), without U+0000.
+        .pattern(Some(format!(r"^\s*([^\s\u0000]+(\s+|$)){{0,{words}}}$")))
         .build();
     Some(query(
         SEARCH,
