@@ -11,16 +11,23 @@
 #   WORKLOAD    list_message list_message_page detail_message filter_join filter_ops list_user
 #               (default: all six)
 # Env: N=1000 requests measured per workload, after WARM=300 unmeasured ones, on one
-# keep-alive connection; PLOVER_BIN, LIMIT_BIN (default: this workspace's release builds);
-# OUT=target/instructions (callgrind's files: `callgrind_annotate FILE` shows where they go).
-# Requires valgrind (Debian package `valgrind`), curl and python3.
+# keep-alive connection, each sent in one write PAUSE=0.005 s after the previous response
+# (the server idle when a request comes); PLOVER_BIN, LIMIT_BIN (default: this workspace's
+# release builds); OUT=target/instructions (callgrind's files: `callgrind_annotate FILE` shows
+# where they go); CPU=0, the one CPU the server runs on, under the FIFO real-time policy:
+# valgrind runs one thread at a time, and so a thread woken by another (the blocking pool's,
+# given a query) runs only once the waking one waits, at the same point of every request (left
+# to the machine's load, the number of times a request's future is polled, and with it the
+# count, moved by a tenth between runs; CPU= leaves the server unpinned, at normal priority).
+# Requires valgrind (Debian package `valgrind`), curl, python3, chrt and taskset (util-linux),
+# and the right to set a real-time policy (root or CAP_SYS_NICE) unless CPU= is given.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,23p' "$0"; exit 2; }
 plover_db=$(realpath "$1"); limit_db=$(realpath "$2"); shift 2
+cd "$(dirname "$0")/.."
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=(list_message list_message_page detail_message filter_join filter_ops list_user)
-N=${N:-1000}; WARM=${WARM:-300}
+N=${N:-1000}; WARM=${WARM:-300}; PAUSE=${PAUSE:-0.005}; CPU=${CPU-0}
 PLOVER_BIN=${PLOVER_BIN:-target/release/microblog}
 LIMIT_BIN=${LIMIT_BIN:-target/bench-limit/release/bench-limit}
 OUT=${OUT:-target/instructions}
@@ -40,18 +47,46 @@ path_of() {
   esac
 }
 
-# requests PATH COUNT: COUNT GETs on one keep-alive connection, each answered 200.
+# requests PATH COUNT: COUNT GETs on one keep-alive connection, each answered 200. Each
+# request goes out in one write (http.client sends its lines in several, which makes the
+# server parse partial buffers a varying number of times: a cost of the client, not of the
+# server); the response is read by its Content-Length.
 requests() {
-  python3 - "$PORT" "$1" "$2" <<'EOF'
-import http.client, sys
-port, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-conn = http.client.HTTPConnection("127.0.0.1", port)
+  python3 - "$PORT" "$1" "$2" "$PAUSE" <<'EOF'
+import socket, sys, time
+port, path, count, pause = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+sock = socket.create_connection(("127.0.0.1", port))
+sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+buffer = b""
+
+def fill():
+    global buffer
+    chunk = sock.recv(65536)
+    if not chunk:
+        sys.exit(f"{path}: connection closed")
+    buffer += chunk
+
 for _ in range(count):
-    conn.request("GET", path)
-    response = conn.getresponse()
-    response.read()
-    if response.status != 200:
-        sys.exit(f"{path}: status {response.status}")
+    time.sleep(pause)
+    sock.sendall(request)
+    while b"\r\n\r\n" not in buffer:
+        fill()
+    head, _, buffer = buffer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status, length = int(lines[0].split(" ")[1]), None
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    if length is None:
+        sys.exit(f"{path}: status {status} without a Content-Length")
+    while len(buffer) < length:
+        fill()
+    buffer = buffer[length:]
+    if status != 200:
+        sys.exit(f"{path}: status {status}")
+sock.close()
 EOF
 }
 
@@ -61,16 +96,18 @@ measure() {
   local name=$1 path=$2; shift 2
   local file="$OUT/$name.callgrind"
   rm -f "$file" "$file".*
-  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$file" "$@" \
+  local pin=()
+  [ -z "$CPU" ] || pin=(chrt --fifo 1 taskset -c "$CPU")
+  "${pin[@]}" valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$file" "$@" \
     >"$OUT/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 120); do
     curl -s -o /dev/null "http://127.0.0.1:$PORT/api/message/" && break
     sleep 0.5
   done
-  requests "$path" "$WARM"
+  requests "$path" "$WARM" || { kill "$pid"; exit 1; }
   callgrind_control -i on "$pid" >/dev/null 2>&1
-  requests "$path" "$N"
+  requests "$path" "$N" || { kill "$pid"; exit 1; }
   callgrind_control -i off "$pid" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"; wait "$pid" 2>/dev/null || true
