@@ -1,10 +1,12 @@
 //! A list request's query string (filters, ordering, pages, cursors) parsed into a selection,
 //! under the filter rules of a resource or model admin.
 
+mod aggregate;
 pub(crate) mod cursor;
 mod parse;
 mod spec;
 
+pub(crate) use aggregate::{AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS};
 pub(crate) use parse::allowed;
 pub(crate) use parse::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]
