@@ -362,3 +362,22 @@ async fn aggregates_are_served_only_where_a_resource_opts_in() {
     // The conformance app's `sample` serves them.
     assert_eq!(groups(&app, "sample", "count").await, json!([{"count": 0}]));
 }
+
+#[actix_web::test]
+async fn a_sum_past_64_bits_is_a_400_on_sum() {
+    let app = TestApp::with_seed(
+        "INSERT INTO sample (id, name, qty, big, ratio, flag, body, remark, day, stamp) VALUES
+         (1, 'a', 1, 9000000000000000000, 0.0, TRUE, '', NULL, NULL, '2020-01-01 00:00:00'),
+         (2, 'b', 1, 9000000000000000000, 0.0, TRUE, '', NULL, NULL, '2020-01-01 00:00:00');",
+    )
+    .await;
+    let resp = app.get("/api/sample/aggregate/?sum=big").await;
+    assert_param_error(&resp, "sum");
+    // An average of the same values is a float.
+    let got = groups(&app, "sample", "avg=big&max=big").await;
+    assert_eq!(got[0]["max_big"], 9_000_000_000_000_000_000_i64);
+    assert!(
+        got[0]["avg_big"].as_f64().is_some_and(|avg| avg > 8.9e18),
+        "{got}"
+    );
+}

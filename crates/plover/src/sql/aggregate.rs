@@ -329,3 +329,81 @@ fn json<DB: Engine, T: Column + JsonField>(
 ) -> diesel::deserialize::Result<Value> {
     Ok(to_json(&DB::read::<Option<T>>(value)?))
 }
+
+/// The SQL text of an aggregate (placeholders as `?`), for the tests of the text.
+#[cfg(test)]
+fn aggregate_text(meta: &ModelMeta, s: &Select, a: &Aggregate, pg: bool) -> Result<String, Error> {
+    let mut w = Writer::new(pg, true);
+    write_aggregate(&mut w, meta, s, a)?;
+    Ok(w.into_text()
+        .unwrap_or_default()
+        .replace(super::writer::PLACEHOLDER, "?"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::model::RestModel;
+    use crate::query::{Filter, Op, Param, Within};
+
+    /// A model of the texts' tests only (no table is declared to diesel).
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = tally)]
+    struct Tally {
+        id: i32,
+        status: String,
+    }
+
+    /// Refers to a tally, for the texts of joins.
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = line)]
+    struct Line {
+        id: i32,
+        #[rest(fk = Tally)]
+        tally_id: i32,
+        qty: i32,
+    }
+
+    fn term(through: Vec<usize>, field: usize) -> Term {
+        Term { through, field }
+    }
+
+    #[test]
+    fn one_statement_groups_joins_and_bounds_on_each_engine() {
+        let a = Aggregate {
+            group: vec![term(vec![1], 1), term(vec![], 2)],
+            count: true,
+            values: vec![(Func::Sum, term(vec![], 2)), (Func::Max, term(vec![1], 1))],
+            limit: 1001,
+        };
+        let s = Select {
+            filters: vec![Filter {
+                path: vec![2],
+                op: Op::Gt,
+                values: vec![Param::Int(1)],
+            }],
+            within: vec![Within {
+                table: "tally",
+                filters: vec![Filter {
+                    path: vec![1],
+                    op: Op::Eq,
+                    values: vec![Param::Text("shown".into())],
+                }],
+            }],
+            ..Select::default()
+        };
+        let sqlite = aggregate_text(Line::meta(), &s, &a, false).unwrap();
+        assert_eq!(
+            sqlite,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), SUM("line"."qty"), MAX("plover_a0"."status") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" ASC, "line"."qty" ASC LIMIT ?"#
+        );
+        let pg = aggregate_text(Line::meta(), &s, &a, true).unwrap();
+        assert_eq!(
+            pg,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), CAST(SUM("line"."qty") AS BIGINT), MAX("plover_a0"."status" COLLATE "C") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" COLLATE "C" ASC NULLS FIRST, "line"."qty" ASC NULLS FIRST LIMIT ?"#
+        );
+        let _ = Tally::meta();
+    }
+}
