@@ -395,6 +395,7 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Message>::new()
             .name("msgagg")
+            .include(message.user_id, plover_conformance_app::user_resource(auth))
             .aggregates(true)
             .auth(open()),
     )

@@ -286,11 +286,12 @@ async fn joins_obey_the_target_resource_for_rows_and_fields() {
         got,
         json!([{"min_user__username": "alice", "max_user__username": "alice"}])
     );
-    // The foreign key itself is the message's own column: no join, every id.
+    // The foreign key itself is the message's own column: no join, every id, under the key
+    // objects show it with (`user`: the resource includes the user).
     let got = groups(&app, "msgagg", "group=user&count").await;
     assert_eq!(
         got,
-        json!([{"user_id": alice, "count": 2}, {"user_id": carol, "count": 1}])
+        json!([{"user": alice, "count": 2}, {"user": carol, "count": 1}])
     );
     // A filter through the join finds only the rows the user resource shows.
     let got = groups(&app, "msgagg", "count&user__username__in=alice,carol").await;

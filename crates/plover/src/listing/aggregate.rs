@@ -187,6 +187,9 @@ impl<'a> Parsed<'a> {
             if parts.peek().is_some() {
                 key.push(field.name);
                 meta = field.fk.ok_or_else(refused)?();
+            } else if path.len() == 1 && self.rules.nested.contains_key(&idx) {
+                // A foreign key this resource includes shows under its name (`user`).
+                key.push(field.name);
             } else {
                 key.push(field.json_key());
             }

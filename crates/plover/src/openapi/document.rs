@@ -395,7 +395,7 @@ fn aggregate_groups() -> Schema {
         .schema_type(Type::Object)
         .description(Some(
             "One group: the value of each field of `group` under its key (a foreign key's id \
-             under `<name>_id`), `count`, and `<function>_<field>` for each function asked",
+             under its key in objects), `count`, and `<function>_<field>` for each function",
         ))
         .build();
     Schema::Object(
