@@ -392,6 +392,41 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .auth(open()),
     )
     .register_resource(
+        Resource::<Ticket>::new()
+            .name("tally")
+            .filter_exclude([Ticket::FIELDS.body])
+            .aggregates(true)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Message>::new()
+            .name("msgagg")
+            .include(message.user_id, plover_conformance_app::user_resource(auth))
+            .aggregates(true)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("scoped_tally")
+            .hooks(HideHidden)
+            .aggregates(true)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("nolist_tally")
+            .hooks(NoList)
+            .aggregates(true)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("postonly_tally")
+            .allowed_methods([Method::POST])
+            .aggregates(true)
+            .auth(open()),
+    )
+    .register_resource(
         Resource::<Sample>::new()
             .name("patchable")
             .allowed_methods([

@@ -5,6 +5,7 @@
 
 mod accounts;
 mod admin;
+mod aggregates;
 mod auth;
 mod commands;
 mod counts;

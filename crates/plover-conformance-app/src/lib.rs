@@ -190,7 +190,11 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
                 .hooks(HModelChecks)
                 .auth(open()),
         )
-        .register_resource(Resource::<Sample>::new().auth(Authentication::new(vec![M::DELETE])))
+        .register_resource(
+            Resource::<Sample>::new()
+                .aggregates(true)
+                .auth(Authentication::new(vec![M::DELETE])),
+        )
         .register_resource(
             Resource::<Ticket>::new()
                 .filter_exclude([Ticket::FIELDS.body])

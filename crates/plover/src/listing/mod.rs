@@ -1,6 +1,7 @@
 //! A list request's query string (filters, ordering, pages, cursors) parsed into a selection,
 //! under the filter rules of a resource or model admin.
 
+mod aggregate;
 pub(crate) mod cursor;
 mod filters;
 mod groups;
@@ -8,6 +9,7 @@ mod parse;
 mod plan;
 mod spec;
 
+pub(crate) use aggregate::{AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS};
 pub(crate) use groups::{NOT, OR};
 pub(crate) use plan::allowed;
 pub(crate) use plan::{JoinRules, ListPlan};

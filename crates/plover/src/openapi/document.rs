@@ -350,6 +350,67 @@ fn add_resource(
         };
         paths.add_path_operation(path, vec![http], operation(doc, op));
     }
+    if doc.aggregate.contains(&Method::GET) {
+        add_aggregate(prefix, doc, components, paths);
+    }
+}
+
+/// `GET {prefix}/{name}/aggregate/` of a resource that serves it.
+fn add_aggregate(
+    prefix: &str,
+    doc: &ResourceDoc<'_>,
+    components: &mut Components,
+    paths: &mut Paths,
+) {
+    let name = doc.name;
+    let groups = component(name, ".aggregate");
+    components
+        .schemas
+        .insert(groups.clone(), RefOr::T(aggregate_groups()));
+    let op = Op {
+        method: Method::GET,
+        detail: false,
+        id: "aggregate",
+        summary: format!(
+            "Aggregate {name} objects: count, sum, avg, min and max per group, after the filters"
+        ),
+        params: params::aggregate(doc),
+        body: None,
+        success: (
+            200,
+            Response::builder()
+                .description("The groups, ordered by their fields")
+                .content(JSON, content(schema_ref(&groups)))
+                .build(),
+        ),
+        errors: vec![400, 403, 413, 503],
+    };
+    let path = format!("{prefix}/{name}/aggregate/");
+    paths.add_path_operation(path, vec![HttpMethod::Get], operation(doc, op));
+}
+
+/// The answer of an aggregate (docs/contract.md#aggregates).
+fn aggregate_groups() -> Schema {
+    let group = Object::builder()
+        .schema_type(Type::Object)
+        .description(Some(
+            "One group: the value of each field of `group` under its key (a foreign key's id \
+             under its key in objects), `count`, and `<function>_<field>` for each function",
+        ))
+        .build();
+    Schema::Object(
+        Object::builder()
+            .schema_type(Type::Object)
+            .property(
+                "groups",
+                Array::builder()
+                    .items(group)
+                    .max_items(Some(1000))
+                    .description(Some("At most 1,000 groups, ordered by their fields")),
+            )
+            .required("groups")
+            .build(),
+    )
 }
 
 fn http_method(method: &Method) -> Option<HttpMethod> {

@@ -61,6 +61,8 @@ pub(crate) struct ResourceDoc<'a> {
     /// The verbs of the list path and of the detail path.
     pub(crate) list: Vec<Method>,
     pub(crate) detail: Vec<Method>,
+    /// The verbs of the aggregate path (none where the resource does not serve it).
+    pub(crate) aggregate: Vec<Method>,
     pub(crate) keyset: bool,
     pub(crate) paginate_by: i64,
     pub(crate) delete_recursive: bool,

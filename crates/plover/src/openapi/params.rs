@@ -9,8 +9,11 @@ use utoipa::openapi::Schema;
 use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
-use crate::listing::{allowed, COUNT, CURSOR, FIELDS, LIMIT, NOT, OR, ORDERING, PAGE, SEARCH};
+use crate::listing::{
+    allowed, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, OR, ORDERING, PAGE, SEARCH,
+};
 use crate::meta::FieldMeta;
+use crate::query::Func;
 
 /// A query parameter.
 fn query(name: &str, schema: impl Into<Schema>, description: &str) -> Parameter {
@@ -318,6 +321,93 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             Object::with_type(Type::String),
             "The position after which the page starts, from a `next` link",
         ));
+    }
+    params.extend(filters(doc));
+    params
+}
+
+/// The fields (own, and one foreign key away) that filters may take, by their API names, for
+/// which `fits` holds.
+fn filterable(doc: &ResourceDoc<'_>, fits: impl Fn(&FieldMeta) -> bool) -> Vec<String> {
+    let meta = doc.plan.meta;
+    let mut names = Vec::new();
+    for (idx, field) in meta.fields.iter().enumerate() {
+        if allowed(doc.plan, &[idx], doc.joins) && fits(field) {
+            names.push(field.name.to_owned());
+        }
+        let Some(target) = field.fk else { continue };
+        for (inner, related) in target().fields.iter().enumerate() {
+            if allowed(doc.plan, &[idx, inner], doc.joins) && fits(related) {
+                names.push(format!("{}__{}", field.name, related.name));
+            }
+        }
+    }
+    names
+}
+
+/// A comma-separated list of field names among `names`, each once, at most `max` of them.
+fn field_list(name: &str, names: Vec<String>, max: Option<usize>, description: &str) -> Parameter {
+    let item = Object::builder()
+        .schema_type(Type::String)
+        .enum_values(Some(names));
+    let list = Array::builder()
+        .items(item)
+        .unique_items(true)
+        .min_items(Some(1))
+        .max_items(max)
+        .build();
+    let mut param = query(name, list, description);
+    param.style = Some(ParameterStyle::Form);
+    param.explode = Some(false);
+    param
+}
+
+/// Every query parameter of an aggregate: `group`, `count`, the functions, the list's filters.
+pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+    let any = filterable(doc, |_| true);
+    let mut params = Vec::new();
+    if !any.is_empty() {
+        params.push(field_list(
+            GROUP,
+            any,
+            Some(MAX_GROUP_FIELDS),
+            "The fields whose values make a group (at most 3), comma-separated; `<fk>__<field>` \
+             groups by a related row's field (a missing or hidden row's as NULL). Without it, \
+             every row is one group.",
+        ));
+    }
+    let count = query(
+        COUNT,
+        Object::builder()
+            .schema_type(Type::String)
+            .enum_values(Some([""]))
+            .build(),
+        "Adds `count`, the rows of each group (a flag: no value)",
+    );
+    params.push(count);
+    for func in Func::ALL {
+        let numeric = matches!(func, Func::Sum | Func::Avg);
+        let names = filterable(doc, |f| {
+            if numeric {
+                f.kind.is_integer() || f.kind == FieldKind::Float
+            } else {
+                f.kind != FieldKind::Bool
+            }
+        });
+        if names.is_empty() {
+            continue;
+        }
+        let name = func.name();
+        let description = format!(
+            "Adds `{name}_<field>` for each field named, comma-separated: {}",
+            match func {
+                Func::Sum => "the sum of its values (an integer for an integer field)",
+                Func::Avg => "the average of its values (a number; null over no values)",
+                Func::Min => "its least value",
+                Func::Max => "its greatest value",
+            }
+        );
+        params.push(field_list(name, names, None, &description));
     }
     params.extend(filters(doc));
     params

@@ -1,11 +1,13 @@
 //! Backend-neutral selections (filters, ordering, pagination) that Plover writes as SQL for
 //! either engine. The list query string is parsed into them by `listing`.
 
+mod aggregate;
 mod limits;
 
 use std::sync::Arc;
 
 pub use crate::param::Param;
+pub(crate) use aggregate::{Aggregate, Func, Operand};
 pub use limits::Limits;
 
 /// A filter operator (`<field>__<op>=<value>`).

@@ -257,6 +257,10 @@ fn record(prefix: &str, routes: &[Route], description: &Description) {
             let what = format!("REST detail of {model}");
             mounted::route(&methods(&doc.detail), format!("{list}{{pk}}/"), what);
         }
+        if !doc.aggregate.is_empty() {
+            let what = format!("REST aggregates of {model}");
+            mounted::route(&methods(&doc.aggregate), format!("{list}aggregate/"), what);
+        }
     }
     let json = format!("{prefix}/openapi.json");
     mounted::route("GET", json, "the API's OpenAPI document".into());
@@ -367,6 +371,8 @@ pub struct Registration {
     pub list: Vec<Method>,
     /// The verbs of `{prefix}/{name}/{pk}/`.
     pub detail: Vec<Method>,
+    /// The verbs of `{prefix}/{name}/aggregate/` (none where it is not served).
+    pub aggregate: Vec<Method>,
 }
 
 /// The registrations of `api`, for tests that check the API's description against them
@@ -383,6 +389,7 @@ pub fn registrations(api: &RestApi) -> Vec<Registration> {
                 meta: doc.shape.meta,
                 list: doc.list,
                 detail: doc.detail,
+                aggregate: doc.aggregate,
             }
         })
         .collect()

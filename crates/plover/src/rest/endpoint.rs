@@ -29,6 +29,9 @@ pub(crate) trait Endpoint: Send + Sync {
     fn name(&self) -> &str;
     /// The verbs served on the list path (`detail = false`) or a detail path.
     fn allowed(&self, detail: bool) -> Vec<Method>;
+    /// The verbs served on the aggregate path: GET where the resource serves aggregates and
+    /// its list GET, else none.
+    fn aggregate_verbs(&self) -> Vec<Method>;
     /// The rules that joins from other resources of the API into this model obey.
     fn join_target(&self) -> JoinTarget;
     /// Its list plan.
@@ -79,6 +82,14 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .collect()
     }
 
+    fn aggregate_verbs(&self) -> Vec<Method> {
+        if self.aggregates && self.allowed_methods.contains(&Method::GET) {
+            vec![Method::GET]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn join_target(&self) -> JoinTarget {
         JoinTarget::new(self.list.clone(), self.hooks.clone())
     }
@@ -97,6 +108,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             joins: &*self.joins,
             list: self.allowed(false),
             detail: self.allowed(true),
+            aggregate: self.aggregate_verbs(),
             keyset: self.keyset,
             paginate_by: self.list.paginate_by,
             delete_recursive: self.delete_recursive,
@@ -112,12 +124,16 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         api: &ApiDefaults,
         rate: &mut Option<RateState>,
     ) -> Result<Reply, Error> {
-        let detail = req.pk.is_some();
+        let aggregate = self.is_aggregate(req.pk.as_deref());
+        let detail = req.pk.is_some() && !aggregate;
         let served = if req.method == Method::HEAD {
             Method::GET
         } else {
             req.method.clone()
         };
+        if aggregate && !self.aggregate_verbs().contains(&served) {
+            return Err(Error::MethodNotAllowed(self.aggregate_verbs()));
+        }
         if !verbs(detail).contains(&served) || !self.allowed_methods.contains(&served) {
             return Err(Error::MethodNotAllowed(self.allowed(detail)));
         }
@@ -172,6 +188,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             method: &method,
             user: user.as_ref(),
         };
+        if aggregate {
+            return self.aggregate(&cx, req, &mut db.conn()?);
+        }
         let Some(raw_pk) = &req.pk else {
             return match method {
                 Method::POST => self.create(&cx, req, db, body),

@@ -1,5 +1,6 @@
 //! The REST API: resources, their options and hooks, and the HTTP endpoints.
 
+mod aggregate;
 mod api;
 mod data;
 mod endpoint;

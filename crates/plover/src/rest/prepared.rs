@@ -40,6 +40,8 @@ pub(crate) struct Prepared<M: RestModel> {
     /// Whether `hooks` are the user's: their `save_object` may take long (hash a password).
     pub(crate) custom_hooks: bool,
     pub(crate) keyset: bool,
+    /// Whether `aggregate/` is served ([`Resource::aggregates`]).
+    pub(crate) aggregates: bool,
     pub(crate) delete_recursive: bool,
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
@@ -158,6 +160,7 @@ impl<M: RestModel> Prepared<M> {
             hooks: resource.hooks,
             custom_hooks: resource.custom_hooks,
             keyset: resource.keyset,
+            aggregates: resource.aggregates,
             delete_recursive: resource.delete_recursive,
             columns,
             joins: Arc::default(),

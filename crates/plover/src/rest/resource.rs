@@ -24,6 +24,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) include: Vec<(usize, Box<dyn IntoNested>)>,
     pub(crate) writable: Option<Vec<usize>>,
     pub(crate) keyset: bool,
+    /// Whether `{prefix}/{name}/aggregate/` is served.
+    pub(crate) aggregates: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -61,6 +63,7 @@ impl<M: RestModel> Resource<M> {
             include: Vec::new(),
             writable: None,
             keyset: false,
+            aggregates: false,
             delete_recursive: true,
             owner_field: None,
             auth: None,
@@ -121,6 +124,19 @@ impl<M: RestModel> Resource<M> {
     /// count unless asked for.
     pub fn count(mut self, count: Count) -> Self {
         self.list.count = Some(count);
+        self
+    }
+
+    /// Serves `GET {prefix}/{name}/aggregate/` (default false): per group of rows that share
+    /// the values of up to three fields (`group=status,owner`), the number of rows (`count`)
+    /// and the `sum`, `avg`, `min` and `max` of fields (`sum=priority`), over the rows the
+    /// list's filters and this resource's `get_query` leave, as
+    /// `{"groups": [{"status": "open", "count": 12, "sum_priority": 30}]}`. Aggregates take the
+    /// fields clients may filter on, joins included, under the same rules; at most 1,000 groups
+    /// (more is a 400). Authentication, hooks and rate limits are the list's. Without it,
+    /// `aggregate/` is a detail path like any other (a key that names no record: 404).
+    pub fn aggregates(mut self, aggregates: bool) -> Self {
+        self.aggregates = aggregates;
         self
     }
 

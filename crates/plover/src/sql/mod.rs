@@ -42,6 +42,7 @@ enum Query {
     Update,
     Delete,
     Nullify,
+    Aggregate,
 }
 
 /// Runs `$body` with `$c` the connection of either engine and `$pg` whether it is PostgreSQL.
@@ -498,6 +499,9 @@ fn where_in(
     }
     Ok(changed)
 }
+
+mod aggregate;
+pub(crate) use aggregate::aggregate;
 
 #[cfg(test)]
 mod tests;

@@ -434,6 +434,40 @@ impl<'a> Writer<'a> {
     }
 }
 
+impl<'a> Writer<'a> {
+    /// ` LEFT JOIN "target" AS "alias" ON "alias"."pk" = "from"."fk"`, holding only the rows
+    /// that the selection's `within` lets joins reach: a row whose related row is missing or
+    /// hidden reads NULL from it (the joins of an aggregate's fields).
+    pub(crate) fn scoped_left_join(
+        &mut self,
+        s: &'a Select,
+        from: &str,
+        fk: &FieldMeta,
+        alias: &str,
+    ) -> Result<(), Error> {
+        let target = fk.fk.ok_or_else(|| {
+            Error::Internal("a join through a field that is not a foreign key".into())
+        })?();
+        self.within = &s.within;
+        self.sql(" LEFT JOIN ");
+        self.ident(target.table);
+        self.sql(" AS ");
+        self.ident(alias);
+        self.sql(" ON ");
+        self.ident(alias);
+        self.sql(".");
+        self.ident(target.pk_field().column);
+        self.sql(" = ");
+        self.ident(from);
+        self.sql(".");
+        self.ident(fk.column);
+        self.alias = Some((target.table, alias.to_owned()));
+        let scoped = self.scope(target);
+        self.alias = None;
+        scoped
+    }
+}
+
 /// Field `index` of `meta`.
 pub(crate) fn field(meta: &ModelMeta, index: usize) -> Result<&'static FieldMeta, Error> {
     meta.fields

@@ -1,0 +1,98 @@
+//! `GET {prefix}/{name}/aggregate/` of a resource that serves it (docs/contract.md#aggregates):
+//! counts, sums, averages, least and greatest values per group, over the rows the list shows.
+
+use serde_json::{Map, Value};
+
+use super::hooks::Context;
+use super::prepared::Prepared;
+use super::request::{ApiRequest, Reply};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::listing::{AggregateQuery, GROUP, MAX_GROUPS};
+use crate::model::RestModel;
+use crate::query::{Aggregate, Func, Select};
+
+/// The detail-path name under which a resource serves its aggregates.
+pub(crate) const AGGREGATE: &str = "aggregate";
+
+impl<M: RestModel> Prepared<M> {
+    /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
+    pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
+        self.aggregates && pk == Some(AGGREGATE)
+    }
+
+    /// The groups of a request's aggregate, under the list's checks, filters and scope.
+    pub(crate) fn aggregate(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+    ) -> Result<Reply, Error> {
+        if !self.hooks.check_get(cx, None) {
+            return Err(Error::Forbidden);
+        }
+        let meta = M::meta();
+        let AggregateQuery {
+            mut select,
+            aggregate,
+            keys,
+        } = self.list.aggregate(&req.query, &*self.joins)?;
+        let mut filters = self.scope(cx)?;
+        filters.append(&mut select.filters);
+        select.filters = filters;
+        select.within = self
+            .joins
+            .within(cx, meta, &with_joins(&select, &aggregate))?;
+        let rows = crate::sql::aggregate(conn, meta, &select, &aggregate)
+            .map_err(|e| out_of_range(e, &aggregate))?;
+        if i64::try_from(rows.len()).map_or(true, |n| n > MAX_GROUPS) {
+            return Err(Error::param(
+                GROUP,
+                format!("more than {MAX_GROUPS} groups: filter the rows or group by fewer fields"),
+            ));
+        }
+        body(&keys, rows).map(Reply::ok)
+    }
+}
+
+/// The selection with the aggregate's fields as its ordering: what [`Joins::within`](
+/// super::joins::Joins::within) reads to know the models the joins reach.
+fn with_joins(select: &Select, aggregate: &Aggregate) -> Select {
+    Select {
+        order: aggregate.terms().map(|term| term.order()).collect(),
+        ..select.clone()
+    }
+}
+
+/// A sum of integers past 64 bits (SQLite's `integer overflow`, PostgreSQL's `bigint out of
+/// range`) is the request's mistake: a 400 on `sum`. Any other error is kept.
+fn out_of_range(e: Error, aggregate: &Aggregate) -> Error {
+    let sums = aggregate.values.iter().any(|(f, _)| *f == Func::Sum);
+    match &e {
+        Error::Database(diesel::result::Error::DatabaseError(_, info))
+            if sums
+                && (info.message().contains("overflow")
+                    || info.message().contains("out of range")) =>
+        {
+            Error::param(
+                Func::Sum.name(),
+                "a sum is past the range of a 64-bit integer",
+            )
+        }
+        _ => e,
+    }
+}
+
+/// `{"groups": [...]}`: each row an object of its columns under their keys.
+fn body(keys: &[String], rows: Vec<Vec<Value>>) -> Result<Vec<u8>, Error> {
+    let groups: Vec<Value> = rows
+        .into_iter()
+        .map(|row| {
+            let object: Map<String, Value> = keys.iter().cloned().zip(row).collect();
+            Value::Object(object)
+        })
+        .collect();
+    let mut out = Map::new();
+    out.insert("groups".to_owned(), Value::Array(groups));
+    serde_json::to_vec(&out).map_err(|e| Error::Internal(e.to_string()))
+}

@@ -1,0 +1,409 @@
+//! The statement of an aggregate (docs/contract.md#aggregates): one `SELECT` of the group's
+//! fields and the functions of fields over the rows a selection's conditions match, `GROUP BY`
+//! the group's fields, ordered by them as a list orders (text by code point, NULLs first), at
+//! most the aggregate's limit of groups. The fields of other models are read through
+//! `LEFT JOIN`s that hold only the rows the selection's `within` lets joins reach.
+
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::connection::LoadConnection;
+use diesel::query_builder::QueryFragment;
+use diesel::row::{Field, Row, RowIndex};
+use serde_json::Value;
+
+use super::column::Engine;
+use super::statement::Statement;
+use super::writer::{field, Writer};
+use super::{statement, Query};
+use crate::convert::{to_json, JsonField};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::kind::{FieldKind, SqlType};
+use crate::meta::{FieldMeta, ModelMeta};
+use crate::query::{Aggregate, Func, Operand, Select};
+use crate::sql::arg::Arg;
+use crate::sql::column::Column;
+
+/// How a column of an aggregate's row is read.
+#[derive(Debug, Clone, Copy)]
+enum Out {
+    /// As a value of a field of this type (a group's field, a least or greatest value).
+    Field(SqlType),
+    /// As a 64-bit integer (a count, the sum of an integer field).
+    Int,
+    /// As a float (an average, the sum of a float field).
+    Float,
+}
+
+/// The rows of an aggregate of the rows of `meta` that `s`'s conditions match: per group, the
+/// JSON value of each column (the group's fields, the count, the functions' values, in the
+/// aggregate's order), at most `a.limit` groups.
+pub(crate) fn aggregate<'s>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &'s Select,
+    a: &Aggregate,
+) -> Result<Vec<Vec<Value>>, Error> {
+    let outs = outs(meta, a)?;
+    let shape = |k: &mut Vec<usize>| {
+        s.shape(k);
+        a.shape(k);
+    };
+    let write = |w: &mut Writer<'s>| write_aggregate(w, meta, s, a);
+    on_engine!(conn, |c, pg| {
+        let statement = statement(meta, Query::Aggregate, pg, &shape, &write, None)?;
+        read_rows(c, statement, &outs)
+    })
+}
+
+/// How each column of the aggregate's rows is read.
+fn outs(meta: &ModelMeta, a: &Aggregate) -> Result<Vec<Out>, Error> {
+    let mut outs = Vec::with_capacity(a.group.len() + 1 + a.values.len());
+    for term in &a.group {
+        outs.push(Out::Field(term_field(meta, term)?.sql_type));
+    }
+    if a.count {
+        outs.push(Out::Int);
+    }
+    for (func, term) in &a.values {
+        let field = term_field(meta, term)?;
+        outs.push(match func {
+            Func::Sum if field.kind.is_integer() => Out::Int,
+            Func::Sum | Func::Avg => Out::Float,
+            Func::Min | Func::Max => Out::Field(field.sql_type),
+        });
+    }
+    Ok(outs)
+}
+
+/// The model that foreign key `index` of `meta` points at.
+fn target(meta: &ModelMeta, index: usize) -> Result<&'static ModelMeta, Error> {
+    field(meta, index)?
+        .fk
+        .map(|target| target())
+        .ok_or_else(|| Error::Internal("a join through a field that is not a foreign key".into()))
+}
+
+/// The model reached through `through` (not empty) from `meta`.
+fn model_static(meta: &ModelMeta, through: &[usize]) -> Result<&'static ModelMeta, Error> {
+    let (&first, rest) = through
+        .split_first()
+        .ok_or_else(|| Error::Internal("an empty join path".into()))?;
+    let mut model = target(meta, first)?;
+    for &index in rest {
+        model = target(model, index)?;
+    }
+    Ok(model)
+}
+
+/// The alias of the `n`th joined model.
+fn alias(n: usize) -> String {
+    format!("plover_a{n}")
+}
+
+/// The distinct foreign-key paths the terms join through, each prefix once, in order of first
+/// use: the `n`th is joined as [`alias`]`(n)`.
+fn joined(a: &Aggregate) -> Vec<&[usize]> {
+    let mut joined: Vec<&[usize]> = Vec::new();
+    for term in a.terms() {
+        for depth in 1..=term.through.len() {
+            let path = &term.through[..depth];
+            if !joined.contains(&path) {
+                joined.push(path);
+            }
+        }
+    }
+    joined
+}
+
+/// `SELECT ... FROM ... LEFT JOIN ... WHERE ... GROUP BY ... ORDER BY ... LIMIT ?`.
+fn write_aggregate<'a>(
+    w: &mut Writer<'a>,
+    meta: &ModelMeta,
+    s: &'a Select,
+    a: &Aggregate,
+) -> Result<(), Error> {
+    let joined = joined(a);
+    w.sql("SELECT ");
+    let mut first = true;
+    let mut comma = |w: &mut Writer<'a>| {
+        if !std::mem::take(&mut first) {
+            w.sql(", ");
+        }
+    };
+    for term in &a.group {
+        comma(w);
+        expression(w, meta, term, &joined)?;
+    }
+    if a.count {
+        comma(w);
+        w.sql("COUNT(*)");
+    }
+    for (func, term) in &a.values {
+        comma(w);
+        function(w, meta, *func, term, &joined)?;
+    }
+    w.from(meta);
+    joins(w, meta, s, &joined)?;
+    w.conditions(meta, s)?;
+    group_and_order(w, meta, a, &joined)?;
+    w.sql(" LIMIT ");
+    w.bind(Arg::I64(a.limit));
+    Ok(())
+}
+
+/// The ` LEFT JOIN`s of the joined paths.
+fn joins<'a>(
+    w: &mut Writer<'a>,
+    meta: &ModelMeta,
+    s: &'a Select,
+    joined: &[&[usize]],
+) -> Result<(), Error> {
+    for (n, path) in joined.iter().enumerate() {
+        let Some((&index, before)) = path.split_last() else {
+            continue;
+        };
+        let (model, from): (&ModelMeta, String) = if before.is_empty() {
+            (meta, meta.table.to_owned())
+        } else {
+            let at = joined
+                .iter()
+                .position(|p| *p == before)
+                .ok_or_else(|| Error::Internal("a join before its prefix".into()))?;
+            (model_static(meta, before)?, alias(at))
+        };
+        w.scoped_left_join(s, &from, field(model, index)?, &alias(n))?;
+    }
+    Ok(())
+}
+
+/// The column of a term: the model's own, or the joined model's under its alias.
+fn expression(
+    w: &mut Writer<'_>,
+    meta: &ModelMeta,
+    term: &Operand,
+    joined: &[&[usize]],
+) -> Result<(), Error> {
+    if term.through.is_empty() {
+        w.column(meta, field(meta, term.field)?);
+        return Ok(());
+    }
+    let at = joined
+        .iter()
+        .position(|p| *p == term.through.as_slice())
+        .ok_or_else(|| Error::Internal("a term of no join".into()))?;
+    let column = field(model_static(meta, &term.through)?, term.field)?.column;
+    w.ident(&alias(at));
+    w.sql(".");
+    w.ident(column);
+    Ok(())
+}
+
+/// A function of a term's column, cast on PostgreSQL to the type read back: a sum of
+/// integers to `BIGINT` (never `NUMERIC`), of floats and an average to `DOUBLE PRECISION`; the
+/// least and greatest text by code point, as SQLite compares it.
+fn function(
+    w: &mut Writer<'_>,
+    meta: &ModelMeta,
+    func: Func,
+    term: &Operand,
+    joined: &[&[usize]],
+) -> Result<(), Error> {
+    let kind = term_field(meta, term)?.kind;
+    let cast = match func {
+        Func::Sum if kind.is_integer() => Some("BIGINT"),
+        Func::Sum | Func::Avg => Some("DOUBLE PRECISION"),
+        Func::Min | Func::Max => None,
+    }
+    .filter(|_| w.pg);
+    if cast.is_some() {
+        w.sql("CAST(");
+    }
+    w.sql(match func {
+        Func::Sum => "SUM(",
+        Func::Avg => "AVG(",
+        Func::Min => "MIN(",
+        Func::Max => "MAX(",
+    });
+    expression(w, meta, term, joined)?;
+    if w.pg && kind == FieldKind::Text {
+        w.sql(" COLLATE \"C\"");
+    }
+    w.sql(")");
+    if let Some(cast) = cast {
+        w.sql(" AS ");
+        w.sql(cast);
+        w.sql(")");
+    }
+    Ok(())
+}
+
+/// The field a term names.
+fn term_field(meta: &ModelMeta, term: &Operand) -> Result<&'static FieldMeta, Error> {
+    if term.through.is_empty() {
+        return field(meta, term.field);
+    }
+    field(model_static(meta, &term.through)?, term.field)
+}
+
+/// ` GROUP BY` and ` ORDER BY` the group's fields (nothing without any): ascending, text by
+/// code point and NULLs first on both engines, as a list orders.
+fn group_and_order(
+    w: &mut Writer<'_>,
+    meta: &ModelMeta,
+    a: &Aggregate,
+    joined: &[&[usize]],
+) -> Result<(), Error> {
+    for (i, term) in a.group.iter().enumerate() {
+        w.sql(if i == 0 { " GROUP BY " } else { ", " });
+        expression(w, meta, term, joined)?;
+    }
+    for (i, term) in a.group.iter().enumerate() {
+        w.sql(if i == 0 { " ORDER BY " } else { ", " });
+        expression(w, meta, term, joined)?;
+        if w.pg && term_field(meta, term)?.kind == FieldKind::Text {
+            w.sql(" COLLATE \"C\"");
+        }
+        w.sql(" ASC");
+        if w.pg {
+            w.sql(" NULLS FIRST");
+        }
+    }
+    Ok(())
+}
+
+/// Runs the statement and reads each row's columns as `outs` says.
+fn read_rows<'q, C>(
+    c: &mut C,
+    statement: Statement<'q>,
+    outs: &[Out],
+) -> Result<Vec<Vec<Value>>, Error>
+where
+    C: LoadConnection,
+    C::Backend: Engine,
+    Statement<'q>: QueryFragment<C::Backend>,
+    for<'c> C::Row<'c, 'q>: RowIndex<usize>,
+{
+    let mut rows = Vec::new();
+    for row in c.load(statement)? {
+        let row = row?;
+        let mut cells = Vec::with_capacity(outs.len());
+        for (at, out) in outs.iter().enumerate() {
+            let cell = Row::get(&row, at)
+                .ok_or_else(|| Error::Internal("an aggregate row is short of a column".into()))?;
+            cells.push(read::<C::Backend>(*out, cell.value()).map_err(diesel_error)?);
+        }
+        rows.push(cells);
+    }
+    Ok(rows)
+}
+
+/// A failed read of a value, as diesel reports it.
+fn diesel_error(e: Box<dyn std::error::Error + Send + Sync>) -> Error {
+    Error::Database(diesel::result::Error::DeserializationError(e))
+}
+
+/// The JSON value of one column, read as `out` says.
+fn read<DB: Engine>(
+    out: Out,
+    value: Option<DB::RawValue<'_>>,
+) -> diesel::deserialize::Result<Value> {
+    match out {
+        Out::Int => json::<DB, i64>(value),
+        Out::Float => json::<DB, f64>(value),
+        Out::Field(sql) => match sql {
+            SqlType::Integer => json::<DB, i32>(value),
+            SqlType::BigInt => json::<DB, i64>(value),
+            SqlType::Real => json::<DB, f32>(value),
+            SqlType::Double => json::<DB, f64>(value),
+            SqlType::Boolean => json::<DB, bool>(value),
+            SqlType::Text => json::<DB, String>(value),
+            SqlType::Date => json::<DB, NaiveDate>(value),
+            SqlType::Timestamp => json::<DB, NaiveDateTime>(value),
+        },
+    }
+}
+
+/// A nullable value of type `T`, in its JSON form.
+fn json<DB: Engine, T: Column + JsonField>(
+    value: Option<DB::RawValue<'_>>,
+) -> diesel::deserialize::Result<Value> {
+    Ok(to_json(&DB::read::<Option<T>>(value)?))
+}
+
+/// The SQL text of an aggregate (placeholders as `?`), for the tests of the text.
+#[cfg(test)]
+fn aggregate_text(meta: &ModelMeta, s: &Select, a: &Aggregate, pg: bool) -> Result<String, Error> {
+    let mut w = Writer::new(pg, true);
+    write_aggregate(&mut w, meta, s, a)?;
+    Ok(w.into_text()
+        .unwrap_or_default()
+        .replace(super::writer::PLACEHOLDER, "?"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::model::RestModel;
+    use crate::query::{Filter, Op, Param, Within};
+
+    /// A model of the texts' tests only (no table is declared to diesel).
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = tally)]
+    struct Tally {
+        id: i32,
+        status: String,
+    }
+
+    /// Refers to a tally, for the texts of joins.
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = line)]
+    struct Line {
+        id: i32,
+        #[rest(fk = Tally)]
+        tally_id: i32,
+        qty: i32,
+    }
+
+    fn term(through: Vec<usize>, field: usize) -> Operand {
+        Operand { through, field }
+    }
+
+    #[test]
+    fn one_statement_groups_joins_and_bounds_on_each_engine() {
+        let a = Aggregate {
+            group: vec![term(vec![1], 1), term(vec![], 2)],
+            count: true,
+            values: vec![(Func::Sum, term(vec![], 2)), (Func::Max, term(vec![1], 1))],
+            limit: 1001,
+        };
+        let s = Select {
+            filters: vec![Filter {
+                path: vec![2],
+                op: Op::Gt,
+                values: vec![Param::Int(1)],
+            }],
+            within: vec![Within {
+                table: "tally",
+                filters: vec![Filter {
+                    path: vec![1],
+                    op: Op::Eq,
+                    values: vec![Param::Text("shown".into())],
+                }],
+            }],
+            ..Select::default()
+        };
+        let sqlite = aggregate_text(Line::meta(), &s, &a, false).unwrap();
+        assert_eq!(
+            sqlite,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), SUM("line"."qty"), MAX("plover_a0"."status") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" ASC, "line"."qty" ASC LIMIT ?"#
+        );
+        let pg = aggregate_text(Line::meta(), &s, &a, true).unwrap();
+        assert_eq!(
+            pg,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), CAST(SUM("line"."qty") AS BIGINT), MAX("plover_a0"."status" COLLATE "C") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" COLLATE "C" ASC NULLS FIRST, "line"."qty" ASC NULLS FIRST LIMIT ?"#
+        );
+        let _ = Tally::meta();
+    }
+}
