@@ -14,7 +14,6 @@ use super::column::Engine;
 use super::statement::Statement;
 use super::writer::{field, Writer};
 use super::{statement, Query};
-use crate::convert::{to_json, JsonField};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::kind::{FieldKind, SqlType};
@@ -22,6 +21,7 @@ use crate::meta::{FieldMeta, ModelMeta};
 use crate::query::{Aggregate, Func, Operand, Select};
 use crate::sql::arg::Arg;
 use crate::sql::column::Column;
+use crate::value::{DateText, DateTimeText};
 
 /// How a column of an aggregate's row is read.
 #[derive(Debug, Clone, Copy)]
@@ -302,108 +302,50 @@ fn diesel_error(e: Box<dyn std::error::Error + Send + Sync>) -> Error {
     Error::Database(diesel::result::Error::DeserializationError(e))
 }
 
-/// The JSON value of one column, read as `out` says.
+/// The JSON value of one column, read as `out` says (the field's JSON form: dates as text).
 fn read<DB: Engine>(
     out: Out,
     value: Option<DB::RawValue<'_>>,
 ) -> diesel::deserialize::Result<Value> {
     match out {
-        Out::Int => json::<DB, i64>(value),
-        Out::Float => json::<DB, f64>(value),
+        Out::Int => json::<DB, i64>(value, Value::from),
+        Out::Float => json::<DB, f64>(value, Value::from),
         Out::Field(sql) => match sql {
-            SqlType::Integer => json::<DB, i32>(value),
-            SqlType::BigInt => json::<DB, i64>(value),
-            SqlType::Real => json::<DB, f32>(value),
-            SqlType::Double => json::<DB, f64>(value),
-            SqlType::Boolean => json::<DB, bool>(value),
-            SqlType::Text => json::<DB, String>(value),
-            SqlType::Date => json::<DB, NaiveDate>(value),
-            SqlType::Timestamp => json::<DB, NaiveDateTime>(value),
+            SqlType::Integer => json::<DB, i32>(value, Value::from),
+            SqlType::BigInt => json::<DB, i64>(value, Value::from),
+            SqlType::Real => json::<DB, f32>(value, Value::from),
+            SqlType::Double => json::<DB, f64>(value, Value::from),
+            SqlType::Boolean => json::<DB, bool>(value, Value::from),
+            SqlType::Text => json::<DB, String>(value, Value::from),
+            SqlType::Date => json::<DB, NaiveDate>(value, |d| {
+                Value::from(DateText(&d).with_text(str::to_owned))
+            }),
+            SqlType::Timestamp => json::<DB, NaiveDateTime>(value, |t| {
+                Value::from(DateTimeText(&t).with_text(str::to_owned))
+            }),
         },
     }
 }
 
-/// A nullable value of type `T`, in its JSON form.
-fn json<DB: Engine, T: Column + JsonField>(
+/// A nullable value of type `T`, in JSON (`null` for NULL).
+fn json<DB: Engine, T: Column>(
     value: Option<DB::RawValue<'_>>,
+    to_json: impl FnOnce(T) -> Value,
 ) -> diesel::deserialize::Result<Value> {
-    Ok(to_json(&DB::read::<Option<T>>(value)?))
+    Ok(DB::read::<Option<T>>(value)?.map_or(Value::Null, to_json))
 }
 
 /// The SQL text of an aggregate (placeholders as `?`), for the tests of the text.
 #[cfg(test)]
-fn aggregate_text(meta: &ModelMeta, s: &Select, a: &Aggregate, pg: bool) -> Result<String, Error> {
+pub(super) fn aggregate_text(
+    meta: &ModelMeta,
+    s: &Select,
+    a: &Aggregate,
+    pg: bool,
+) -> Result<String, Error> {
     let mut w = Writer::new(pg, true);
     write_aggregate(&mut w, meta, s, a)?;
     Ok(w.into_text()
         .unwrap_or_default()
         .replace(super::writer::PLACEHOLDER, "?"))
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-    use crate::model::RestModel;
-    use crate::query::{Filter, Op, Param, Within};
-
-    /// A model of the texts' tests only (no table is declared to diesel).
-    #[derive(Debug, crate::RestModel)]
-    #[diesel(table_name = tally)]
-    struct Tally {
-        id: i32,
-        status: String,
-    }
-
-    /// Refers to a tally, for the texts of joins.
-    #[derive(Debug, crate::RestModel)]
-    #[diesel(table_name = line)]
-    struct Line {
-        id: i32,
-        #[rest(fk = Tally)]
-        tally_id: i32,
-        qty: i32,
-    }
-
-    fn term(through: Vec<usize>, field: usize) -> Operand {
-        Operand { through, field }
-    }
-
-    #[test]
-    fn one_statement_groups_joins_and_bounds_on_each_engine() {
-        let a = Aggregate {
-            group: vec![term(vec![1], 1), term(vec![], 2)],
-            count: true,
-            values: vec![(Func::Sum, term(vec![], 2)), (Func::Max, term(vec![1], 1))],
-            limit: 1001,
-        };
-        let s = Select {
-            filters: vec![Filter {
-                path: vec![2],
-                op: Op::Gt,
-                values: vec![Param::Int(1)],
-            }],
-            within: vec![Within {
-                table: "tally",
-                filters: vec![Filter {
-                    path: vec![1],
-                    op: Op::Eq,
-                    values: vec![Param::Text("shown".into())],
-                }],
-            }],
-            ..Select::default()
-        };
-        let sqlite = aggregate_text(Line::meta(), &s, &a, false).unwrap();
-        assert_eq!(
-            sqlite,
-            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), SUM("line"."qty"), MAX("plover_a0"."status") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" ASC, "line"."qty" ASC LIMIT ?"#
-        );
-        let pg = aggregate_text(Line::meta(), &s, &a, true).unwrap();
-        assert_eq!(
-            pg,
-            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), CAST(SUM("line"."qty") AS BIGINT), MAX("plover_a0"."status" COLLATE "C") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" COLLATE "C" ASC NULLS FIRST, "line"."qty" ASC NULLS FIRST LIMIT ?"#
-        );
-        let _ = Tally::meta();
-    }
 }

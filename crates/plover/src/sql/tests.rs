@@ -179,3 +179,70 @@ fn a_text_is_kept_per_shape_and_the_values_are_bound() {
     assert_eq!(delete(conn, meta, &[1, 2, i64::MAX]).unwrap(), 2);
     assert_eq!(ids(conn, meta, &Select::default()).unwrap(), [3]);
 }
+
+/// The text of aggregates (`sql/aggregate.rs`).
+mod aggregates {
+    use crate::model::RestModel;
+    use crate::query::{Aggregate, Func, Operand, Select};
+    use crate::query::{Filter, Op, Param, Within};
+    use crate::sql::aggregate::aggregate_text;
+
+    /// A model of the texts' tests only (no table is declared to diesel).
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = tally)]
+    struct Tally {
+        id: i32,
+        status: String,
+    }
+
+    /// Refers to a tally, for the texts of joins.
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = line)]
+    struct Line {
+        id: i32,
+        #[rest(fk = Tally)]
+        tally_id: i32,
+        qty: i32,
+    }
+
+    fn term(through: Vec<usize>, field: usize) -> Operand {
+        Operand { through, field }
+    }
+
+    #[test]
+    fn one_statement_groups_joins_and_bounds_on_each_engine() {
+        let a = Aggregate {
+            group: vec![term(vec![1], 1), term(vec![], 2)],
+            count: true,
+            values: vec![(Func::Sum, term(vec![], 2)), (Func::Max, term(vec![1], 1))],
+            limit: 1001,
+        };
+        let s = Select {
+            filters: vec![Filter {
+                path: vec![2],
+                op: Op::Gt,
+                values: vec![Param::Int(1)],
+            }],
+            within: vec![Within {
+                table: "tally",
+                filters: vec![Filter {
+                    path: vec![1],
+                    op: Op::Eq,
+                    values: vec![Param::Text("shown".into())],
+                }],
+            }],
+            ..Select::default()
+        };
+        let sqlite = aggregate_text(Line::meta(), &s, &a, false).unwrap();
+        assert_eq!(
+            sqlite,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), SUM("line"."qty"), MAX("plover_a0"."status") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" ASC, "line"."qty" ASC LIMIT ?"#
+        );
+        let pg = aggregate_text(Line::meta(), &s, &a, true).unwrap();
+        assert_eq!(
+            pg,
+            r#"SELECT "plover_a0"."status", "line"."qty", COUNT(*), CAST(SUM("line"."qty") AS BIGINT), MAX("plover_a0"."status" COLLATE "C") FROM "line" LEFT JOIN "tally" AS "plover_a0" ON "plover_a0"."id" = "line"."tally_id" AND "plover_a0"."status" = ? WHERE "line"."qty" > ? GROUP BY "plover_a0"."status", "line"."qty" ORDER BY "plover_a0"."status" COLLATE "C" ASC NULLS FIRST, "line"."qty" ASC NULLS FIRST LIMIT ?"#
+        );
+        let _ = Tally::meta();
+    }
+}
