@@ -50,7 +50,7 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
         ("lte", one()),
         ("gt", one()),
         ("gte", one()),
-        ("in", in_list(field, max_chars)),
+        ("in", in_list(field)),
         ("is", text().enum_values(Some(is))),
     ];
     if kind == FieldKind::Text {
@@ -77,7 +77,7 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
 
 /// An `in` filter's value: comma-separated values of the field's type (or the parameter
 /// repeated), each one that parses; text items may hold anything but a comma and U+0000.
-fn in_list(field: &FieldMeta, max_chars: usize) -> ObjectBuilder {
+fn in_list(field: &FieldMeta) -> ObjectBuilder {
     let choices = field.constraints.choices;
     // One item, as a regular expression that only values of the type match: dates with days
     // up to 28 and numbers with few digits, so that every match parses.
@@ -98,7 +98,6 @@ fn in_list(field: &FieldMeta, max_chars: usize) -> ObjectBuilder {
     Object::builder()
         .schema_type(Type::String)
         .pattern(Some(format!("^{item}(,{item}){{0,99}}$")))
-        .max_length(Some(max_chars))
         .description(Some(
             "comma-separated values (or the parameter repeated): any of them",
         ))
