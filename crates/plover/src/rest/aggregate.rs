@@ -37,9 +37,7 @@ impl<M: RestModel> Prepared<M> {
             aggregate,
             keys,
         } = self.list.aggregate(&req.query, &*self.joins)?;
-        let mut filters = self.scope(cx)?;
-        filters.append(&mut select.filters);
-        select.filters = filters;
+        self.add_scope(cx, &mut select)?;
         select.within = self
             .joins
             .within(cx, meta, &with_joins(&select, &aggregate))?;

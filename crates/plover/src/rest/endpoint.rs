@@ -264,9 +264,7 @@ impl<M: RestModel> Prepared<M> {
         let mut query = self.list.parse(&req.query, &*self.joins)?;
         let sparse = self.sparse_of(&req.query)?;
         query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
-        let mut filters = self.scope(cx)?;
-        filters.append(&mut query.select.filters);
-        query.select.filters = filters;
+        self.add_scope(cx, &mut query.select)?;
         query.select.within = self.joins.within(cx, meta, &query.select)?;
         let keyset = self.keyset && cursor::supports(meta, &query.select.order);
         let from_cursor = match req.param(CURSOR) {

@@ -367,6 +367,14 @@ impl<M: RestModel> Prepared<M> {
         Ok(scope.filters)
     }
 
+    /// Puts the `get_query` scope of this request before the conditions of `select`.
+    pub(crate) fn add_scope(&self, cx: &Context<'_>, select: &mut Select) -> Result<(), Error> {
+        let mut filters = self.scope(cx)?;
+        filters.append(&mut select.filters);
+        select.filters = filters;
+        Ok(())
+    }
+
     /// The row with primary key `pk`, if `get_query` lets this request see it.
     pub(crate) fn find(
         &self,
