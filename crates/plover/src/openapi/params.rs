@@ -3,17 +3,18 @@
 //! `limit`, `page`, `cursor`, `count`, `fields`, `q`, `or` and `not`.
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
-use utoipa::openapi::schema::{Array, Object, ObjectBuilder, Type};
+use utoipa::openapi::schema::{AdditionalProperties, Array, Object, ObjectBuilder, Type};
 use utoipa::openapi::Schema;
 
 use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
 use crate::listing::{
-    allowed, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, OR, ORDERING, PAGE, SEARCH,
+    allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, OR, ORDERING,
+    PAGE, SEARCH,
 };
 use crate::meta::FieldMeta;
-use crate::query::Func;
+use crate::query::{Func, Limits};
 
 /// A query parameter.
 fn query(name: &str, schema: impl Into<Schema>, description: &str) -> Parameter {
@@ -25,8 +26,86 @@ fn query(name: &str, schema: impl Into<Schema>, description: &str) -> Parameter 
         .build()
 }
 
+/// How the description shares a list's bounds ([`Limits`]) between its parameters, so that
+/// every request it allows is within them: a schema-driven tester that sends every optional
+/// parameter at once stays inside `max_conditions`, `max_patterns` and `max_values`. The
+/// server takes more (any mix up to the bounds); the description states a safe share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shares {
+    /// Filter keys other than `like` and `ilike`.
+    filters: usize,
+    /// `like` and `ilike` filter keys.
+    patterns: usize,
+    /// Terms of the one `or` group and of the one `not` group the description shows.
+    terms: usize,
+    /// Items of one `in` list.
+    in_items: usize,
+}
+
+impl Shares {
+    fn new(limits: &Limits) -> Shares {
+        // Each group costs a condition of its own and one per term; each term, pattern and
+        // plain filter holds at least one value.
+        let terms = (limits.max_conditions / 8)
+            .min(limits.max_values / 4)
+            .min(8);
+        let groups = if terms == 0 { 0 } else { 2 * (terms + 1) };
+        let rest = limits.max_conditions.saturating_sub(groups);
+        let values = limits.max_values.saturating_sub(2 * terms);
+        let patterns = limits.max_patterns.min(rest / 2).min(values / 2);
+        let values = values - patterns;
+        let filters = (rest - patterns).min(values);
+        // `in` lists share the values left.
+        let in_items = match filters {
+            0 => 0,
+            n => (values / n).min(limits.max_in_values).min(100),
+        };
+        Shares {
+            filters,
+            patterns,
+            terms,
+            in_items,
+        }
+    }
+}
+
+/// One value of `kind` (`choices` for a text field that has them) as a regular expression that
+/// only values that parse match; text holds none of the characters in `forbidden`.
+fn item(kind: FieldKind, choices: &[&str], forbidden: &str) -> String {
+    match kind {
+        FieldKind::Text if !choices.is_empty() => {
+            let escaped: Vec<String> = choices
+                .iter()
+                .filter(|c| !c.contains(|ch| forbidden.contains(ch)))
+                .map(|c| regex_escape(c))
+                .collect();
+            format!("({})", escaped.join("|"))
+        }
+        FieldKind::Text => format!("[^{}\\u0000]*", regex_escape(forbidden)),
+        FieldKind::Int32 => "-?[0-9]{1,9}".to_owned(),
+        FieldKind::Int64 => "-?[0-9]{1,18}".to_owned(),
+        FieldKind::Float => "-?[0-9]{1,15}(\\.[0-9]{1,15})?".to_owned(),
+        FieldKind::Bool => "(true|false|True|False|1|0)".to_owned(),
+        FieldKind::Date => schema::DATE_IN.to_owned(),
+        FieldKind::DateTime => schema::DATE_TIME_IN.to_owned(),
+    }
+}
+
+/// The values `is` takes on a field of `kind`.
+fn is_values(kind: FieldKind) -> &'static [&'static str] {
+    if kind == FieldKind::Bool {
+        &["null", "none", "true", "false"]
+    } else {
+        &["null", "none"]
+    }
+}
+
 /// The operators that apply to a field, with the schema of one value of each.
-fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBuilder)> {
+fn operators(
+    field: &FieldMeta,
+    shares: Shares,
+    max_chars: usize,
+) -> Vec<(&'static str, ObjectBuilder)> {
     let kind = field.kind;
     let text = || Object::builder().schema_type(Type::String);
     // Query values are text: booleans in every spelling the parser takes.
@@ -38,11 +117,6 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
         FieldKind::Text => schema::value(kind, false, Way::In).max_length(Some(max_chars)),
         _ => schema::value(kind, false, Way::In),
     };
-    let is = if kind == FieldKind::Bool {
-        vec!["null", "none", "true", "false"]
-    } else {
-        vec!["null", "none"]
-    };
     let mut ops = vec![
         ("eq", one()),
         ("ne", one()),
@@ -50,8 +124,8 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
         ("lte", one()),
         ("gt", one()),
         ("gte", one()),
-        ("in", in_list(field)),
-        ("is", text().enum_values(Some(is))),
+        ("in", in_list(field, shares.in_items)),
+        ("is", text().enum_values(Some(is_values(kind).to_vec()))),
     ];
     if kind == FieldKind::Text {
         let pattern = || {
@@ -76,28 +150,16 @@ fn operators(field: &FieldMeta, max_chars: usize) -> Vec<(&'static str, ObjectBu
 }
 
 /// An `in` filter's value: comma-separated values of the field's type (or the parameter
-/// repeated), each one that parses; text items may hold anything but a comma and U+0000.
-fn in_list(field: &FieldMeta) -> ObjectBuilder {
-    let choices = field.constraints.choices;
-    // One item, as a regular expression that only values of the type match: dates with days
-    // up to 28 and numbers with few digits, so that every match parses.
-    let date = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])";
-    let item = match field.kind {
-        FieldKind::Text if !choices.is_empty() => {
-            let escaped: Vec<String> = choices.iter().map(|c| regex_escape(c)).collect();
-            format!("({})", escaped.join("|"))
-        }
-        FieldKind::Text => "[^,\\u0000]*".to_owned(),
-        FieldKind::Int32 => "-?[0-9]{1,9}".to_owned(),
-        FieldKind::Int64 => "-?[0-9]{1,18}".to_owned(),
-        FieldKind::Float => "-?[0-9]{1,15}(\\.[0-9]{1,15})?".to_owned(),
-        FieldKind::Bool => "(true|false|True|False|1|0)".to_owned(),
-        FieldKind::Date => date.to_owned(),
-        FieldKind::DateTime => format!("{date}( ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])?"),
-    };
+/// repeated), each one that parses, at most `items` of them; text items may hold anything but
+/// a comma and U+0000.
+fn in_list(field: &FieldMeta, items: usize) -> ObjectBuilder {
+    let one = item(field.kind, field.constraints.choices, ",");
     Object::builder()
         .schema_type(Type::String)
-        .pattern(Some(format!("^{item}(,{item}){{0,99}}$")))
+        .pattern(Some(format!(
+            "^{one}(,{one}){{0,{}}}$",
+            items.saturating_sub(1)
+        )))
         .description(Some(
             "comma-separated values (or the parameter repeated): any of them",
         ))
@@ -115,40 +177,94 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// The filters on the field at the end of `path` (`names` are the API names along it).
-fn field_filters(out: &mut Vec<Parameter>, field: &FieldMeta, names: &[&str], max_chars: usize) {
-    let stem = names.join("__");
-    for (op, schema) in operators(field, max_chars) {
-        let description = format!("`{stem}` {op}");
-        let schema = schema.build();
-        if op == "eq" {
-            out.push(query(&stem, schema.clone(), &description));
-        }
-        out.push(query(&format!("{stem}__{op}"), schema, &description));
-    }
-}
-
-/// Every filter the resource allows: own fields, and the fields one foreign key away.
-fn filters(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+/// The filter keys the resource allows, own fields and the fields one foreign key away, with
+/// the field at the end of each (`names` are the API names along the path).
+fn filter_stems(doc: &ResourceDoc<'_>) -> Vec<(String, &'static FieldMeta)> {
     let rules = doc.plan;
     let meta = rules.meta;
-    let max_chars = rules.limits.max_value_chars;
     let mut out = Vec::new();
     for (idx, field) in meta.fields.iter().enumerate() {
         // `filter_fields` may allow a join (`user__username`) and not the key itself.
         if allowed(rules, &[idx], doc.joins) {
-            field_filters(&mut out, field, &[field.name], max_chars);
+            out.push((field.name.to_owned(), field));
         }
         let Some(target) = field.fk else { continue };
         let target = target();
         for (inner, related) in target.fields.iter().enumerate() {
-            let names = [field.name, related.name];
             if allowed(rules, &[idx, inner], doc.joins) {
-                field_filters(&mut out, related, &names, max_chars);
+                out.push((format!("{}__{}", field.name, related.name), related));
             }
         }
     }
     out
+}
+
+/// One query parameter per property of `properties`, described as one object parameter
+/// (form style, exploded: `?a=1&b=2`) holding at most `max` of them.
+fn keys_param(name: &str, properties: Vec<(String, Schema)>, max: usize, what: &str) -> Parameter {
+    let mut object = Object::builder()
+        .schema_type(Type::Object)
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+        .max_properties(Some(max));
+    for (key, schema) in properties {
+        object = object.property(key, schema);
+    }
+    let mut param = query(
+        name,
+        object.build(),
+        &format!(
+            "{what}: each property is a query parameter of its own (`key=value`); at most \
+             {max} of them in one request"
+        ),
+    );
+    param.style = Some(ParameterStyle::Form);
+    param.explode = Some(true);
+    param
+}
+
+/// Every filter the resource allows, as two object parameters: `filters` and the `like` and
+/// `ilike` ones, `patterns`, each holding its share of the bounds.
+fn filters(doc: &ResourceDoc<'_>, shares: Shares) -> Vec<Parameter> {
+    let max_chars = doc.plan.limits.max_value_chars;
+    let (mut plain, mut patterns) = (Vec::new(), Vec::new());
+    for (stem, field) in filter_stems(doc) {
+        for (op, schema) in operators(field, shares, max_chars) {
+            let schema: Schema = schema
+                .description(Some(format!("`{stem}` {op}")))
+                .build()
+                .into();
+            let out = if matches!(op, "like" | "ilike") {
+                &mut patterns
+            } else {
+                &mut plain
+            };
+            // `key=value` is `key__eq=value`, unless the name is a parameter of its own (an
+            // API key's `key`).
+            if op == "eq" && is_filter(&stem) {
+                out.push((stem.clone(), schema.clone()));
+            }
+            out.push((format!("{stem}__{op}"), schema));
+        }
+    }
+    let mut params = Vec::new();
+    if !plain.is_empty() {
+        params.push(keys_param(
+            "filters",
+            plain,
+            shares.filters,
+            "Filters (`<field>`, `<field>__<op>`, `<fk>__<field>__<op>`), all of which the \
+             objects must match",
+        ));
+    }
+    if !patterns.is_empty() && shares.patterns > 0 {
+        params.push(keys_param(
+            "patterns",
+            patterns,
+            shares.patterns,
+            "Pattern filters (`like`, `ilike`), all of which the objects must match",
+        ));
+    }
+    params
 }
 
 /// `ordering`: the exposed columns, `-` for descending, comma-separated.
@@ -174,13 +290,17 @@ fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
     let item = Object::builder()
         .schema_type(Type::String)
         .enum_values(Some(values));
-    let list = Array::builder().items(item).unique_items(true).build();
+    let list = Array::builder()
+        .items(item)
+        .unique_items(true)
+        .max_items(Some(meta.fields.len()))
+        .build();
     let mut param = query(
         ORDERING,
         list,
         "Columns to order by, comma-separated; `-` orders descending; `<fk>__<field>` orders \
          by a related row's field (a missing or hidden row's as NULL). The primary key breaks \
-         ties. A column named twice is a 400.",
+         ties. A column named twice (`a,-a` too) is a 400.",
     );
     param.style = Some(ParameterStyle::Form);
     param.explode = Some(false);
@@ -254,13 +374,37 @@ fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
     ))
 }
 
-/// `or` and `not`: groups of filter terms.
-fn groups(doc: &ResourceDoc<'_>) -> [Parameter; 2] {
+/// `or` and `not`: groups of filter terms. The schema admits one group of each, of at most
+/// `shares.terms` comparison terms (no `in`, `like` or `ilike`, no nested group), whose values
+/// all parse; the description says what else the server takes.
+fn groups(doc: &ResourceDoc<'_>, shares: Shares) -> Vec<Parameter> {
+    if shares.terms == 0 {
+        return Vec::new();
+    }
+    // A value inside a group is percent-decoded once more: no `%`, and no character of the
+    // group syntax.
+    let terms: Vec<String> = filter_stems(doc)
+        .into_iter()
+        .map(|(stem, field)| {
+            let value = item(field.kind, field.constraints.choices, ",()%");
+            let is = is_values(field.kind).join("|");
+            let bare = if is_filter(&stem) { "?" } else { "" };
+            format!("{stem}(__(eq|ne|lt|lte|gt|gte)){bare}={value}|{stem}__is=({is})")
+        })
+        .collect();
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let term = format!("({})", terms.join("|"));
+    let pattern = format!(
+        "^\\({term}(,{term}){{0,{}}}\\)$",
+        shares.terms.saturating_sub(1)
+    );
     let depth = doc.plan.limits.max_group_depth;
     let group = |name: &str, what: &str| {
         let text = Object::builder()
             .schema_type(Type::String)
-            .pattern(Some(r"^\(.+\)$"))
+            .pattern(Some(pattern.clone()))
             .build();
         query(
             name,
@@ -269,11 +413,14 @@ fn groups(doc: &ResourceDoc<'_>) -> [Parameter; 2] {
                 "{what}: `({name}=...)` holds comma-separated filter terms `key=value` (the \
                  list's filter keys; values percent-encoded; `in` values separated by `|`) and \
                  nested `or=(...)`/`not=(...)` groups, at most {depth} deep. Repeat the \
-                 parameter for several groups; each term counts against the filter limits."
+                 parameter for several groups; each term counts against the filter limits. \
+                 The schema shows a share that is always within them: comparisons, at most {} \
+                 terms.",
+                shares.terms
             ),
         )
     };
-    [
+    vec![
         group(OR, "Keeps the objects that match at least one term"),
         group(NOT, "Keeps the objects that do not match all of its terms"),
     ]
@@ -312,8 +459,9 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
         ),
     ];
     params.push(fields(&doc.shape));
+    let shares = Shares::new(&doc.plan.limits);
     params.extend(search(doc));
-    params.extend(groups(doc));
+    params.extend(groups(doc, shares));
     if doc.keyset {
         params.push(query(
             CURSOR,
@@ -321,27 +469,18 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             "The position after which the page starts, from a `next` link",
         ));
     }
-    params.extend(filters(doc));
+    params.extend(filters(doc, shares));
     params
 }
 
 /// The fields (own, and one foreign key away) that filters may take, by their API names, for
 /// which `fits` holds.
 fn filterable(doc: &ResourceDoc<'_>, fits: impl Fn(&FieldMeta) -> bool) -> Vec<String> {
-    let meta = doc.plan.meta;
-    let mut names = Vec::new();
-    for (idx, field) in meta.fields.iter().enumerate() {
-        if allowed(doc.plan, &[idx], doc.joins) && fits(field) {
-            names.push(field.name.to_owned());
-        }
-        let Some(target) = field.fk else { continue };
-        for (inner, related) in target().fields.iter().enumerate() {
-            if allowed(doc.plan, &[idx, inner], doc.joins) && fits(related) {
-                names.push(format!("{}__{}", field.name, related.name));
-            }
-        }
-    }
-    names
+    filter_stems(doc)
+        .into_iter()
+        .filter(|(_, field)| fits(field))
+        .map(|(stem, _)| stem)
+        .collect()
 }
 
 /// A comma-separated list of field names among `names`, each once, at most `max` of them.
@@ -408,6 +547,50 @@ pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
         );
         params.push(field_list(name, names, None, &description));
     }
-    params.extend(filters(doc));
+    let shares = Shares::new(&doc.plan.limits);
+    params.extend(search(doc));
+    params.extend(groups(doc, shares));
+    params.extend(filters(doc, shares));
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request the description allows is within the limits: all filters at once, each
+    /// `in` list full, both groups full.
+    #[test]
+    fn shares_stay_within_the_limits() {
+        let mut checked = 0;
+        for conditions in [0, 1, 3, 8, 17, 64, 200] {
+            for patterns in [0, 1, 16, 100] {
+                for values in [0, 10, 500, 4_000] {
+                    for in_values in [1, 50, 1_000] {
+                        let limits = Limits {
+                            max_conditions: conditions,
+                            max_patterns: patterns,
+                            max_values: values,
+                            max_in_values: in_values,
+                            ..Limits::default()
+                        };
+                        let s = Shares::new(&limits);
+                        let groups = if s.terms == 0 { 0 } else { 2 * (s.terms + 1) };
+                        assert!(s.filters + s.patterns + groups <= conditions, "{s:?}");
+                        assert!(s.patterns <= patterns, "{s:?}");
+                        assert!(s.in_items <= in_values, "{s:?}");
+                        let most = s.filters * s.in_items.max(1) + s.patterns + 2 * s.terms;
+                        assert!(most <= values, "{limits:?} {s:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        let s = Shares::new(&Limits::default());
+        assert_eq!(
+            (s.filters, s.patterns, s.terms, s.in_items),
+            (30, 16, 8, 100)
+        );
+        assert_eq!(checked, 336);
+    }
 }

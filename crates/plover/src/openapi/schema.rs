@@ -11,14 +11,18 @@ use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
 use crate::meta::{Bound, FieldMeta};
 
-/// A date, in bodies, filters and responses alike.
-pub(crate) const DATE: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+/// A date as responses write it.
+const DATE_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 /// A date-time as responses write it.
 const DATE_TIME_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$";
-/// A date-time as bodies and filters accept it: a space or `T`, optional fractional seconds,
-/// or a date alone (midnight).
-pub(crate) const DATE_TIME_IN: &str =
-    "^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?)?$";
+/// A date a client sends, as a regular expression that only dates that exist match: years
+/// 1000 to 9999, days up to 28 (the server takes every date; the description states a part
+/// of them that is easy to write down exactly).
+pub(crate) const DATE_IN: &str = "[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])";
+/// A date-time a client sends: a date, then a space or `T` and the time of day, with
+/// fractional seconds or without, or the date alone (midnight).
+pub(crate) const DATE_TIME_IN: &str = "[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])\
+                                       ([ T]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?)?";
 /// Text a client sends: anything but U+0000 (docs/contract.md#bounded-cost).
 pub(crate) const TEXT_IN: &str = "^[^\\u0000]*$";
 
@@ -64,10 +68,13 @@ pub(crate) fn value(kind: FieldKind, nullable: bool, way: Way) -> ObjectBuilder 
         },
         FieldKind::Date => of(Type::String)
             .format(format(KnownFormat::Date))
-            .pattern(Some(DATE)),
+            .pattern(Some(match way {
+                Way::In => format!("^{DATE_IN}$"),
+                Way::Out => DATE_OUT.to_owned(),
+            })),
         FieldKind::DateTime => match way {
             Way::In => of(Type::String)
-                .pattern(Some(DATE_TIME_IN))
+                .pattern(Some(format!("^{DATE_TIME_IN}$")))
                 .description(Some(
                 "`YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DDTHH:MM:SS` (either with fractional seconds) \
                  or `YYYY-MM-DD` (midnight)",
