@@ -27,10 +27,14 @@
 //!     .configure(admin);
 //! ```
 
+mod action;
+mod bulk;
+mod cells;
 mod checks;
 mod delete;
 mod export;
 mod form;
+mod import;
 mod index;
 mod lookup;
 mod model_admin;
@@ -49,6 +53,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 
+pub use action::{Action, ActionFn};
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};
