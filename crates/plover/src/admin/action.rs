@@ -6,7 +6,8 @@ use crate::db::Conn;
 use crate::error::Error;
 
 /// What an action does with the selected rows: the text shown once it is done.
-pub type ActionFn<M> = Arc<dyn Fn(&mut Conn<'_>, &[M]) -> Result<String, Error> + Send + Sync>;
+pub(crate) type ActionFn<M> =
+    Arc<dyn Fn(&mut Conn<'_>, &[M]) -> Result<String, Error> + Send + Sync>;
 
 /// An action on the rows selected in a model's index, beside the built-in bulk delete
 /// (Django's admin actions), registered with [`ModelAdmin::action`](super::ModelAdmin::action).
