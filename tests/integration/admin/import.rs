@@ -330,6 +330,7 @@ async fn a_file_the_import_cannot_read_is_refused_as_a_whole() {
     let root = admin(&app).await;
     for (csv, message) in [
         ("", "The file is empty"),
+        ("id,a_field\r\n", "The file has no rows after its header."),
         (
             "a_field,shout\r\nx,y\r\n",
             "The column \"shout\" is not one of amodel: the columns are id, a_field.",

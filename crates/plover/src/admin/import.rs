@@ -89,9 +89,9 @@ impl<M: RestModel> PreparedAdmin<M> {
         let mut rows: Vec<Parsed<M::Changes>> = (sheet.records.iter().enumerate())
             .map(|(n, record)| self.parse_row(&sheet, n + 1, record))
             .collect();
+        let updated = rows.iter().filter(|r| r.row.pk.is_some()).count();
         let commit = cx.req.field("confirm") == Some("yes");
         if self.import_rows(conn, &mut rows, commit)? {
-            let updated = rows.iter().filter(|r| r.row.pk.is_some()).count();
             return Ok(Reply::Done {
                 to: self.url(cx),
                 notice: format!(
@@ -104,7 +104,6 @@ impl<M: RestModel> PreparedAdmin<M> {
         }
         let rows: Vec<ImportRow> = rows.into_iter().map(|p| p.row).collect();
         let failed = rows.iter().filter(|r| !r.errors.is_empty()).count();
-        let updated = rows.iter().filter(|r| r.pk.is_some()).count();
         let preview = ImportPreview {
             columns: sheet.names,
             created: rows.len() - updated,
@@ -204,8 +203,8 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// The header and the rows of a file, or what is wrong with it as a whole: no header, a
-    /// column that is not importable or is there twice, a row of another length, more rows
-    /// than `max_bulk_rows`, or rows to create without a column they need.
+    /// column that is not importable or is there twice, a row of another length, no rows or
+    /// more than `max_bulk_rows`, or rows to create without a column they need.
     fn read_sheet(&self, text: &str) -> Result<Sheet, String> {
         let meta = M::meta();
         let importable = self.exportable();
@@ -251,6 +250,9 @@ impl<M: RestModel> PreparedAdmin<M> {
                 ));
             }
             records.push(record.map_err(|e| csv_message(&e))?);
+        }
+        if records.is_empty() {
+            return Err("The file has no rows after its header.".into());
         }
         let pk_column = fields.iter().position(|&i| i == meta.pk);
         let creates = records.iter().any(|r| {
