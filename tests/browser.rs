@@ -455,6 +455,195 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     client.close().await.expect("browser closed");
 }
 
+/// Logs in as alice (an administrator) through the form the admin redirects to.
+async fn admin_login(client: &Client, base: &str) {
+    client.goto(&format!("{base}/admin/")).await.expect("goto");
+    fill(client, "#username", "alice").await;
+    fill(client, "#password", "pw").await;
+    submit(client).await;
+    assert_eq!(path_and_query(client).await, "/admin/");
+}
+
+/// Chooses `file` in the import page's file input and sends it for the preview.
+async fn upload(client: &Client, file: &std::path::Path) {
+    client
+        .find(Locator::Css("#import-file"))
+        .await
+        .expect("the file input")
+        .send_keys(&file.display().to_string())
+        .await
+        .expect("file chosen");
+    click(client, Locator::Css(".import-form button[type=submit]")).await;
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    admin_login(&client, &base).await;
+
+    // From the message index to its import page.
+    client
+        .goto(&format!("{base}/admin/message/"))
+        .await
+        .expect("goto");
+    click(&client, Locator::LinkText("Import")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/import/");
+
+    // A file with an unknown user and a date that is not one: the preview names both, in
+    // their rows, and offers no import.
+    let files = TempDir::new();
+    let bad = files.path().join("messages.csv");
+    std::fs::write(
+        &bad,
+        "user,content,pub_date\r\n\
+         2,bob imports this,2024-04-01 09:00:00\r\n\
+         99,nobody wrote this,2024-04-01 10:00:00\r\n\
+         3,carol imports this,yesterday\r\n\
+         3,=1+1 stays text,2024-04-01 11:00:00\r\n",
+    )
+    .expect("the file");
+    upload(&client, &bad).await;
+    let text = body_text(&client).await;
+    assert!(text.contains("2 of 4 rows have errors"), "{text}");
+    let row = text_of(&client, "#row-2").await;
+    assert!(
+        row.contains("user") && row.contains("no user with id 99"),
+        "{row}"
+    );
+    let row = text_of(&client, "#row-3").await;
+    assert!(row.contains("pub_date"), "{row}");
+    assert!(client.find(Locator::Css(".import-confirm")).await.is_err());
+    screenshot(&client, "admin-import").await;
+
+    // The corrected file, sent from the same page: the preview, then the import.
+    let good = files.path().join("messages-fixed.csv");
+    std::fs::write(
+        &good,
+        "user,content,pub_date\r\n\
+         2,bob imports this,2024-04-01 09:00:00\r\n\
+         3,carol imports this,2024-04-01 10:00:00\r\n\
+         3,=1+1 stays text,2024-04-01 11:00:00\r\n",
+    )
+    .expect("the file");
+    upload(&client, &good).await;
+    let text = body_text(&client).await;
+    assert!(text.contains("3 to add, 0 to update"), "{text}");
+    click(&client, Locator::Css(".import-confirm button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    let notice = text_of(&client, ".notice").await;
+    assert_eq!(notice, "Imported 3 message rows: 3 added, 0 updated.");
+    client
+        .goto(&format!(
+            "{base}/admin/message/?content__like=%25imports%25"
+        ))
+        .await
+        .expect("goto");
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 2);
+    client
+        .goto(&format!("{base}/admin/message/?content__like=%3D1%25"))
+        .await
+        .expect("goto");
+    assert_eq!(
+        text_of(&client, "tbody tr td:nth-child(4)").await,
+        "=1+1 stays text"
+    );
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_action_confirms_the_selected_rows_then_runs() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    admin_login(&client, &base).await;
+
+    // Select alice (an administrator) and bob, choose "Deactivate" with the keyboard.
+    client
+        .goto(&format!("{base}/admin/user/"))
+        .await
+        .expect("goto");
+    for id in ["1", "2"] {
+        client
+            .find(Locator::Css(&format!("input[name=id][value='{id}']")))
+            .await
+            .expect("a row's checkbox")
+            .click()
+            .await
+            .expect("selected");
+    }
+    client
+        .find(Locator::Css("#bulk-action"))
+        .await
+        .expect("the action select")
+        .send_keys("Deactivate")
+        .await
+        .expect("chosen");
+    assert_eq!(
+        value_of(&client, "#bulk-action").await.as_deref(),
+        Some("deactivate")
+    );
+    click(&client, Locator::Css("form.bulk button[type=submit]")).await;
+
+    // The confirmation lists both; confirming is refused for alice, and nothing changes.
+    let items = client
+        .find_all(Locator::Css(".selected-rows li"))
+        .await
+        .expect("rows");
+    assert_eq!(items.len(), 2);
+    assert!(body_text(&client).await.contains("bob"));
+    click(&client, Locator::Css("main form button[type=submit]")).await;
+    let error = text_of(&client, "p.error").await;
+    assert!(
+        error.contains("alice is an administrator: take the admin flag away first."),
+        "{error}"
+    );
+    assert!(error.contains("Nothing was changed."), "{error}");
+
+    // Bob alone: the confirmation page, then the index says what was done.
+    client
+        .goto(&format!("{base}/admin/user/"))
+        .await
+        .expect("goto");
+    client
+        .find(Locator::Css("input[name=id][value='2']"))
+        .await
+        .expect("bob's checkbox")
+        .click()
+        .await
+        .expect("selected");
+    client
+        .find(Locator::Css("#bulk-action"))
+        .await
+        .expect("the action select")
+        .select_by_value("deactivate")
+        .await
+        .expect("chosen");
+    click(&client, Locator::Css("form.bulk button[type=submit]")).await;
+    assert_eq!(text_of(&client, "h1").await, "Deactivate");
+    assert_eq!(text_of(&client, ".selected-rows").await, "bob (#2)");
+    screenshot(&client, "admin-action").await;
+    click(&client, Locator::Css("main form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/user/");
+    assert_eq!(text_of(&client, ".notice").await, "Deactivated: bob.");
+    let bob = text_of(&client, "tbody tr:nth-child(2)").await;
+    assert!(bob.contains("bob") && bob.contains("No"), "{bob}");
+
+    client.close().await.expect("browser closed");
+}
+
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {

@@ -160,6 +160,39 @@ impl plover::model::Rules for Deposit {
     }
 }
 
+/// The admin of the fixture app: the conformance app's (its APP.md section 5), with `vault`,
+/// whose index has the action `close` ([`close_vaults`]), `deposit` (model rules that read and
+/// write vaults) and `sample` (every scalar type).
+pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
+    use plover::admin::{Action, ModelAdmin};
+    let mut admin = plover_conformance_app::admin(auth);
+    admin
+        .register(ModelAdmin::<Vault>::new().action(Action::new(
+            "close",
+            "Close the vaults",
+            close_vaults,
+        )))
+        .register(ModelAdmin::<Deposit>::new())
+        .register(ModelAdmin::<Sample>::new());
+    admin
+}
+
+/// The `close` action of the vault admin: puts `closed ` before each vault's label, key
+/// ascending; a vault labelled `stuck` refuses (409), after the vaults before it were changed.
+pub fn close_vaults(conn: &mut Conn<'_>, vaults: &[Vault]) -> Result<String, Error> {
+    for vault in vaults {
+        if vault.label == "stuck" {
+            return Err(Error::Conflict(format!("the vault #{} is stuck", vault.id)));
+        }
+        let changes = VaultChanges {
+            label: Some(format!("closed {}", vault.label)),
+            ..VaultChanges::default()
+        };
+        Vault::update(conn, i64::from(vault.id), changes)?;
+    }
+    Ok(format!("{} vaults closed", vaults.len()))
+}
+
 /// Every model of the fixture app: the conformance app's (with the microblog's) and the ones
 /// defined here. The tables come from these models ([`plover::schema`]).
 pub fn models() -> Vec<&'static plover::model::ModelMeta> {
@@ -858,7 +891,7 @@ impl TestApp {
                 .configure(api)
                 .configure(v2)
                 .configure(small)
-                .configure(plover_conformance_app::admin(&auth).setup())
+                .configure(admin(&auth).setup())
                 .configure(plover_conformance_app::pages)
                 .configure(views_routes::routes(db.clone())),
         )
@@ -1207,6 +1240,40 @@ pub fn multipart_request(method: Method, uri: &str, fields: &[(&str, &str)]) -> 
     body.push_str(&format!("--{BOUNDARY}--\r\n"));
     raw_request(
         method,
+        uri,
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        body,
+    )
+}
+
+/// A `multipart/form-data` POST as a browser sends a form with a file input: the text `fields`,
+/// then the file `(input name, file name, content)` as `text/csv`.
+pub fn upload_request(
+    uri: &str,
+    fields: &[(&str, &str)],
+    file: (&str, &str, &[u8]),
+) -> TestRequest {
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    let (name, filename, content) = file;
+    body.extend_from_slice(
+        format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"; \
+             filename=\"{filename}\"\r\nContent-Type: text/csv\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(content);
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    raw_request(
+        Method::POST,
         uri,
         &format!("multipart/form-data; boundary={BOUNDARY}"),
         body,

@@ -16,6 +16,9 @@ use plover_tests::{
 };
 use serde_json::{json, Value};
 
+mod actions;
+mod import;
+
 const PW: &str = "pw";
 
 /// Logs in `root`, an active admin (created here: the first user, id 1 when no user is seeded).

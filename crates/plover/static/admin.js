@@ -1,4 +1,4 @@
-// Plover admin: select-all, delete confirmation, and the foreign-key type-ahead (in forms and
+// Plover admin: select-all, the bulk delete's confirmation, and the foreign-key type-ahead (in forms and
 // in the index's filter form). Everything works without it; it only makes the pages quicker to use.
 
 // A paginated type-ahead: what is typed in the search input `q` is looked up at `url()` (the
@@ -40,7 +40,12 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   for (const button of document.querySelectorAll("[data-confirm]")) {
-    button.addEventListener("click", (e) => { if (!confirm(button.dataset.confirm)) e.preventDefault(); });
+    // Only for the action it names (the bulk delete), when the form's select has another.
+    const chosen = () => button.form?.querySelector("select[name=action]")?.value;
+    button.addEventListener("click", (e) => {
+      if (button.dataset.confirmAction && chosen() !== button.dataset.confirmAction) return;
+      if (!confirm(button.dataset.confirm)) e.preventDefault();
+    });
   }
   // Forms: the chosen row's key goes into the number input of the field.
   for (const box of document.querySelectorAll("div.lookup[data-lookup]")) {

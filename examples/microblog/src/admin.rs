@@ -1,13 +1,13 @@
-//! The example's admin: every model, a computed column, a panel, and a type-ahead for the
-//! author of a message.
+//! The example's admin: every model, a computed column, an action on selected users, a panel,
+//! and a type-ahead for the author of a message.
 
-use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData};
+use plover::admin::{Action, Admin, AdminPanel, Column, ModelAdmin, PanelData};
 use plover::db::Conn;
 use plover::prelude::*;
 use plover::query::Op;
 use plover::views::Query;
 
-use crate::{Message, Note, Relationship, User};
+use crate::{Message, Note, Relationship, User, UserChanges};
 
 /// "New messages this week": how many, and the five newest.
 pub struct NewMessages;
@@ -32,6 +32,27 @@ impl AdminPanel for NewMessages {
     }
 }
 
+/// The user admin's action "Deactivate": the selected users can no longer log in (their
+/// sessions end at their next request). An administrator is refused, and then nobody is
+/// deactivated: take the admin flag away first, so that nobody locks the admin out.
+pub fn deactivate(conn: &mut Conn<'_>, users: &[User]) -> Result<String, plover::Error> {
+    for user in users {
+        if user.admin {
+            return Err(plover::Error::Conflict(format!(
+                "{} is an administrator: take the admin flag away first.",
+                user.username
+            )));
+        }
+        let changes = UserChanges {
+            active: Some(false),
+            ..UserChanges::default()
+        };
+        plover::model::save::<User>(conn, changes, Some(user))?;
+    }
+    let names: Vec<&str> = users.iter().map(|u| u.username.as_str()).collect();
+    Ok(format!("Deactivated: {}.", names.join(", ")))
+}
+
 /// The admin under `/admin`.
 pub fn admin(auth: &Auth<User>) -> Admin<User> {
     let mut admin = Admin::new(auth);
@@ -52,7 +73,8 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                             .unwrap_or_default()
                     }),
                 ])
-                .exclude([User::FIELDS.password]),
+                .exclude([User::FIELDS.password])
+                .action(Action::new("deactivate", "Deactivate", deactivate)),
         )
         .register(ModelAdmin::<Relationship>::new())
         .register(

@@ -1,13 +1,15 @@
 //! The checks every admin URL runs before its view (docs/contract.md#admin), as an actix
 //! extractor: signed in (else a redirect to the login page), permitted (else 403), and for a
-//! POST, a form within the size limit that carries the session's CSRF token (else 403) and no
-//! NUL (else 400).
+//! POST, a form within the size limit (urlencoded, or multipart for the import's upload; a
+//! multipart body that cannot be read, or a field of it that is not UTF-8, is 400) that carries
+//! the session's CSRF token (else 403) and no NUL (else 400).
 
 use std::future::Future;
 use std::pin::Pin;
 
 use actix_session::SessionExt;
 use actix_web::dev::Payload;
+use actix_web::http::header::CONTENT_TYPE;
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
 
@@ -15,7 +17,7 @@ use super::page::error_page;
 use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{current_user, CsrfToken, LoginRedirect, UserModel};
-use crate::body::{check_form_text, Body};
+use crate::body::{check_form_text, multipart_pairs, Body};
 use crate::error::Error;
 
 /// A request the admin lets through to a view.
@@ -96,12 +98,31 @@ async fn admit<U: UserModel + Clone + Send + 'static>(
     }
     let csrf = CsrfToken::of(&req.get_session()).map_err(bare)?;
     let post = req.method() == Method::POST;
+    let chrome = state.chrome(&user, csrf.value());
     let form = if post {
-        Body::read(req, payload).await.map_err(bare)?.form_pairs()
+        let body = Body::read(req, payload).await.map_err(bare)?;
+        let multipart = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+        if multipart {
+            // The import's upload: its fields, the file's content as text among them.
+            match Box::pin(multipart_pairs(req.headers(), body.0)).await {
+                Ok(pairs) => pairs,
+                Err(message) => {
+                    return Err(Refused::Page(
+                        Some(Box::new(chrome)),
+                        Error::BadBody(message),
+                    ))
+                }
+            }
+        } else {
+            body.form_pairs()
+        }
     } else {
         Vec::new()
     };
-    let chrome = state.chrome(&user, csrf.value());
     if post {
         let submitted = form
             .iter()

@@ -26,6 +26,7 @@ use actix_web::http::StatusCode;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
+use super::cells::neutralise;
 use super::page::{plain_text, Chunks, Reply};
 use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ExportView;
@@ -146,14 +147,11 @@ impl Chunks for Export {
     }
 }
 
-/// A value as a CSV cell that spreadsheets do not evaluate: a text starting with `=`, `+`,
-/// `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's advice against formula
-/// injection); numbers, booleans and dates are written as they are.
+/// A value as a CSV cell that spreadsheets do not evaluate ([`neutralise`]); numbers, booleans
+/// and dates are written as they are.
 fn csv_cell(value: &Value) -> String {
     match value {
-        Value::String(text) if text.starts_with(['=', '+', '-', '@', '\t', '\r']) => {
-            format!("'{text}")
-        }
+        Value::String(text) => neutralise(text).into_owned(),
         other => plain_text(other),
     }
 }
@@ -179,8 +177,9 @@ impl Serialize for Object<'_> {
 }
 
 impl<M: RestModel> PreparedAdmin<M> {
-    /// The exportable columns: the primary key and the form fields, in model order.
-    fn exportable(&self) -> Vec<usize> {
+    /// The exportable (and importable) columns: the primary key and the form fields, in model
+    /// order.
+    pub(super) fn exportable(&self) -> Vec<usize> {
         let pk = M::meta().pk;
         (0..M::meta().fields.len())
             .filter(|i| *i == pk || self.form_fields.contains(i))

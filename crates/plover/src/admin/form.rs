@@ -25,7 +25,7 @@ struct Submitted<C> {
 }
 
 /// The JSON value of a submitted text for a field (`None`: a message for the person).
-fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String> {
+pub(super) fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String> {
     let trimmed = raw.trim();
     if trimmed.is_empty() && field.kind != FieldKind::Text {
         return if field.nullable {
@@ -49,6 +49,43 @@ fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String> {
         FieldKind::DateTime if trimmed.len() == 16 => Ok(Value::String(format!("{trimmed}:00"))),
         FieldKind::DateTime | FieldKind::Bool => Ok(Value::String(trimmed.to_owned())),
     }
+}
+
+/// Why a write was refused, for the person: messages per field, and for a conflict one about
+/// the whole (`None`: invalid values).
+pub(super) struct Refusal {
+    pub(super) fields: BTreeMap<String, String>,
+    pub(super) message: Option<String>,
+}
+
+/// The messages of a write that the fields' constraints, the model's rules or a unique index
+/// refused; any other error as it is.
+pub(super) fn refusal<M: RestModel>(error: Error) -> Result<Refusal, Error> {
+    let mut fields = BTreeMap::new();
+    let message = match error {
+        Error::Validation { fields: found, .. } => {
+            fields = found;
+            None
+        }
+        Error::Conflict(conflict) => Some(conflict),
+        Error::FieldConflict { field, message } => {
+            let whole = format!("{field}: {message}");
+            fields.insert(field, format!("{message}."));
+            Some(whole)
+        }
+        // A unique value that is taken: the database reports it, and which one.
+        e if e.status_code() == StatusCode::CONFLICT => {
+            if let Some(field) = e.unique_column().and_then(|c| M::meta().field(c)) {
+                fields.insert(
+                    field.1.name.to_owned(),
+                    "This value is already taken.".into(),
+                );
+            }
+            Some("A unique value is already taken; change it.".into())
+        }
+        other => return Err(other),
+    };
+    Ok(Refusal { fields, message })
 }
 
 /// Whether the checkbox `name` was sent checked (absent = false).
@@ -109,8 +146,9 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// Checks the submitted foreign keys, runs the model's rules and writes, in one
-    /// transaction.
-    fn save(
+    /// transaction (inside the import's, a savepoint of it): every write of the add and edit
+    /// forms and of the import goes through here.
+    pub(super) fn save(
         &self,
         conn: &mut Conn<'_>,
         changes: M::Changes,
@@ -156,26 +194,11 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
             match self.save(conn, changes, row.as_ref()) {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
-                Err(Error::Validation { fields, .. }) => errors.extend(fields),
-                Err(Error::Conflict(conflict)) => message = Some(conflict),
-                Err(Error::FieldConflict {
-                    field,
-                    message: why,
-                }) => {
-                    message = Some(format!("{field}: {why}"));
-                    errors.insert(field, format!("{why}."));
+                Err(e) => {
+                    let refusal = refusal::<M>(e)?;
+                    errors.extend(refusal.fields);
+                    message = refusal.message;
                 }
-                // A unique value that is taken: the database reports it, and which one.
-                Err(e) if e.status_code() == StatusCode::CONFLICT => {
-                    if let Some(field) = e.unique_column().and_then(|c| M::meta().field(c)) {
-                        errors.insert(
-                            field.1.name.to_owned(),
-                            "This value is already taken.".into(),
-                        );
-                    }
-                    message = Some("A unique value is already taken; change it.".into())
-                }
-                Err(other) => return Err(other),
             }
         }
         let status = if message.is_some() {

@@ -1,18 +1,18 @@
-//! The index of a model: columns, sorting, REST-syntax filters, pages, bulk delete.
+//! The index of a model: columns, sorting, REST-syntax filters, pages, and the form of the
+//! bulk actions (bulk.rs).
 
 use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 
 use super::page::{display_value, Reply};
-use super::prepared::{bad_request, Cx, PreparedAdmin, PreparedColumn};
+use super::prepared::{Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{allowed, is_filter, NOT, OR, ORDERING, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::Select;
-use crate::sql::cascade::delete_rows;
 use crate::urlencoded::{encode, link};
 
 impl<M: RestModel> PreparedAdmin<M> {
@@ -144,6 +144,10 @@ impl<M: RestModel> PreparedAdmin<M> {
             previous: (query.page > 1).then(|| page_link(query.page - 1)),
             next: has_next.then(|| page_link(query.page.saturating_add(1))),
             action: cx.req.path_and_query(),
+            actions: (self.actions.iter())
+                .map(|a| (a.name.clone(), a.label.clone()))
+                .collect(),
+            import: format!("{url}import/"),
             export: if filter_query.is_empty() {
                 format!("{url}export/")
             } else {
@@ -224,32 +228,5 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
         }
         keys
-    }
-
-    /// `POST {prefix}/{name}/`: `action=delete` with the selected `id`s, in one transaction;
-    /// then back to the index.
-    pub(crate) fn bulk_action(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
-        match cx.req.field("action") {
-            Some("delete") => {}
-            Some(other) => return Err(bad_request(format!("unknown action '{other}'"))),
-            None => return Err(bad_request("choose an action")),
-        }
-        let ids = cx
-            .req
-            .form
-            .iter()
-            .filter(|(k, _)| k == "id")
-            .map(|(_, v)| v.parse::<i64>())
-            .collect::<Result<Vec<i64>, _>>()
-            .map_err(|_| bad_request("the selected rows are not primary keys"))?;
-        let max = self.list.limits.max_bulk_rows;
-        if ids.len() > max {
-            return Err(bad_request(format!("select at most {max} rows at once")));
-        }
-        if !ids.is_empty() {
-            let recursive = self.delete_recursive;
-            delete_rows(conn, M::meta(), &ids, recursive)?;
-        }
-        Ok(Reply::Redirect(cx.req.path_and_query()))
     }
 }

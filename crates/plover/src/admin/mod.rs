@@ -1,6 +1,7 @@
 //! The admin area (docs/contract.md#admin): a dashboard with panels, and per model an index
-//! (columns, sorting, REST-syntax filters, pages, bulk delete), add and edit forms, a delete
-//! page with the dependent rows, CSV/JSON export and foreign-key lookups. A model's pages can
+//! (columns, sorting, REST-syntax filters, pages, bulk delete and the application's
+//! [`Action`]s), add and edit forms, a delete page with the dependent rows, CSV/JSON export,
+//! CSV import with a preview, and foreign-key lookups. A model's pages can
 //! be rendered by the application's own templates ([`AdminTemplates`], over the data of
 //! [`views`]).
 //!
@@ -27,10 +28,14 @@
 //!     .configure(admin);
 //! ```
 
+mod action;
+mod bulk;
+mod cells;
 mod checks;
 mod delete;
 mod export;
 mod form;
+mod import;
 mod index;
 mod lookup;
 mod model_admin;
@@ -49,6 +54,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 
+pub use action::Action;
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::action::Action;
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
@@ -112,6 +113,7 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
+    pub(crate) actions: Vec<Action<M>>,
     pub(crate) templates: Arc<dyn AdminTemplates>,
 }
 
@@ -142,6 +144,7 @@ impl<M: RestModel> ModelAdmin<M> {
             foreign_key_lookups: Vec::new(),
             delete_collect_objects: true,
             delete_recursive: true,
+            actions: Vec::new(),
             templates: Arc::new(DefaultTemplates),
         }
     }
@@ -185,6 +188,13 @@ impl<M: RestModel> ModelAdmin<M> {
     /// others refer to cannot be deleted (409).
     pub fn delete_recursive(mut self, on: bool) -> Self {
         self.delete_recursive = on;
+        self
+    }
+
+    /// Adds an action on the rows selected in the index, beside the bulk delete: see
+    /// [`Action`]. The index offers the actions in the order they are added.
+    pub fn action(mut self, action: Action<M>) -> Self {
+        self.actions.push(action);
         self
     }
 

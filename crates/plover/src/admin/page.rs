@@ -18,6 +18,13 @@ pub(crate) enum Reply {
     Html(StatusCode, String),
     /// 303 to a URL.
     Redirect(String),
+    /// 303 to a URL, whose page then shows `notice` once (what an action or import did).
+    Done {
+        /// Where to.
+        to: String,
+        /// What was done.
+        notice: String,
+    },
     /// A JSON body.
     Json(StatusCode, Vec<u8>),
     /// A download.
@@ -52,7 +59,7 @@ impl Reply {
     pub(crate) fn into_response(self, db: &Database) -> HttpResponse {
         match self {
             Reply::Html(status, html) => html_response(status, html),
-            Reply::Redirect(to) => HttpResponse::SeeOther()
+            Reply::Redirect(to) | Reply::Done { to, .. } => HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, to))
                 .finish(),
             Reply::Json(status, body) => HttpResponse::build(status)

@@ -4,6 +4,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 
+use super::action::{check_names, Action};
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
@@ -75,6 +76,10 @@ pub(crate) trait AdminModel: Send + Sync {
     fn edit(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
     fn delete(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
     fn export(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    fn import(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
+    /// The largest body its import page reads: the file, re-posted as base64 for the
+    /// confirmation, and the form around it.
+    fn import_body_limit(&self) -> usize;
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error>;
 }
 
@@ -102,6 +107,8 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) lookups: HashMap<usize, Lookup>,
     pub(crate) delete_collect_objects: bool,
     pub(crate) delete_recursive: bool,
+    /// The application's actions on selected rows.
+    pub(crate) actions: Vec<Action<M>>,
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
     /// For the user model: its password field, set from the forms' `new_password` input.
     pub(crate) password_field: Option<usize>,
@@ -210,6 +217,7 @@ impl<M: RestModel> ModelAdmin<M> {
             })
             .collect();
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
+        check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
         PreparedAdmin {
@@ -221,6 +229,7 @@ impl<M: RestModel> ModelAdmin<M> {
             lookups,
             delete_collect_objects: self.delete_collect_objects,
             delete_recursive: self.delete_recursive,
+            actions: self.actions,
             templates: self.templates,
             password_field: None,
         }
@@ -318,6 +327,13 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     }
     fn export(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         self.export_view(cx, conn)
+    }
+    fn import(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        self.import_view(cx, conn)
+    }
+    fn import_body_limit(&self) -> usize {
+        let file = self.list.limits.max_import_bytes;
+        file.saturating_add(file / 3 + 4).saturating_add(64 * 1024)
     }
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error> {
         self.lookup_json(cx, conn, field)

@@ -21,8 +21,15 @@ use crate::error::Error;
 use crate::mounted;
 use crate::urlencoded::pairs;
 
-/// Largest form body the admin reads (1 MiB).
+/// Largest form body the admin reads (1 MiB); the import page reads more
+/// ([`AdminModel::import_body_limit`]).
 const MAX_FORM_BYTES: usize = 1024 * 1024;
+
+/// The session key of the notice the next page shows once ([`Reply::Done`]).
+const NOTICE: &str = "admin_notice";
+
+/// The most characters of a notice kept (it travels in the session cookie).
+const MAX_NOTICE_CHARS: usize = 300;
 
 /// The view an admin URL names; path parameters (`pk`, `field`, `file`, `action`) are read
 /// from the match.
@@ -34,6 +41,7 @@ enum View {
     Index(Arc<dyn AdminModel>),
     Add(Arc<dyn AdminModel>),
     Export(Arc<dyn AdminModel>),
+    Import(Arc<dyn AdminModel>),
     Lookup(Arc<dyn AdminModel>),
     Edit(Arc<dyn AdminModel>),
     Delete(Arc<dyn AdminModel>),
@@ -49,6 +57,7 @@ impl View {
             View::Index(m)
             | View::Add(m)
             | View::Export(m)
+            | View::Import(m)
             | View::Lookup(m)
             | View::Edit(m)
             | View::Delete(m) => Some(m),
@@ -84,6 +93,7 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
             (format!("/{name}"), View::Index(model.clone())),
             (format!("/{name}/add"), View::Add(model.clone())),
             (format!("/{name}/export"), View::Export(model.clone())),
+            (format!("/{name}/import"), View::Import(model.clone())),
             (
                 format!("/{name}/lookup/{{field}}"),
                 View::Lookup(model.clone()),
@@ -106,6 +116,7 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
                 View::Index(m) => format!("the admin's index of {}", m.name()),
                 View::Add(m) => format!("the admin's add form of {}", m.name()),
                 View::Export(m) => format!("the admin's CSV export of {}", m.name()),
+                View::Import(m) => format!("the admin's CSV import of {}", m.name()),
                 View::Lookup(m) => format!("the admin's lookups of {}", m.name()),
                 View::Edit(m) => format!("the admin's edit form of {}", m.name()),
                 View::Delete(m) => format!("the admin's delete page of {}", m.name()),
@@ -130,8 +141,13 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
             "/" => vec![path],
             _ => vec![format!("{path}/"), path],
         };
+        let mut resource = web::resource(paths);
+        if let View::Import(model) = &view {
+            // The file, and its base64 copy in the confirmation, are larger than a form.
+            resource = resource.app_data(BodyLimit(model.import_body_limit()));
+        }
         scope = scope.service(
-            web::resource(paths)
+            resource
                 .route(handler(web::get(), state, view.clone()))
                 .route(handler(web::post(), state, view)),
         );
@@ -159,10 +175,17 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     req: HttpRequest,
     admitted: Admitted<U>,
 ) -> HttpResponse {
-    let Admitted { user, chrome, form } = admitted;
+    let Admitted {
+        user,
+        mut chrome,
+        form,
+    } = admitted;
     let post = req.method() == Method::POST;
     if let (View::Static, false) = (&view, post) {
         return static_file(req.match_info().get("file").unwrap_or_default());
+    }
+    if !post && !matches!(view, View::Lookup(_)) {
+        chrome.notice = req.get_session().remove_as(NOTICE).and_then(Result::ok);
     }
     let takes_password = post && view.model().is_some_and(|m| m.takes_password());
     let new_password = if takes_password {
@@ -202,6 +225,12 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
             run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
         })
         .await;
+    if let Ok(Reply::Done { notice, .. }) = &result {
+        let notice: String = notice.chars().take(MAX_NOTICE_CHARS).collect();
+        if let Err(e) = req.get_session().insert(NOTICE, notice) {
+            log::warn!("admin: the notice of a done action was not kept: {e}");
+        }
+    }
     if let (Ok(Reply::Redirect(_)), Some(hash)) = (&result, own_new_hash) {
         if let Err(e) = keep_password(&auth, &req.get_session(), user.pk(), &hash) {
             return error_page(Some(&reply_chrome), &e);
@@ -249,6 +278,7 @@ fn run_view<U: UserModel>(
         View::Index(model) => model.index(cx, conn),
         View::Add(model) => model.add(cx, conn),
         View::Export(model) => model.export(cx, conn),
+        View::Import(model) => model.import(cx, conn),
         View::Lookup(model) if !post => model.lookup(cx, conn, arg),
         View::Edit(model) => model.edit(cx, conn, arg),
         View::Delete(model) => model.delete(cx, conn, arg),

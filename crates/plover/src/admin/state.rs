@@ -29,6 +29,7 @@ impl<U: UserModel> State<U> {
                 .map(|m| (m.name().to_owned(), format!("{prefix}/{}/", m.name())))
                 .collect(),
             csrf: csrf.to_owned(),
+            notice: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The templates of a model's pages, which an application may replace.
 
 use super::views::render;
-use super::views::{DeleteView, ExportView, FormView, IndexView};
+use super::views::{ActionView, DeleteView, ExportView, FormView, ImportView, IndexView};
 use crate::error::Error;
 
 /// The HTML of one model's pages (flask-peewee's `ModelAdmin.templates`, Django's
@@ -36,6 +36,16 @@ pub trait AdminTemplates: Send + Sync + 'static {
 
     /// The export form.
     fn export(&self, view: &ExportView) -> Result<String, Error> {
+        render(view)
+    }
+
+    /// The import page: the upload form and the preview of a file.
+    fn import(&self, view: &ImportView) -> Result<String, Error> {
+        render(view)
+    }
+
+    /// The confirmation page of an action on selected rows.
+    fn action(&self, view: &ActionView) -> Result<String, Error> {
         render(view)
     }
 }

@@ -26,6 +26,9 @@ pub struct Chrome {
     pub models: Vec<(String, String)>,
     /// The session's CSRF token: every POST form carries it as `csrf_token`.
     pub csrf: String,
+    /// What the last action or import did ("3 users deactivated"), shown once, on the page
+    /// after it.
+    pub notice: Option<String>,
 }
 
 /// The admin's layout around HTML that is already escaped.
@@ -84,10 +87,15 @@ pub struct IndexView {
     pub previous: Option<String>,
     /// The next page's link, if any.
     pub next: Option<String>,
-    /// Where the bulk form (`action=delete` and the selected `id`s) posts: this page.
+    /// Where the bulk form (`action`: `delete` or an action's name, and the selected `id`s)
+    /// posts: this page.
     pub action: String,
+    /// The application's actions on selected rows, `(name, label)`, offered after `delete`.
+    pub actions: Vec<(String, String)>,
     /// The export page of the filtered rows.
     pub export: String,
+    /// The import page, `{prefix}/{name}/import/`.
+    pub import: String,
 }
 
 /// A column header of the index.
@@ -273,6 +281,92 @@ pub struct ExportView {
     pub columns: Vec<String>,
     /// The filters the export applies (`field__op`, value).
     pub filters: Vec<(String, String)>,
+}
+
+/// The confirmation page of an action on selected rows, answered to the index's bulk form
+/// (template `admin/action.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/action.html")]
+#[non_exhaustive]
+pub struct ActionView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title: the action's label.
+    pub title: String,
+    /// The index it came from, with its filters (where Cancel leads).
+    pub url: String,
+    /// Where the confirmation posts (the index's bulk form again): `action` = [`Self::name`],
+    /// the rows' `id`s and `confirm=yes`.
+    pub action: String,
+    /// The action's name.
+    pub name: String,
+    /// The selected rows that exist, `(primary key, text)`, key ascending.
+    pub rows: Vec<(i64, String)>,
+    /// After a failed run: why (nothing was written).
+    pub error: Option<String>,
+}
+
+/// The import page, `{prefix}/{name}/import/`: the upload form, and once a file is sent, its
+/// preview (template `admin/import.html`).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/import.html")]
+#[non_exhaustive]
+pub struct ImportView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title, `Import {name}`.
+    pub title: String,
+    /// The index URL (where Cancel leads).
+    pub url: String,
+    /// Where both forms post, as `multipart/form-data`: the upload (`file`) and the
+    /// confirmation (`data`, the file in base64, and `confirm=yes`).
+    pub action: String,
+    /// The columns a file may have: the primary key and the form fields, as the export names
+    /// them.
+    pub columns: Vec<String>,
+    /// The primary key's column: a row with a value there updates that row.
+    pub key: String,
+    /// The most rows one file may have.
+    pub max_rows: usize,
+    /// The largest file, for people (`2 MiB`).
+    pub max_size: String,
+    /// What is wrong with the file as a whole (nothing of it was read into rows).
+    pub error: Option<String>,
+    /// The rows of the file sent, checked; `None` before a file is sent.
+    pub preview: Option<ImportPreview>,
+}
+
+/// The rows of an import file, each checked as its write would be, with nothing written.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ImportPreview {
+    /// The file's columns, in its order.
+    pub columns: Vec<String>,
+    /// Its rows, in its order.
+    pub rows: Vec<ImportRow>,
+    /// The file in base64, posted back by the confirmation (`data`).
+    pub data: String,
+    /// How many rows create a row.
+    pub created: usize,
+    /// How many rows update one.
+    pub updated: usize,
+    /// How many rows have errors: the file can be imported only when none has.
+    pub failed: usize,
+}
+
+/// A row of an import file.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ImportRow {
+    /// Its number in the file: 1 for the first row after the header.
+    pub number: usize,
+    /// The key of the row it updates; `None`: it creates one.
+    pub pk: Option<i64>,
+    /// Its values as they would be stored, in the order of the columns (a column it does not
+    /// set, such as a read-only one, is empty).
+    pub cells: Vec<String>,
+    /// What is wrong with it: `(field, message)`, the field empty for the row as a whole.
+    pub errors: Vec<(String, String)>,
 }
 
 /// The HTML of a template.

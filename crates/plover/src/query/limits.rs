@@ -23,8 +23,10 @@ pub struct Limits {
     /// Characters in one filter value (default 10,000): keeps `like` patterns inside SQLite's
     /// pattern limit and their matching cheap.
     pub max_value_chars: usize,
-    /// Rows one admin bulk action may select (default 1,000).
+    /// Rows one admin bulk action may select, and rows of one admin import (default 1,000).
     pub max_bulk_rows: usize,
+    /// Bytes of the CSV file of one admin import (default 2 MiB).
+    pub max_import_bytes: usize,
     /// Pattern values (each value of a `like` or `ilike` filter, repeated or not) in one
     /// request (default 16): a pattern is matched against every candidate row's text, so
     /// hundreds of them over large texts would keep a core busy for minutes.
@@ -44,6 +46,7 @@ impl Default for Limits {
             max_values: 4_000,
             max_value_chars: 10_000,
             max_bulk_rows: 1_000,
+            max_import_bytes: 2 * 1024 * 1024,
             max_patterns: 16,
             max_joins: 8,
             max_group_depth: 3,

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use actix_web::http::header::{HeaderMap, CONTENT_TYPE};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
-use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
 use crate::auth::Headers;
+use crate::body::multipart_pairs;
 use crate::error::Error;
 use crate::listing::{kept_in_links, PAGE};
 use crate::urlencoded::{link, pairs};
@@ -123,65 +123,10 @@ pub(crate) async fn parse_body(headers: &HeaderMap, bytes: Bytes) -> Content {
     if ctype.starts_with("multipart/form-data") {
         // Boxed: the multipart parser's state would otherwise make every request's future
         // larger, multipart or not.
-        return Box::pin(parse_multipart(headers, bytes))
+        return Box::pin(multipart_pairs(headers, bytes))
             .await
             .map(Content::Form)
             .unwrap_or_else(Content::Invalid);
     }
     Content::Raw(bytes)
-}
-
-async fn parse_multipart(
-    headers: &HeaderMap,
-    bytes: Bytes,
-) -> Result<Vec<(String, String)>, String> {
-    let bad = |e: actix_multipart::MultipartError| format!("malformed multipart body: {e}");
-    check_multipart_framing(headers, &bytes)?;
-    let stream =
-        futures_util::stream::once(
-            async move { Ok::<Bytes, actix_web::error::PayloadError>(bytes) },
-        );
-    let mut multipart = actix_multipart::Multipart::new(headers, stream);
-    let mut pairs = Vec::new();
-    while let Some(field) = multipart.next().await {
-        let mut field = field.map_err(bad)?;
-        let name = field.name().map(str::to_owned).unwrap_or_default();
-        let mut value = Vec::new();
-        while let Some(chunk) = field.next().await {
-            value.extend_from_slice(&chunk.map_err(bad)?);
-        }
-        let text =
-            String::from_utf8(value).map_err(|_| format!("form field '{name}' is not UTF-8"))?;
-        pairs.push((name, text));
-    }
-    Ok(pairs)
-}
-
-/// Refuses a multipart body before the parser sees it unless its boundary is 4 to 70
-/// characters and it holds its close delimiter: the parser (actix-multipart 0.7) panics on a
-/// line `--` when the boundary is shorter than 4 characters (RFC 2046 allows 1 to 70; browsers
-/// and HTTP clients send 16 or more) and never finishes a body whose close delimiter is missing
-/// after a final line break (both found by fuzzing).
-fn check_multipart_framing(headers: &HeaderMap, bytes: &[u8]) -> Result<(), String> {
-    let boundary = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<actix_web::mime::Mime>().ok())
-        .and_then(|m| {
-            m.get_param(actix_web::mime::BOUNDARY)
-                .map(|b| b.as_str().to_owned())
-        })
-        .unwrap_or_default();
-    if !(4..=70).contains(&boundary.len()) {
-        return Err("malformed multipart body: a boundary of 4 to 70 characters is needed".into());
-    }
-    let close = format!("--{boundary}--");
-    let closed = bytes
-        .windows(close.len())
-        .any(|window| window == close.as_bytes());
-    if closed {
-        Ok(())
-    } else {
-        Err("malformed multipart body: the closing boundary is missing".into())
-    }
 }
