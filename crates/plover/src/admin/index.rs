@@ -9,10 +9,10 @@ use super::prepared::{bad_request, Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history;
 use crate::listing::{allowed, is_filter, NOT, OR, ORDERING, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::Select;
-use crate::sql::cascade::delete_rows;
 use crate::urlencoded::{encode, link};
 
 impl<M: RestModel> PreparedAdmin<M> {
@@ -226,8 +226,8 @@ impl<M: RestModel> PreparedAdmin<M> {
         keys
     }
 
-    /// `POST {prefix}/{name}/`: `action=delete` with the selected `id`s, in one transaction;
-    /// then back to the index.
+    /// `POST {prefix}/{name}/`: `action=delete` with the selected `id`s, in one transaction
+    /// with their history entries; then back to the index.
     pub(crate) fn bulk_action(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         match cx.req.field("action") {
             Some("delete") => {}
@@ -248,7 +248,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         }
         if !ids.is_empty() {
             let recursive = self.delete_recursive;
-            delete_rows(conn, M::meta(), &ids, recursive)?;
+            history::delete::<M>(conn, &cx.req.actor, &ids, recursive)?;
         }
         Ok(Reply::Redirect(cx.req.path_and_query()))
     }

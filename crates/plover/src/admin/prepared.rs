@@ -10,6 +10,7 @@ use super::templates::AdminTemplates;
 use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history::Actor;
 use crate::listing::{FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
@@ -29,6 +30,8 @@ pub(crate) struct AdminRequest {
     /// For the user model's forms: the hash of a non-empty `new_password`, made before a
     /// pooled connection was taken, or the message why it could not be.
     pub(crate) new_password: Option<Result<String, String>>,
+    /// The signed-in user, as the history records the writes.
+    pub(crate) actor: Actor,
 }
 
 impl AdminRequest {
@@ -67,6 +70,8 @@ pub(crate) struct Cx<'a> {
 /// A registered model with its type erased.
 pub(crate) trait AdminModel: Send + Sync {
     fn name(&self) -> &str;
+    /// The table of its model (the history's `object_table`).
+    fn table(&self) -> &'static str;
     /// Whether its forms take a `new_password` (the user model's admin).
     fn takes_password(&self) -> bool;
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
@@ -76,6 +81,7 @@ pub(crate) trait AdminModel: Send + Sync {
     fn delete(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
     fn export(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error>;
+    fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
 }
 
 /// An index column, resolved.
@@ -296,6 +302,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     fn name(&self) -> &str {
         &self.name
     }
+    fn table(&self) -> &'static str {
+        M::meta().table
+    }
     fn takes_password(&self) -> bool {
         self.password_field.is_some()
     }
@@ -321,6 +330,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     }
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error> {
         self.lookup_json(cx, conn, field)
+    }
+    fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
+        self.history_view(cx, conn, pk)
     }
 }
 

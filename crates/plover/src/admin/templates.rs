@@ -1,7 +1,7 @@
 //! The templates of a model's pages, which an application may replace.
 
 use super::views::render;
-use super::views::{DeleteView, ExportView, FormView, IndexView};
+use super::views::{DeleteView, ExportView, FormView, HistoryView, IndexView};
 use crate::error::Error;
 
 /// The HTML of one model's pages (flask-peewee's `ModelAdmin.templates`, Django's
@@ -36,6 +36,11 @@ pub trait AdminTemplates: Send + Sync + 'static {
 
     /// The export form.
     fn export(&self, view: &ExportView) -> Result<String, Error> {
+        render(view)
+    }
+
+    /// The History page of an object.
+    fn history(&self, view: &HistoryView) -> Result<String, Error> {
         render(view)
     }
 }
