@@ -646,6 +646,91 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
 
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    client.goto(&format!("{base}/admin/")).await.expect("goto");
+    fill(&client, "#username", "alice").await;
+    fill(&client, "#password", "pw").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/admin/");
+    assert!(body_text(&client)
+        .await
+        .contains("No changes recorded yet."));
+
+    // Two edits of carol's message: its text, then its author and date.
+    client
+        .goto(&format!("{base}/admin/message/26/"))
+        .await
+        .expect("goto");
+    fill(&client, "#f-content", "carol was here <and> edited").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    client
+        .goto(&format!("{base}/admin/message/26/"))
+        .await
+        .expect("goto");
+    fill(&client, "#f-user", "2").await;
+    client
+        .execute(
+            "document.getElementById('f-pub_date').value = '2024-03-02T09:30:00';",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+
+    // The edit page leads to the History page: newest first, who, and from what to what.
+    client
+        .goto(&format!("{base}/admin/message/26/"))
+        .await
+        .expect("goto");
+    click(&client, Locator::LinkText("History")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/26/history/");
+    let rows = client
+        .find_all(Locator::Css("table.history tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 2);
+    let newest = rows[0].text().await.expect("its text");
+    assert!(
+        newest.contains("alice") && newest.contains("Changed"),
+        "{newest}"
+    );
+    assert!(newest.contains("user") && newest.contains("3") && newest.contains("2"));
+    assert!(newest.contains("2024-03-01 08:00:00") && newest.contains("2024-03-02 09:30:00"));
+    let oldest = rows[1].text().await.expect("its text");
+    assert!(
+        oldest.contains("carol was here") && oldest.contains("carol was here <and> edited"),
+        "{oldest}"
+    );
+    screenshot(&client, "admin-history").await;
+
+    // The dashboard lists both changes, newest first, each leading to the History page.
+    click(&client, Locator::LinkText("Dashboard")).await;
+    let recent = client
+        .find_all(Locator::Css(".recent-list li"))
+        .await
+        .expect("the latest changes");
+    assert_eq!(recent.len(), 2);
+    let first = recent[0].text().await.expect("its text");
+    assert!(
+        first.contains("carol was here <and> edited") && first.contains("changed by alice"),
+        "{first}"
+    );
+    screenshot(&client, "admin-recent-changes").await;
+    click(&client, Locator::Css(".recent-list li a")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/26/history/");
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
     // alice, and bob with 25 messages and carol with one: two pages of public timeline.
     let data = TempDir::new();

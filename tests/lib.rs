@@ -9,7 +9,8 @@
 //! - `/api`: the microblog's models (with the conformance app's options), the A <- B <- C <- D
 //!   chain, a nullable foreign key (F -> E), `HModel` with `check_*` hooks, API keys, a sample
 //!   of every scalar type, a model with a model-level `exclude` (`Vault`) and further
-//!   registrations of the same models with other options (`slim`, `dchain`, `msgff`, ...);
+//!   registrations of the same models with other options (`slim`, `dchain`, `msgff`, ...; the
+//!   `tracked` and `tracked_open` samples record their writes in the history);
 //! - `/v2`: an API whose default authentication is `UserAuthentication` (`follow`, `note`);
 //! - `/small`: an API with a 64-byte body limit.
 //!
@@ -470,6 +471,25 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
                 Method::DELETE,
             ])
             .auth(UserAuthentication::new(auth)),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("tracked")
+            .history(true)
+            .allowed_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ])
+            .auth(UserAuthentication::new(auth)),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("tracked_open")
+            .history(true)
+            .auth(open()),
     );
     api
 }

@@ -22,7 +22,7 @@ mod import;
 const PW: &str = "pw";
 
 /// Logs in `root`, an active admin (created here: the first user, id 1 when no user is seeded).
-async fn admin(app: &TestApp) -> Browser<'_> {
+pub(crate) async fn admin(app: &TestApp) -> Browser<'_> {
     app.user_with("root", PW, true, true);
     let browser = app.browser();
     browser.login("root", PW).await.expect(302);
@@ -30,7 +30,7 @@ async fn admin(app: &TestApp) -> Browser<'_> {
 }
 
 /// POSTs `fields` to `uri` with the session's CSRF token (read from the dashboard).
-async fn post(browser: &Browser<'_>, uri: &str, fields: &[(&str, &str)]) -> Resp {
+pub(crate) async fn post(browser: &Browser<'_>, uri: &str, fields: &[(&str, &str)]) -> Resp {
     let token = browser.csrf("/admin/").await;
     let mut all = fields.to_vec();
     all.push(("csrf_token", &token));
@@ -66,7 +66,7 @@ fn login_next(resp: &Resp) -> String {
 
 /// Asserts a 303 (See Other); returns its `Location`.
 #[track_caller]
-fn see_other(resp: &Resp) -> String {
+pub(crate) fn see_other(resp: &Resp) -> String {
     resp.expect(303);
     resp.header("location").expect("a Location").to_owned()
 }

@@ -15,6 +15,7 @@ mod fields;
 mod filter_logic;
 mod filters;
 mod fuzz;
+mod history;
 mod hostile;
 mod joins;
 mod library;

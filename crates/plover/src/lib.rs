@@ -62,6 +62,7 @@ pub mod client;
 mod convert;
 pub mod db;
 mod error;
+pub mod history;
 mod kind;
 mod listing;
 #[cfg(feature = "manage")]

@@ -158,9 +158,15 @@ fn shelve(conn: &mut Conn<'_>, id: i64, in_stock: bool) -> Result<(), Error> {
     Book::update(conn, id, change).map(|_| ())
 }
 
-/// The four models, for [`plover::schema`].
-pub fn models() -> [&'static ModelMeta; 4] {
-    [Author::meta(), Book::meta(), Member::meta(), Loan::meta()]
+/// The four models and the admin's history, for [`plover::schema`].
+pub fn models() -> [&'static ModelMeta; 5] {
+    [
+        Author::meta(),
+        Book::meta(),
+        Member::meta(),
+        Loan::meta(),
+        plover::history::HistoryEntry::meta(),
+    ]
 }
 
 /// Creates the tables and indexes that do not exist yet, from the models.

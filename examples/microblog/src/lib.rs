@@ -89,17 +89,18 @@ pub struct Note {
     pub created: chrono::NaiveDateTime,
 }
 
-/// The example's four models, for [`plover::schema`].
-pub fn models() -> [&'static plover::model::ModelMeta; 4] {
+/// The example's four models and the admin's history, for [`plover::schema`].
+pub fn models() -> [&'static plover::model::ModelMeta; 5] {
     [
         User::meta(),
         Relationship::meta(),
         Message::meta(),
         Note::meta(),
+        plover::history::HistoryEntry::meta(),
     ]
 }
 
-/// Creates the four tables and their indexes if they do not exist, on either engine, from the
+/// Creates the tables and their indexes if they do not exist, on either engine, from the
 /// models (see [`plover::schema::create_tables`]).
 pub fn create_tables(conn: &mut plover::db::Conn<'_>) -> Result<(), plover::Error> {
     plover::schema::create_tables(conn, &models())

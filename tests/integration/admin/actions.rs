@@ -64,6 +64,18 @@ async fn an_action_confirms_the_selected_rows_then_runs_once_in_one_transaction(
         labels(&app),
         ["closed gold", "closed silver", "bronze", "stuck"]
     );
+    // What the action changed in each row is in the history.
+    assert_eq!(
+        app.query_i64(
+            "SELECT COUNT(*) FROM plover_history WHERE object_table = 'vault' \
+             AND action = 'change' AND changes LIKE '%closed gold%'"
+        ),
+        1
+    );
+    assert_eq!(
+        app.query_i64("SELECT COUNT(*) FROM plover_history WHERE object_table = 'vault'"),
+        2
+    );
     let html = root
         .get("/admin/vault/?label__ne=none")
         .await

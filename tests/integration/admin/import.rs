@@ -91,6 +91,8 @@ async fn an_import_of_1000_rows_is_previewed_then_written_in_one_transaction() {
     assert!(preview_row(&html, 1000).contains("Ticket 1000 1 closed"));
     assert!(!html.contains("class=\"invalid\""));
     assert_eq!(app.count("ticket"), 0);
+    // The preview's writes were rolled back, their history with them.
+    assert_eq!(app.count("plover_history"), 0);
 
     // The confirmation writes them all.
     let started = Instant::now();
@@ -107,6 +109,14 @@ async fn an_import_of_1000_rows_is_previewed_then_written_in_one_transaction() {
     );
     assert_eq!(app.count("ticket"), 1000);
     assert_eq!(app.query_i64("SELECT SUM(priority) FROM ticket"), 3000);
+    // Each imported row is in the history, as a form's add would be.
+    assert_eq!(
+        app.query_i64(
+            "SELECT COUNT(*) FROM plover_history WHERE object_table = 'ticket' \
+             AND action = 'add' AND source = 'admin'"
+        ),
+        1000
+    );
     assert_eq!(
         app.query_i64("SELECT COUNT(*) FROM ticket WHERE status = 'closed'"),
         500

@@ -10,9 +10,9 @@ use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ActionView;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history::{self, Entry};
 use crate::model::RestModel;
 use crate::query::{Order, Select};
-use crate::sql::cascade::delete_rows;
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// `POST {prefix}/{name}/`: `action` with the selected `id`s (at most `max_bulk_rows`).
@@ -36,7 +36,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let back = cx.req.path_and_query();
         let Some(action) = action else {
             if !ids.is_empty() {
-                delete_rows(conn, M::meta(), &ids, self.delete_recursive)?;
+                history::delete::<M>(conn, &cx.req.actor, &ids, self.delete_recursive)?;
             }
             return Ok(Reply::Redirect(back));
         };
@@ -49,7 +49,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         if cx.req.field("confirm") != Some("yes") {
             return self.action_page(cx, conn, action, &ids, None);
         }
-        match self.run_action(conn, action, &ids) {
+        match self.run_action(cx, conn, action, &ids) {
             Ok(notice) => Ok(Reply::Done { to: back, notice }),
             Err(e) if e.status_code().is_client_error() => {
                 self.action_page(cx, conn, action, &ids, Some(e))
@@ -85,9 +85,10 @@ impl<M: RestModel> PreparedAdmin<M> {
 
     /// Runs `action` once on the rows of `ids` that exist, in one transaction: an error rolls
     /// back all it wrote. Returns the notice of what it did. Every write of an action runs
-    /// here.
+    /// here; the selected rows' changes (read before and after) go to the history.
     fn run_action(
         &self,
+        cx: &Cx<'_>,
         conn: &mut Conn<'_>,
         action: &Action<M>,
         ids: &[i64],
@@ -101,6 +102,17 @@ impl<M: RestModel> PreparedAdmin<M> {
                 ));
             }
             let notice = (action.run)(conn, &rows)?;
+            // What the action did to each row goes to the history, as the forms' writes do.
+            let pk = M::meta().pk;
+            let after = Self::rows_of(conn, ids)?;
+            let entries: Vec<Entry> = (rows.iter())
+                .filter_map(|before| {
+                    let key = before.field_json(pk);
+                    let now = after.iter().find(|row| row.field_json(pk) == key);
+                    Entry::of(&cx.req.actor, Some(before), now)
+                })
+                .collect();
+            history::record(conn, &entries)?;
             Ok(match notice.trim() {
                 "" => format!("{}: done for {} {}.", action.label, rows.len(), self.name),
                 _ => notice,

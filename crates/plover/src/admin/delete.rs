@@ -1,4 +1,5 @@
-//! The delete page: the row, the rows a delete would reach, and the confirmation.
+//! The delete page: the row, the rows a delete would reach, and the confirmation; the delete
+//! is recorded in the history.
 
 use actix_web::http::StatusCode;
 
@@ -7,9 +8,10 @@ use super::prepared::{Cx, PreparedAdmin};
 use super::views::{DeleteView, Group};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history;
 use crate::model::RestModel;
 use crate::query::Select;
-use crate::sql::cascade::{collect_dependents, delete_rows};
+use crate::sql::cascade::collect_dependents;
 
 /// Most rows listed per group; the rest are counted.
 const LISTED: usize = 100;
@@ -26,7 +28,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let pk = row.pk();
         if cx.req.post {
             let recursive = self.delete_recursive;
-            if delete_rows(conn, meta, &[pk], recursive)? == 0 {
+            if history::delete::<M>(conn, &cx.req.actor, &[pk], recursive)? == 0 {
                 return Err(Error::NotFound); // a concurrent delete came first
             }
             return Ok(Reply::Redirect(self.url(cx)));

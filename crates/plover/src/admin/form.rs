@@ -12,6 +12,7 @@ use super::prepared::{Cx, PreparedAdmin};
 use super::views::{FormField, FormView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history::{self, Entry};
 use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
 use crate::query::{Order, Select};
 
@@ -145,15 +146,16 @@ impl<M: RestModel> PreparedAdmin<M> {
         Submitted { changes, errors }
     }
 
-    /// Checks the submitted foreign keys, runs the model's rules and writes, in one
-    /// transaction (inside the import's, a savepoint of it): every write of the add and edit
-    /// forms and of the import goes through here.
+    /// Checks the submitted foreign keys, runs the model's rules, writes and records the write
+    /// in the history, in one transaction (inside the import's, a savepoint of it): every write
+    /// of the add and edit forms and of the import goes through here.
     pub(super) fn save(
         &self,
+        cx: &Cx<'_>,
         conn: &mut Conn<'_>,
         changes: M::Changes,
         existing: Option<&M>,
-    ) -> Result<i64, Error> {
+    ) -> Result<(), Error> {
         let meta = M::meta();
         conn.transaction(|conn| {
             for &idx in &self.form_fields {
@@ -161,7 +163,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
                 }
             }
-            crate::model::save::<M>(conn, changes, existing).map(|row| row.pk())
+            let row = crate::model::save::<M>(conn, changes, existing)?;
+            history::record(
+                conn,
+                Entry::of(&cx.req.actor, existing, Some(&row)).as_slice(),
+            )
         })
     }
 
@@ -192,7 +198,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             if adding {
                 M::fill_defaults(&mut changes);
             }
-            match self.save(conn, changes, row.as_ref()) {
+            match self.save(cx, conn, changes, row.as_ref()) {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(e) => {
                     let refusal = refusal::<M>(e)?;
@@ -229,12 +235,18 @@ impl<M: RestModel> PreparedAdmin<M> {
         status: StatusCode,
     ) -> Result<Reply, Error> {
         let url = self.url(cx);
-        let (title, action, delete) = match row {
-            None => (format!("Add {}", self.name), format!("{url}add/"), None),
+        let (title, action, delete, history) = match row {
+            None => (
+                format!("Add {}", self.name),
+                format!("{url}add/"),
+                None,
+                None,
+            ),
             Some(row) => (
                 format!("Edit {}", row.display()),
                 format!("{url}{}/", row.pk()),
                 Some(format!("{url}{}/delete/", row.pk())),
+                Some(format!("{url}{}/history/", row.pk())),
             ),
         };
         let view = FormView {
@@ -246,6 +258,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             fields,
             error,
             delete,
+            history,
         };
         let html = match row {
             None => self.templates.add(&view)?,

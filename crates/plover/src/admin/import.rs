@@ -91,7 +91,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .collect();
         let updated = rows.iter().filter(|r| r.row.pk.is_some()).count();
         let commit = cx.req.field("confirm") == Some("yes");
-        if self.import_rows(conn, &mut rows, commit)? {
+        if self.import_rows(cx, conn, &mut rows, commit)? {
             return Ok(Reply::Done {
                 to: self.url(cx),
                 notice: format!(
@@ -125,6 +125,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// `commit` and no row has an error (returns `true`), else rolls everything back.
     fn import_rows(
         &self,
+        cx: &Cx<'_>,
         conn: &mut Conn<'_>,
         rows: &mut [Parsed<M::Changes>],
         commit: bool,
@@ -171,7 +172,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     }
                 };
                 let changes = std::mem::take(&mut parsed.changes);
-                let Err(e) = self.save(conn, changes, current) else {
+                let Err(e) = self.save(cx, conn, changes, current) else {
                     continue;
                 };
                 match refusal::<M>(e) {

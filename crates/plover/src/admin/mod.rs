@@ -1,7 +1,8 @@
-//! The admin area (docs/contract.md#admin): a dashboard with panels, and per model an index
-//! (columns, sorting, REST-syntax filters, pages, bulk delete and the application's
-//! [`Action`]s), add and edit forms, a delete page with the dependent rows, CSV/JSON export,
-//! CSV import with a preview, and foreign-key lookups. A model's pages can
+//! The admin area (docs/contract.md#admin): a dashboard with panels and the latest changes, and
+//! per model an index (columns, sorting, REST-syntax filters, pages, bulk delete and the
+//! application's [`Action`]s), add and edit forms, a delete page with the dependent rows, each
+//! object's History page (every write is recorded: [`crate::history`]), CSV/JSON export, CSV
+//! import with a preview, and foreign-key lookups. A model's pages can
 //! be rendered by the application's own templates ([`AdminTemplates`], over the data of
 //! [`views`]).
 //!
@@ -35,6 +36,7 @@ mod checks;
 mod delete;
 mod export;
 mod form;
+mod history;
 mod import;
 mod index;
 mod lookup;

@@ -11,6 +11,7 @@ use super::templates::AdminTemplates;
 use super::views::Chrome;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::history::Actor;
 use crate::listing::{FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
@@ -30,6 +31,8 @@ pub(crate) struct AdminRequest {
     /// For the user model's forms: the hash of a non-empty `new_password`, made before a
     /// pooled connection was taken, or the message why it could not be.
     pub(crate) new_password: Option<Result<String, String>>,
+    /// The signed-in user, as the history records the writes.
+    pub(crate) actor: Actor,
 }
 
 impl AdminRequest {
@@ -68,6 +71,8 @@ pub(crate) struct Cx<'a> {
 /// A registered model with its type erased.
 pub(crate) trait AdminModel: Send + Sync {
     fn name(&self) -> &str;
+    /// The table of its model (the history's `object_table`).
+    fn table(&self) -> &'static str;
     /// Whether its forms take a `new_password` (the user model's admin).
     fn takes_password(&self) -> bool;
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
@@ -81,6 +86,7 @@ pub(crate) trait AdminModel: Send + Sync {
     /// confirmation, and the form around it.
     fn import_body_limit(&self) -> usize;
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error>;
+    fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
 }
 
 /// An index column, resolved.
@@ -305,6 +311,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     fn name(&self) -> &str {
         &self.name
     }
+    fn table(&self) -> &'static str {
+        M::meta().table
+    }
     fn takes_password(&self) -> bool {
         self.password_field.is_some()
     }
@@ -337,6 +346,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     }
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error> {
         self.lookup_json(cx, conn, field)
+    }
+    fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
+        self.history_view(cx, conn, pk)
     }
 }
 

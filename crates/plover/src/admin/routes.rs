@@ -9,6 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
 use super::checks::Admitted;
 use super::form::NEW_PASSWORD;
+use super::history::{recent, RecentChange};
 use super::page::{error_page, Reply};
 use super::panel::PanelView;
 use super::prepared::{AdminModel, AdminRequest, Cx};
@@ -18,6 +19,7 @@ use crate::accounts::{keep_password, Auth, UserModel};
 use crate::body::BodyLimit;
 use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
+use crate::history::Actor;
 use crate::mounted;
 use crate::urlencoded::pairs;
 
@@ -45,6 +47,7 @@ enum View {
     Lookup(Arc<dyn AdminModel>),
     Edit(Arc<dyn AdminModel>),
     Delete(Arc<dyn AdminModel>),
+    History(Arc<dyn AdminModel>),
     Panel(usize),
     /// Any other path: 404, once the checks have passed.
     NotFound,
@@ -60,7 +63,8 @@ impl View {
             | View::Import(m)
             | View::Lookup(m)
             | View::Edit(m)
-            | View::Delete(m) => Some(m),
+            | View::Delete(m)
+            | View::History(m) => Some(m),
             View::Dashboard | View::Static | View::Panel(_) | View::NotFound => None,
         }
     }
@@ -103,6 +107,10 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
                 format!("/{name}/{{pk}}/delete"),
                 View::Delete(model.clone()),
             ),
+            (
+                format!("/{name}/{{pk}}/history"),
+                View::History(model.clone()),
+            ),
         ]);
     }
     for (i, panel) in state.panels.iter().enumerate() {
@@ -120,6 +128,7 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
                 View::Lookup(m) => format!("the admin's lookups of {}", m.name()),
                 View::Edit(m) => format!("the admin's edit form of {}", m.name()),
                 View::Delete(m) => format!("the admin's delete page of {}", m.name()),
+                View::History(m) => format!("the admin's history pages of {}", m.name()),
                 View::Panel(_) => "an admin panel".to_owned(),
                 View::NotFound => continue,
             };
@@ -196,7 +205,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let param = |name: &str| req.match_info().get(name).unwrap_or_default().to_owned();
     let arg = match &view {
         View::Lookup(_) => param("field"),
-        View::Edit(_) | View::Delete(_) => param("pk"),
+        View::Edit(_) | View::Delete(_) | View::History(_) => param("pk"),
         View::Panel(_) => param("action"),
         _ => String::new(),
     };
@@ -211,6 +220,10 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         query: pairs(req.query_string().as_bytes()),
         form,
         new_password,
+        actor: Actor {
+            user: Some((user.pk(), user.username().to_owned())),
+            source: "admin",
+        },
     };
     let is_lookup = matches!(view, View::Lookup(_));
     let reply_chrome = chrome.clone();
@@ -282,11 +295,13 @@ fn run_view<U: UserModel>(
         View::Lookup(model) if !post => model.lookup(cx, conn, arg),
         View::Edit(model) => model.edit(cx, conn, arg),
         View::Delete(model) => model.delete(cx, conn, arg),
+        View::History(model) if !post => model.history(cx, conn, arg),
         View::Panel(i) if post => {
             let panel = state.panels.get(*i).ok_or(Error::NotFound)?;
             panel.panel.post(arg, &cx.req.form, conn)?;
             Ok(Reply::Redirect(format!("{}/", cx.chrome.prefix)))
         }
+        View::History(_) => Err(Error::MethodNotAllowed(vec![Method::GET])),
         View::Lookup(_) | View::Panel(_) | View::Static | View::NotFound => Err(Error::NotFound),
     }
 }
@@ -301,10 +316,11 @@ struct RenderedPanel {
 struct DashboardPage<'a> {
     chrome: &'a Chrome,
     title: String,
+    recent: Vec<RecentChange>,
     panels: Vec<RenderedPanel>,
 }
 
-/// `GET {prefix}/`: every model and every panel.
+/// `GET {prefix}/`: every model, the latest changes and every panel.
 fn dashboard<U: UserModel>(
     state: &State<U>,
     cx: &Cx<'_>,
@@ -325,6 +341,7 @@ fn dashboard<U: UserModel>(
     Reply::page(&DashboardPage {
         chrome: cx.chrome,
         title: "Dashboard".into(),
+        recent: recent(&state.models, &cx.chrome.prefix, conn)?,
         panels,
     })
 }

@@ -1,7 +1,9 @@
 //! The templates of a model's pages, which an application may replace.
 
 use super::views::render;
-use super::views::{ActionView, DeleteView, ExportView, FormView, ImportView, IndexView};
+use super::views::{
+    ActionView, DeleteView, ExportView, FormView, HistoryView, ImportView, IndexView,
+};
 use crate::error::Error;
 
 /// The HTML of one model's pages (flask-peewee's `ModelAdmin.templates`, Django's
@@ -46,6 +48,11 @@ pub trait AdminTemplates: Send + Sync + 'static {
 
     /// The confirmation page of an action on selected rows.
     fn action(&self, view: &ActionView) -> Result<String, Error> {
+        render(view)
+    }
+
+    /// The History page of an object.
+    fn history(&self, view: &HistoryView) -> Result<String, Error> {
         render(view)
     }
 }

@@ -1,5 +1,5 @@
-//! What the admin's model pages show: the data of the index, add, edit, delete and export
-//! pages, as the crate's templates and an application's own ([`AdminTemplates`]) read it.
+//! What the admin's model pages show: the data of the index, add, edit, delete, history and
+//! export pages, as the crate's templates and an application's own ([`AdminTemplates`]) read it.
 //!
 //! The admin fills these in; an application only reads them (they are `#[non_exhaustive]`).
 //! Every text is the raw value: a template escapes it (askama does by default, so never
@@ -167,6 +167,8 @@ pub struct FormView {
     pub error: Option<String>,
     /// On edit, the row's delete page; `None` on add.
     pub delete: Option<String>,
+    /// On edit, the row's History page; `None` on add.
+    pub history: Option<String>,
 }
 
 /// How a form field is entered.
@@ -262,6 +264,61 @@ pub struct Group {
     pub rows: Vec<String>,
     /// How many more there are.
     pub more: usize,
+}
+
+/// The History page of one object, `GET {prefix}/{name}/{pk}/history/` (template
+/// `admin/history.html`): the writes recorded for it, newest first (docs/admin.md#history).
+#[derive(Debug, Clone, Template)]
+#[template(path = "admin/history.html")]
+#[non_exhaustive]
+pub struct HistoryView {
+    /// The page frame.
+    pub chrome: Chrome,
+    /// The page title, `History of {row's text}` (for a deleted row, its text when it was
+    /// last recorded).
+    pub title: String,
+    /// The index URL.
+    pub url: String,
+    /// The row's edit page; `None` when the row no longer exists.
+    pub edit: Option<String>,
+    /// The entries of this page, newest first.
+    pub entries: Vec<HistoryItem>,
+    /// The page number, from 1.
+    pub page: i64,
+    /// The previous page's link (newer entries), if any.
+    pub previous: Option<String>,
+    /// The next page's link (older entries), if any.
+    pub next: Option<String>,
+}
+
+/// One recorded write of a History page.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HistoryItem {
+    /// When it was made, `YYYY-MM-DD HH:MM:SS`, UTC.
+    pub when: String,
+    /// Who made it: the username, `None` for an anonymous REST write.
+    pub user: Option<String>,
+    /// Where it was made: `admin`, or `api` (a REST resource).
+    pub source: String,
+    /// `add`, `change` or `delete`.
+    pub action: String,
+    /// The fields it set, changed or removed, in field order.
+    pub changes: Vec<ChangeLine>,
+}
+
+/// One field of a [`HistoryItem`]: its values as text (empty for NULL). A private or
+/// write-only field's values read `***`, as do those of a field the model admin's forms hide;
+/// a long value is cut at 1,000 characters.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ChangeLine {
+    /// The field's name.
+    pub field: String,
+    /// The value before; `None` for an add.
+    pub old: Option<String>,
+    /// The value after; `None` for a delete.
+    pub new: Option<String>,
 }
 
 /// The export form, `GET {prefix}/{name}/export/` (template `admin/export.html`).

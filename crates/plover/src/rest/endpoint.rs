@@ -16,6 +16,7 @@ use super::request::{ApiRequest, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
+use crate::history::{self, Actor, Entry};
 use crate::listing::{cursor, ListPlan, CURSOR};
 use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
@@ -471,6 +472,7 @@ impl<M: RestModel> Prepared<M> {
         let (pk, obj) = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, None)?;
+            self.record(cx, conn, None, Some(&row))?;
             Ok((row.pk(), self.one(cx, conn, row)?))
         })?;
         Ok(Reply {
@@ -500,6 +502,7 @@ impl<M: RestModel> Prepared<M> {
         let obj = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, Some(&obj))?;
+            self.record(cx, conn, Some(&obj), Some(&row))?;
             self.one(cx, conn, row)
         })?;
         Ok(Reply::ok(obj))
@@ -510,9 +513,38 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_delete(cx, &obj) {
             return Err(Error::Forbidden);
         }
-        if delete_rows(conn, M::meta(), &[obj.pk()], self.delete_recursive)? == 0 {
+        let ids = [obj.pk()];
+        let deleted = match self.actor(cx) {
+            Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive)?,
+            None => delete_rows(conn, M::meta(), &ids, self.delete_recursive)?,
+        };
+        if deleted == 0 {
             return Err(Error::NotFound); // a concurrent delete came first
         }
         Ok(Reply::ok(br#"{"deleted":1}"#.to_vec()))
+    }
+
+    /// Who the history records as the author of this request's write; `None` when the
+    /// resource keeps no history.
+    fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
+        self.history.then(|| Actor {
+            user: cx.user.map(|u| (u.id, u.username.clone())),
+            source: "api",
+        })
+    }
+
+    /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
+    /// [`Entry::of`]).
+    fn record(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        before: Option<&M>,
+        after: Option<&M>,
+    ) -> Result<(), Error> {
+        match self.actor(cx) {
+            Some(actor) => history::record(conn, Entry::of(&actor, before, after).as_slice()),
+            None => Ok(()),
+        }
     }
 }

@@ -42,6 +42,8 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) keyset: bool,
     /// Whether `aggregate/` is served ([`Resource::aggregates`]).
     pub(crate) aggregates: bool,
+    /// Whether writes are recorded in the history ([`Resource::history`]).
+    pub(crate) history: bool,
     pub(crate) delete_recursive: bool,
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
@@ -161,6 +163,7 @@ impl<M: RestModel> Prepared<M> {
             custom_hooks: resource.custom_hooks,
             keyset: resource.keyset,
             aggregates: resource.aggregates,
+            history: resource.history,
             delete_recursive: resource.delete_recursive,
             columns,
             joins: Arc::default(),

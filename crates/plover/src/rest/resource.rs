@@ -26,6 +26,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) keyset: bool,
     /// Whether `{prefix}/{name}/aggregate/` is served.
     pub(crate) aggregates: bool,
+    /// Whether writes are recorded in the history.
+    pub(crate) history: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -64,6 +66,7 @@ impl<M: RestModel> Resource<M> {
             writable: None,
             keyset: false,
             aggregates: false,
+            history: false,
             delete_recursive: true,
             owner_field: None,
             auth: None,
@@ -137,6 +140,17 @@ impl<M: RestModel> Resource<M> {
     /// `aggregate/` is a detail path like any other (a key that names no record: 404).
     pub fn aggregates(mut self, aggregates: bool) -> Self {
         self.aggregates = aggregates;
+        self
+    }
+
+    /// Records every POST, PUT, PATCH and DELETE of this resource in the history (default
+    /// false), as the admin records its writes: who (the authenticated user, if the
+    /// authentication gives one; else anonymous), when, the object, and each field's value
+    /// before and after (private and write-only values masked), in the write's transaction.
+    /// The entries show on the object's History page in the admin. The table
+    /// [`HistoryEntry`](crate::history::HistoryEntry) must exist: see [`crate::history`].
+    pub fn history(mut self, on: bool) -> Self {
+        self.history = on;
         self
     }
 

@@ -39,6 +39,8 @@ enum Query {
     ByPk,
     ByField,
     Insert,
+    InsertMany,
+    RowsLocked,
     Update,
     Delete,
     Nullify,
@@ -308,6 +310,86 @@ fn insert_statement<'a>(
         },
         None,
     )
+}
+
+/// Rows a statement of [`insert_many`] inserts: a hundred rows of ten fields bind a thousand
+/// values, well under what an SQLite statement binds.
+const INSERT_ROWS: usize = 100;
+
+/// Inserts rows of `meta` that give the fields `fields`, each row one argument per field in
+/// that order (the other fields take their SQL defaults), [`INSERT_ROWS`] rows a statement;
+/// the number of rows inserted.
+pub(crate) fn insert_many<'a>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    fields: &[usize],
+    rows: &[Vec<Arg<'a>>],
+) -> Result<usize, Error> {
+    if rows.iter().any(|row| row.len() != fields.len()) {
+        return Err(Error::Internal(format!(
+            "an insert into {} gives a row with another number of values than fields",
+            meta.table
+        )));
+    }
+    let mut inserted = 0;
+    for chunk in rows.chunks(INSERT_ROWS) {
+        let shape = |k: &mut Vec<usize>| {
+            k.push(chunk.len());
+            k.extend_from_slice(fields);
+        };
+        let write = |w: &mut Writer<'a>| {
+            w.sql("INSERT INTO ");
+            w.ident(meta.table);
+            w.sql(" (");
+            for (n, &i) in fields.iter().enumerate() {
+                w.sql(if n > 0 { ", " } else { "" });
+                w.ident(field(meta, i)?.column);
+            }
+            w.sql(") VALUES ");
+            for (r, row) in chunk.iter().enumerate() {
+                w.sql(if r > 0 { ", (" } else { "(" });
+                for (n, arg) in row.iter().enumerate() {
+                    w.sql(if n > 0 { ", " } else { "" });
+                    w.bind(arg.clone());
+                }
+                w.sql(")");
+            }
+            Ok(())
+        };
+        inserted += on_engine!(conn, |c, pg| {
+            statement(meta, Query::InsertMany, pg, &shape, &write, None)?.execute(c)?
+        });
+    }
+    Ok(inserted)
+}
+
+/// The rows of `meta` (read as `T`) with these primary keys, in no particular order, locked
+/// until the end of the transaction on PostgreSQL (`FOR UPDATE`): what a write reads of the
+/// rows it is about to change or delete, so that no other write changes them meanwhile. On
+/// SQLite a write transaction holds the whole database already.
+pub(crate) fn rows_locked<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    ids: &[i64],
+) -> Result<Vec<T>, Error> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(CHUNK) {
+        let s = Select::ids_in(meta.pk, chunk);
+        let rows = on_engine!(conn, |c, pg| {
+            collect!(c, locked_statement(meta, &s, pg)?, s.limit)
+        })?;
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+fn locked_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<Statement<'a>, Error> {
+    let write = |w: &mut Writer<'a>| {
+        write_rows(w, meta, s)?;
+        w.sql(if pg { " FOR UPDATE" } else { "" });
+        Ok(())
+    };
+    statement(meta, Query::RowsLocked, pg, &|k| s.shape(k), &write, None)
 }
 
 /// Sets the `given` fields of the row of `meta` with key `pk`; the number of rows changed
