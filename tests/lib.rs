@@ -320,6 +320,15 @@ fn open() -> Authentication {
 
 /// The `/api` registrations: the conformance app's, and more registrations of the same models
 /// with other options.
+/// Every verb a resource can serve, PATCH included.
+const EVERY_METHOD: [Method; 5] = [
+    Method::GET,
+    Method::POST,
+    Method::PUT,
+    Method::PATCH,
+    Method::DELETE,
+];
+
 fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     let mut api = plover_conformance_app::api(db, auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
     let (sample, message) = (Sample::FIELDS, Message::FIELDS);
@@ -463,26 +472,14 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Sample>::new()
             .name("patchable")
-            .allowed_methods([
-                Method::GET,
-                Method::POST,
-                Method::PUT,
-                Method::PATCH,
-                Method::DELETE,
-            ])
+            .allowed_methods(EVERY_METHOD)
             .auth(UserAuthentication::new(auth)),
     )
     .register_resource(
         Resource::<Sample>::new()
             .name("tracked")
             .history(true)
-            .allowed_methods([
-                Method::GET,
-                Method::POST,
-                Method::PUT,
-                Method::PATCH,
-                Method::DELETE,
-            ])
+            .allowed_methods(EVERY_METHOD)
             .auth(UserAuthentication::new(auth)),
     )
     .register_resource(

@@ -177,8 +177,8 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// The filter keys the resource allows, own fields and the fields one foreign key away, with
-/// the field at the end of each (`names` are the API names along the path).
+/// The filter keys the resource allows, own fields and the fields one foreign key away
+/// (`user__username`), with the field at the end of each.
 fn filter_stems(doc: &ResourceDoc<'_>) -> Vec<(String, &'static FieldMeta)> {
     let rules = doc.plan;
     let meta = rules.meta;
@@ -459,9 +459,6 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
         ),
     ];
     params.push(fields(&doc.shape));
-    let shares = Shares::new(&doc.plan.limits);
-    params.extend(search(doc));
-    params.extend(groups(doc, shares));
     if doc.keyset {
         params.push(query(
             CURSOR,
@@ -469,6 +466,16 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             "The position after which the page starts, from a `next` link",
         ));
     }
+    params.extend(conditions(doc));
+    params
+}
+
+/// The parameters that choose the rows, a list's and an aggregate's: `q`, `or`, `not` and the
+/// filters, sharing the list's limits.
+fn conditions(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+    let shares = Shares::new(&doc.plan.limits);
+    let mut params: Vec<Parameter> = search(doc).into_iter().collect();
+    params.extend(groups(doc, shares));
     params.extend(filters(doc, shares));
     params
 }
@@ -547,10 +554,7 @@ pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
         );
         params.push(field_list(name, names, None, &description));
     }
-    let shares = Shares::new(&doc.plan.limits);
-    params.extend(search(doc));
-    params.extend(groups(doc, shares));
-    params.extend(filters(doc, shares));
+    params.extend(conditions(doc));
     params
 }
 

@@ -15,14 +15,22 @@ use crate::meta::{Bound, FieldMeta};
 const DATE_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 /// A date-time as responses write it.
 const DATE_TIME_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$";
+/// The text of [`DATE_IN`], which [`DATE_TIME_IN`] begins with.
+macro_rules! date_in {
+    () => {
+        "[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])"
+    };
+}
 /// A date a client sends, as a regular expression that only dates that exist match: years
 /// 1000 to 9999, days up to 28 (the server takes every date; the description states a part
 /// of them that is easy to write down exactly).
-pub(crate) const DATE_IN: &str = "[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])";
+pub(crate) const DATE_IN: &str = date_in!();
 /// A date-time a client sends: a date, then a space or `T` and the time of day, with
 /// fractional seconds or without, or the date alone (midnight).
-pub(crate) const DATE_TIME_IN: &str = "[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])\
-                                       ([ T]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?)?";
+pub(crate) const DATE_TIME_IN: &str = concat!(
+    date_in!(),
+    "([ T]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?)?"
+);
 /// Text a client sends: anything but U+0000 (docs/contract.md#bounded-cost).
 pub(crate) const TEXT_IN: &str = "^[^\\u0000]*$";
 
