@@ -29,7 +29,7 @@
 #   SCALE=1             data-set scale for the peer's seed.py (1 = 1,000 users, 100,000 messages)
 #   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; the list
 #                       features count_exact count_estimated fields order_join search_common
-#                       search_rare filter_or, which only plover and plover_pg serve; `plain` too,
+#                       search_rare filter_or aggregate, which only plover and plover_pg serve; `plain` too,
 #                       which only the ceilings serve)
 #   SERVERS="peer plover plover_pg limit own own_pg"   which servers to run; plover =
 #                       microblog on a SQLite file, plover_pg = the same binary on PostgreSQL
@@ -147,6 +147,7 @@ list_feature() {
     search_common) echo "/api/message/?q=lorem" ;;
     search_rare) echo "/api/message/?q=4242" ;;
     filter_or) echo "/api/message/?or=(user=42,id__lt=100)" ;;
+    aggregate) echo "/api/message/aggregate/?group=user&count&max=pub_date" ;;
     *) return 1 ;;
   esac
 }

@@ -926,3 +926,38 @@ async fn the_user_resource_alone_keeps_addresses_private_and_messages_are_search
     );
     assert_eq!(found("alice+bob").await.len(), 0);
 }
+
+#[actix_web::test]
+async fn messages_are_counted_by_author_and_never_grouped_by_an_address() {
+    let blog = Blog::new().await;
+    let alice = blog.user("alice");
+    let bob = blog.user("bob");
+    blog.message(alice, "one", 1);
+    blog.message(alice, "two", 3);
+    blog.message(bob, "three", 2);
+    let browser = blog.browser();
+    let resp = browser
+        .get("/api/message/aggregate/?group=user&count&max=pub_date")
+        .await;
+    assert_eq!(resp.code(), 200);
+    let groups = resp.json()["groups"].clone();
+    let mut seen: Vec<(i64, i64, String)> = (groups.as_array().expect("groups").iter())
+        .map(|g| {
+            let max = g["max_pub_date"].as_str().unwrap_or_default();
+            let user = g["user_id"].as_i64().unwrap_or(-1);
+            (user, g["count"].as_i64().unwrap_or(-1), max.to_owned())
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen.len(), 2, "{groups}");
+    assert_eq!((seen[0].0, seen[0].1), (i64::from(alice), 2));
+    assert!(seen[0].2.starts_with("2024-01-04"), "{seen:?}");
+    assert_eq!((seen[1].0, seen[1].1), (i64::from(bob), 1));
+    // The user resource keeps addresses private: no group or filter reaches them.
+    for probe in [
+        "/api/message/aggregate/?group=user__email&count",
+        "/api/message/aggregate/?count&user__email__like=%25",
+    ] {
+        assert_eq!(browser.get(probe).await.code(), 400, "{probe}");
+    }
+}

@@ -25,7 +25,9 @@
 //! The properties: `/api/sample/` (every scalar type), `/api/cmodel/` (filters and ordering
 //! through `b` and `b__a`: `b__b_field`, `b__id`, `b__a`/`b__a_id`, `b__a__id`,
 //! `b__a__a_field`, ordered as own columns are: NULLs first ascending and last descending,
-//! text by code point, the primary key last), `/api/emodel/` (`paginate_by = 5`: `limit`
+//! text by code point, the primary key last), `/api/message/` (filters, groups and ordering
+//! through `user`, whose resource hides inactive users: a hidden author's `user__...` columns
+//! match no filter term, `is=null` included, and order as NULL), `/api/emodel/` (`paginate_by = 5`: `limit`
 //! clamped), `/api/searched/` (`q` over the search fields `name`, `body` and `remark`: a row
 //! matches when every whitespace-separated word, folded as `ilike` folds, is a literal
 //! substring of one of them; with filters, groups, ordering and pages), `ilike` lists
@@ -232,6 +234,10 @@ struct Model {
     filter_picks: &'static [usize],
     /// The columns `q` searches (its `search_fields`): none for most.
     search_fields: &'static [usize],
+    /// The columns read through a join whose target's resource may hide the related row:
+    /// NULL there means no related row, which no filter term matches (`is=null` neither, as
+    /// the join finds no row to compare), though it orders as NULL. None for most.
+    through_hidden: &'static [usize],
     paginate_by: usize,
 }
 
@@ -308,6 +314,7 @@ const SAMPLE: Model = Model {
     ],
     filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 7, 7, 8, 8, 9, 9],
     search_fields: &[],
+    through_hidden: &[],
     paginate_by: PAGINATE_BY,
 };
 
@@ -389,6 +396,74 @@ const CHAIN: Model = Model {
     ],
     filter_picks: &[0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9],
     search_fields: &[],
+    through_hidden: &[],
+    paginate_by: PAGINATE_BY,
+};
+
+/// `/api/message/`: its own fields, and its author's through the `user` join, where the
+/// user resource's `get_query` hides inactive users: a message of a hidden author reads NULL
+/// in every `user__...` column (its `user` column, the foreign key itself, stays), so that
+/// filters, groups and orderings through the join meet missing related rows.
+const MESSAGES: Model = Model {
+    path: "/api/message/",
+    name: "message",
+    columns: &[
+        col("id", Kind::Int32),
+        col("content", Kind::Text),
+        col("user", Kind::Int32),
+        col("user_id", Kind::Int32),
+        col("pub_date", Kind::Stamp),
+        col("user__id", Kind::Int32),
+        col("user__username", Kind::Text),
+        col("user__join_date", Kind::Stamp),
+        col("user__active", Kind::Bool),
+    ],
+    orderables: &[
+        Orderable {
+            names: &["id"],
+            column: 0,
+        },
+        Orderable {
+            names: &["content"],
+            column: 1,
+        },
+        Orderable {
+            names: &["user", "user_id"],
+            column: 2,
+        },
+        Orderable {
+            names: &["pub_date"],
+            column: 4,
+        },
+        Orderable {
+            names: &["user__id"],
+            column: 5,
+        },
+        Orderable {
+            names: &["user__username"],
+            column: 6,
+        },
+        Orderable {
+            names: &["user__join_date"],
+            column: 7,
+        },
+        Orderable {
+            names: &["user__active"],
+            column: 8,
+        },
+        // The joined columns that hidden authors make NULL, twice: picked more often.
+        Orderable {
+            names: &["user__username"],
+            column: 6,
+        },
+        Orderable {
+            names: &["user__id"],
+            column: 5,
+        },
+    ],
+    filter_picks: &[0, 1, 2, 3, 4, 5, 5, 6, 6, 6, 7, 8, 8],
+    search_fields: &[],
+    through_hidden: &[5, 6, 7, 8],
     paginate_by: PAGINATE_BY,
 };
 
@@ -409,6 +484,7 @@ const EMODEL: Model = Model {
     ],
     filter_picks: &[0, 1, 1],
     search_fields: &[],
+    through_hidden: &[],
     paginate_by: 5,
 };
 
@@ -1008,6 +1084,110 @@ fn chain_table(spec: &ChainSpec) -> Table {
             "id": id,
             "b": {"id": b_id, "a": {"id": a_id, "a_field": a_field}, "b_field": b_field},
             "c_field": c_field,
+        }));
+    }
+    Table {
+        seed,
+        rows,
+        objects,
+    }
+}
+
+/// Users (username, active, join date) and messages (id gap, insertion order, author,
+/// content, date): some authors inactive, so hidden by the user resource.
+#[derive(Debug, Clone)]
+struct AuthorSpec {
+    users: Vec<(String, bool, NaiveDateTime)>,
+    messages: Vec<(i64, u8, Index, String, NaiveDateTime)>,
+}
+
+fn author_rows() -> impl Strategy<Value = AuthorSpec> {
+    (
+        prop::collection::vec((text(), prop::bool::weighted(0.6), stamp()), 1..=4),
+        prop::collection::vec(
+            (1i64..=3, any::<u8>(), any::<Index>(), text(), stamp()),
+            0..=12,
+        ),
+    )
+        .prop_map(|(users, messages)| AuthorSpec { users, messages })
+}
+
+fn author_table(spec: &AuthorSpec) -> Table {
+    // Usernames are unique: each gets its user's number (ids 1..).
+    let users: Vec<(i64, String, bool, NaiveDateTime)> = (1..)
+        .zip(&spec.users)
+        .map(|(id, (name, active, joined))| (id, format!("{name}{id}"), *active, *joined))
+        .collect();
+    let mut seed =
+        "DELETE FROM message; DELETE FROM relationship; DELETE FROM \"user\";".to_owned();
+    let values: Vec<String> = (users.iter())
+        .map(|(id, name, active, joined)| {
+            let (name, joined) = (Val::Text(name.clone()).sql(), Val::Stamp(*joined).sql());
+            format!(
+                "({id}, {name}, '', '', {joined}, {}, FALSE)",
+                Val::Bool(*active).sql()
+            )
+        })
+        .collect();
+    seed.push_str(&format!(
+        "\nINSERT INTO \"user\" (id, username, password, email, join_date, active, admin) \
+         VALUES {};",
+        values.join(", ")
+    ));
+    let mut id = 0;
+    let mut messages = Vec::new();
+    for (gap, order, user, content, date) in &spec.messages {
+        id += gap;
+        messages.push((id, *order, &users[user.index(users.len())], content, *date));
+    }
+    let mut inserted: Vec<_> = messages.iter().collect();
+    inserted.sort_by_key(|(_, order, ..)| *order);
+    if !inserted.is_empty() {
+        let values: Vec<String> = (inserted.iter())
+            .map(|(id, _, (user, ..), content, date)| {
+                let (content, date) =
+                    (Val::Text((*content).clone()).sql(), Val::Stamp(*date).sql());
+                format!("({id}, {user}, {content}, {date})")
+            })
+            .collect();
+        seed.push_str(&format!(
+            "\nINSERT INTO message (id, user_id, content, pub_date) VALUES {};",
+            values.join(", ")
+        ));
+    }
+    let mut rows = Vec::new();
+    let mut objects = Vec::new();
+    for (id, _, (user, name, active, joined), content, date) in &messages {
+        let shown = |v: Val| active.then_some(v);
+        rows.push(Row {
+            id: *id,
+            vals: vec![
+                Some(Val::Int(*id)),
+                Some(Val::Text((*content).clone())),
+                Some(Val::Int(*user)),
+                Some(Val::Int(*user)),
+                Some(Val::Stamp(*date)),
+                shown(Val::Int(*user)),
+                shown(Val::Text(name.clone())),
+                shown(Val::Stamp(*joined)),
+                shown(Val::Bool(*active)),
+            ],
+        });
+        let author = match active {
+            true => json!({
+                "id": user,
+                "username": name,
+                "join_date": Val::Stamp(*joined).json(),
+                "active": true,
+                "admin": false,
+            }),
+            false => Value::Null,
+        };
+        objects.push(json!({
+            "id": id,
+            "user": author,
+            "content": content,
+            "pub_date": Val::Stamp(*date).json(),
         }));
     }
     Table {
@@ -1663,6 +1843,14 @@ fn passes(op: Op, params: &[Param], value: Option<&Val>) -> bool {
     }
 }
 
+/// Whether a row passes one filter key on `column`: [`passes`], except where the column reads
+/// a related row that is missing ([`Model::through_hidden`]), which nothing matches.
+fn matches(model: &Model, column: usize, op: Op, params: &[Param], row: &Row) -> bool {
+    let value = row.vals[column].as_ref();
+    let missing = value.is_none() && model.through_hidden.contains(&column);
+    !missing && passes(op, params, value)
+}
+
 /// The parameters of one filter value as the server reads it: `in` values (`items` split at
 /// the separator), `is` values, or one value of the column's kind.
 fn params_of<'a>(
@@ -1689,7 +1877,7 @@ fn holds(model: &Model, cond: &Cond, row: &Row) -> Result<bool, String> {
         } => {
             let kind = model.columns[*column].kind;
             let params = params_of(kind, *op, values.iter().map(String::as_str))?;
-            passes(*op, &params, row.vals[*column].as_ref())
+            matches(model, *column, *op, &params, row)
         }
         Cond::Group { not: false, terms } => {
             let mut any = false;
@@ -1737,9 +1925,8 @@ fn evaluate(model: &Model, rows: &[Row], request: &Request) -> Result<Vec<i64>, 
     }
     let mut listed = Vec::new();
     for r in rows {
-        let mut keep = keys
-            .iter()
-            .all(|(_, column, op, params)| passes(*op, params, r.vals[*column].as_ref()));
+        let mut keep =
+            (keys.iter()).all(|(_, column, op, params)| matches(model, *column, *op, params, r));
         // Groups AND with the filters and with each other.
         for g in &request.groups {
             keep = keep && holds(model, g, r)?;
@@ -2051,6 +2238,27 @@ async fn join_list_matches_the_evaluator() {
             seed(app, &CHAIN, &table).await?;
             let request = resolve(&CHAIN, &spec, &table.rows);
             check_request_and_each_key(app, &CHAIN, &table, &request).await
+        },
+    )
+    .await;
+}
+
+/// `/api/message/`: filters, groups and orderings through `user`, whose resource hides
+/// inactive users, so that some messages' related row is missing: it reads as NULL for
+/// filters and orders as NULL (first ascending, last descending, the primary key breaking
+/// ties), across pages; the message itself stays listed, its `user` `null`.
+#[actix_web::test]
+async fn hidden_related_rows_filter_and_order_as_null() {
+    let app = TestApp::new().await;
+    let app = &app;
+    check_property(
+        "hidden_related_rows_filter_and_order_as_null",
+        (author_rows(), list_spec()),
+        |(rows, spec)| async move {
+            let table = author_table(&rows);
+            seed(app, &MESSAGES, &table).await?;
+            let request = resolve(&MESSAGES, &spec, &table.rows);
+            check_request_and_each_key(app, &MESSAGES, &table, &request).await
         },
     )
     .await;

@@ -176,6 +176,7 @@ pub fn routes_limited(
     .register_resource(
         Resource::<Message>::new()
             .keyset_pagination(true)
+            .aggregates(true)
             .search_fields([message.content.into(), message.user_id.join(user.username)])
             .owner_field(message.user_id)
             .auth(UserAuthentication::new(auth)),
