@@ -199,4 +199,7 @@ fn drift_then_makemigrations_and_migrate_then_a_clean_start_with_the_data_kept()
     assert!(!stderr(&out).contains("does not match"), "{}", stderr(&out));
     let kept = scalar(&db, "SELECT text FROM cmd_note WHERE id = 7");
     assert_eq!(kept.as_deref(), Some("kept"));
+    // The admin's history table is there, though the application lists only its own models.
+    let history = scalar(&db, "SELECT COUNT(*) FROM plover_history");
+    assert_eq!(history.as_deref(), Some("0"));
 }

@@ -5,9 +5,10 @@
 //! the value before and after. Values of private and write-only fields are never stored
 //! ([`MASK`] instead), and a long value is cut at [`MAX_VALUE_CHARS`] characters.
 //!
-//! The table is a model like the application's own: list [`HistoryEntry::meta`] among the
-//! models whose tables the application creates (`schema::create_tables`, the `models` of
-//! `manage::Commands`), and its schema, drift check and migrations come with theirs.
+//! The table is a model like the application's own: `manage::Commands` counts it among the
+//! application's models by itself (its schema, drift check and migrations come with theirs);
+//! an application that creates its tables with `schema::create_tables` lists
+//! [`HistoryEntry::meta`] among them.
 //!
 //! ```
 //! use plover::prelude::*;

@@ -165,7 +165,7 @@ impl<U: UserModel + Clone> Commands<U> {
             name: name.to_owned(),
             about: String::new(),
             database: format!("sqlite://{name}.db"),
-            models: Vec::new(),
+            models: vec![<crate::history::HistoryEntry as crate::model::RestModel>::meta()],
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
             auth: Box::new(|auth| auth),
@@ -193,9 +193,15 @@ impl<U: UserModel + Clone> Commands<U> {
     }
 
     /// The models whose tables the application uses, in any order (see
-    /// [`schema::create_tables`]).
+    /// [`schema::create_tables`]). Plover's own history table
+    /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to) is always
+    /// among them; a model listed twice counts once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
-        self.models.extend(models);
+        for model in models {
+            if !self.models.iter().any(|m| m.table == model.table) {
+                self.models.push(model);
+            }
+        }
         self
     }
 
