@@ -487,15 +487,24 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .name("tracked_open")
             .history(true)
             .auth(open()),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("guarded")
+            .require_if_match(true)
+            .allowed_methods(EVERY_METHOD)
+            .auth(open()),
     );
     api
 }
 
-/// The `/small` registrations: a 64-byte body limit, and a `default_auth` set last.
+/// The `/small` registrations: a 64-byte body limit, no `ETag`s, and a `default_auth` set
+/// last.
 fn small(db: Database) -> RestApi {
     let mut api = RestApi::new(db)
         .prefix("/small")
         .name("small")
+        .etags(false)
         .max_body_bytes(SMALL_BODY_LIMIT);
     api.register_resource(Resource::<AModel>::new().auth(open()))
         .register_resource(Resource::<EModel>::new());

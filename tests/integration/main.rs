@@ -8,6 +8,7 @@ mod admin;
 mod aggregates;
 mod auth;
 mod commands;
+mod conditional;
 mod counts;
 mod crud;
 mod errors;

@@ -238,9 +238,11 @@ async fn objects_and_bodies_follow_the_resource_options() {
     let relationship = &doc["paths"]["/api/relationship/"]["post"];
     assert!(relationship["responses"].get("401").is_some());
     assert!(relationship.get("security").is_none());
-    // Every error status has a shared response with the error body.
+    // Every error status has a shared response with the error body; 304 has none.
     let responses = doc["components"]["responses"].as_object().unwrap();
-    assert_eq!(responses.len(), 9, "{:?}", responses.keys());
+    assert_eq!(responses.len(), 12, "{:?}", responses.keys());
+    assert!(responses["NotModified"].get("content").is_none());
+    assert!(responses["NotModified"]["headers"].get("ETag").is_some());
     // Basic authentication's failed logins are throttled: its operations may answer 429.
     let message_post = &doc["paths"]["/api/message/"]["post"]["responses"];
     assert!(message_post.get("429").is_some(), "{message_post}");
@@ -248,6 +250,9 @@ async fn objects_and_bodies_follow_the_resource_options() {
         .get("429")
         .is_none());
     for (name, response) in responses {
+        if name == "NotModified" {
+            continue;
+        }
         if name == "Unauthorized" {
             // The 401 is a plain page with the Basic challenge (docs/contract.md#authentication).
             assert!(response["content"]
@@ -410,4 +415,46 @@ async fn patch_is_the_partial_update_where_a_resource_allows_it() {
         .await;
     assert_error(&resp, 405);
     assert!(resp.header("allow").unwrap_or_default().contains("PATCH"));
+}
+
+#[actix_web::test]
+async fn conditional_requests_are_described() {
+    let app = TestApp::new().await;
+    let doc = app.get("/api/openapi.json").await.json_with(200);
+    let header = |op: &Value, name: &str| {
+        let params = op["parameters"].as_array().cloned().unwrap_or_default();
+        (params.into_iter()).find(|p| p["in"] == "header" && p["name"] == name)
+    };
+    let sample = &doc["paths"]["/api/sample/{pk}/"];
+    for op in [&sample["get"], &doc["paths"]["/api/sample/"]["get"]] {
+        assert!(header(op, "If-None-Match").is_some(), "{op}");
+        assert_eq!(
+            op["responses"]["304"]["$ref"],
+            "#/components/responses/NotModified"
+        );
+        assert!(op["responses"]["200"]["headers"].get("ETag").is_some());
+    }
+    for verb in ["put", "delete"] {
+        let if_match = header(&sample[verb], "If-Match").expect("If-Match");
+        assert_eq!(if_match["required"], false, "{verb}");
+        assert!(sample[verb]["responses"].get("412").is_some(), "{verb}");
+        assert!(sample[verb]["responses"].get("428").is_none(), "{verb}");
+    }
+    assert!(sample["put"]["responses"]["200"]["headers"]
+        .get("ETag")
+        .is_some());
+    // A resource that needs If-Match says so.
+    let guarded = &doc["paths"]["/api/guarded/{pk}/"];
+    for verb in ["put", "patch", "delete"] {
+        let if_match = header(&guarded[verb], "If-Match").expect("If-Match");
+        assert_eq!(if_match["required"], true, "{verb}");
+        assert!(guarded[verb]["responses"].get("428").is_some(), "{verb}");
+    }
+    // An API without ETags describes none, and still takes If-Match.
+    let small = app.get("/small/openapi.json").await.json_with(200);
+    let amodel = &small["paths"]["/small/amodel/{pk}/"];
+    assert!(header(&amodel["get"], "If-None-Match").is_none());
+    assert!(amodel["get"]["responses"].get("304").is_none());
+    assert!(amodel["get"]["responses"]["200"].get("headers").is_none());
+    assert!(header(&amodel["put"], "If-Match").is_some());
 }

@@ -54,6 +54,13 @@ pub enum Error {
         /// What conflicts.
         message: String,
     },
+    /// The write's `If-Match` names no current representation of the row, or its
+    /// `If-None-Match` names the current one (412); nothing was written.
+    #[error("The object changed since you read it: read it again, then write (If-Match)")]
+    PreconditionFailed,
+    /// The resource takes writes only with `If-Match` (428).
+    #[error("This resource needs If-Match on writes: send the ETag you read")]
+    PreconditionRequired,
     /// The body exceeds the configured limit (413).
     #[error("Request body too large")]
     PayloadTooLarge,
@@ -107,6 +114,7 @@ impl Error {
             Error::Unauthorized => "Log in to see this.".into(),
             Error::MethodNotAllowed(_) => "This page does not take that method.".into(),
             Error::PayloadTooLarge => "What you sent is too large.".into(),
+            Error::PreconditionFailed | Error::PreconditionRequired => self.to_string(),
             Error::Timeout => "What you sent did not arrive in time.".into(),
             Error::BadParam { param, message } => format!("{param}: {message}"),
             Error::BadBody(message) | Error::Conflict(message) => message.clone(),
@@ -300,6 +308,8 @@ impl ResponseError for Error {
             Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Error::Conflict(_) | Error::FieldConflict { .. } => StatusCode::CONFLICT,
             Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            Error::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Error::Timeout => StatusCode::REQUEST_TIMEOUT,
             Error::Unavailable | Error::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Error::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,

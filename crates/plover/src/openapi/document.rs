@@ -20,7 +20,7 @@ use crate::auth::Scheme;
 const JSON: &str = "application/json";
 
 /// The error statuses, each a shared response with the error body.
-const ERRORS: [(u16, &str, &str); 9] = [
+const ERRORS: [(u16, &str, &str); 11] = [
     (
         400,
         "BadRequest",
@@ -54,6 +54,17 @@ const ERRORS: [(u16, &str, &str); 9] = [
         "A unique value is taken, or dependent rows forbid the delete",
     ),
     (413, "PayloadTooLarge", "The body is over the size limit"),
+    (
+        412,
+        "PreconditionFailed",
+        "`If-Match` names no current version of the object (it changed since it was read), \
+         or `If-None-Match` names the current one; nothing was written",
+    ),
+    (
+        428,
+        "PreconditionRequired",
+        "This resource takes writes only with `If-Match`",
+    ),
     (
         503,
         "Unavailable",
@@ -91,6 +102,32 @@ const RATE_HEADERS: [(&str, &str); 3] = [
     ("RateLimit-Remaining", "Requests left in this window"),
     ("RateLimit-Reset", "Seconds until the window ends"),
 ];
+
+/// The `ETag` header of a response: the version of what it holds.
+fn etag_header() -> Header {
+    let mut header = Header::new(Object::with_type(Type::String));
+    header.description = Some(
+        "Strong entity tag of the body: send it back in `If-None-Match` to revalidate, in \
+         `If-Match` to write only over this version"
+            .to_owned(),
+    );
+    header
+}
+
+/// An optional (or `required`) request header holding entity tags.
+fn tag_param(name: &str, required: bool, description: &str) -> Parameter {
+    Parameter::builder()
+        .name(name)
+        .parameter_in(ParameterIn::Header)
+        .required(if required {
+            Required::True
+        } else {
+            Required::False
+        })
+        .schema(Some(Object::with_type(Type::String)))
+        .description(Some(description))
+        .build()
+}
 
 /// A response header whose value is a whole number.
 fn integer_header(description: &str) -> Header {
@@ -133,6 +170,12 @@ pub(crate) fn document(prefix: &str, name: &str, resources: &[ResourceDoc<'_>]) 
             .responses
             .insert(component.into(), RefOr::T(response.build()));
     }
+    let not_modified = Response::builder()
+        .description("Not modified: the version named in `If-None-Match` is current")
+        .header("ETag", etag_header());
+    components
+        .responses
+        .insert("NotModified".into(), RefOr::T(not_modified.build()));
     let mut paths = Paths::new();
     let mut tags = Vec::new();
     let mut schemes_used = Vec::new();
@@ -437,6 +480,35 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
         .as_ref()
         .is_none_or(|methods| methods.contains(&as_auth));
     let (status, mut success) = op.success;
+    let mut params = op.params;
+    let mut errors = op.errors;
+    let read = op.method == Method::GET;
+    let write = op.detail && matches!(op.method, Method::PUT | Method::PATCH | Method::DELETE);
+    if doc.etags && (read || (write && op.method != Method::DELETE)) {
+        success
+            .headers
+            .insert("ETag".to_owned(), RefOr::T(etag_header()));
+    }
+    if read && doc.etags {
+        params.push(tag_param(
+            "If-None-Match",
+            false,
+            "Entity tags of versions the client holds (or `*`): 304 without a body when one is \
+             current",
+        ));
+    }
+    if write {
+        params.push(tag_param(
+            "If-Match",
+            doc.require_if_match,
+            "Entity tags (the `ETag` of a GET of the object without `fields`), or `*`: the \
+             write happens only over one of these versions, else 412",
+        ));
+        errors.push(412);
+        if doc.require_if_match {
+            errors.push(428);
+        }
+    }
     if doc.rate_limited {
         for (name, description) in RATE_HEADERS {
             success
@@ -448,7 +520,12 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     responses
         .responses
         .insert(status.to_string(), RefOr::T(success));
-    let mut errors = op.errors;
+    if read && doc.etags {
+        responses.responses.insert(
+            "304".to_owned(),
+            RefOr::Ref(Ref::from_response_name("NotModified")),
+        );
+    }
     if protected {
         errors.push(401);
         // Failed password checks are throttled per client (docs/security.md).
@@ -473,8 +550,7 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     operation.tags = Some(vec![doc.name.to_owned()]);
     operation.operation_id = Some(format!("{}.{}", doc.name, op.id));
     operation.summary = Some(op.summary);
-    operation.parameters =
-        (!op.params.is_empty()).then(|| op.params.into_iter().map(RefOr::T).collect());
+    operation.parameters = (!params.is_empty()).then(|| params.into_iter().map(RefOr::T).collect());
     operation.request_body = op.body.map(|name| {
         RefOr::T(
             RequestBody::builder()

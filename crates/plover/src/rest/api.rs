@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use actix_web::dev::{fn_service, Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::header::{ContentType, LOCATION};
-use actix_web::http::Method;
+use actix_web::http::header::{ContentType, ETAG, LOCATION};
+use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
@@ -76,6 +76,7 @@ impl RestApi {
             defaults: ApiDefaults {
                 auth: Arc::new(Authentication::default()),
                 rate: None,
+                etags: true,
             },
             cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -130,6 +131,16 @@ impl RestApi {
         origins: impl IntoIterator<Item = S>,
     ) -> RestApi {
         self.cors = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether GETs (lists, objects, aggregates) and PUT/PATCH answers carry a strong `ETag`
+    /// (default true), so that clients revalidate with `If-None-Match` (304, no body) and
+    /// write with `If-Match` (412 when the row changed meanwhile; see
+    /// [`Resource::require_if_match`](super::Resource::require_if_match)). Off, responses carry
+    /// none and spare hashing the body; `If-Match` on writes is still honoured.
+    pub fn etags(mut self, on: bool) -> RestApi {
+        self.defaults.etags = on;
         self
     }
 
@@ -491,7 +502,14 @@ impl Route {
             .db
             .run_watched(req.conn_data::<PeerSocket>(), move |db| {
                 let mut rate = None;
-                let reply = endpoint.handle(&api_req, db, &api, &mut rate);
+                let mut reply = endpoint.handle(&api_req, db, &api, &mut rate);
+                // Reads, and updates of an object (its new representation), carry an ETag.
+                let read = matches!(api_req.method, Method::GET | Method::HEAD);
+                let update =
+                    api_req.pk.is_some() && matches!(api_req.method, Method::PUT | Method::PATCH);
+                if api.etags && (read || update) {
+                    reply = reply.map(|r| r.tagged(&api_req.headers, read));
+                }
                 Ok((reply, rate))
             })
             .await;
@@ -502,11 +520,18 @@ impl Route {
         let mut resp = match reply {
             Ok(reply) => {
                 let mut resp = HttpResponse::build(reply.status);
-                resp.content_type(ContentType::json());
-                if let Some(location) = reply.location {
-                    resp.insert_header((LOCATION, location));
+                if let Some(tag) = reply.etag {
+                    resp.insert_header((ETAG, tag));
                 }
-                resp.body(reply.body)
+                if reply.status == StatusCode::NOT_MODIFIED {
+                    resp.finish()
+                } else {
+                    resp.content_type(ContentType::json());
+                    if let Some(location) = reply.location {
+                        resp.insert_header((LOCATION, location));
+                    }
+                    resp.body(reply.body)
+                }
             }
             Err(Error::Unauthorized) => self.unauthorized(),
             Err(e) => e.error_response(),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
+use super::conditional;
 use super::hooks::Context;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
@@ -22,7 +23,7 @@ use crate::model::{check_reference, constraints, save, RestModel};
 use crate::openapi::ResourceDoc;
 use crate::query::{Count, Param};
 use crate::sql::cascade::delete_rows;
-use crate::sql::{count, estimate};
+use crate::sql::{count, estimate, rows_locked};
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -57,6 +58,8 @@ pub(crate) trait Endpoint: Send + Sync {
 pub(crate) struct ApiDefaults {
     pub(crate) auth: Arc<dyn Authenticator>,
     pub(crate) rate: Option<RateLimit>,
+    /// Whether reads and updates send an `ETag` ([`RestApi::etags`](super::RestApi::etags)).
+    pub(crate) etags: bool,
 }
 
 /// The verbs a list path (`detail = false`) or a detail path can serve.
@@ -115,6 +118,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             delete_recursive: self.delete_recursive,
             auth: self.auth.as_deref().unwrap_or(&*api.auth).describe(),
             rate_limited: self.rate.is_some() || api.rate.is_some(),
+            etags: api.etags,
+            require_if_match: self.require_if_match,
         }
     }
 
@@ -208,7 +213,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             .ok_or(Error::NotFound)?;
         match method {
             Method::PUT => self.edit(&cx, req, db, obj, body),
-            Method::DELETE => self.remove(&cx, &mut db.conn()?, obj),
+            Method::DELETE => self.remove(&cx, req, db, obj),
             _ => {
                 if !self.hooks.check_get(&cx, Some(&obj)) {
                     return Err(Error::Forbidden);
@@ -479,6 +484,7 @@ impl<M: RestModel> Prepared<M> {
             status: StatusCode::CREATED,
             location: Some(format!("{}{}/", req.list_path, pk)),
             body: obj,
+            etag: None,
         })
     }
 
@@ -494,12 +500,14 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_put(cx, &obj) {
             return Err(Error::Forbidden);
         }
+        self.check_if_match_sent(req)?;
         let Parsed {
             data,
             changes,
             sent,
         } = self.changes_to_save(cx, req, db, body, false)?;
         let obj = db.write(|conn| {
+            let obj = self.current(cx, req, conn, obj)?;
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, Some(&obj))?;
             self.record(cx, conn, Some(&obj), Some(&row))?;
@@ -508,20 +516,64 @@ impl<M: RestModel> Prepared<M> {
         Ok(Reply::ok(obj))
     }
 
-    fn remove(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Reply, Error> {
+    fn remove(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        obj: M,
+    ) -> Result<Reply, Error> {
         self.check_owner(cx, &obj)?;
         if !self.hooks.check_delete(cx, &obj) {
             return Err(Error::Forbidden);
         }
+        self.check_if_match_sent(req)?;
         let ids = [obj.pk()];
-        let deleted = match self.actor(cx) {
-            Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive)?,
-            None => delete_rows(conn, M::meta(), &ids, self.delete_recursive)?,
+        let delete = |conn: &mut Conn<'_>| match self.actor(cx) {
+            Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive),
+            None => delete_rows(conn, M::meta(), &ids, self.delete_recursive),
+        };
+        let deleted = if conditional::is_conditional(&req.headers) {
+            db.write(|conn| {
+                self.current(cx, req, conn, obj)?;
+                delete(conn)
+            })?
+        } else {
+            delete(&mut db.conn()?)?
         };
         if deleted == 0 {
             return Err(Error::NotFound); // a concurrent delete came first
         }
         Ok(Reply::ok(br#"{"deleted":1}"#.to_vec()))
+    }
+
+    /// 428 where this resource needs `If-Match` on writes and the request sends none.
+    fn check_if_match_sent(&self, req: &ApiRequest) -> Result<(), Error> {
+        if self.require_if_match && !conditional::has_if_match(&req.headers) {
+            return Err(Error::PreconditionRequired);
+        }
+        Ok(())
+    }
+
+    /// The row `obj` as a write about to change it finds it, in the write's transaction: for
+    /// a conditional request, read again (and locked on PostgreSQL) and checked against
+    /// `If-Match` / `If-None-Match` by the `ETag` of its current representation (412 when it
+    /// changed since the client read it; 404 when it is gone); else `obj` as read before.
+    fn current(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        conn: &mut Conn<'_>,
+        obj: M,
+    ) -> Result<M, Error> {
+        if !conditional::is_conditional(&req.headers) {
+            return Ok(obj);
+        }
+        let mut rows: Vec<M> = rows_locked(conn, M::meta(), &[obj.pk()])?;
+        let current = rows.pop().ok_or(Error::NotFound)?;
+        let shown = self.serialize(cx, conn, std::slice::from_ref(&current), None, Vec::new())?;
+        conditional::check_write(&req.headers, &conditional::etag(&shown.buf))?;
+        Ok(current)
     }
 
     /// Who the history records as the author of this request's write; `None` when the

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod api;
+mod conditional;
 mod data;
 mod endpoint;
 mod hooks;

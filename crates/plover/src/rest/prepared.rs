@@ -44,6 +44,8 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) aggregates: bool,
     /// Whether writes are recorded in the history ([`Resource::history`]).
     pub(crate) history: bool,
+    /// Whether writes need `If-Match` ([`Resource::require_if_match`]).
+    pub(crate) require_if_match: bool,
     pub(crate) delete_recursive: bool,
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
@@ -164,6 +166,7 @@ impl<M: RestModel> Prepared<M> {
             keyset: resource.keyset,
             aggregates: resource.aggregates,
             history: resource.history,
+            require_if_match: resource.require_if_match,
             delete_recursive: resource.delete_recursive,
             columns,
             joins: Arc::default(),

@@ -8,6 +8,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use serde_json::{Map, Value};
 
+use super::conditional;
 use crate::auth::Headers;
 use crate::body::multipart_pairs;
 use crate::error::Error;
@@ -98,6 +99,8 @@ pub(crate) struct Reply {
     /// JSON text.
     pub(crate) body: Vec<u8>,
     pub(crate) location: Option<String>,
+    /// The body's entity tag, where the answer carries one.
+    pub(crate) etag: Option<String>,
 }
 
 impl Reply {
@@ -106,7 +109,23 @@ impl Reply {
             status: StatusCode::OK,
             body,
             location: None,
+            etag: None,
         }
+    }
+
+    /// This 200 answer with its body's `ETag`; for a read whose `If-None-Match` names it, a
+    /// 304 without a body (docs/contract.md#conditional-requests).
+    pub(crate) fn tagged(mut self, headers: &Headers, read: bool) -> Reply {
+        if self.status != StatusCode::OK {
+            return self;
+        }
+        let tag = conditional::etag(&self.body);
+        if read && conditional::not_modified(headers, &tag) {
+            self.status = StatusCode::NOT_MODIFIED;
+            self.body = Vec::new();
+        }
+        self.etag = Some(tag);
+        self
     }
 }
 

@@ -28,6 +28,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) aggregates: bool,
     /// Whether writes are recorded in the history.
     pub(crate) history: bool,
+    /// Whether PUT, PATCH and DELETE need `If-Match`.
+    pub(crate) require_if_match: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -67,6 +69,7 @@ impl<M: RestModel> Resource<M> {
             keyset: false,
             aggregates: false,
             history: false,
+            require_if_match: false,
             delete_recursive: true,
             owner_field: None,
             auth: None,
@@ -151,6 +154,16 @@ impl<M: RestModel> Resource<M> {
     /// [`HistoryEntry`](crate::history::HistoryEntry) must exist: see [`crate::history`].
     pub fn history(mut self, on: bool) -> Self {
         self.history = on;
+        self
+    }
+
+    /// Whether PUT, PATCH and DELETE need an `If-Match` header (default false): without one
+    /// they are 428, so that no client overwrites a row it has not read. Whatever this says,
+    /// a write that sends `If-Match` with a tag other than the row's current `ETag` (that of a
+    /// GET of the object without `fields=`) is 412 and writes nothing; `If-Match: *` takes
+    /// any existing row.
+    pub fn require_if_match(mut self, on: bool) -> Self {
+        self.require_if_match = on;
         self
     }
 
