@@ -2,7 +2,7 @@
 //! lives in a `const _: () = { ... };` block, but for the public `<Model>Changes` struct.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
 use crate::ast::{Field, Model, UserFields};
@@ -372,7 +372,9 @@ fn field_handles(ident: &syn::Ident, vis: &syn::Visibility, fields: &[&syn::Iden
 }
 
 /// After errors: `<Model>Changes` with a field for each field but `id`, and a `RestModel` impl
-/// that is never run. Nothing for what cannot be a model (an enum, a generic struct).
+/// that is never run, whose key type is the primary key's (the field marked `primary_key`,
+/// else `id`; `i64` when neither is found), so that foreign keys to the model raise no error
+/// of their own. Nothing for what cannot be a model (an enum, a generic struct).
 pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
     let syn::Data::Struct(syn::DataStruct {
         fields: syn::Fields::Named(named),
@@ -396,11 +398,27 @@ pub(crate) fn fallback(input: &syn::DeriveInput) -> TokenStream {
         .filter_map(|f| f.ident.as_ref())
         .collect();
     let handles = field_handles(ident, vis, &idents);
+    let marked = |f: &&syn::Field| {
+        (f.attrs.iter()).any(|a| {
+            a.path().is_ident("rest")
+                && a.meta.to_token_stream().to_string().contains("primary_key")
+        })
+    };
+    let pk = (named.named.iter().find(marked)).or_else(|| {
+        named
+            .named
+            .iter()
+            .find(|f| f.ident.as_ref().is_some_and(|i| i == "id"))
+    });
+    let key = match pk {
+        Some(f) => f.ty.to_token_stream(),
+        None => quote!(i64),
+    };
     quote! {
         #[derive(Default)]
         #vis struct #changes { #(#fields)* }
         #handles
-        ::plover::__fallback_model!(#ident, #changes);
+        ::plover::__fallback_model!(#ident, #changes, #key);
     }
 }
 

@@ -26,7 +26,7 @@ pub use crate::sql::{Arg, Cells, Column, FromRow};
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __fallback_model {
-    ($model:ident, $changes:ident) => {
+    ($model:ident, $changes:ident, $key:ty) => {
         const _: () = {
             use ::plover::__private as __p;
             impl __p::FromRow for $model {
@@ -36,7 +36,7 @@ macro_rules! __fallback_model {
             }
             impl __p::RestModel for $model {
                 type Changes = $changes;
-                type Key = i64;
+                type Key = $key;
                 fn meta() -> &'static __p::ModelMeta {
                     ::core::unreachable!()
                 }

@@ -190,14 +190,11 @@ impl<M: RestModel> PreparedAdmin<M> {
             return self.render_form(cx, row.as_ref(), fields, None, StatusCode::OK);
         }
         let Submitted {
-            mut changes,
+            changes,
             mut errors,
         } = self.parse_form(cx, adding);
         let mut message = None;
         if errors.is_empty() {
-            if adding {
-                M::fill_defaults(&mut changes);
-            }
             match self.save(cx, conn, changes, row.as_ref()) {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(e) => {

@@ -224,14 +224,14 @@ pub(crate) fn check_reference(
 }
 
 /// Writes `changes` the one way every writer does (REST, the admin, and application views that
-/// call it): the fields' [`Constraints`] first (a 400 naming each field out of bounds), then
-/// the model's [`Rules`], then an insert (`existing` is `None`; returns the new
-/// key) or an update of the given fields of `existing` (nothing to update: no statement). Call
-/// it inside the write's transaction ([`Conn::transaction`]), so that a failing rule or write
-/// leaves nothing behind; `#[rest(default = ...)]` values are not filled in here (call
-/// [`RestModel::fill_defaults`] first for an insert). Returns the row as stored (an insert
-/// reads it back with `RETURNING`, an update by its key; a row deleted meanwhile is
-/// [`Error::NotFound`]). `M::insert` and `M::update` write without the rules.
+/// call it): for an insert (`existing` is `None`) the fields not given get their
+/// `#[rest(default = ...)]` values ([`RestModel::fill_defaults`]); then the fields'
+/// [`Constraints`] (a 400 naming each field out of bounds), the model's [`Rules`], and the
+/// insert or an update of the given fields of `existing` (nothing to update: no statement).
+/// Call it inside the write's transaction ([`Conn::transaction`]), so that a failing rule or
+/// write leaves nothing behind. Returns the row as stored (an insert reads it back with
+/// `RETURNING`, an update by its key; a row deleted meanwhile is [`Error::NotFound`]).
+/// `M::insert` and `M::update` write without the rules or the defaults.
 ///
 /// ```
 /// use plover::prelude::*;
@@ -268,6 +268,9 @@ pub fn save<M: RestModel>(
     mut changes: M::Changes,
     existing: Option<&M>,
 ) -> Result<M, Error> {
+    if existing.is_none() {
+        M::fill_defaults(&mut changes);
+    }
     constraints::check::<M>(&changes)?;
     usernames::check::<M>(conn, &mut changes, existing)?;
     M::validate(conn, &changes, existing)?;

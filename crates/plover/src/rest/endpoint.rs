@@ -473,7 +473,6 @@ impl<M: RestModel> Prepared<M> {
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
-        M::fill_defaults(&mut changes);
         let (pk, obj) = db.write(|conn| {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, None)?;
