@@ -31,7 +31,7 @@ fn assert_no_leak(resp: &Resp) {
 // --- bodies -------------------------------------------------------------------------------
 
 #[actix_web::test]
-async fn a_body_that_is_not_a_json_object_is_400() {
+async fn a_body_that_is_neither_an_object_nor_an_array_of_objects_is_400() {
     let app = TestApp::new().await;
     let raws: [&[u8]; 11] = [
         b"{\"a_field\": ",
@@ -58,7 +58,17 @@ async fn a_body_that_is_not_a_json_object_is_400() {
         assert_error(&resp, 400);
         assert_no_leak(&resp);
     }
-    // Without a JSON content type the raw body is still read as JSON.
+    // Without a JSON content type the raw body is still read as JSON (an empty array is an
+    // empty bulk create: docs/contract.md#bulk-writes).
+    let resp = app
+        .send(raw_request(
+            Method::POST,
+            "/api/amodel/",
+            "text/plain",
+            "[{}, 1]",
+        ))
+        .await;
+    assert_error(&resp, 400);
     let resp = app
         .send(raw_request(
             Method::POST,
@@ -67,7 +77,7 @@ async fn a_body_that_is_not_a_json_object_is_400() {
             "[]",
         ))
         .await;
-    assert_error(&resp, 400);
+    assert_eq!(resp.json_with(201), json!([]));
     let resp = app
         .send(raw_request(
             Method::POST,

@@ -7,6 +7,7 @@ mod accounts;
 mod admin;
 mod aggregates;
 mod auth;
+mod bulk;
 mod commands;
 mod conditional;
 mod counts;

@@ -61,6 +61,13 @@ pub enum Error {
     /// The resource takes writes only with `If-Match` (428).
     #[error("This resource needs If-Match on writes: send the ETag you read")]
     PreconditionRequired,
+    /// Items of a bulk write failed validation, a rule or a constraint (400 with `items`: per
+    /// item's index in the body, its message per field); nothing was written.
+    #[error("Validation failed")]
+    Items(BTreeMap<usize, BTreeMap<String, String>>),
+    /// A bulk write holds more objects than the resource takes in one request (413).
+    #[error("At most {0} objects in one request")]
+    TooManyItems(usize),
     /// The body exceeds the configured limit (413).
     #[error("Request body too large")]
     PayloadTooLarge,
@@ -97,6 +104,30 @@ impl Error {
         }
     }
 
+    /// What an item of a bulk write reports for this error, by field (`error` where no field
+    /// is to blame); `None` for an error that is not the item's (a 5xx, a refusal), which
+    /// fails the whole request as it is.
+    pub(crate) fn item_fields(&self) -> Option<BTreeMap<String, String>> {
+        let one =
+            |key: &str, message: &str| Some(BTreeMap::from([(key.to_owned(), message.to_owned())]));
+        match self {
+            Error::Validation { fields, .. } => Some(fields.clone()),
+            Error::FieldConflict { field, message } => one(field, message),
+            Error::BadBody(message) | Error::Conflict(message) => one("error", message),
+            Error::Database(_) => {
+                let (status, message) = self.classify()?;
+                if !status.is_client_error() {
+                    return None;
+                }
+                match self.unique_column() {
+                    Some(column) => one(column, "this value is already taken"),
+                    None => one("error", message),
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// A bad query parameter.
     pub fn param(param: impl Into<String>, message: impl Into<String>) -> Error {
         Error::BadParam {
@@ -115,6 +146,8 @@ impl Error {
             Error::MethodNotAllowed(_) => "This page does not take that method.".into(),
             Error::PayloadTooLarge => "What you sent is too large.".into(),
             Error::PreconditionFailed | Error::PreconditionRequired => self.to_string(),
+            Error::Items(items) => format!("{self}: {} objects have errors", items.len()),
+            Error::TooManyItems(_) => self.to_string(),
             Error::Timeout => "What you sent did not arrive in time.".into(),
             Error::BadParam { param, message } => format!("{param}: {message}"),
             Error::BadBody(message) | Error::Conflict(message) => message.clone(),
@@ -299,15 +332,16 @@ fn json_error(status: StatusCode, message: &str) -> HttpResponse {
 impl ResponseError for Error {
     fn status_code(&self) -> StatusCode {
         match self {
-            Error::BadParam { .. } | Error::BadBody(_) | Error::Validation { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            Error::BadParam { .. }
+            | Error::BadBody(_)
+            | Error::Validation { .. }
+            | Error::Items(_) => StatusCode::BAD_REQUEST,
             Error::Unauthorized => StatusCode::UNAUTHORIZED,
             Error::Forbidden => StatusCode::FORBIDDEN,
             Error::NotFound => StatusCode::NOT_FOUND,
             Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Error::Conflict(_) | Error::FieldConflict { .. } => StatusCode::CONFLICT,
-            Error::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::PayloadTooLarge | Error::TooManyItems(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Error::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Error::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -336,6 +370,12 @@ impl ResponseError for Error {
                 .body("Authentication failed"),
             Error::Validation { message, fields } => {
                 HttpResponse::BadRequest().json(json!({ "error": message, "fields": fields }))
+            }
+            Error::Items(items) => {
+                let items: BTreeMap<String, _> =
+                    items.iter().map(|(i, f)| (i.to_string(), f)).collect();
+                HttpResponse::BadRequest()
+                    .json(json!({ "error": self.to_string(), "items": items }))
             }
             Error::MethodNotAllowed(allowed) => {
                 let allow = allowed

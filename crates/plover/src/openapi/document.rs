@@ -5,7 +5,7 @@ use actix_web::http::Method;
 use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterIn};
 use utoipa::openapi::request_body::RequestBody;
 use utoipa::openapi::response::{Response, Responses};
-use utoipa::openapi::schema::{Array, Object, Type};
+use utoipa::openapi::schema::{Array, Object, OneOf, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
 };
@@ -275,6 +275,26 @@ fn add_resource(
     components
         .schemas
         .insert(create.clone(), RefOr::T(schema::write_object(doc, true)));
+    // A create takes one object or an array of them (docs/contract.md#bulk-writes).
+    let max_items = doc.plan.limits.max_bulk_rows;
+    let one_or_many = |one: &str, description: String| {
+        let many = Array::builder()
+            .items(schema_ref(one))
+            .max_items(Some(max_items))
+            .description(Some(description));
+        Schema::OneOf(OneOf::builder().item(schema_ref(one)).item(many).build())
+    };
+    let create_body = component(name, ".create_body");
+    let bulk = format!("At most {max_items} objects, created in one transaction or none");
+    components
+        .schemas
+        .insert(create_body.clone(), RefOr::T(one_or_many(&create, bulk)));
+    let created_body = component(name, ".created");
+    let created_many = "The objects created, in the order sent".to_owned();
+    components.schemas.insert(
+        created_body.clone(),
+        RefOr::T(one_or_many(&object, created_many)),
+    );
     components
         .schemas
         .insert(update.clone(), RefOr::T(schema::write_object(doc, false)));
@@ -299,8 +319,11 @@ fn add_resource(
         .description(Some("The primary key"))
         .build();
     let created = Response::builder()
-        .description("Created; `Location` is the new object's path")
-        .content(JSON, content(schema_ref(&object)))
+        .description(
+            "Created: the object, with `Location` its path; or for an array, the objects \
+             (no `Location`)",
+        )
+        .content(JSON, content(schema_ref(&created_body)))
         .header("Location", Header::new(Object::with_type(Type::String)))
         .build();
     let deleted = Object::builder()
@@ -344,9 +367,9 @@ fn add_resource(
             method: Method::POST,
             detail: false,
             id: "create",
-            summary: format!("Create a {name} object"),
+            summary: format!("Create a {name} object, or several in one transaction"),
             params: Vec::new(),
-            body: Some(&create),
+            body: Some(&create_body),
             success: (201, created),
             errors: vec![400, 403, 409, 413, 503],
         },

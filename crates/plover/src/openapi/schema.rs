@@ -196,20 +196,29 @@ pub(crate) fn write_object(doc: &ResourceDoc<'_>, creating: bool) -> Schema {
 /// `{"error": "...", "fields": {"<key>": "..."}}` (docs/contract.md#errors).
 pub(crate) fn error() -> Schema {
     let text = || Object::with_type(Type::String);
-    let fields = Object::builder()
-        .schema_type(Type::Object)
-        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(Schema::Object(
-            text(),
-        )))))
-        .description(Some(
-            "A message per field of the body, under the key the client sent",
-        ));
+    let map_of = |values: Schema, description: &str| {
+        Object::builder()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(values))))
+            .description(Some(description))
+            .build()
+    };
+    let fields = map_of(
+        Schema::Object(text()),
+        "A message per field of the body, under the key the client sent",
+    );
+    let items = map_of(
+        Schema::Object(fields.clone()),
+        "Of a bulk create: the messages of each object that has errors, under its index in the \
+         array (`\"2\"`), per field (`error` where no field is to blame)",
+    );
     Schema::Object(
         Object::builder()
             .schema_type(Type::Object)
             .property("error", text())
             .required("error")
             .property("fields", fields)
+            .property("items", items)
             .build(),
     )
 }

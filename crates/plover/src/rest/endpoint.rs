@@ -13,7 +13,7 @@ use super::hooks::Context;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
-use super::request::{ApiRequest, Reply};
+use super::request::{ApiRequest, Objects, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -162,8 +162,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         // The body of a write is read before authentication, so that a unit that writes on
         // SQLite holds its turn among the writers no longer than it must; its errors answer
         // after authentication and the hooks' checks all the same.
-        let body = matches!(method, Method::POST | Method::PUT)
-            .then(|| self.read_body(req, method == Method::POST));
+        let body = match method {
+            Method::POST => Some(self.read_create(req)),
+            Method::PUT => Some(self.read_body(req, false).map(Body::One)),
+            _ => None,
+        };
         let auth = self.auth.as_deref().unwrap_or(api.auth.as_ref());
         let user = auth.authorize(&auth_req, db)?;
         // After authentication, so that a limit by user knows the user; before any work.
@@ -240,6 +243,13 @@ struct PageMeta<'a> {
     /// The pages of `limit` rows they fill, when counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pages: Option<i64>,
+}
+
+/// The body of a POST or PUT as read before authentication: one object's changes, or the
+/// objects of a bulk create (parsed after authentication, each on its own).
+enum Body<M: RestModel> {
+    One(Parsed<M>),
+    Many(Vec<Map<String, Value>>),
 }
 
 /// A parsed body: the changes, and the key the client sent for each field given.
@@ -334,6 +344,18 @@ impl<M: RestModel> Prepared<M> {
     /// The body of a POST (`creating`) or PUT, parsed into changes.
     fn read_body(&self, req: &ApiRequest, creating: bool) -> Result<Parsed<M>, Error> {
         self.parse_changes(req.json_object()?, creating)
+    }
+
+    /// The body of a POST: one object parsed into changes, or the objects of a bulk create
+    /// (more than `max_bulk_rows` of them: 413).
+    fn read_create(&self, req: &ApiRequest) -> Result<Body<M>, Error> {
+        match req.json_objects()? {
+            Objects::One(data) => self.parse_changes(data, true).map(Body::One),
+            Objects::Many(items) if items.len() > self.list.limits.max_bulk_rows => {
+                Err(Error::TooManyItems(self.list.limits.max_bulk_rows))
+            }
+            Objects::Many(items) => Ok(Body::Many(items)),
+        }
     }
 
     /// Parses the body into changes, with the key the client used for each field given.
@@ -434,19 +456,17 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
-    /// The changes of a POST (`creating`) or PUT after the hooks' `save_object`, from `body`
-    /// when it was read before authentication. A user's `save_object` may hash a password:
-    /// never while a pooled connection is held. The default hooks do nothing there, and the
-    /// connection serves the write.
+    /// The changes of a POST or PUT after the hooks' `save_object`, from the `body` read
+    /// before authentication. A user's `save_object` may hash a password: never while a
+    /// pooled connection is held. The default hooks do nothing there, and the connection
+    /// serves the write.
     fn changes_to_save(
         &self,
         cx: &Context<'_>,
-        req: &ApiRequest,
         db: &mut LazyConn<'_>,
-        body: Option<Result<Parsed<M>, Error>>,
-        creating: bool,
+        body: Result<Parsed<M>, Error>,
     ) -> Result<Parsed<M>, Error> {
-        let mut parsed = body.unwrap_or_else(|| self.read_body(req, creating))?;
+        let mut parsed = body?;
         if self.custom_hooks {
             db.release();
         }
@@ -460,16 +480,20 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
-        body: Option<Result<Parsed<M>, Error>>,
+        body: Option<Result<Body<M>, Error>>,
     ) -> Result<Reply, Error> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
+        let parsed = match body.unwrap_or_else(|| self.read_create(req))? {
+            Body::One(parsed) => parsed,
+            Body::Many(items) => return self.create_many(cx, db, items),
+        };
         let Parsed {
             data,
             mut changes,
             sent,
-        } = self.changes_to_save(cx, req, db, body, true)?;
+        } = self.changes_to_save(cx, db, Ok(parsed))?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
@@ -493,7 +517,7 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
         obj: M,
-        body: Option<Result<Parsed<M>, Error>>,
+        body: Option<Result<Body<M>, Error>>,
     ) -> Result<Reply, Error> {
         self.check_owner(cx, &obj)?;
         if !self.hooks.check_put(cx, &obj) {
@@ -504,7 +528,7 @@ impl<M: RestModel> Prepared<M> {
             data,
             changes,
             sent,
-        } = self.changes_to_save(cx, req, db, body, false)?;
+        } = self.changes_to_save(cx, db, self.one_body(req, body))?;
         let obj = db.write(|conn| {
             let obj = self.current(cx, req, conn, obj)?;
             Self::check_references(conn, &data, &sent)?;
@@ -544,6 +568,82 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::NotFound); // a concurrent delete came first
         }
         Ok(Reply::ok(br#"{"deleted":1}"#.to_vec()))
+    }
+
+    /// The one object of a PUT's body, read before authentication or now.
+    fn one_body(
+        &self,
+        req: &ApiRequest,
+        body: Option<Result<Body<M>, Error>>,
+    ) -> Result<Parsed<M>, Error> {
+        match body {
+            Some(Ok(Body::One(parsed))) => Ok(parsed),
+            Some(Err(e)) => Err(e),
+            Some(Ok(Body::Many(_))) | None => self.read_body(req, false),
+        }
+    }
+
+    /// A bulk create (docs/contract.md#bulk-writes): every object parsed, given to the
+    /// hooks' `save_object` and stamped with the owner, then all written in one transaction,
+    /// each through the write path of a single create in a savepoint, so that every object's
+    /// errors are found; any error and nothing is written (400 with `items`, by index).
+    /// Answers 201 with the created objects, in the body's order.
+    fn create_many(
+        &self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        items: Vec<Map<String, Value>>,
+    ) -> Result<Reply, Error> {
+        let mut errors = BTreeMap::new();
+        let mut parsed = Vec::with_capacity(items.len());
+        let owner = self.owner_user(cx)?;
+        for (index, data) in items.into_iter().enumerate() {
+            let item = self.changes_to_save(cx, db, self.parse_changes(data, true));
+            let item = item.and_then(|mut item| {
+                if let Some((user, idx)) = owner {
+                    self.hooks.set_owner(&mut item.changes, user, idx)?;
+                }
+                Ok(item)
+            });
+            match item {
+                Ok(item) => parsed.push(item),
+                Err(e) => {
+                    errors.insert(index, e.item_fields().ok_or(e)?);
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Error::Items(errors));
+        }
+        let body = db.write(|conn| {
+            let mut rows = Vec::with_capacity(parsed.len());
+            for (index, item) in parsed.into_iter().enumerate() {
+                let saved = conn.transaction(|conn| {
+                    Self::check_references(conn, &item.data, &item.sent)?;
+                    let row = save::<M>(conn, item.changes, None)?;
+                    self.record(cx, conn, None, Some(&row))?;
+                    Ok(row)
+                });
+                match saved {
+                    Ok(row) => rows.push(row),
+                    Err(e) => {
+                        errors.insert(index, e.item_fields().ok_or(e)?);
+                    }
+                }
+            }
+            if !errors.is_empty() {
+                return Err(Error::Items(std::mem::take(&mut errors)));
+            }
+            let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+            body.push(b']');
+            Ok(body)
+        })?;
+        Ok(Reply {
+            status: StatusCode::CREATED,
+            location: None,
+            body,
+            etag: None,
+        })
     }
 
     /// 428 where this resource needs `If-Match` on writes and the request sends none.

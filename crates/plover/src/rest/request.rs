@@ -27,6 +27,15 @@ pub(crate) enum Content {
     Invalid(String),
 }
 
+/// The body of a create.
+#[derive(Debug)]
+pub(crate) enum Objects {
+    /// One object.
+    One(Map<String, Value>),
+    /// An array of objects, in order.
+    Many(Vec<Map<String, Value>>),
+}
+
 /// One REST request, detached from actix so that it can move to a blocking thread.
 #[derive(Debug)]
 pub(crate) struct ApiRequest {
@@ -52,6 +61,31 @@ impl ApiRequest {
 
     /// The body as a JSON object (docs/contract.md#request-bodies).
     pub(crate) fn json_object(&self) -> Result<Map<String, Value>, Error> {
+        match self.json()? {
+            Value::Object(map) => Ok(map),
+            _ => Err(Error::BadBody("the body must be a JSON object".into())),
+        }
+    }
+
+    /// The body of a create: a JSON object, or an array of objects (a bulk create).
+    pub(crate) fn json_objects(&self) -> Result<Objects, Error> {
+        let not_objects =
+            || Error::BadBody("the body must be a JSON object or an array of objects".into());
+        match self.json()? {
+            Value::Object(map) => Ok(Objects::One(map)),
+            Value::Array(items) => (items.into_iter())
+                .map(|item| match item {
+                    Value::Object(map) => Ok(map),
+                    _ => Err(not_objects()),
+                })
+                .collect::<Result<_, _>>()
+                .map(Objects::Many),
+            _ => Err(not_objects()),
+        }
+    }
+
+    /// The body as JSON: raw, or the form field `data`.
+    fn json(&self) -> Result<Value, Error> {
         let parsed: Result<Value, _> = match &self.body {
             Content::Raw(bytes) => serde_json::from_slice(bytes),
             Content::Form(pairs) => match pairs.iter().find(|(k, _)| k == "data") {
@@ -60,11 +94,7 @@ impl ApiRequest {
             },
             Content::Invalid(message) => return Err(Error::BadBody(message.clone())),
         };
-        match parsed {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(Error::BadBody("the body must be a JSON object".into())),
-            Err(e) => Err(Error::BadBody(format!("the body is not valid JSON: {e}"))),
-        }
+        parsed.map_err(|e| Error::BadBody(format!("the body is not valid JSON: {e}")))
     }
 
     /// A link to page `page` of this list with every other parameter kept (but `key` and
