@@ -39,6 +39,7 @@ mod form;
 mod history;
 mod import;
 mod index;
+mod inline;
 mod lookup;
 mod model_admin;
 mod page;
@@ -57,6 +58,7 @@ use std::sync::Arc;
 use actix_web::web;
 
 pub use action::Action;
+pub use inline::Inline;
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};

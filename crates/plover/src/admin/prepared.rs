@@ -5,6 +5,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::action::{check_names, Action};
+use super::inline::InlineModel;
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
@@ -118,6 +119,8 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
     /// For the user model: its password field, set from the forms' `new_password` input.
     pub(crate) password_field: Option<usize>,
+    /// The children its add and edit pages edit, in order.
+    pub(crate) inlines: Vec<Box<dyn InlineModel>>,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -126,6 +129,10 @@ pub(crate) struct Exposure {
     pub(crate) exposed: Vec<bool>,
     pub(crate) filter_paths: FilterPaths,
     pub(crate) limits: Limits,
+    /// The admin's URL name (inlines of the model link to its index).
+    pub(crate) name: String,
+    /// Whether its deletes take dependent rows along (inlines of the model delete so too).
+    pub(crate) delete_recursive: bool,
 }
 
 impl<M: RestModel> ModelAdmin<M> {
@@ -151,6 +158,8 @@ impl<M: RestModel> ModelAdmin<M> {
             exposed,
             filter_paths: list.filter_paths(),
             limits: list.limits,
+            name: self.name.clone().unwrap_or_else(|| meta.name.to_owned()),
+            delete_recursive: self.delete_recursive,
         }
     }
 
@@ -226,6 +235,7 @@ impl<M: RestModel> ModelAdmin<M> {
         check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
+        let inlines = super::inline::prepare_all(meta, &name, self.inlines, exposures);
         PreparedAdmin {
             name,
             columns,
@@ -238,6 +248,7 @@ impl<M: RestModel> ModelAdmin<M> {
             actions: self.actions,
             templates: self.templates,
             password_field: None,
+            inlines,
         }
     }
 }
