@@ -8,7 +8,8 @@ use plover_tests::{input_value, BModel, Deposit, TestApp, Vault};
 
 use super::{admin, post, see_other};
 
-const VAULTS: &str = "INSERT INTO vault (id, label, pin) VALUES (1, 'gold', '1111'), (2, 'silver', '2222');
+const VAULTS: &str =
+    "INSERT INTO vault (id, label, pin) VALUES (1, 'gold', '1111'), (2, 'silver', '2222');
     INSERT INTO deposit (id, vault_id, amount) VALUES (10, 1, 5), (11, 1, 7), (12, 2, 9);";
 
 /// `(id, amount)` of the deposits of vault `vault`, key ascending.
@@ -88,7 +89,10 @@ async fn the_edit_page_shows_the_children_with_labels_and_empty_rows() {
     );
     assert!(!html.contains("deposit-2-_delete"), "{html}");
     assert!(html.contains("name=\"deposit-__n__-amount\""), "{html}");
-    assert!(html.contains("data-inline-add hidden>Add another deposit"), "{html}");
+    assert!(
+        html.contains("data-inline-add hidden>Add another deposit"),
+        "{html}"
+    );
     // The add page: only the empty rows.
     let html = root.get("/admin/vault/add/").await.expect(200).text();
     assert_eq!(input_value(&html, "deposit-0-amount").as_deref(), Some(""));
@@ -106,7 +110,10 @@ async fn beyond_max_shown_the_inline_links_to_the_full_list() {
     let root = admin(&app).await;
     let html = root.get("/admin/vault/1/").await.expect(200).text();
     assert_eq!(input_value(&html, "deposit-4-_pk").as_deref(), Some("5"));
-    assert!(!html.contains("value=\"6\""), "the sixth is not shown: {html}");
+    assert!(
+        !html.contains("value=\"6\""),
+        "the sixth is not shown: {html}"
+    );
     assert!(
         html.contains("Only the first 5 deposit rows are shown here."),
         "{html}"
@@ -157,7 +164,11 @@ async fn children_are_added_changed_and_deleted_with_the_parent_in_one_save() {
         2
     );
     // The deposit's History page lists the change.
-    let html = root.get("/admin/deposit/10/history/").await.expect(200).text();
+    let html = root
+        .get("/admin/deposit/10/history/")
+        .await
+        .expect(200)
+        .text();
     assert!(html.contains("change"), "{html}");
 
     // The add page: the new vault and its deposits together.
@@ -209,11 +220,20 @@ async fn a_rule_refusing_the_third_child_writes_nothing_and_shows_each_error_bes
     assert!(third.contains("id=\"e-deposit-4-amount\""), "{third}");
     assert!(third.contains("aria-invalid=\"true\""), "{third}");
     for other in ["deposit-0", "deposit-2", "deposit-3"] {
-        assert!(!row_html(&html, other).contains("field-error"), "{other}: {html}");
+        assert!(
+            !row_html(&html, other).contains("field-error"),
+            "{other}: {html}"
+        );
     }
     // The values typed are kept, the delete checkbox too.
-    assert_eq!(input_value(&html, "deposit-4-amount").as_deref(), Some("30"));
-    assert_eq!(input_value(&html, "deposit-2-amount").as_deref(), Some("10"));
+    assert_eq!(
+        input_value(&html, "deposit-4-amount").as_deref(),
+        Some("30")
+    );
+    assert_eq!(
+        input_value(&html, "deposit-2-amount").as_deref(),
+        Some("10")
+    );
     assert_eq!(input_value(&html, "deposit-0-amount").as_deref(), Some("6"));
     assert!(
         row_html(&html, "deposit-1").contains("name=\"deposit-1-_delete\" value=\"1\" checked"),
@@ -244,10 +264,17 @@ async fn a_rule_refusing_the_third_child_writes_nothing_and_shows_each_error_bes
         row_html(&html, "deposit-0").contains("Enter a whole number."),
         "{html}"
     );
-    assert!(!row_html(&html, "deposit-1").contains("field-error"), "{html}");
+    assert!(
+        !row_html(&html, "deposit-1").contains("field-error"),
+        "{html}"
+    );
     let typed = row_html(&html, "deposit-2");
     assert!(typed.contains("Enter a whole number."), "{typed}");
-    assert!(typed.contains("value=\"&#60;b&#62;x&#60;/b&#62;\"") || typed.contains("value=\"&lt;b&gt;x&lt;/b&gt;\""), "escaped: {typed}");
+    assert!(
+        typed.contains("value=\"&#60;b&#62;x&#60;/b&#62;\"")
+            || typed.contains("value=\"&lt;b&gt;x&lt;/b&gt;\""),
+        "escaped: {typed}"
+    );
     assert!(!html.contains("<b>x</b>"), "{html}");
 
     // A refusal of a field the row does not show (the foreign key, by a rule) is the row's.

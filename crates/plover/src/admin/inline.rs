@@ -377,7 +377,8 @@ impl<C: RestModel> PreparedInline<C> {
     fn refused(&self, row: &mut PostedRow, error: Error) -> Result<(), Error> {
         let meta = C::meta();
         let shown = |name: &str| {
-            (self.fields().iter()).any(|&i| meta.fields[i].name == name && !meta.fields[i].read_only)
+            (self.fields().iter())
+                .any(|&i| meta.fields[i].name == name && !meta.fields[i].read_only)
         };
         match refusal::<C>(error) {
             Ok(refused) => {
@@ -459,7 +460,12 @@ impl<C: RestModel> PreparedInline<C> {
             delete,
             errors: errors
                 .iter()
-                .filter(|(field, _)| !self.fields().iter().any(|&i| meta.fields[i].name == **field))
+                .filter(|(field, _)| {
+                    !self
+                        .fields()
+                        .iter()
+                        .any(|&i| meta.fields[i].name == **field)
+                })
                 .map(|(_, message)| message.clone())
                 .collect(),
         }
@@ -633,9 +639,7 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
             _ => None,
         };
         // The widgets, made once (a foreign key's select is one query for all rows).
-        let template = self
-            .inner
-            .form_fields(cx, conn, &blank, &BTreeMap::new())?;
+        let template = self.inner.form_fields(cx, conn, &blank, &BTreeMap::new())?;
         let none = BTreeMap::new();
         let mut rows = Vec::new();
         let mut more = None;
@@ -683,15 +687,21 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
                     all = (self.admin.as_ref()).zip(parent).map(|(name, parent)| {
                         format!(
                             "{}/{name}/?{}={parent}",
-                            cx.chrome.prefix,
-                            meta.fields[self.fk].name
+                            cx.chrome.prefix, meta.fields[self.fk].name
                         )
                     });
                 }
                 for child in &children {
                     let number = rows.len().to_string();
                     let stored = |idx: usize| Some(child.field_json(idx));
-                    rows.push(self.row(&template, &number, Some(child.pk()), &stored, &none, false));
+                    rows.push(self.row(
+                        &template,
+                        &number,
+                        Some(child.pk()),
+                        &stored,
+                        &none,
+                        false,
+                    ));
                 }
                 for _ in 0..self.extra {
                     let number = rows.len().to_string();
@@ -774,8 +784,10 @@ impl<M: RestModel> PreparedAdmin<M> {
         let outcome = conn.transaction(|conn| {
             let locked: Option<M> = match row {
                 Some(row) => Some(
-                    (sql::rows_locked::<M>(conn, meta, &[row.pk()])?.into_iter().next())
-                        .ok_or(Error::NotFound)?,
+                    (sql::rows_locked::<M>(conn, meta, &[row.pk()])?
+                        .into_iter()
+                        .next())
+                    .ok_or(Error::NotFound)?,
                 ),
                 None => None,
             };
@@ -799,10 +811,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             for (inline, posted) in self.inlines.iter().zip(posted.iter_mut()) {
                 inline.save(cx, conn, parent, posted)?;
             }
-            if errors.is_empty()
-                && message.is_none()
-                && posted.iter().all(|p| !p.has_errors())
-            {
+            if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors()) {
                 Ok(())
             } else {
                 failed = true;
