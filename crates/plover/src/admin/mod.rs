@@ -40,6 +40,7 @@ mod history;
 mod import;
 mod index;
 mod inline;
+mod inline_form;
 mod lookup;
 mod model_admin;
 mod page;

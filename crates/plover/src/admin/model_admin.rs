@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
-use super::inline::{Inline, InlineSpec};
+use super::inline::{ErasedInline, Inline};
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
@@ -117,7 +117,7 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) actions: Vec<Action<M>>,
     pub(crate) templates: Arc<dyn AdminTemplates>,
     /// The children edited on the edit page ([`ModelAdmin::inline`]), in order.
-    pub(crate) inlines: Vec<Box<dyn InlineSpec>>,
+    pub(crate) inlines: Vec<ErasedInline>,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -213,7 +213,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// a table under the form (Django's inlines): see [`Inline`]. The parent and its children
     /// are saved in one transaction. Repeat for several; they show in the order added.
     pub fn inline<C: RestModel>(mut self, inline: Inline<C>) -> Self {
-        self.inlines.push(Box::new(inline));
+        self.inlines.push(inline.erase());
         self
     }
 }

@@ -5,11 +5,11 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::action::{check_names, Action};
-use super::inline::InlineModel;
+use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
-use super::views::Chrome;
+use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
@@ -88,6 +88,36 @@ pub(crate) trait AdminModel: Send + Sync {
     fn import_body_limit(&self) -> usize;
     fn lookup(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, field: &str) -> Result<Reply, Error>;
     fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
+}
+
+/// An inline after set-up, with its child type erased.
+pub(crate) trait InlineModel: Send + Sync {
+    /// The beginning of its inputs' names: the child model's name.
+    fn prefix(&self) -> &str;
+    /// Its rows in a submitted form (no database): at most `room` of them, else 400; a key
+    /// that is not a number, or sent twice, is 400 too. New rows left empty are dropped.
+    fn parse(&self, req: &AdminRequest, room: usize) -> Result<Posted, Error>;
+    /// Writes the rows, the parent being `parent` (`None`: the parent could not be saved, so
+    /// the rows are only checked for what needs no parent), inside the caller's transaction,
+    /// each row in a savepoint; the rows' errors go to `posted`. A stored child that is not
+    /// one of the parent's is an error (400) for the whole request.
+    fn save(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: &mut Posted,
+    ) -> Result<(), Error>;
+    /// The table of the form: the stored children of `parent` (`None` on the add page) and
+    /// empty rows, or after a failed submit the rows as `posted`, with their errors.
+    fn view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: Option<&Posted>,
+        max_rows: usize,
+    ) -> Result<InlineView, Error>;
 }
 
 /// An index column, resolved.
@@ -235,7 +265,7 @@ impl<M: RestModel> ModelAdmin<M> {
         check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
-        let inlines = super::inline::prepare_all(meta, &name, self.inlines, exposures);
+        let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
         PreparedAdmin {
             name,
             columns,
