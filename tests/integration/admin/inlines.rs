@@ -145,6 +145,18 @@ async fn children_are_added_changed_and_deleted_with_the_parent_in_one_save() {
     )
     .await;
     assert_eq!(see_other(&resp), "/admin/vault/");
+    // A stored child sent as it is is not written (its rule does not run again).
+    let resp = post(
+        &root,
+        "/admin/vault/1/",
+        &[
+            ("label", "gold2+6+3"),
+            ("deposit-0-_pk", "10"),
+            ("deposit-0-amount", "6"),
+        ],
+    )
+    .await;
+    see_other(&resp);
     let new_id = app.query_i64("SELECT MAX(id) FROM deposit");
     assert_eq!(deposits(&app, 1), [(10, 6), (new_id, 3)]);
     assert_eq!(deposits(&app, 2), [(12, 9)], "the other vault's untouched");

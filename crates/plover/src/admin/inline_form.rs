@@ -81,6 +81,7 @@ impl<C: RestModel> InlineSetup for Inline<C> {
                 .filter(|&i| i != meta.pk && i != fk)
                 .collect(),
         };
+        assert!(!fields.is_empty(), "{at}: `fields` is empty");
         for &idx in &fields {
             let name = meta.fields[idx].name;
             assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
@@ -239,6 +240,13 @@ impl<C: RestModel> PreparedInline<C> {
             }
         }
         changes
+    }
+
+    /// Whether `changes` sets every field it sets to the value `child` has.
+    fn unchanged(changes: &C::Changes, child: &C) -> bool {
+        (0..C::meta().fields.len()).all(|idx| {
+            C::changes_json(changes, idx).is_none_or(|value| value == child.field_json(idx))
+        })
     }
 
     /// Records why a write of `row` was refused; an error that is not the row's fault is the
@@ -480,6 +488,9 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
                 continue;
             }
             let existing = row.pk.and_then(|pk| current.get(&pk));
+            if existing.is_some_and(|child| Self::unchanged(&changes, child)) {
+                continue; // a stored child left as it is: nothing to write
+            }
             if existing.is_none() {
                 C::set_json(&mut changes, self.fk, &Value::from(parent))
                     .map_err(|m| Error::Internal(format!("inline foreign key: {m}")))?;

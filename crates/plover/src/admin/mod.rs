@@ -1,7 +1,7 @@
 //! The admin area (docs/contract.md#admin): a dashboard with panels and the latest changes, and
 //! per model an index (columns, sorting, REST-syntax filters, pages, bulk delete and the
-//! application's [`Action`]s), add and edit forms, a delete page with the dependent rows, each
-//! object's History page (every write is recorded: [`crate::history`]), CSV/JSON export, CSV
+//! application's [`Action`]s), add and edit forms (with [`Inline`] children), a delete page
+//! with the dependent rows, each object's History page (every write is recorded: [`crate::history`]), CSV/JSON export, CSV
 //! import with a preview, and foreign-key lookups. A model's pages can
 //! be rendered by the application's own templates ([`AdminTemplates`], over the data of
 //! [`views`]).
