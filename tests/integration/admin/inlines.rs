@@ -403,3 +403,19 @@ async fn an_inline_through_a_foreign_key_to_another_model_stops_the_setup() {
     admin.register(ModelAdmin::<Vault>::new().inline(Inline::<BModel>::new(BModel::FIELDS.a_id)));
     let _ = admin.setup();
 }
+
+#[actix_web::test]
+#[should_panic(
+    expected = "the inline of ticket on ticket: `title` is required and not among the inline's fields"
+)]
+async fn an_inline_that_hides_a_required_field_stops_the_setup() {
+    use plover_tests::Ticket;
+    let app = TestApp::new().await;
+    let mut admin = Admin::new(&app.auth);
+    admin.register(
+        ModelAdmin::<Ticket>::new().inline(
+            Inline::<Ticket>::new(Ticket::FIELDS.parent_id).fields([Ticket::FIELDS.priority]),
+        ),
+    );
+    let _ = admin.setup();
+}

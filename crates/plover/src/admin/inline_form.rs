@@ -25,7 +25,7 @@ use super::views::{FormField, InlineRow, InlineView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history;
-use crate::model::{Field, FieldKind, ModelMeta, RestModel};
+use crate::model::{FieldKind, ModelMeta, RestModel};
 use crate::query::{Filter, Op, Order, Param, Select};
 use crate::sql;
 
@@ -75,35 +75,35 @@ impl<C: RestModel> InlineSetup for Inline<C> {
                 parent.name
             ),
         }
-        let fields: Vec<usize> = match self.fields {
-            Some(fields) => fields.iter().map(|f| f.index()).collect(),
-            None => (0..meta.fields.len())
-                .filter(|&i| i != meta.pk && i != fk)
-                .collect(),
-        };
-        assert!(!fields.is_empty(), "{at}: `fields` is empty");
-        for &idx in &fields {
-            let name = meta.fields[idx].name;
-            assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
-            assert!(
-                idx != fk,
-                "{at}: `fields` names `{name}`, the foreign key the inline sets itself"
-            );
-        }
-        for (idx, field) in meta.fields.iter().enumerate() {
-            assert!(
-                !(field.required && idx != meta.pk && idx != fk && !fields.contains(&idx)),
-                "{at}: `{}` is required and not among the inline's fields: show it or give it \
-                 a default (#[rest(default = ...)])",
-                field.name
-            );
-        }
         // The child's write path: a model admin whose forms are the inline's fields (and the
-        // foreign key, set by the inline, not shown).
-        let mut shown: Vec<Field<C>> = fields.iter().map(|&i| field_handle::<C>(i)).collect();
-        shown.push(self.fk);
-        let mut inner = ModelAdmin::<C>::new().fields(shown).prepare(exposures);
+        // foreign key, set by the inline, not shown). By default, what the child model's forms
+        // show (never a write-only field).
+        let child_admin = match self.fields {
+            None => ModelAdmin::<C>::new(),
+            Some(given) => {
+                for field in &given {
+                    let (idx, name) = (field.index(), field.name());
+                    assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
+                    assert!(
+                        idx != fk,
+                        "{at}: `fields` names `{name}`, the foreign key the inline sets itself"
+                    );
+                }
+                for (idx, field) in meta.fields.iter().enumerate() {
+                    let needed = field.required && idx != meta.pk && idx != fk;
+                    assert!(
+                        !needed || given.iter().any(|f| f.index() == idx),
+                        "{at}: `{}` is required and not among the inline's fields: show it or \
+                         give it a default (#[rest(default = ...)])",
+                        field.name
+                    );
+                }
+                ModelAdmin::<C>::new().fields(given.into_iter().chain([self.fk]))
+            }
+        };
+        let mut inner = child_admin.prepare(exposures);
         inner.form_fields.retain(|&i| i != fk);
+        assert!(!inner.form_fields.is_empty(), "{at}: `fields` is empty");
         let registered = exposures.get(&TypeId::of::<C>());
         Box::new(PreparedInline::<C> {
             prefix: meta.name.to_owned(),
@@ -116,11 +116,6 @@ impl<C: RestModel> InlineSetup for Inline<C> {
             admin: registered.map(|e| e.name.clone()),
         })
     }
-}
-
-/// The handle of field `idx` of `C` (an index the inline got from handles).
-fn field_handle<C: RestModel>(idx: usize) -> Field<C> {
-    Field::at(idx)
 }
 
 impl<C: RestModel> Inline<C> {
