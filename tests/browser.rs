@@ -834,3 +834,116 @@ async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
 
     client.close().await.expect("browser closed");
 }
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_inline_save_with_a_child_error_then_corrected() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    admin_login(&client, &base).await;
+
+    // Carol's page lists her message, then one empty row.
+    client
+        .goto(&format!("{base}/admin/user/3/"))
+        .await
+        .expect("goto");
+    assert_eq!(
+        value_of(&client, "#f-message-0-content").await.as_deref(),
+        Some("carol was here")
+    );
+    assert_eq!(
+        value_of(&client, "#f-message-1-content").await.as_deref(),
+        Some("")
+    );
+    // Edit it, write a new one in the empty row, add a row with the button and give it a date
+    // that is not one.
+    fill(&client, "#f-message-0-content", "carol was here, edited").await;
+    fill(&client, "#f-message-1-content", "a new message").await;
+    client
+        .find(Locator::Css("button[data-inline-add]"))
+        .await
+        .expect("the Add another button")
+        .click()
+        .await
+        .expect("clicked");
+    fill(&client, "#f-message-2-content", "one more <b>message</b>").await;
+    client
+        .execute(
+            "document.getElementById('f-message-2-pub_date').type = 'text';\
+             document.getElementById('f-message-2-pub_date').value = 'yesterday';",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+
+    // The form again: the error beside the third row, everything typed kept, nothing saved.
+    assert_eq!(path_and_query(&client).await, "/admin/user/3/");
+    let text = body_text(&client).await;
+    assert!(text.contains("Please correct the errors below."), "{text}");
+    assert!(!text_of(&client, "#e-message-2-pub_date").await.is_empty());
+    assert!(client
+        .find(Locator::Css("#e-message-0-content"))
+        .await
+        .is_err());
+    assert_eq!(
+        value_of(&client, "#f-message-0-content").await.as_deref(),
+        Some("carol was here, edited")
+    );
+    assert_eq!(
+        value_of(&client, "#f-message-2-content").await.as_deref(),
+        Some("one more <b>message</b>")
+    );
+    client
+        .execute(
+            "document.querySelector('.inline-group').scrollIntoView();",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    screenshot(&client, "admin-inline").await;
+
+    // Corrected, the user and the three messages are saved.
+    client
+        .execute(
+            "const input = document.getElementById('f-message-2-pub_date');\
+             input.type = 'text'; input.value = '2024-03-05T10:00:00';",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/user/");
+    client
+        .goto(&format!("{base}/admin/user/3/"))
+        .await
+        .expect("goto");
+    let mut saved = Vec::new();
+    for n in 0..3 {
+        saved.push(
+            value_of(&client, &format!("#f-message-{n}-content"))
+                .await
+                .unwrap_or_default(),
+        );
+    }
+    assert_eq!(
+        saved,
+        [
+            "carol was here, edited",
+            "a new message",
+            "one more <b>message</b>"
+        ]
+    );
+    // (The picker shows no seconds when they are zero.)
+    let date = value_of(&client, "#f-message-2-pub_date").await;
+    assert!(
+        date.as_deref()
+            .is_some_and(|d| d.starts_with("2024-03-05T10:00")),
+        "{date:?}"
+    );
+
+    client.close().await.expect("browser closed");
+}

@@ -162,17 +162,23 @@ impl plover::model::Rules for Deposit {
 }
 
 /// The admin of the fixture app: the conformance app's (its APP.md section 5), with `vault`,
-/// whose index has the action `close` ([`close_vaults`]), `deposit` (model rules that read and
-/// write vaults) and `sample` (every scalar type).
+/// whose index has the action `close` ([`close_vaults`]) and whose pages edit its deposits
+/// (an inline: the amounts, 3 empty rows, at most 5 shown), `deposit` (model rules that read
+/// and write vaults) and `sample` (every scalar type).
 pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
-    use plover::admin::{Action, ModelAdmin};
+    use plover::admin::{Action, Inline, ModelAdmin};
     let mut admin = plover_conformance_app::admin(auth);
     admin
-        .register(ModelAdmin::<Vault>::new().action(Action::new(
-            "close",
-            "Close the vaults",
-            close_vaults,
-        )))
+        .register(
+            ModelAdmin::<Vault>::new()
+                .action(Action::new("close", "Close the vaults", close_vaults))
+                .inline(
+                    Inline::<Deposit>::new(Deposit::FIELDS.vault_id)
+                        .fields([Deposit::FIELDS.amount])
+                        .extra(3)
+                        .max_shown(5),
+                ),
+        )
         .register(ModelAdmin::<Deposit>::new())
         .register(ModelAdmin::<Sample>::new());
     admin

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 mod actions;
 mod import;
+mod inlines;
 
 const PW: &str = "pw";
 

@@ -66,4 +66,29 @@ document.addEventListener("DOMContentLoaded", () => {
     update();
     typeahead(q, list, lookup, (o) => { value.value = o.id; });
   }
+  // Inlines: "Add another" copies the template row, numbered after the rows there are (the
+  // server takes at most data-max rows).
+  for (const group of document.querySelectorAll("[data-inline]")) {
+    const add = group.querySelector("[data-inline-add]"), body = group.querySelector("tbody");
+    const template = group.querySelector("template");
+    if (!add || !body || !template) continue;
+    let next = Number(group.dataset.next) || 0;
+    const max = Number(group.dataset.max) || 0;
+    add.hidden = false;
+    add.addEventListener("click", () => {
+      if (max && body.querySelectorAll("tr.inline-row").length >= max) { add.disabled = true; return; }
+      const rows = template.content.cloneNode(true);
+      for (const el of rows.querySelectorAll("[name], [id], [for], [aria-describedby]")) {
+        for (const attr of ["name", "id", "for", "aria-describedby"]) {
+          const value = el.getAttribute(attr);
+          if (value !== null) el.setAttribute(attr, value.replaceAll("__n__", String(next)));
+        }
+      }
+      for (const label of rows.querySelectorAll("label")) label.textContent = label.textContent.replaceAll("__n__", String(next));
+      next += 1;
+      const first = rows.querySelector("input, select, textarea");
+      body.append(rows);
+      first?.focus();
+    });
+  }
 });

@@ -1,7 +1,7 @@
 //! The example's admin: every model, a computed column, an action on selected users, a panel,
-//! and a type-ahead for the author of a message.
+//! a type-ahead for the author of a message, and a user's messages edited on the user's page.
 
-use plover::admin::{Action, Admin, AdminPanel, Column, ModelAdmin, PanelData};
+use plover::admin::{Action, Admin, AdminPanel, Column, Inline, ModelAdmin, PanelData};
 use plover::db::Conn;
 use plover::prelude::*;
 use plover::query::Op;
@@ -74,7 +74,14 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                     }),
                 ])
                 .exclude([User::FIELDS.password])
-                .action(Action::new("deactivate", "Deactivate", deactivate)),
+                .action(Action::new("deactivate", "Deactivate", deactivate))
+                // The user's messages, newest last, as a table on the user's page.
+                .inline(
+                    Inline::<Message>::new(Message::FIELDS.user_id)
+                        .fields([Message::FIELDS.content, Message::FIELDS.pub_date])
+                        .extra(1)
+                        .max_shown(20),
+                ),
         )
         .register(ModelAdmin::<Relationship>::new())
         .register(

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
-use super::views::{FormField, FormView, Widget};
+use super::views::{FormField, FormView, InlineView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
@@ -155,7 +155,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         conn: &mut Conn<'_>,
         changes: M::Changes,
         existing: Option<&M>,
-    ) -> Result<(), Error> {
+    ) -> Result<M, Error> {
         let meta = M::meta();
         conn.transaction(|conn| {
             for &idx in &self.form_fields {
@@ -167,7 +167,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             history::record(
                 conn,
                 Entry::of(&cx.req.actor, existing, Some(&row)).as_slice(),
-            )
+            )?;
+            Ok(row)
         })
     }
 
@@ -187,14 +188,21 @@ impl<M: RestModel> PreparedAdmin<M> {
                 None => M::changes_json(&defaults, idx),
             };
             let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
-            return self.render_form(cx, row.as_ref(), fields, None, StatusCode::OK);
+            let inlines = self.inline_views(cx, conn, row.as_ref(), None)?;
+            return self.render_form(cx, row.as_ref(), fields, inlines, None, StatusCode::OK);
         }
         let Submitted {
             changes,
             mut errors,
         } = self.parse_form(cx, adding);
         let mut message = None;
-        if errors.is_empty() {
+        let mut posted = self.parse_inlines(cx)?;
+        if !self.inlines.is_empty() {
+            let (row, errors, message) = (row.as_ref(), &mut errors, &mut message);
+            if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut posted)? {
+                return Ok(Reply::Redirect(self.url(cx)));
+            }
+        } else if errors.is_empty() {
             match self.save(cx, conn, changes, row.as_ref()) {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(e) => {
@@ -219,8 +227,9 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
         };
         let fields = self.form_fields(cx, conn, &submitted, &errors)?;
+        let inlines = self.inline_views(cx, conn, row.as_ref(), Some(&posted))?;
         let summary = message.or_else(|| Some("Please correct the errors below.".into()));
-        self.render_form(cx, row.as_ref(), fields, summary, status)
+        self.render_form(cx, row.as_ref(), fields, inlines, summary, status)
     }
 
     fn render_form(
@@ -228,6 +237,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         cx: &Cx<'_>,
         row: Option<&M>,
         fields: Vec<FormField>,
+        inlines: Vec<InlineView>,
         error: Option<String>,
         status: StatusCode,
     ) -> Result<Reply, Error> {
@@ -256,6 +266,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             error,
             delete,
             history,
+            inlines,
         };
         let html = match row {
             None => self.templates.add(&view)?,
@@ -265,7 +276,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// The inputs, with the values `value` gives and the messages of `errors`.
-    fn form_fields(
+    pub(super) fn form_fields(
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,

@@ -1,7 +1,7 @@
 //! The admin area (docs/contract.md#admin): a dashboard with panels and the latest changes, and
 //! per model an index (columns, sorting, REST-syntax filters, pages, bulk delete and the
-//! application's [`Action`]s), add and edit forms, a delete page with the dependent rows, each
-//! object's History page (every write is recorded: [`crate::history`]), CSV/JSON export, CSV
+//! application's [`Action`]s), add and edit forms (with [`Inline`] children), a delete page
+//! with the dependent rows, each object's History page (every write is recorded: [`crate::history`]), CSV/JSON export, CSV
 //! import with a preview, and foreign-key lookups. A model's pages can
 //! be rendered by the application's own templates ([`AdminTemplates`], over the data of
 //! [`views`]).
@@ -39,6 +39,8 @@ mod form;
 mod history;
 mod import;
 mod index;
+mod inline;
+mod inline_form;
 mod lookup;
 mod model_admin;
 mod page;
@@ -57,6 +59,7 @@ use std::sync::Arc;
 use actix_web::web;
 
 pub use action::Action;
+pub use inline::Inline;
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};
 pub use templates::{AdminTemplates, DefaultTemplates};

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
+use super::inline::{ErasedInline, Inline};
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
@@ -115,6 +116,8 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) delete_recursive: bool,
     pub(crate) actions: Vec<Action<M>>,
     pub(crate) templates: Arc<dyn AdminTemplates>,
+    /// The children edited on the edit page ([`ModelAdmin::inline`]), in order.
+    pub(crate) inlines: Vec<ErasedInline>,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -146,6 +149,7 @@ impl<M: RestModel> ModelAdmin<M> {
             delete_recursive: true,
             actions: Vec::new(),
             templates: Arc::new(DefaultTemplates),
+            inlines: Vec::new(),
         }
     }
 
@@ -202,6 +206,14 @@ impl<M: RestModel> ModelAdmin<M> {
     /// see [`AdminTemplates`].
     pub fn templates(mut self, templates: impl AdminTemplates) -> Self {
         self.templates = Arc::new(templates);
+        self
+    }
+
+    /// Edits the rows of the model `C` that refer to this one on its add and edit pages, as
+    /// a table under the form (Django's inlines): see [`Inline`]. The parent and its children
+    /// are saved in one transaction. Repeat for several; they show in the order added.
+    pub fn inline<C: RestModel>(mut self, inline: Inline<C>) -> Self {
+        self.inlines.push(inline.erase());
         self
     }
 }

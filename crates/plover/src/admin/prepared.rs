@@ -5,10 +5,11 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::action::{check_names, Action};
+use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
-use super::views::Chrome;
+use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
@@ -89,6 +90,36 @@ pub(crate) trait AdminModel: Send + Sync {
     fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error>;
 }
 
+/// An inline after set-up, with its child type erased.
+pub(crate) trait InlineModel: Send + Sync {
+    /// The beginning of its inputs' names: the child model's name.
+    fn prefix(&self) -> &str;
+    /// Its rows in a submitted form (no database): at most `room` of them, else 400; a key
+    /// that is not a number, or sent twice, is 400 too. New rows left empty are dropped.
+    fn parse(&self, req: &AdminRequest, room: usize) -> Result<Posted, Error>;
+    /// Writes the rows, the parent being `parent` (`None`: the parent could not be saved, so
+    /// the rows are only checked for what needs no parent), inside the caller's transaction,
+    /// each row in a savepoint; the rows' errors go to `posted`. A stored child that is not
+    /// one of the parent's is an error (400) for the whole request.
+    fn save(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: &mut Posted,
+    ) -> Result<(), Error>;
+    /// The table of the form: the stored children of `parent` (`None` on the add page) and
+    /// empty rows, or after a failed submit the rows as `posted`, with their errors.
+    fn view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: Option<&Posted>,
+        max_rows: usize,
+    ) -> Result<InlineView, Error>;
+}
+
 /// An index column, resolved.
 pub(crate) enum PreparedColumn<M> {
     Field(usize),
@@ -118,6 +149,8 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
     /// For the user model: its password field, set from the forms' `new_password` input.
     pub(crate) password_field: Option<usize>,
+    /// The children its add and edit pages edit, in order.
+    pub(crate) inlines: Vec<Box<dyn InlineModel>>,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -126,6 +159,10 @@ pub(crate) struct Exposure {
     pub(crate) exposed: Vec<bool>,
     pub(crate) filter_paths: FilterPaths,
     pub(crate) limits: Limits,
+    /// The admin's URL name (inlines of the model link to its index).
+    pub(crate) name: String,
+    /// Whether its deletes take dependent rows along (inlines of the model delete so too).
+    pub(crate) delete_recursive: bool,
 }
 
 impl<M: RestModel> ModelAdmin<M> {
@@ -151,6 +188,8 @@ impl<M: RestModel> ModelAdmin<M> {
             exposed,
             filter_paths: list.filter_paths(),
             limits: list.limits,
+            name: self.name.clone().unwrap_or_else(|| meta.name.to_owned()),
+            delete_recursive: self.delete_recursive,
         }
     }
 
@@ -226,6 +265,7 @@ impl<M: RestModel> ModelAdmin<M> {
         check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
+        let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
         PreparedAdmin {
             name,
             columns,
@@ -238,6 +278,7 @@ impl<M: RestModel> ModelAdmin<M> {
             actions: self.actions,
             templates: self.templates,
             password_field: None,
+            inlines,
         }
     }
 }

@@ -169,6 +169,78 @@ pub struct FormView {
     pub delete: Option<String>,
     /// On edit, the row's History page; `None` on add.
     pub history: Option<String>,
+    /// The children edited with the row ([`Inline`](super::Inline)s), each a table in the
+    /// form; empty when the model admin has none.
+    pub inlines: Vec<InlineView>,
+}
+
+/// The children of one [`Inline`](super::Inline) in the add and edit forms: a table with a
+/// row per child (template `admin/inline.html`, included by `admin/form.html`).
+///
+/// A row's inputs are named `{prefix}-{n}-{field}`; a stored child's row also sends its key as
+/// `{prefix}-{n}-_pk` and its delete checkbox as `{prefix}-{n}-_delete`. New rows left empty
+/// are ignored.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct InlineView {
+    /// The heading: the child model's name.
+    pub title: String,
+    /// The beginning of the inputs' names: the child model's name.
+    pub prefix: String,
+    /// The column headers: the names of the fields, in the order of each row's inputs.
+    pub columns: Vec<String>,
+    /// The rows: the stored children (key ascending, at most the inline's `max_shown`), then
+    /// its `extra` empty rows; after a failed submit, the rows as submitted, with their errors.
+    pub rows: Vec<InlineRow>,
+    /// The empty row the "Add another" button copies, `__n__` in place of its number.
+    pub template: InlineRow,
+    /// The number the next added row takes.
+    pub next: usize,
+    /// The most child rows one submit may send (`Limits::max_bulk_rows`).
+    pub max_rows: usize,
+    /// Whether stored children have a delete checkbox.
+    pub can_delete: bool,
+    /// When the parent has more children than are shown: a sentence saying so.
+    pub more: Option<String>,
+    /// Then, when the child model has an admin: its index of this parent's children.
+    pub all: Option<String>,
+}
+
+impl InlineView {
+    /// The template row, as a one-row slice (for a template's loop).
+    pub fn template_rows(&self) -> &[InlineRow] {
+        std::slice::from_ref(&self.template)
+    }
+
+    /// The number of cells of a row (the inputs, and the delete checkbox's).
+    pub fn width(&self) -> usize {
+        self.columns.len() + usize::from(self.can_delete)
+    }
+}
+
+impl InlineRow {
+    /// Whether the row, or one of its inputs, has an error.
+    pub fn invalid(&self) -> bool {
+        !self.errors.is_empty() || self.fields.iter().any(|f| f.error.is_some())
+    }
+}
+
+/// One row of an [`InlineView`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct InlineRow {
+    /// `{prefix}-{n}`: the beginning of the names of its inputs.
+    pub prefix: String,
+    /// The row for people: `deposit #3`, or `new deposit 4` (labels of its inputs).
+    pub label: String,
+    /// The stored child's key; `None` for a new row.
+    pub pk: Option<i64>,
+    /// Its inputs, in the order of the columns (each `name` is `{prefix}-{n}-{field}`).
+    pub fields: Vec<FormField>,
+    /// Whether its delete checkbox is checked.
+    pub delete: bool,
+    /// What is wrong with the row as a whole (a field's message is that field's `error`).
+    pub errors: Vec<String>,
 }
 
 /// How a form field is entered.

@@ -1,0 +1,698 @@
+//! The inlines' part of the add and edit forms (docs/admin.md#inlines): each [`Inline`] checked
+//! and prepared, its table of child rows, and the save of the parent with its children.
+//!
+//! Each child row's inputs are named `{prefix}-{n}-{field}` (the prefix is the child model's
+//! name, `n` the row's number in the form), with `{prefix}-{n}-_pk` holding a stored child's
+//! key and `{prefix}-{n}-_delete` its delete checkbox. A save locks the parent and the
+//! submitted children (`FOR UPDATE` on PostgreSQL), refuses (400) a key that is not one of the
+//! parent's children, then writes every row through the child's own write path
+//! ([`PreparedAdmin::save`]: types, constraints, foreign keys, unique values, the model's
+//! rules, the history), each in a savepoint so that every row's errors are collected; one
+//! error anywhere rolls the whole transaction back.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap};
+
+use actix_web::ResponseError;
+use serde_json::Value;
+
+use super::form::{parse_input, refusal};
+use super::inline::{ErasedInline, Inline, Posted, PostedRow};
+use super::model_admin::ModelAdmin;
+use super::page::plain_text;
+use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, PreparedAdmin};
+use super::views::{FormField, InlineRow, InlineView, Widget};
+use crate::db::Conn;
+use crate::error::Error;
+use crate::history;
+use crate::model::{FieldKind, ModelMeta, RestModel};
+use crate::query::{Filter, Op, Order, Param, Select};
+use crate::sql;
+
+/// Where a template row's number goes in its inputs' names; the "Add another" script puts the
+/// next free number there.
+const NUMBER_SLOT: &str = "__n__";
+
+/// The input of a stored child's key, after `{prefix}-{n}-`.
+const PK_INPUT: &str = "_pk";
+
+/// The delete checkbox of a stored child, after `{prefix}-{n}-`.
+const DELETE_INPUT: &str = "_delete";
+
+/// An [`Inline`] with its child type erased, until the admin is set up.
+trait InlineSetup: Send + Sync {
+    /// Checks it against the parent's model and builds its tables; panics on a
+    /// misconfiguration.
+    fn prepare(
+        self: Box<Self>,
+        parent: &'static ModelMeta,
+        parent_name: &str,
+        exposures: &HashMap<TypeId, Exposure>,
+    ) -> Box<dyn InlineModel>;
+}
+
+impl<C: RestModel> InlineSetup for Inline<C> {
+    fn prepare(
+        self: Box<Self>,
+        parent: &'static ModelMeta,
+        parent_name: &str,
+        exposures: &HashMap<TypeId, Exposure>,
+    ) -> Box<dyn InlineModel> {
+        let meta = C::meta();
+        let fk = self.fk.index();
+        let fk_field = &meta.fields[fk];
+        let at = format!("plover admin: the inline of {} on {parent_name}", meta.name);
+        match fk_field.fk.map(|t| t()) {
+            None => panic!(
+                "{at}: `{}` is not a foreign key; name the field of {} that refers to {}",
+                fk_field.name, meta.name, parent.name
+            ),
+            Some(target) => assert!(
+                std::ptr::eq(target, parent),
+                "{at}: `{}` refers to {}, not to {}",
+                fk_field.name,
+                target.name,
+                parent.name
+            ),
+        }
+        // The child's write path: a model admin whose forms are the inline's fields (and the
+        // foreign key, set by the inline, not shown). By default, what the child model's forms
+        // show (never a write-only field).
+        let child_admin = match self.fields {
+            None => ModelAdmin::<C>::new(),
+            Some(given) => {
+                for field in &given {
+                    let (idx, name) = (field.index(), field.name());
+                    assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
+                    assert!(
+                        idx != fk,
+                        "{at}: `fields` names `{name}`, the foreign key the inline sets itself"
+                    );
+                }
+                for (idx, field) in meta.fields.iter().enumerate() {
+                    let needed = field.required && idx != meta.pk && idx != fk;
+                    assert!(
+                        !needed || given.iter().any(|f| f.index() == idx),
+                        "{at}: `{}` is required and not among the inline's fields: show it or \
+                         give it a default (#[rest(default = ...)])",
+                        field.name
+                    );
+                }
+                ModelAdmin::<C>::new().fields(given.into_iter().chain([self.fk]))
+            }
+        };
+        let mut inner = child_admin.prepare(exposures);
+        inner.form_fields.retain(|&i| i != fk);
+        assert!(!inner.form_fields.is_empty(), "{at}: `fields` is empty");
+        let registered = exposures.get(&TypeId::of::<C>());
+        Box::new(PreparedInline::<C> {
+            prefix: meta.name.to_owned(),
+            fk,
+            inner,
+            extra: self.extra,
+            max_shown: self.max_shown,
+            can_delete: self.can_delete,
+            delete_recursive: registered.is_none_or(|e| e.delete_recursive),
+            admin: registered.map(|e| e.name.clone()),
+        })
+    }
+}
+
+impl<C: RestModel> Inline<C> {
+    /// This inline with its child type erased, for the model admin to keep.
+    pub(crate) fn erase(self) -> ErasedInline {
+        let setup: Box<dyn InlineSetup> = Box::new(self);
+        ErasedInline(Box::new(setup))
+    }
+}
+
+impl ErasedInline {
+    /// Prepares a model admin's inlines: each checked, and no two with one prefix.
+    pub(crate) fn prepare_all(
+        parent: &'static ModelMeta,
+        parent_name: &str,
+        specs: Vec<ErasedInline>,
+        exposures: &HashMap<TypeId, Exposure>,
+    ) -> Vec<Box<dyn InlineModel>> {
+        let inlines: Vec<Box<dyn InlineModel>> = specs
+            .into_iter()
+            .map(|spec| match spec.0.downcast::<Box<dyn InlineSetup>>() {
+                Ok(setup) => setup.prepare(parent, parent_name, exposures),
+                Err(_) => unreachable!("an ErasedInline holds what Inline::erase made"),
+            })
+            .collect();
+        for (i, inline) in inlines.iter().enumerate() {
+            assert!(
+                inlines[..i].iter().all(|o| o.prefix() != inline.prefix()),
+                "plover admin: {parent_name} has two inlines of {}: one a child model",
+                inline.prefix()
+            );
+        }
+        inlines
+    }
+}
+
+/// An inline of child model `C`, prepared.
+struct PreparedInline<C: RestModel> {
+    prefix: String,
+    fk: usize,
+    /// The child's admin as the inline shows it: `form_fields` are the inline's columns, and
+    /// its `save` is the write of every row.
+    inner: PreparedAdmin<C>,
+    extra: usize,
+    max_shown: usize,
+    can_delete: bool,
+    /// How a checked delete deletes: as the child model's admin does.
+    delete_recursive: bool,
+    /// The child model's admin name, when it has one (links to its pages).
+    admin: Option<String>,
+}
+
+impl<C: RestModel> PreparedInline<C> {
+    fn fields(&self) -> &[usize] {
+        &self.inner.form_fields
+    }
+
+    /// Whether a checkbox's text means checked, as the forms read it.
+    fn is_checked(raw: Option<&str>) -> bool {
+        raw.is_some_and(|v| !matches!(v, "" | "0" | "false" | "off"))
+    }
+
+    /// The defaults of a new child.
+    fn defaults() -> C::Changes {
+        let mut defaults = C::Changes::default();
+        C::fill_defaults(&mut defaults);
+        defaults
+    }
+
+    /// Whether a new row holds nothing typed: every input empty, every checkbox as its
+    /// default.
+    fn is_blank(&self, row: &PostedRow, defaults: &C::Changes) -> bool {
+        let meta = C::meta();
+        (self.fields().iter().zip(&row.raw)).all(|(&idx, raw)| {
+            let field = &meta.fields[idx];
+            if field.read_only {
+                true
+            } else if field.kind == FieldKind::Bool {
+                let default = C::changes_json(defaults, idx) == Some(Value::Bool(true));
+                Self::is_checked(raw.as_deref()) == default
+            } else {
+                raw.as_deref().is_none_or(|v| v.trim().is_empty())
+            }
+        })
+    }
+
+    /// The changes a row makes, its errors into `row.errors`.
+    fn changes(&self, row: &mut PostedRow) -> C::Changes {
+        let meta = C::meta();
+        let mut changes = C::Changes::default();
+        let adding = row.pk.is_none();
+        for (&idx, raw) in self.fields().iter().zip(&row.raw) {
+            let field = &meta.fields[idx];
+            if field.read_only {
+                continue;
+            }
+            let value = match raw.as_deref() {
+                _ if field.kind == FieldKind::Bool => Value::Bool(Self::is_checked(raw.as_deref())),
+                None if adding && field.required => {
+                    row.errors
+                        .insert(field.name.to_owned(), "This field is required.".into());
+                    continue;
+                }
+                None => continue,
+                // A new child's empty input takes the field's default.
+                Some(text) if adding && !field.required && text.trim().is_empty() => continue,
+                Some(text) => match parse_input(field, text) {
+                    Ok(value) => value,
+                    Err(message) => {
+                        row.errors.insert(field.name.to_owned(), message);
+                        continue;
+                    }
+                },
+            };
+            if let Err(message) = C::set_json(&mut changes, idx, &value) {
+                row.errors.insert(field.name.to_owned(), message);
+            }
+        }
+        changes
+    }
+
+    /// Whether `changes` sets every field it sets to the value `child` has.
+    fn unchanged(changes: &C::Changes, child: &C) -> bool {
+        (0..C::meta().fields.len()).all(|idx| {
+            C::changes_json(changes, idx).is_none_or(|value| value == child.field_json(idx))
+        })
+    }
+
+    /// Records why a write of `row` was refused; an error that is not the row's fault is the
+    /// request's.
+    fn refused(&self, row: &mut PostedRow, error: Error) -> Result<(), Error> {
+        let meta = C::meta();
+        let shown = |name: &str| {
+            (self.fields().iter())
+                .any(|&i| meta.fields[i].name == name && !meta.fields[i].read_only)
+        };
+        match refusal::<C>(error) {
+            Ok(refused) => {
+                let whole = refused.fields.is_empty();
+                for (field, message) in refused.fields {
+                    if shown(&field) {
+                        row.errors.insert(field, message);
+                    } else {
+                        // A field the row does not show (its foreign key to the parent...).
+                        add_row_error(row, format!("{field}: {message}"));
+                    }
+                }
+                if whole || row.errors.is_empty() {
+                    add_row_error(row, refused.message.unwrap_or_else(|| "Refused.".into()));
+                }
+                Ok(())
+            }
+            Err(e) if e.status_code().is_client_error() => {
+                add_row_error(row, e.public_message());
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A row of the table: its inputs from the widgets of `template`, with `value(idx)` (the
+    /// stored value, or the submitted text) and the messages of `errors`.
+    fn row(
+        &self,
+        template: &[FormField],
+        number: &str,
+        pk: Option<i64>,
+        value: &dyn Fn(usize) -> Option<Value>,
+        errors: &BTreeMap<String, String>,
+        delete: bool,
+    ) -> InlineRow {
+        let meta = C::meta();
+        let prefix = format!("{}-{number}", self.prefix);
+        let fields = (self.fields().iter().zip(template))
+            .map(|(&idx, input)| {
+                let field = &meta.fields[idx];
+                let current = value(idx).unwrap_or(Value::Null);
+                let text = plain_text(&current);
+                let text = if field.kind == FieldKind::DateTime && text.len() >= 19 {
+                    text.replacen(' ', "T", 1) // what a date-time picker wants
+                } else {
+                    text
+                };
+                let widget = match &input.widget {
+                    Widget::Select(options) => Widget::Select(
+                        (options.iter())
+                            .map(|(v, t, _)| (v.clone(), t.clone(), *v == text))
+                            .collect(),
+                    ),
+                    other => other.clone(),
+                };
+                FormField {
+                    name: format!("{prefix}-{}", field.name),
+                    widget,
+                    checked: current == Value::Bool(true)
+                        || matches!(&current, Value::String(s) if Self::is_checked(Some(s))
+                            && field.kind == FieldKind::Bool),
+                    value: text,
+                    error: errors.get(field.name).cloned(),
+                    help: input.help.clone(),
+                    attrs: input.attrs.clone(),
+                }
+            })
+            .collect();
+        let label = match pk {
+            Some(pk) => format!("{} #{pk}", meta.name),
+            None => format!("new {} {number}", meta.name),
+        };
+        InlineRow {
+            prefix,
+            label,
+            pk,
+            fields,
+            delete,
+            errors: errors
+                .iter()
+                .filter(|(field, _)| {
+                    !self
+                        .fields()
+                        .iter()
+                        .any(|&i| meta.fields[i].name == **field)
+                })
+                .map(|(_, message)| message.clone())
+                .collect(),
+        }
+    }
+}
+
+/// Adds a message about the row as a whole (several are joined).
+fn add_row_error(row: &mut PostedRow, message: String) {
+    row.errors
+        .entry(String::new())
+        .and_modify(|m| {
+            m.push(' ');
+            m.push_str(&message);
+        })
+        .or_insert(message);
+}
+
+impl<C: RestModel> InlineModel for PreparedInline<C> {
+    fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn parse(&self, req: &AdminRequest, room: usize) -> Result<Posted, Error> {
+        let meta = C::meta();
+        let start = format!("{}-", self.prefix);
+        let mut rows: BTreeMap<u32, PostedRow> = BTreeMap::new();
+        for (key, value) in &req.form {
+            let Some(rest) = key.strip_prefix(&start) else {
+                continue;
+            };
+            let (number, name) = rest.split_once('-').unwrap_or((rest, ""));
+            let number: u32 = number.parse().map_err(|_| {
+                bad_request(format!(
+                    "the form field '{key}' is not one of the {} rows' inputs",
+                    meta.name
+                ))
+            })?;
+            if !rows.contains_key(&number) && rows.len() == room {
+                return Err(bad_request(format!(
+                    "the form sends more than {room} child rows; save at most that many at \
+                     once (Limits::max_bulk_rows)"
+                )));
+            }
+            let row = rows.entry(number).or_insert_with(|| PostedRow {
+                number,
+                raw: vec![None; self.fields().len()],
+                ..PostedRow::default()
+            });
+            match name {
+                PK_INPUT if !value.trim().is_empty() => {
+                    let pk = value.trim().parse::<i64>().map_err(|_| {
+                        bad_request(format!("the form field '{key}' is not a {} key", meta.name))
+                    })?;
+                    row.pk = Some(pk);
+                }
+                DELETE_INPUT => row.delete = Self::is_checked(Some(value)),
+                _ => {
+                    if let Some(slot) = (self.fields().iter())
+                        .position(|&i| meta.fields[i].name == name)
+                        .and_then(|at| row.raw.get_mut(at))
+                    {
+                        slot.get_or_insert_with(|| value.clone());
+                    }
+                }
+            }
+        }
+        let mut seen = BTreeMap::new();
+        for row in rows.values() {
+            if let Some(pk) = row.pk {
+                if let Some(first) = seen.insert(pk, row.number) {
+                    return Err(bad_request(format!(
+                        "the {} #{pk} is sent twice (rows {first} and {})",
+                        meta.name, row.number
+                    )));
+                }
+            }
+            if row.delete && !self.can_delete {
+                return Err(bad_request(format!(
+                    "the {} rows of this form cannot be deleted here",
+                    meta.name
+                )));
+            }
+        }
+        let defaults = Self::defaults();
+        Ok(Posted {
+            rows: rows
+                .into_values()
+                .filter(|row| row.pk.is_some() || !self.is_blank(row, &defaults))
+                .collect(),
+        })
+    }
+
+    fn save(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: &mut Posted,
+    ) -> Result<(), Error> {
+        let meta = C::meta();
+        let ids: Vec<i64> = posted.rows.iter().filter_map(|r| r.pk).collect();
+        let Some(parent) = parent else {
+            if !ids.is_empty() {
+                return Err(bad_request(format!(
+                    "the form sends stored {} rows, but a new row has none yet",
+                    meta.name
+                )));
+            }
+            // No parent to refer to: only what needs none is checked.
+            for row in &mut posted.rows {
+                let _ = self.changes(row);
+            }
+            return Ok(());
+        };
+        // The children edited or deleted, read and locked in this transaction.
+        let current: HashMap<i64, C> = sql::rows_locked::<C>(conn, meta, &ids)?
+            .into_iter()
+            .map(|child| (child.pk(), child))
+            .collect();
+        for &pk in &ids {
+            let belongs = current
+                .get(&pk)
+                .is_some_and(|child| child.field_json(self.fk).as_i64() == Some(parent));
+            if !belongs {
+                return Err(bad_request(format!(
+                    "the {} #{pk} is not one of this row's {} rows",
+                    meta.name, meta.name
+                )));
+            }
+        }
+        // Deletes first (a new row may take a deleted one's unique value), then changes and
+        // additions, in the order of the form.
+        for row in posted.rows.iter_mut().filter(|r| r.delete) {
+            let Some(pk) = row.pk else { continue };
+            let deleted = history::delete::<C>(conn, &cx.req.actor, &[pk], self.delete_recursive);
+            if let Err(e) = deleted {
+                self.refused(row, e)?;
+            }
+        }
+        for row in posted.rows.iter_mut().filter(|r| !r.delete) {
+            let mut changes = self.changes(row);
+            if !row.errors.is_empty() {
+                continue;
+            }
+            let existing = row.pk.and_then(|pk| current.get(&pk));
+            if existing.is_some_and(|child| Self::unchanged(&changes, child)) {
+                continue; // a stored child left as it is: nothing to write
+            }
+            if existing.is_none() {
+                C::set_json(&mut changes, self.fk, &Value::from(parent))
+                    .map_err(|m| Error::Internal(format!("inline foreign key: {m}")))?;
+            }
+            if let Err(e) = self.inner.save(cx, conn, changes, existing) {
+                self.refused(row, e)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        posted: Option<&Posted>,
+        max_rows: usize,
+    ) -> Result<InlineView, Error> {
+        let meta = C::meta();
+        let defaults = Self::defaults();
+        // A new row's inputs are empty (a default applies), but for checkboxes.
+        let blank = |idx: usize| match meta.fields[idx].kind {
+            FieldKind::Bool => C::changes_json(&defaults, idx),
+            _ => None,
+        };
+        // The widgets, made once (a foreign key's select is one query for all rows).
+        let template = self.inner.form_fields(cx, conn, &blank, &BTreeMap::new())?;
+        let none = BTreeMap::new();
+        let mut rows = Vec::new();
+        let mut more = None;
+        let mut all = None;
+        match posted {
+            Some(posted) => {
+                for row in &posted.rows {
+                    let text = |idx: usize| {
+                        let at = self.fields().iter().position(|&i| i == idx)?;
+                        match &row.raw[at] {
+                            Some(raw) => Some(Value::String(raw.clone())),
+                            None if meta.fields[idx].kind == FieldKind::Bool => {
+                                Some(Value::Bool(false))
+                            }
+                            None => None,
+                        }
+                    };
+                    let number = row.number.to_string();
+                    rows.push(self.row(&template, &number, row.pk, &text, &row.errors, row.delete));
+                }
+            }
+            None => {
+                let mut children = match parent {
+                    Some(parent) => C::load(
+                        conn,
+                        &Select {
+                            filters: vec![Filter {
+                                path: vec![self.fk],
+                                op: Op::Eq,
+                                values: vec![Param::Int(parent)],
+                            }],
+                            order: vec![Order::asc(meta.pk)],
+                            limit: Some(i64::try_from(self.max_shown).unwrap_or(i64::MAX - 1) + 1),
+                            ..Select::default()
+                        },
+                    )?,
+                    None => Vec::new(),
+                };
+                if children.len() > self.max_shown {
+                    children.truncate(self.max_shown);
+                    more = Some(format!(
+                        "Only the first {} {} rows are shown here.",
+                        self.max_shown, meta.name
+                    ));
+                    all = (self.admin.as_ref()).zip(parent).map(|(name, parent)| {
+                        format!(
+                            "{}/{name}/?{}={parent}",
+                            cx.chrome.prefix, meta.fields[self.fk].name
+                        )
+                    });
+                }
+                for child in &children {
+                    let number = rows.len().to_string();
+                    let stored = |idx: usize| Some(child.field_json(idx));
+                    rows.push(self.row(
+                        &template,
+                        &number,
+                        Some(child.pk()),
+                        &stored,
+                        &none,
+                        false,
+                    ));
+                }
+                for _ in 0..self.extra {
+                    let number = rows.len().to_string();
+                    rows.push(self.row(&template, &number, None, &blank, &none, false));
+                }
+            }
+        }
+        let next = posted
+            .and_then(|p| p.rows.last())
+            .map_or(rows.len(), |r| r.number as usize + 1)
+            .max(rows.len());
+        Ok(InlineView {
+            title: meta.name.to_owned(),
+            prefix: self.prefix.clone(),
+            columns: (self.fields().iter())
+                .map(|&i| meta.fields[i].name.to_owned())
+                .collect(),
+            template: self.row(&template, NUMBER_SLOT, None, &blank, &none, false),
+            rows,
+            next,
+            max_rows,
+            can_delete: self.can_delete,
+            more,
+            all,
+        })
+    }
+}
+
+impl<M: RestModel> PreparedAdmin<M> {
+    /// The inlines' rows in a submitted form: at most `max_bulk_rows` of them in all (400
+    /// beyond, and for a malformed key).
+    pub(super) fn parse_inlines(&self, cx: &Cx<'_>) -> Result<Vec<Posted>, Error> {
+        let mut room = self.list.limits.max_bulk_rows;
+        let mut out = Vec::with_capacity(self.inlines.len());
+        for inline in &self.inlines {
+            let posted = inline.parse(cx.req, room)?;
+            room -= posted.rows.len().min(room);
+            out.push(posted);
+        }
+        Ok(out)
+    }
+
+    /// The tables of the inlines: stored children of `row` (`None`: the add page), or the
+    /// rows `posted` after a failed submit.
+    pub(super) fn inline_views(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        row: Option<&M>,
+        posted: Option<&[Posted]>,
+    ) -> Result<Vec<InlineView>, Error> {
+        let parent = row.map(RestModel::pk);
+        let max_rows = self.list.limits.max_bulk_rows;
+        (self.inlines.iter().enumerate())
+            .map(|(i, inline)| {
+                let posted = posted.and_then(|p| p.get(i));
+                inline.view(cx, conn, parent, posted, max_rows)
+            })
+            .collect()
+    }
+
+    /// Saves the parent (`changes`, on edit over `row`, re-read and locked here) and the rows
+    /// `posted` of every inline in one transaction. `errors` holds the parent's parse errors
+    /// and receives its refusal (the whole's message into `message`); with any error anywhere
+    /// nothing is written and the answer is `false`. On edit the children are written (then
+    /// rolled back) even when the parent is refused, so that every error shows at once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn save_with_inlines(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        changes: M::Changes,
+        row: Option<&M>,
+        errors: &mut BTreeMap<String, String>,
+        message: &mut Option<String>,
+        posted: &mut [Posted],
+    ) -> Result<bool, Error> {
+        let meta = M::meta();
+        let mut failed = false;
+        let outcome = conn.transaction(|conn| {
+            let locked: Option<M> = match row {
+                Some(row) => Some(
+                    (sql::rows_locked::<M>(conn, meta, &[row.pk()])?
+                        .into_iter()
+                        .next())
+                    .ok_or(Error::NotFound)?,
+                ),
+                None => None,
+            };
+            let mut parent = locked.as_ref().map(RestModel::pk);
+            if errors.is_empty() {
+                match self.save(cx, conn, changes, locked.as_ref()) {
+                    Ok(saved) => parent = Some(saved.pk()),
+                    Err(e) => {
+                        let refused = refusal::<M>(e)?;
+                        errors.extend(refused.fields);
+                        *message = refused.message;
+                        if errors.is_empty() && message.is_none() {
+                            *message = Some("Refused.".into());
+                        }
+                    }
+                }
+            }
+            for (inline, posted) in self.inlines.iter().zip(posted.iter_mut()) {
+                inline.save(cx, conn, parent, posted)?;
+            }
+            if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors()) {
+                Ok(())
+            } else {
+                failed = true;
+                Err(Error::Internal("the inlines' save is rolled back".into()))
+            }
+        });
+        match outcome {
+            Ok(()) => Ok(true),
+            Err(_) if failed => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
