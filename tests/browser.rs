@@ -230,7 +230,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     let (client, base, _session) = browse_microblog(false, "").await;
 
     // The protected page sends an anonymous visitor to the login form, with `next`.
-    client.goto(&format!("{base}/post/")).await.expect("goto");
+    open(&client, &base, "/post/").await;
     assert_eq!(
         path_and_query(&client).await,
         "/accounts/login/?next=%2Fpost%2F"
@@ -276,7 +276,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     click(&client, Locator::LinkText("Log out")).await;
     assert_eq!(path_and_query(&client).await, "/");
     assert!(body_text(&client).await.contains("Log in"));
-    client.goto(&format!("{base}/post/")).await.expect("goto");
+    open(&client, &base, "/post/").await;
     assert!(path_and_query(&client)
         .await
         .starts_with("/accounts/login/"));
@@ -332,10 +332,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(rows.len(), 6);
 
     // A filter through the filter form, in REST syntax.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/").await;
     client
         .find(Locator::Css("#filter-key"))
         .await
@@ -357,10 +354,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
 
     // A filter on the user through the filter form's type-ahead: the search shows for the key
     // `user` only, and the chosen user's key becomes the value.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/").await;
     let search = client
         .find(Locator::Css(".filter-lookup"))
         .await
@@ -411,20 +405,14 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(rows.len(), 1);
 
     // Add a note.
-    client
-        .goto(&format!("{base}/admin/note/add/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/note/add/").await;
     fill(&client, "#f-message", "added from the admin").await;
     click(&client, Locator::Css(".edit-form button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/note/");
     assert!(body_text(&client).await.contains("added from the admin"));
 
     // Edit a message with an invalid date: the message next to the field, nothing lost.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-content", "carol edited").await;
     client
         .execute(
@@ -448,10 +436,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     screenshot(&client, "admin-edit-invalid").await;
 
     // Delete carol: the page lists her message, which goes with her.
-    client
-        .goto(&format!("{base}/admin/user/3/delete/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/user/3/delete/").await;
     let text = body_text(&client).await;
     assert!(text.contains("carol was here"), "{text}");
     screenshot(&client, "admin-delete").await;
@@ -460,12 +445,12 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert!(!body_text(&client).await.contains("carol"));
 
     // Export bob's messages as CSV, through the export form.
-    client
-        .goto(&format!(
-            "{base}/admin/message/export/?content__like=bob%25"
-        ))
-        .await
-        .expect("goto");
+    open(
+        &client,
+        &base,
+        "/admin/message/export/?content__like=bob%25",
+    )
+    .await;
     screenshot(&client, "admin-export").await;
     let csv = client
         .execute_async(
@@ -1064,7 +1049,25 @@ async fn admin_pages_fit_a_phones_width() {
         .await
         .expect("the navigation");
     assert!(nav.is_displayed().await.expect("shown?"));
+    let links = nav.find_all(Locator::Css("a")).await.expect("its links");
+    assert_eq!(links.len(), 5, "the dashboard and the four models");
+    for link in links {
+        assert!(link.is_displayed().await.expect("shown?"));
+    }
     problems.extend(too_wide(&client, "user index").await);
+    let scroll = client
+        .execute(
+            "const box = document.querySelector('form.bulk'), table = box.querySelector('table');\
+             return [table.scrollWidth > box.clientWidth, getComputedStyle(box).overflowX];",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    assert_eq!(
+        scroll,
+        json!([true, "auto"]),
+        "the table is wider and scrolls in its box"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     save_screenshot(&client, "admin-phone").await;
     client.close().await.expect("browser closed");
@@ -1121,21 +1124,18 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let notice = text_of(&client, ".notice").await;
     assert_eq!(notice, "Imported 3 message rows: 3 added, 0 updated.");
-    client
-        .goto(&format!(
-            "{base}/admin/message/?content__like=%25imports%25"
-        ))
-        .await
-        .expect("goto");
+    open(
+        &client,
+        &base,
+        "/admin/message/?content__like=%25imports%25",
+    )
+    .await;
     let rows = client
         .find_all(Locator::Css("tbody tr"))
         .await
         .expect("rows");
     assert_eq!(rows.len(), 2);
-    client
-        .goto(&format!("{base}/admin/message/?content__like=%3D1%25"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/?content__like=%3D1%25").await;
     assert_eq!(
         text_of(&client, "tbody tr td:nth-child(4)").await,
         "=1+1 stays text"
@@ -1187,10 +1187,7 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
     assert!(error.contains("Nothing was changed."), "{error}");
 
     // Bob alone: the confirmation page, then the index says what was done.
-    client
-        .goto(&format!("{base}/admin/user/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/user/").await;
     client
         .find(Locator::Css("input[name=id][value='2']"))
         .await
@@ -1227,17 +1224,11 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
         .contains("No changes recorded yet."));
 
     // Two edits of carol's message: its text, then its author and date.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-content", "carol was here <and> edited").await;
     click(&client, Locator::Css(".edit-form button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-user", "2").await;
     client
         .execute(
@@ -1250,10 +1241,7 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
     assert_eq!(path_and_query(&client).await, "/admin/message/");
 
     // The edit page leads to the History page: newest first, who, and from what to what.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     click(&client, Locator::LinkText("History")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/26/history/");
     let rows = client
@@ -1301,7 +1289,7 @@ async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
     let (client, base, _session) = browse_microblog(false, ADMIN_SEED).await;
 
     // Join from the navigation; a mismatched password first: the message, the values kept.
-    client.goto(&base).await.expect("goto");
+    open(&client, &base, "/").await;
     click(&client, Locator::LinkText("Join")).await;
     assert_eq!(path_and_query(&client).await, "/join/");
     fill(&client, "#username", "dora").await;
