@@ -47,13 +47,15 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 command -v cargo-deny >/dev/null 2>&1 || cargo install --locked --quiet cargo-deny
 cargo deny check licenses bans sources 2>&1 | tail -n 1
 
-# Headless Chromium and ChromeDriver for the browser tests (Debian packages).
-if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+# Headless Chromium and ChromeDriver for the browser tests, and npm to fetch the axe-core they
+# run (Debian packages).
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1 \
+    || ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver npm >/dev/null
     else
-        echo "test.sh: the browser tests need chromium and chromium-driver (apt-get install)" >&2
+        echo "test.sh: the browser tests need chromium, chromium-driver and npm (apt-get install)" >&2
         exit 1
     fi
 fi
@@ -79,7 +81,8 @@ echo "== cargo test (SQLite)"
 cargo test --workspace
 echo "== integration tests on PostgreSQL"
 PLOVER_TEST_PG_URL="$PG_URL" cargo test -p plover-tests --test integration
-echo "== browser tests (headless Chromium; screenshots in target/browser/)"
+echo "== browser tests (headless Chromium; axe-core checks; screenshots in target/browser/)"
+scripts/axe-core.sh
 cargo test -p plover-tests --test browser -- --ignored
 
 cargo build --release -p plover-conformance-app

@@ -4,6 +4,9 @@
 //! They need `/usr/bin/chromium` and `/usr/bin/chromedriver` (Debian's `chromium` and
 //! `chromium-driver`), so they are `#[ignore]`d in a plain `cargo test`; `scripts/test.sh`
 //! installs both and runs them with `--ignored`. Screenshots go to `target/browser/`.
+//!
+//! The accessibility checks run axe-core (from npm, pinned and checked by `scripts/axe-core.sh`,
+//! which puts it in `target/axe-core/`) in the admin's pages.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpStream;
@@ -12,6 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpServer};
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use microblog::{create_tables, ensure_user, User};
@@ -102,9 +107,52 @@ fn serve_microblog(dir: &TempDir, admin: bool, seed: &str) -> String {
     format!("http://{addr}")
 }
 
+/// What a browser test keeps alive to its end: the browser's profile, ChromeDriver and the
+/// database's folder (dropped in that order).
+struct Session {
+    _profile: TempDir,
+    _driver: Driver,
+    _data: TempDir,
+}
+
+/// The microblog example on a fresh database (see [`serve_microblog`]) and headless Chromium
+/// on it: the browser, the site's base URL and what they need kept alive.
+async fn browse_microblog(admin: bool, seed: &str) -> (Client, String, Session) {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, admin, seed);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    let session = Session {
+        _profile: profile,
+        _driver: driver,
+        _data: data,
+    };
+    (client, base, session)
+}
+
+/// The microblog example on [`ADMIN_SEED`], logged in as alice (an administrator) through the
+/// admin's login form, with the page `path` open.
+async fn admin_at(path: &str) -> (Client, String, Session) {
+    let (client, base, session) = browse_microblog(true, ADMIN_SEED).await;
+    admin_login(&client, &base).await;
+    open(&client, &base, path).await;
+    (client, base, session)
+}
+
+/// Opens the page `path` of the site at `base`.
+async fn open(client: &Client, base: &str, path: &str) {
+    client.goto(&format!("{base}{path}")).await.expect("goto");
+}
+
 async fn screenshot(client: &Client, name: &str) {
     // A wide window for the admin's tables.
     let _ = client.set_window_size(1280, 860).await;
+    save_screenshot(client, name).await;
+}
+
+/// Saves the window as it is (its size too) to `target/browser/{name}.png`.
+async fn save_screenshot(client: &Client, name: &str) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
     std::fs::create_dir_all(&dir).expect("target/browser");
     let png = client.screenshot().await.expect("a screenshot");
@@ -179,14 +227,10 @@ async fn path_and_query(client: &Client) -> String {
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn log_in_through_the_form_post_a_message_and_log_out() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, false, "");
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
+    let (client, base, _session) = browse_microblog(false, "").await;
 
     // The protected page sends an anonymous visitor to the login form, with `next`.
-    client.goto(&format!("{base}/post/")).await.expect("goto");
+    open(&client, &base, "/post/").await;
     assert_eq!(
         path_and_query(&client).await,
         "/accounts/login/?next=%2Fpost%2F"
@@ -232,7 +276,7 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     click(&client, Locator::LinkText("Log out")).await;
     assert_eq!(path_and_query(&client).await, "/");
     assert!(body_text(&client).await.contains("Log in"));
-    client.goto(&format!("{base}/post/")).await.expect("goto");
+    open(&client, &base, "/post/").await;
     assert!(path_and_query(&client)
         .await
         .starts_with("/accounts/login/"));
@@ -256,21 +300,8 @@ INSERT INTO note (message, created) VALUES ('remember the milk', '2024-01-05 09:
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_walk_sort_filter_page_add_edit_delete_export() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-
-    // Log in as the administrator through the login form the admin redirects to.
-    client.goto(&format!("{base}/admin/")).await.expect("goto");
-    assert!(path_and_query(&client)
-        .await
-        .starts_with("/accounts/login/?next="));
-    fill(&client, "#username", "alice").await;
-    fill(&client, "#password", "pw").await;
-    submit(&client).await;
-    assert_eq!(path_and_query(&client).await, "/admin/");
+    // Logged in as the administrator through the login form the admin redirects to.
+    let (client, base, _session) = admin_at("/admin/").await;
     let text = body_text(&client).await;
     assert!(text.contains("New messages this week"), "{text}");
     for model in ["message", "note", "relationship", "user"] {
@@ -301,10 +332,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(rows.len(), 6);
 
     // A filter through the filter form, in REST syntax.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/").await;
     client
         .find(Locator::Css("#filter-key"))
         .await
@@ -326,10 +354,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
 
     // A filter on the user through the filter form's type-ahead: the search shows for the key
     // `user` only, and the chosen user's key becomes the value.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/").await;
     let search = client
         .find(Locator::Css(".filter-lookup"))
         .await
@@ -380,20 +405,14 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert_eq!(rows.len(), 1);
 
     // Add a note.
-    client
-        .goto(&format!("{base}/admin/note/add/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/note/add/").await;
     fill(&client, "#f-message", "added from the admin").await;
     click(&client, Locator::Css(".edit-form button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/note/");
     assert!(body_text(&client).await.contains("added from the admin"));
 
     // Edit a message with an invalid date: the message next to the field, nothing lost.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-content", "carol edited").await;
     client
         .execute(
@@ -417,10 +436,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     screenshot(&client, "admin-edit-invalid").await;
 
     // Delete carol: the page lists her message, which goes with her.
-    client
-        .goto(&format!("{base}/admin/user/3/delete/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/user/3/delete/").await;
     let text = body_text(&client).await;
     assert!(text.contains("carol was here"), "{text}");
     screenshot(&client, "admin-delete").await;
@@ -429,12 +445,12 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     assert!(!body_text(&client).await.contains("carol"));
 
     // Export bob's messages as CSV, through the export form.
-    client
-        .goto(&format!(
-            "{base}/admin/message/export/?content__like=bob%25"
-        ))
-        .await
-        .expect("goto");
+    open(
+        &client,
+        &base,
+        "/admin/message/export/?content__like=bob%25",
+    )
+    .await;
     screenshot(&client, "admin-export").await;
     let csv = client
         .execute_async(
@@ -457,7 +473,10 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
 
 /// Logs in as alice (an administrator) through the form the admin redirects to.
 async fn admin_login(client: &Client, base: &str) {
-    client.goto(&format!("{base}/admin/")).await.expect("goto");
+    open(client, base, "/admin/").await;
+    assert!(path_and_query(client)
+        .await
+        .starts_with("/accounts/login/?next="));
     fill(client, "#username", "alice").await;
     fill(client, "#password", "pw").await;
     submit(client).await;
@@ -476,21 +495,589 @@ async fn upload(client: &Client, file: &std::path::Path) {
     click(client, Locator::Css(".import-form button[type=submit]")).await;
 }
 
+/// axe-core's script, put in `target/axe-core/` by `scripts/axe-core.sh`.
+fn axe_source() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/axe-core/axe.min.js");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/axe-core.sh first", path.display()))
+}
+
+/// Runs axe-core (its default rules: WCAG 2 A and AA, and best practices) in the page open in
+/// `client`, and returns its violations of impact serious or critical, one line per element:
+/// `page: rule (impact) at target: help`.
+async fn axe_violations(client: &Client, axe: &str, page: &str) -> Vec<String> {
+    let found = client
+        .execute_async(
+            &format!(
+                "{axe}\n;const done = arguments[arguments.length - 1];\
+                 axe.run(document, {{ resultTypes: ['violations'] }})\
+                   .then(r => done(r.violations\
+                     .filter(v => v.impact === 'serious' || v.impact === 'critical')\
+                     .flatMap(v => v.nodes.map(n =>\
+                       v.id + ' (' + v.impact + ') at ' + n.target.join(' ') + ': ' + v.help))))\
+                   .catch(e => done(['axe failed: ' + e]));"
+            ),
+            vec![],
+        )
+        .await
+        .expect("axe ran");
+    let lines = serde_json::from_value::<Vec<String>>(found).expect("a list");
+    lines.into_iter().map(|l| format!("{page}: {l}")).collect()
+}
+
+/// Presses and releases `key` on the keyboard (in whatever has the focus).
+async fn press(client: &Client, key: Key) {
+    let keys = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key.into() })
+        .then(KeyAction::Up { value: key.into() });
+    client.perform_actions(keys).await.expect("a key pressed");
+}
+
+/// Presses `key` and waits until the page it leads to has replaced the current one.
+async fn press_and_wait(client: &Client, key: Key) {
+    let old = client.find(Locator::Css("html")).await.expect("a page");
+    press(client, key).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while old.tag_name().await.is_ok() {
+        assert!(Instant::now() < deadline, "the key led to no new page");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Types `text` on the keyboard (in whatever has the focus).
+async fn type_text(client: &Client, text: &str) {
+    let mut keys = KeyActions::new("keyboard".into());
+    for c in text.chars() {
+        keys = keys
+            .then(KeyAction::Down { value: c })
+            .then(KeyAction::Up { value: c });
+    }
+    client.perform_actions(keys).await.expect("text typed");
+}
+
+/// What has the focus: its tag, id, class, name and text, and whether its focus shows (an outline
+/// of at least 2px, or for the skip link that it comes into view).
+async fn focused(client: &Client) -> serde_json::Value {
+    client
+        .execute(
+            "const e = document.activeElement, s = getComputedStyle(e), r = e.getBoundingClientRect();\
+             return { tag: e.tagName.toLowerCase(), id: e.id, class: e.className, name: e.name || '',\
+               text: (e.innerText || e.value || '').trim().slice(0, 40),\
+               shown: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2\
+                 && r.width > 1 && r.height > 1 && r.bottom > 0 };",
+            vec![],
+        )
+        .await
+        .expect("the focused element")
+}
+
+/// Tabs through the page from its start until the focus comes back to an element it has been on
+/// (at most 300 steps): the first element reached, and one line for each one whose focus does not
+/// show.
+async fn tab_through(client: &Client, page: &str) -> (serde_json::Value, Vec<String>) {
+    client
+        .execute(
+            "document.activeElement.blur(); window.scrollTo(0, 0);",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    let mut seen = Vec::new();
+    let mut hidden = Vec::new();
+    for _ in 0..300 {
+        press(client, Key::Tab).await;
+        let now = focused(client).await;
+        if now["tag"] == "body" || seen.contains(&now) {
+            break;
+        }
+        if now["shown"] != json!(true) {
+            hidden.push(format!("{page}: no visible focus on {now}"));
+        }
+        seen.push(now);
+    }
+    let first = seen.first().cloned().unwrap_or(json!(null));
+    (first, hidden)
+}
+
+/// Checks the admin page open in `client` as `page`: axe-core's serious and critical violations,
+/// the skip link first in the tab order (with `skip`), and a visible focus on every control.
+async fn check_page(client: &Client, axe: &str, page: &str, skip: bool) -> Vec<String> {
+    let mut problems = axe_violations(client, axe, page).await;
+    let (first, hidden) = tab_through(client, page).await;
+    if skip && (first["class"] != "skip-link" || first["text"] != "Skip to content") {
+        problems.push(format!(
+            "{page}: the first control is {first}, not the skip link"
+        ));
+    }
+    problems.extend(hidden);
+    problems
+}
+
+/// The `aria-…` attribute `name` of the element `css` (None when it has none).
+async fn aria(client: &Client, css: &str, name: &str) -> Option<String> {
+    client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .attr(name)
+        .await
+        .expect("an attribute")
+}
+
+/// Waits until the lookup list `css` shows exactly the options `want` (in order).
+async fn wait_for_options(client: &Client, css: &str, want: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut texts = Vec::new();
+        let list = client.find(Locator::Css(css)).await.expect(css);
+        if list.is_displayed().await.expect("shown?") {
+            for o in list
+                .find_all(Locator::Css("[role=option]"))
+                .await
+                .expect("options")
+            {
+                texts.push(o.text().await.unwrap_or_default());
+            }
+        }
+        if texts == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the options {texts:?}, not {want:?}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Presses Tab until the focus is on the element `css`, at most 40 times.
+async fn tab_to(client: &Client, css: &str) {
+    for _ in 0..40 {
+        press(client, Key::Tab).await;
+        let there = client
+            .execute(
+                "return document.activeElement === document.querySelector(arguments[0]);",
+                vec![json!(css)],
+            )
+            .await
+            .expect("script ran");
+        if there == json!(true) {
+            return;
+        }
+    }
+    panic!("Tab never reached {css}");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_pages_pass_axe_core_and_show_the_keyboard_focus() {
+    let axe = axe_source();
+    let (client, base, _session) = browse_microblog(true, ADMIN_SEED).await;
+    let mut problems = Vec::new();
+
+    // The login form, then with its error.
+    open(&client, &base, "/admin/").await;
+    problems.extend(check_page(&client, &axe, "login", false).await);
+    fill(&client, "#username", "alice").await;
+    fill(&client, "#password", "wrong").await;
+    submit(&client).await;
+    problems.extend(check_page(&client, &axe, "login failed", false).await);
+    admin_login(&client, &base).await;
+    problems.extend(check_page(&client, &axe, "dashboard", true).await);
+
+    // An index with a search and a filter; one with two filters, then its filter's lookup open.
+    open(&client, &base, "/admin/user/?q=example&active=1").await;
+    assert_eq!(
+        text_of(&client, "tbody").await.lines().count(),
+        2,
+        "bob and carol"
+    );
+    problems.extend(check_page(&client, &axe, "user index", true).await);
+    open(
+        &client,
+        &base,
+        "/admin/message/?user=2&content__like=%25says%25",
+    )
+    .await;
+    assert_eq!(
+        client
+            .find_all(Locator::Css("tbody tr"))
+            .await
+            .expect("rows")
+            .len(),
+        20
+    );
+    problems.extend(check_page(&client, &axe, "message index", true).await);
+    client
+        .find(Locator::Css("#filter-key"))
+        .await
+        .expect("filter select")
+        .select_by_value("user")
+        .await
+        .expect("chosen");
+    client
+        .find(Locator::Css(".filter-lookup .lookup-q"))
+        .await
+        .expect("the filter's search")
+        .click()
+        .await
+        .expect("focused");
+    wait_for_options(
+        &client,
+        ".filter-lookup .lookup-results",
+        &["alice (#1)", "bob (#2)", "carol (#3)"],
+    )
+    .await;
+    problems.extend(axe_violations(&client, &axe, "index, filter lookup open").await);
+
+    // The add form, the edit form with its lookup open, then with an error.
+    open(&client, &base, "/admin/message/add/").await;
+    problems.extend(check_page(&client, &axe, "add form", true).await);
+    open(&client, &base, "/admin/message/26/").await;
+    problems.extend(check_page(&client, &axe, "edit form", true).await);
+    client
+        .find(Locator::Css(".lookup .lookup-q"))
+        .await
+        .expect("the user's search")
+        .click()
+        .await
+        .expect("focused");
+    wait_for_options(&client, "div.lookup .lookup-results", &["carol (#3)"]).await;
+    press(&client, Key::Down).await;
+    problems.extend(axe_violations(&client, &axe, "edit form, lookup open").await);
+    client
+        .execute(
+            "document.getElementById('f-pub_date').type = 'text';\
+             document.getElementById('f-pub_date').value = 'yesterday';",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert!(body_text(&client)
+        .await
+        .contains("Please correct the errors below."));
+    problems.extend(check_page(&client, &axe, "edit form, invalid", true).await);
+    // A change, for the History page and the dashboard's list.
+    open(&client, &base, "/admin/message/26/").await;
+    fill(&client, "#f-content", "carol was here, edited").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    open(&client, &base, "/admin/message/26/history/").await;
+    assert_eq!(
+        client
+            .find_all(Locator::Css("table.history tbody tr"))
+            .await
+            .expect("rows")
+            .len(),
+        1
+    );
+    problems.extend(check_page(&client, &axe, "history", true).await);
+    open(&client, &base, "/admin/").await;
+    problems.extend(check_page(&client, &axe, "dashboard with changes", true).await);
+
+    // Delete and export.
+    open(&client, &base, "/admin/user/3/delete/").await;
+    problems.extend(check_page(&client, &axe, "delete", true).await);
+    open(
+        &client,
+        &base,
+        "/admin/message/export/?content__like=bob%25",
+    )
+    .await;
+    problems.extend(check_page(&client, &axe, "export", true).await);
+
+    // Import: the upload form, a preview with errors, a preview to confirm.
+    open(&client, &base, "/admin/message/import/").await;
+    problems.extend(check_page(&client, &axe, "import", true).await);
+    let files = TempDir::new();
+    let bad = files.path().join("bad.csv");
+    std::fs::write(&bad, "user,content,pub_date\r\n99,nobody,yesterday\r\n").expect("the file");
+    upload(&client, &bad).await;
+    assert!(body_text(&client).await.contains("1 of 1 rows have errors"));
+    problems.extend(check_page(&client, &axe, "import preview, errors", true).await);
+    let good = files.path().join("good.csv");
+    std::fs::write(
+        &good,
+        "user,content,pub_date\r\n2,hi,2024-04-01 09:00:00\r\n",
+    )
+    .expect("the file");
+    upload(&client, &good).await;
+    assert!(client.find(Locator::Css(".import-confirm")).await.is_ok());
+    problems.extend(check_page(&client, &axe, "import preview", true).await);
+
+    // An action's confirmation.
+    open(&client, &base, "/admin/user/").await;
+    client
+        .find(Locator::Css("input[name=id][value='2']"))
+        .await
+        .expect("bob's checkbox")
+        .click()
+        .await
+        .expect("selected");
+    client
+        .find(Locator::Css("#bulk-action"))
+        .await
+        .expect("the action select")
+        .select_by_value("deactivate")
+        .await
+        .expect("chosen");
+    click(&client, Locator::Css("form.bulk button[type=submit]")).await;
+    assert_eq!(text_of(&client, "h1").await, "Deactivate");
+    problems.extend(check_page(&client, &axe, "action", true).await);
+
+    // An error page.
+    open(&client, &base, "/admin/nosuchmodel/").await;
+    problems.extend(check_page(&client, &axe, "not found", true).await);
+
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_foreign_key_lookup_is_a_combobox_used_with_the_keyboard_alone() {
+    let (client, base, _session) = admin_at("/admin/message/26/").await;
+
+    // The skip link comes first and leads to the page's content.
+    press(&client, Key::Tab).await;
+    assert_eq!(text_of(&client, ":focus").await, "Skip to content");
+    press(&client, Key::Enter).await;
+    assert_eq!(
+        client
+            .active_element()
+            .await
+            .expect("focus")
+            .attr("id")
+            .await
+            .expect("id")
+            .as_deref(),
+        Some("content")
+    );
+
+    // To the user's search, which has carol's name and lists her on focus; no option active yet.
+    tab_to(&client, "div.lookup .lookup-q").await;
+    let q = "div.lookup .lookup-q";
+    let list = "div.lookup .lookup-results";
+    assert_eq!(aria(&client, q, "role").await.as_deref(), Some("combobox"));
+    let list_id = aria(&client, list, "id").await.expect("the list has an id");
+    assert_eq!(
+        aria(&client, q, "aria-controls").await,
+        Some(list_id.clone())
+    );
+    wait_for_options(&client, list, &["carol (#3)"]).await;
+    assert_eq!(
+        aria(&client, q, "aria-expanded").await.as_deref(),
+        Some("true")
+    );
+    assert_eq!(aria(&client, q, "aria-activedescendant").await, None);
+
+    // Emptied, it lists everyone; the arrows move through the options and stop at the ends.
+    for _ in 0.."carol".len() {
+        press(&client, Key::Backspace).await;
+    }
+    wait_for_options(&client, list, &["alice (#1)", "bob (#2)", "carol (#3)"]).await;
+    let active = || async {
+        let id = aria(&client, q, "aria-activedescendant").await?;
+        let option = client
+            .find(Locator::Id(&id))
+            .await
+            .expect("the active option");
+        assert_eq!(
+            option.attr("aria-selected").await.expect("attr").as_deref(),
+            Some("true")
+        );
+        Some(option.text().await.expect("its text"))
+    };
+    press(&client, Key::Down).await;
+    assert_eq!(active().await.as_deref(), Some("alice (#1)"));
+    press(&client, Key::Down).await;
+    press(&client, Key::Down).await;
+    press(&client, Key::Down).await;
+    assert_eq!(active().await.as_deref(), Some("carol (#3)"));
+    press(&client, Key::Up).await;
+    assert_eq!(active().await.as_deref(), Some("bob (#2)"));
+    let selected = client
+        .find_all(Locator::Css("div.lookup [aria-selected=true]"))
+        .await
+        .expect("options");
+    assert_eq!(selected.len(), 1, "one option shown chosen");
+
+    // Escape closes the list and chooses nothing.
+    press(&client, Key::Escape).await;
+    assert!(!client
+        .find(Locator::Css(list))
+        .await
+        .expect("list")
+        .is_displayed()
+        .await
+        .expect("shown?"));
+    assert_eq!(
+        aria(&client, q, "aria-expanded").await.as_deref(),
+        Some("false")
+    );
+    assert_eq!(aria(&client, q, "aria-activedescendant").await, None);
+    assert_eq!(value_of(&client, "#f-user").await.as_deref(), Some("3"));
+
+    // Down opens it again on its first option; Enter chooses bob and sends nothing.
+    press(&client, Key::Down).await;
+    wait_for_options(&client, list, &["alice (#1)", "bob (#2)", "carol (#3)"]).await;
+    assert_eq!(active().await.as_deref(), Some("alice (#1)"));
+    press(&client, Key::Down).await;
+    press(&client, Key::Enter).await;
+    assert_eq!(value_of(&client, "#f-user").await.as_deref(), Some("2"));
+    assert_eq!(value_of(&client, q).await.as_deref(), Some("bob"));
+    assert_eq!(
+        aria(&client, q, "aria-expanded").await.as_deref(),
+        Some("false")
+    );
+    assert_eq!(path_and_query(&client).await, "/admin/message/26/");
+
+    // With the list closed, Enter sends the form: the message is bob's now.
+    press_and_wait(&client, Key::Enter).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    open(&client, &base, "/admin/message/26/").await;
+    assert_eq!(value_of(&client, "#f-user").await.as_deref(), Some("2"));
+
+    // The index's filter: the key chosen with the arrows, the user found by typing and Enter.
+    open(&client, &base, "/admin/message/").await;
+    tab_to(&client, "#filter-key").await;
+    for _ in 0..10 {
+        if value_of(&client, "#filter-key").await.as_deref() == Some("user") {
+            break;
+        }
+        press(&client, Key::Down).await;
+    }
+    assert_eq!(
+        value_of(&client, "#filter-key").await.as_deref(),
+        Some("user")
+    );
+    tab_to(&client, ".filter-lookup .lookup-q").await;
+    type_text(&client, "bo").await;
+    wait_for_options(&client, ".filter-lookup .lookup-results", &["bob (#2)"]).await;
+    press(&client, Key::Down).await;
+    press(&client, Key::Enter).await;
+    assert_eq!(
+        value_of(&client, "#filter-value").await.as_deref(),
+        Some("2")
+    );
+    press_and_wait(&client, Key::Enter).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/?user=2");
+    let rows = client
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 20, "bob's 26 messages, a page of them");
+
+    client.close().await.expect("browser closed");
+}
+
+/// When the page open in `client` is wider than its viewport (it scrolls sideways): a line naming
+/// the page, both widths and the elements that stick out on the right.
+async fn too_wide(client: &Client, page: &str) -> Option<String> {
+    let found = client
+        .execute(
+            "const view = document.documentElement.clientWidth;\
+             const out = [...document.body.querySelectorAll('*')]\
+               .filter(e => e.getBoundingClientRect().right > view + 0.5)\
+               .map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '')\
+                 + ' to ' + Math.round(e.getBoundingClientRect().right) + 'px');\
+             return [document.documentElement.scrollWidth, view, out.slice(0, 8).join(', ')];",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    let (width, view) = (found[0].as_u64(), found[1].as_u64());
+    (width > view).then(|| {
+        format!(
+            "{page}: the page is {}px wide in a {}px viewport: {}",
+            width.unwrap_or_default(),
+            view.unwrap_or_default(),
+            found[2]
+        )
+    })
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_pages_fit_a_phones_width() {
+    let (client, base, _session) = admin_at("/admin/").await;
+    client
+        .set_window_size(375, 812)
+        .await
+        .expect("a phone's size");
+    let width = client
+        .execute("return window.innerWidth;", vec![])
+        .await
+        .expect("script ran");
+    assert_eq!(width, json!(375), "the viewport is a phone's");
+
+    let mut problems = Vec::from_iter(too_wide(&client, "dashboard").await);
+    for (page, path) in [
+        ("user index", "/admin/user/"),
+        (
+            "message index, filtered",
+            "/admin/message/?user=2&content__like=%25says%25",
+        ),
+        ("add form", "/admin/message/add/"),
+        ("edit form", "/admin/message/26/"),
+        ("delete", "/admin/user/3/delete/"),
+        ("export", "/admin/message/export/"),
+        ("import", "/admin/message/import/"),
+        ("history", "/admin/message/26/history/"),
+    ] {
+        open(&client, &base, path).await;
+        problems.extend(too_wide(&client, page).await);
+    }
+
+    // The edit form's lookup open stays inside the page too.
+    open(&client, &base, "/admin/message/26/").await;
+    client
+        .find(Locator::Css(".lookup .lookup-q"))
+        .await
+        .expect("the user's search")
+        .click()
+        .await
+        .expect("focused");
+    wait_for_options(&client, "div.lookup .lookup-results", &["carol (#3)"]).await;
+    problems.extend(too_wide(&client, "edit form, lookup open").await);
+
+    // The index: the navigation above it, its table scrolls in its own box.
+    open(&client, &base, "/admin/user/").await;
+    let nav = client
+        .find(Locator::Css("nav.side"))
+        .await
+        .expect("the navigation");
+    assert!(nav.is_displayed().await.expect("shown?"));
+    let links = nav.find_all(Locator::Css("a")).await.expect("its links");
+    assert_eq!(links.len(), 5, "the dashboard and the four models");
+    for link in links {
+        assert!(link.is_displayed().await.expect("shown?"));
+    }
+    problems.extend(too_wide(&client, "user index").await);
+    let scroll = client
+        .execute(
+            "const box = document.querySelector('form.bulk'), table = box.querySelector('table');\
+             return [table.scrollWidth > box.clientWidth, getComputedStyle(box).overflowX];",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    assert_eq!(
+        scroll,
+        json!([true, "auto"]),
+        "the table is wider and scrolls in its box"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    save_screenshot(&client, "admin-phone").await;
+    client.close().await.expect("browser closed");
+}
+
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-    admin_login(&client, &base).await;
-
     // From the message index to its import page.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    let (client, base, _session) = admin_at("/admin/message/").await;
     click(&client, Locator::LinkText("Import")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/import/");
 
@@ -537,21 +1124,18 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let notice = text_of(&client, ".notice").await;
     assert_eq!(notice, "Imported 3 message rows: 3 added, 0 updated.");
-    client
-        .goto(&format!(
-            "{base}/admin/message/?content__like=%25imports%25"
-        ))
-        .await
-        .expect("goto");
+    open(
+        &client,
+        &base,
+        "/admin/message/?content__like=%25imports%25",
+    )
+    .await;
     let rows = client
         .find_all(Locator::Css("tbody tr"))
         .await
         .expect("rows");
     assert_eq!(rows.len(), 2);
-    client
-        .goto(&format!("{base}/admin/message/?content__like=%3D1%25"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/?content__like=%3D1%25").await;
     assert_eq!(
         text_of(&client, "tbody tr td:nth-child(4)").await,
         "=1+1 stays text"
@@ -563,18 +1147,8 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_action_confirms_the_selected_rows_then_runs() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-    admin_login(&client, &base).await;
-
     // Select alice (an administrator) and bob, choose "Deactivate" with the keyboard.
-    client
-        .goto(&format!("{base}/admin/user/"))
-        .await
-        .expect("goto");
+    let (client, base, _session) = admin_at("/admin/user/").await;
     for id in ["1", "2"] {
         client
             .find(Locator::Css(&format!("input[name=id][value='{id}']")))
@@ -613,10 +1187,7 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
     assert!(error.contains("Nothing was changed."), "{error}");
 
     // Bob alone: the confirmation page, then the index says what was done.
-    client
-        .goto(&format!("{base}/admin/user/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/user/").await;
     client
         .find(Locator::Css("input[name=id][value='2']"))
         .await
@@ -647,32 +1218,17 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-    client.goto(&format!("{base}/admin/")).await.expect("goto");
-    fill(&client, "#username", "alice").await;
-    fill(&client, "#password", "pw").await;
-    submit(&client).await;
-    assert_eq!(path_and_query(&client).await, "/admin/");
+    let (client, base, _session) = admin_at("/admin/").await;
     assert!(body_text(&client)
         .await
         .contains("No changes recorded yet."));
 
     // Two edits of carol's message: its text, then its author and date.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-content", "carol was here <and> edited").await;
     click(&client, Locator::Css(".edit-form button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     fill(&client, "#f-user", "2").await;
     client
         .execute(
@@ -685,10 +1241,7 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
     assert_eq!(path_and_query(&client).await, "/admin/message/");
 
     // The edit page leads to the History page: newest first, who, and from what to what.
-    client
-        .goto(&format!("{base}/admin/message/26/"))
-        .await
-        .expect("goto");
+    open(&client, &base, "/admin/message/26/").await;
     click(&client, Locator::LinkText("History")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/26/history/");
     let rows = client
@@ -733,14 +1286,10 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
     // alice, and bob with 25 messages and carol with one: two pages of public timeline.
-    let data = TempDir::new();
-    let base = serve_microblog(&data, false, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
+    let (client, base, _session) = browse_microblog(false, ADMIN_SEED).await;
 
     // Join from the navigation; a mismatched password first: the message, the values kept.
-    client.goto(&base).await.expect("goto");
+    open(&client, &base, "/").await;
     click(&client, Locator::LinkText("Join")).await;
     assert_eq!(path_and_query(&client).await, "/join/");
     fill(&client, "#username", "dora").await;

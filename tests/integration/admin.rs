@@ -16,6 +16,7 @@ use plover_tests::{
 };
 use serde_json::{json, Value};
 
+mod a11y;
 mod actions;
 mod import;
 mod inlines;

@@ -116,7 +116,10 @@ async fn the_description_takes_an_object_or_an_array() {
     assert_eq!(body, "#/components/schemas/sample.create_body");
     let one_of = &doc["components"]["schemas"]["sample.create_body"]["oneOf"];
     assert_eq!(one_of[0]["$ref"], "#/components/schemas/sample.create");
-    assert_eq!(one_of[1]["items"]["$ref"], "#/components/schemas/sample.create");
+    assert_eq!(
+        one_of[1]["items"]["$ref"],
+        "#/components/schemas/sample.create"
+    );
     assert_eq!(one_of[1]["maxItems"], 1000);
     assert!(post["responses"].get("413").is_some());
     let error = &doc["components"]["schemas"]["Error"]["properties"];

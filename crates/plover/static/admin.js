@@ -1,36 +1,97 @@
 // Plover admin: select-all, the bulk delete's confirmation, and the foreign-key type-ahead (in forms and
 // in the index's filter form). Everything works without it; it only makes the pages quicker to use.
 
-// A paginated type-ahead: what is typed in the search input `q` is looked up at `url()` (the
-// admin's JSON lookup, a page at a time) and listed in `list`; a click on a row calls `pick(row)`.
+// A paginated type-ahead, made an ARIA combobox (the list-autocomplete pattern): what is typed in
+// the search input `q` is looked up at `url()` (the admin's JSON lookup, a page at a time) and
+// listed in `list` as options. The arrow keys move through them (aria-activedescendant names the
+// one shown chosen, focus stays in the input), Enter chooses it, Escape closes the list; a click
+// chooses too. Choosing a row calls `pick(row)`; the last options of a page turn to the next or
+// the previous one. A polite status line says how many rows a search found.
+let lookups = 0;
 const typeahead = (q, list, url, pick) => {
-  let page = 1, timer = null, latest = 0;
-  const show = async (reset) => {
+  const id = list.id || (list.id = "lookup-" + ++lookups);
+  const status = document.createElement("span");
+  status.className = "visually-hidden";
+  status.setAttribute("role", "status");
+  list.after(status);
+  q.setAttribute("role", "combobox");
+  q.setAttribute("aria-autocomplete", "list");
+  q.setAttribute("aria-controls", id);
+  q.setAttribute("aria-expanded", "false");
+  q.autocomplete = "off";
+  if (!list.hasAttribute("aria-label")) list.setAttribute("aria-label", q.getAttribute("aria-label") || "Results");
+  let page = 1, timer = null, latest = 0, active = -1, leaving = null;
+  const choices = new Map(); // option element -> what choosing it does
+  const options = () => [...list.querySelectorAll("[role=option]")];
+  // Shows option `i` (clamped; -1 for none) as the active one.
+  const highlight = (i) => {
+    const all = options();
+    active = i < 0 || all.length === 0 ? -1 : Math.min(i, all.length - 1);
+    all.forEach((o, n) => o.setAttribute("aria-selected", String(n === active)));
+    if (active < 0) { q.removeAttribute("aria-activedescendant"); return; }
+    q.setAttribute("aria-activedescendant", all[active].id);
+    all[active].scrollIntoView({ block: "nearest" });
+  };
+  const open = (yes) => {
+    list.hidden = !yes || options().length === 0;
+    q.setAttribute("aria-expanded", String(!list.hidden));
+    if (list.hidden) highlight(-1);
+  };
+  // Closes the list; answers still on their way are then ignored.
+  const close = () => { latest++; open(false); };
+  const option = (text, className, choose) => {
+    const li = document.createElement("li");
+    li.id = id + "-" + list.childElementCount;
+    li.setAttribute("role", "option");
+    li.setAttribute("aria-selected", "false");
+    if (className) li.className = className;
+    li.textContent = text;
+    li.addEventListener("mousedown", (e) => { e.preventDefault(); choose(); });
+    choices.set(li, choose);
+    list.append(li);
+  };
+  // Fetches the current page (the first with `reset`) and lists it; `first` makes its first
+  // option the active one (the list was opened with an arrow key).
+  const show = async (reset, first) => {
     if (reset) page = 1;
     const asked = ++latest;
     const resp = await fetch(url() + "?" + new URLSearchParams({ q: q.value, page }), { credentials: "same-origin" });
     if (!resp.ok) return;
     const data = await resp.json();
-    if (asked !== latest) return; // a later search has been sent: its answer wins
+    if (asked !== latest) return; // a later search has been sent, or the list closed: that wins
     list.replaceChildren();
+    choices.clear();
     for (const o of data.objects) {
-      const li = document.createElement("li");
-      li.setAttribute("role", "option");
-      li.textContent = o.text + " (#" + o.id + ")";
-      li.addEventListener("mousedown", () => { pick(o); q.value = o.text; list.hidden = true; });
-      list.append(li);
+      option(o.text + " (#" + o.id + ")", "", () => { pick(o); q.value = o.text; close(); });
     }
-    const nav = document.createElement("li");
-    if (page > 1) { const p = document.createElement("button"); p.type = "button"; p.textContent = "← Previous";
-      p.className = "secondary"; p.addEventListener("mousedown", (e) => { e.preventDefault(); page--; show(false); }); nav.append(p); }
-    if (data.has_next) { const n = document.createElement("button"); n.type = "button"; n.textContent = "Next →";
-      n.className = "secondary"; n.addEventListener("mousedown", (e) => { e.preventDefault(); page++; show(false); }); nav.append(n); }
-    if (nav.childElementCount) list.append(nav);
-    list.hidden = list.childElementCount === 0;
+    if (page > 1) option("← Previous results", "lookup-page", () => { page--; show(false, true); });
+    if (data.has_next) option("More results →", "lookup-page", () => { page++; show(false, true); });
+    const n = data.objects.length;
+    status.textContent = n === 0 ? "No matches." : n + (n === 1 ? " match" : " matches") + (data.has_next ? " on this page." : ".");
+    open(true);
+    highlight(first ? 0 : -1);
   };
-  q.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => show(true), 150); });
-  q.addEventListener("focus", () => show(true));
-  q.addEventListener("blur", () => setTimeout(() => { list.hidden = true; }, 150));
+  q.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => show(true, false), 150); });
+  // Leaving closes the list (a moment later, so that a click in it still lands); coming back
+  // before that moment keeps it.
+  q.addEventListener("focus", () => { clearTimeout(leaving); show(true, false); });
+  q.addEventListener("blur", () => { leaving = setTimeout(close, 150); });
+  q.addEventListener("keydown", (e) => {
+    const all = options();
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      if (list.hidden) show(false, true);
+      else if (e.key === "ArrowDown") highlight(Math.min(active + 1, all.length - 1));
+      else highlight(active <= 0 ? all.length - 1 : active - 1);
+    } else if (e.key === "Enter" && !list.hidden) {
+      e.preventDefault(); // choosing is not sending the form
+      if (active >= 0) choices.get(all[active])?.();
+      else close();
+    } else if (e.key === "Escape") {
+      if (!list.hidden) e.preventDefault(); // closes the list, keeps what is typed
+      close();
+    }
+  });
 };
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -74,6 +74,7 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                     }),
                 ])
                 .exclude([User::FIELDS.password])
+                .search_fields([User::FIELDS.username, User::FIELDS.email])
                 .action(Action::new("deactivate", "Deactivate", deactivate))
                 // The user's messages, newest last, as a table on the user's page.
                 .inline(
