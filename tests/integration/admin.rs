@@ -20,6 +20,7 @@ mod a11y;
 mod actions;
 mod import;
 mod inlines;
+mod stale;
 
 const PW: &str = "pw";
 

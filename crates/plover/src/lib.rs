@@ -61,6 +61,7 @@ mod body;
 pub mod client;
 mod convert;
 pub mod db;
+mod digest;
 mod error;
 pub mod history;
 mod kind;

@@ -11,13 +11,18 @@ use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use super::views::{FormField, FormView, InlineView, Widget};
 use crate::db::Conn;
+use crate::digest;
 use crate::error::Error;
 use crate::history::{self, Entry};
 use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
 use crate::query::{Order, Select};
+use crate::sql;
 
 /// Most rows a foreign-key select lists; above, a number input takes the key.
 const MAX_SELECT_OPTIONS: i64 = 500;
+
+/// The hidden field of the edit form that carries the version of the row it shows.
+const VERSION: &str = "_version";
 
 /// A submitted form, parsed: the changes, and a message per field key for what failed.
 struct Submitted<C> {
@@ -69,6 +74,12 @@ pub(super) fn refusal<M: RestModel>(error: Error) -> Result<Refusal, Error> {
             None
         }
         Error::Conflict(conflict) => Some(conflict),
+        Error::PreconditionFailed => Some(format!(
+            "Someone changed this {} after you opened this page (its History says what). Your \
+             values are kept below: compare them with the stored ones, then save again to \
+             overwrite.",
+            M::meta().name
+        )),
         Error::FieldConflict { field, message } => {
             let whole = format!("{field}: {message}");
             fields.insert(field, format!("{message}."));
@@ -172,6 +183,27 @@ impl<M: RestModel> PreparedAdmin<M> {
         })
     }
 
+    /// The row an edit is about to change, read again in the write's transaction (locked on
+    /// PostgreSQL): refused with [`Error::PreconditionFailed`] when the form was rendered from
+    /// another version of it (its `_version` field), so that one editor never silently
+    /// overwrites another's change. `None` on the add page.
+    pub(super) fn current(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        row: Option<&M>,
+    ) -> Result<Option<M>, Error> {
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut locked: Vec<M> = sql::rows_locked(conn, M::meta(), &[row.pk()])?;
+        let current = locked.pop().ok_or(Error::NotFound)?;
+        match cx.req.field(VERSION) {
+            Some(sent) if sent != digest::version(&current) => Err(Error::PreconditionFailed),
+            _ => Ok(Some(current)),
+        }
+    }
+
     /// `GET|POST {prefix}/{name}/add/` (`row` = None) and `{prefix}/{name}/{pk}/`.
     pub(crate) fn form_view(
         &self,
@@ -203,7 +235,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                 return Ok(Reply::Redirect(self.url(cx)));
             }
         } else if errors.is_empty() {
-            match self.save(cx, conn, changes, row.as_ref()) {
+            let saved = conn.transaction(|conn| {
+                let current = self.current(cx, conn, row.as_ref())?;
+                self.save(cx, conn, changes, current.as_ref())
+            });
+            match saved {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(e) => {
                     let refusal = refusal::<M>(e)?;
@@ -267,6 +303,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             delete,
             history,
             inlines,
+            version: row.map(digest::version),
         };
         let html = match row {
             None => self.templates.add(&view)?,

@@ -653,17 +653,15 @@ impl<M: RestModel> PreparedAdmin<M> {
         message: &mut Option<String>,
         posted: &mut [Posted],
     ) -> Result<bool, Error> {
-        let meta = M::meta();
         let mut failed = false;
         let outcome = conn.transaction(|conn| {
-            let locked: Option<M> = match row {
-                Some(row) => Some(
-                    (sql::rows_locked::<M>(conn, meta, &[row.pk()])?
-                        .into_iter()
-                        .next())
-                    .ok_or(Error::NotFound)?,
-                ),
-                None => None,
+            let locked = match self.current(cx, conn, row) {
+                Err(Error::PreconditionFailed) => {
+                    *message = refusal::<M>(Error::PreconditionFailed)?.message;
+                    failed = true;
+                    return Err(Error::PreconditionFailed);
+                }
+                other => other?,
             };
             let mut parent = locked.as_ref().map(RestModel::pk);
             if errors.is_empty() {

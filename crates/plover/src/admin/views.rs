@@ -169,6 +169,9 @@ pub struct FormView {
     pub delete: Option<String>,
     /// On edit, the row's History page; `None` on add.
     pub history: Option<String>,
+    /// On edit, the version of the row the form shows, sent back as the hidden field
+    /// `_version`: a save over another version is refused, the typed values kept.
+    pub version: Option<String>,
     /// The children edited with the row ([`Inline`](super::Inline)s), each a table in the
     /// form; empty when the model admin has none.
     pub inlines: Vec<InlineView>,

@@ -3,23 +3,8 @@
 //! `If-None-Match` on writes (412), compared with the row's current representation inside
 //! the write's transaction.
 
-use sha2::{Digest, Sha256};
-
 use crate::auth::Headers;
 use crate::error::Error;
-
-/// The strong entity tag of a representation: the first 128 bits of its SHA-256, in hex,
-/// quoted. Equal bodies have equal tags, whoever reads them and however often.
-pub(crate) fn etag(body: &[u8]) -> String {
-    let digest = Sha256::digest(body);
-    let mut tag = String::with_capacity(34);
-    tag.push('"');
-    for byte in &digest[..16] {
-        tag.push_str(&format!("{byte:02x}"));
-    }
-    tag.push('"');
-    tag
-}
 
 /// What a condition header names.
 enum Tags {
@@ -99,6 +84,7 @@ pub(crate) fn check_write(headers: &Headers, current: &str) -> Result<(), Error>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::tag as etag;
     use actix_web::http::header::{HeaderName, HeaderValue};
 
     /// Headers from names and values (a value that is not a header value is left out,

@@ -149,7 +149,7 @@ impl Reply {
         if self.status != StatusCode::OK {
             return self;
         }
-        let tag = conditional::etag(&self.body);
+        let tag = crate::digest::tag(&self.body);
         if read && conditional::not_modified(headers, &tag) {
             self.status = StatusCode::NOT_MODIFIED;
             self.body = Vec::new();
