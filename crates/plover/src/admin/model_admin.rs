@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
+use super::facets::ShowFacets;
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
 use crate::error::Error;
@@ -115,6 +116,10 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) delete_recursive: bool,
     pub(crate) actions: Vec<Action<M>>,
     pub(crate) templates: Arc<dyn AdminTemplates>,
+    /// `list_filter`: the fields of the index's facets, by index.
+    pub(crate) list_filter: Vec<usize>,
+    pub(crate) show_facets: ShowFacets,
+    pub(crate) count_exact_up_to: i64,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -146,6 +151,9 @@ impl<M: RestModel> ModelAdmin<M> {
             delete_recursive: true,
             actions: Vec::new(),
             templates: Arc::new(DefaultTemplates),
+            list_filter: Vec::new(),
+            show_facets: ShowFacets::Allow,
+            count_exact_up_to: 10_000,
         }
     }
 
@@ -195,6 +203,32 @@ impl<M: RestModel> ModelAdmin<M> {
     /// [`Action`]. The index offers the actions in the order they are added.
     pub fn action(mut self, action: Action<M>) -> Self {
         self.actions.push(action);
+        self
+    }
+
+    /// The index's facets (Django's `list_filter`): beside the rows, each field's values as
+    /// links that filter the index by one click, "All" to remove it. A field may be a boolean
+    /// (Yes, No), a field with choices (each choice), a foreign key (the related rows, by their
+    /// text) or a date or date-time (years, then the months of the chosen year). Any other
+    /// field, or one the index may not filter, panics at [`Admin::setup`](super::Admin::setup).
+    /// Counts are shown as [`ModelAdmin::show_facets`] says.
+    pub fn list_filter(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.list_filter = crate::model::indexes(fields);
+        self
+    }
+
+    /// When the facets count their values' rows (default [`ShowFacets::Allow`]: when the
+    /// request has `_facets=1`, which the index's "Show counts" link adds).
+    pub fn show_facets(mut self, show: ShowFacets) -> Self {
+        self.show_facets = show;
+        self
+    }
+
+    /// Up to how many rows the index counts exactly (default 10,000). Above it, PostgreSQL
+    /// shows its planner's estimate, marked "about" (never below the bound); SQLite counts
+    /// them all. The exact count reads at most `n + 1` rows.
+    pub fn count_exact_up_to(mut self, n: i64) -> Self {
+        self.count_exact_up_to = n.max(0);
         self
     }
 

@@ -5,6 +5,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::action::{check_names, Action};
+use super::facets::Facets;
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
@@ -118,6 +119,10 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
     /// For the user model: its password field, set from the forms' `new_password` input.
     pub(crate) password_field: Option<usize>,
+    /// The index's facets (`list_filter`).
+    pub(crate) facets: Facets,
+    /// Up to how many rows the index counts exactly.
+    pub(crate) count_exact_up_to: i64,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -226,6 +231,7 @@ impl<M: RestModel> ModelAdmin<M> {
         check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
+        let facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
         PreparedAdmin {
             name,
             columns,
@@ -238,6 +244,8 @@ impl<M: RestModel> ModelAdmin<M> {
             actions: self.actions,
             templates: self.templates,
             password_field: None,
+            facets,
+            count_exact_up_to: self.count_exact_up_to,
         }
     }
 }
