@@ -163,9 +163,10 @@ impl plover::model::Rules for Deposit {
 
 /// The admin of the fixture app: the conformance app's (its APP.md section 5), with `vault`,
 /// whose index has the action `close` ([`close_vaults`]), `deposit` (model rules that read and
-/// write vaults) and `sample` (every scalar type).
+/// write vaults; facets of its vault always counted) and `sample` (every scalar type; facets of
+/// its boolean and dates, and exact counts up to 3 rows only).
 pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
-    use plover::admin::{Action, ModelAdmin};
+    use plover::admin::{Action, ModelAdmin, ShowFacets};
     let mut admin = plover_conformance_app::admin(auth);
     admin
         .register(ModelAdmin::<Vault>::new().action(Action::new(
@@ -173,8 +174,20 @@ pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
             "Close the vaults",
             close_vaults,
         )))
-        .register(ModelAdmin::<Deposit>::new())
-        .register(ModelAdmin::<Sample>::new());
+        .register(
+            ModelAdmin::<Deposit>::new()
+                .list_filter([Deposit::FIELDS.vault_id])
+                .show_facets(ShowFacets::Always),
+        )
+        .register(
+            ModelAdmin::<Sample>::new()
+                .list_filter([
+                    Sample::FIELDS.flag,
+                    Sample::FIELDS.day,
+                    Sample::FIELDS.stamp,
+                ])
+                .count_exact_up_to(3),
+        );
     admin
 }
 

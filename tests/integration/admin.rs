@@ -17,6 +17,7 @@ use plover_tests::{
 use serde_json::{json, Value};
 
 mod actions;
+mod facets;
 mod import;
 
 const PW: &str = "pw";

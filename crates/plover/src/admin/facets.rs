@@ -518,10 +518,10 @@ impl<'a> FacetCx<'a> {
                 listed.push((None, None));
             }
         }
-        // The chosen row is listed even when it is not among the first.
+        // The chosen row is listed even when it is not among the first (its count unknown).
         if let Some(id) = chosen.filter(|c| !listed.iter().any(|(l, _)| *l == Some(*c))) {
             if texts.contains_key(&id) {
-                listed.push((Some(id), self.counting.then_some(0)));
+                listed.push((Some(id), None));
             }
         }
         let values = listed
