@@ -178,6 +178,8 @@ impl Facets {
         for facet in &self.fields {
             let field = &meta.fields[facet.field];
             let cx = FacetCx {
+                meta,
+                plan,
                 field,
                 url,
                 pairs,
@@ -192,7 +194,7 @@ impl Facets {
                     if field.nullable {
                         values.push((Value::Null, "Unknown".to_owned()));
                     }
-                    cx.fixed(conn, meta, plan, facet.field, values)?
+                    cx.fixed(conn, facet.field, values)?
                 }
                 Kind::Choice(choices) => {
                     let mut values: Vec<(Value, String)> = choices
@@ -202,12 +204,10 @@ impl Facets {
                     if field.nullable {
                         values.push((Value::Null, "None".to_owned()));
                     }
-                    cx.fixed(conn, meta, plan, facet.field, values)?
+                    cx.fixed(conn, facet.field, values)?
                 }
-                Kind::ForeignKey(target) => {
-                    cx.foreign_key(conn, meta, plan, facet.field, target)?
-                }
-                Kind::Date => cx.date(conn, meta, plan, facet.field)?,
+                Kind::ForeignKey(target) => cx.foreign_key(conn, facet.field, target)?,
+                Kind::Date => cx.date(conn, facet.field)?,
             });
         }
         Ok(out)
@@ -280,7 +280,7 @@ fn grouped(n: i64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -299,6 +299,8 @@ fn with_query(url: &str, pairs: &[(String, String)]) -> String {
 
 /// What the values of one facet are made from.
 struct FacetCx<'a> {
+    meta: &'static ModelMeta,
+    plan: &'a ListPlan,
     field: &'static FieldMeta,
     url: &'a str,
     pairs: &'a [(String, String)],
@@ -381,42 +383,37 @@ impl<'a> FacetCx<'a> {
 
     /// The selection of the rows the request's other filters and its search match, and
     /// `extra` filters (`_facets` is not a filter).
-    fn conditions(&self, plan: &ListPlan, extra: &[(String, String)]) -> Result<Select, Error> {
+    fn conditions(&self, extra: &[(String, String)]) -> Result<Select, Error> {
         let mut pairs: Vec<(String, String)> = (self.others().into_iter())
             .filter(|(k, _)| k != super::facets::FACETS)
             .collect();
         pairs.extend_from_slice(extra);
-        plan.conditions(&pairs, &())
+        self.plan.conditions(&pairs, &())
     }
 
     /// The counts of the field's values, by value.
     fn counts(
         &self,
         conn: &mut Conn<'_>,
-        meta: &ModelMeta,
-        plan: &ListPlan,
         term: FacetTerm,
         by_count: bool,
         limit: i64,
         extra: &[(String, String)],
     ) -> Result<(Vec<FacetRow>, i64), Error> {
-        let select = self.conditions(plan, extra)?;
-        facet_counts(conn, meta, &select, term, by_count, limit)
+        let select = self.conditions(extra)?;
+        facet_counts(conn, self.meta, &select, term, by_count, limit)
     }
 
     /// The facet of `values` known in advance (booleans, choices), counted with one query.
     fn fixed(
         &self,
         conn: &mut Conn<'_>,
-        meta: &ModelMeta,
-        plan: &ListPlan,
         field: usize,
         values: Vec<(Value, String)>,
     ) -> Result<Facet, Error> {
         let counts: Option<HashMap<String, i64>> = if self.counting {
             let limit = i64::try_from(values.len()).unwrap_or(i64::MAX);
-            let (rows, _) =
-                self.counts(conn, meta, plan, FacetTerm::Value(field), false, limit, &[])?;
+            let (rows, _) = self.counts(conn, FacetTerm::Value(field), false, limit, &[])?;
             Some(
                 rows.into_iter()
                     .map(|r| (r.value.to_string(), r.count))
@@ -460,8 +457,6 @@ impl<'a> FacetCx<'a> {
     fn foreign_key(
         &self,
         conn: &mut Conn<'_>,
-        meta: &ModelMeta,
-        plan: &ListPlan,
         field: usize,
         target: &'static ModelMeta,
     ) -> Result<Facet, Error> {
@@ -473,15 +468,8 @@ impl<'a> FacetCx<'a> {
         let more;
         let mut texts: HashMap<i64, String>;
         if self.counting {
-            let (rows, groups) = self.counts(
-                conn,
-                meta,
-                plan,
-                FacetTerm::Value(field),
-                true,
-                FOREIGN_KEY_VALUES,
-                &[],
-            )?;
+            let (rows, groups) =
+                self.counts(conn, FacetTerm::Value(field), true, FOREIGN_KEY_VALUES, &[])?;
             let shown = i64::try_from(rows.len()).unwrap_or(0);
             more = (groups > shown).then(|| format!("and {} more", grouped(groups - shown)));
             listed = rows
@@ -589,13 +577,7 @@ impl<'a> FacetCx<'a> {
     /// one `GROUP BY` of the years or of the chosen year's months; without, the years between
     /// the table's least and greatest dates (one query of two aggregates, which an index on the
     /// column answers without reading the table) and the twelve months.
-    fn date(
-        &self,
-        conn: &mut Conn<'_>,
-        meta: &ModelMeta,
-        plan: &ListPlan,
-        field: usize,
-    ) -> Result<Facet, Error> {
+    fn date(&self, conn: &mut Conn<'_>, field: usize) -> Result<Facet, Error> {
         let chosen = self.chosen_date();
         let year = match chosen {
             Some(Chosen::Year(y) | Chosen::Month(y, _)) => Some(y),
@@ -612,15 +594,7 @@ impl<'a> FacetCx<'a> {
             });
             let months: Vec<(u32, Option<i64>)> = if self.counting {
                 let within = self.range(year, None);
-                let (rows, _) = self.counts(
-                    conn,
-                    meta,
-                    plan,
-                    FacetTerm::Month(field),
-                    false,
-                    12,
-                    &within,
-                )?;
+                let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
                 if let Some(first) = values.first_mut() {
                     first.count = Some(rows.iter().map(|r| r.count).sum());
                 }
@@ -645,15 +619,7 @@ impl<'a> FacetCx<'a> {
             return Ok(self.facet(values, None));
         }
         let years: Vec<(Option<i32>, Option<i64>)> = if self.counting {
-            let (rows, _) = self.counts(
-                conn,
-                meta,
-                plan,
-                FacetTerm::Year(field),
-                false,
-                MAX_YEARS + 1,
-                &[],
-            )?;
+            let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
             // NULL first, then the years ascending; at most the latest MAX_YEARS.
             let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
             let mut years: Vec<(Option<i32>, Option<i64>)> = rows
@@ -685,7 +651,7 @@ impl<'a> FacetCx<'a> {
                 limit: 1,
                 ..Aggregate::default()
             };
-            let rows = crate::sql::aggregate(conn, meta, &Select::default(), &span)?;
+            let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
             let year = |v: Option<&Value>| {
                 v.and_then(Value::as_str)
                     .and_then(date_of)
@@ -731,6 +697,7 @@ impl<'a> FacetCx<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -752,13 +719,10 @@ mod tests {
 
     #[test]
     fn months_roll_over_the_year() {
-        let d = |y, m| NaiveDate::from_ymd_opt(y, m, 1).unwrap();
-        assert_eq!(next_month(d(2024, 12)), Some(d(2025, 1)));
-        assert_eq!(next_month(d(2024, 2)), Some(d(2024, 3)));
-        assert_eq!(
-            date_of("2024-03-05 10:00:00"),
-            Some(NaiveDate::from_ymd_opt(2024, 3, 5).unwrap())
-        );
+        let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).unwrap();
+        assert_eq!(next_month(d(2024, 12, 1)), Some(d(2025, 1, 1)));
+        assert_eq!(next_month(d(2024, 2, 1)), Some(d(2024, 3, 1)));
+        assert_eq!(date_of("2024-03-05 10:00:00"), Some(d(2024, 3, 5)));
         assert_eq!(date_of("2024"), None);
     }
 }
