@@ -24,7 +24,7 @@ pub(crate) const FACETS: &str = "_facets";
 /// ones by key without.
 const FOREIGN_KEY_VALUES: i64 = 10;
 
-/// The most years a date facet lists (the latest ones).
+/// The most years a date facet lists (the earliest ones).
 const MAX_YEARS: i64 = 100;
 
 /// When the index counts the rows of each facet value (Django's `ModelAdmin.show_facets`):
@@ -620,14 +620,13 @@ impl<'a> FacetCx<'a> {
         }
         let years: Vec<(Option<i32>, Option<i64>)> = if self.counting {
             let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
-            // NULL first, then the years ascending; at most the latest MAX_YEARS.
+            // NULL first, then the years ascending: at most the first MAX_YEARS.
             let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
             let mut years: Vec<(Option<i32>, Option<i64>)> = rows
                 .iter()
                 .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
                 .collect();
-            let skip = years.len().saturating_sub(MAX_YEARS as usize);
-            years.drain(..skip);
+            years.truncate(MAX_YEARS as usize);
             years.extend(null.map(|n| (None, Some(n))));
             years
         } else {
@@ -663,8 +662,8 @@ impl<'a> FacetCx<'a> {
                 year(row.and_then(|r| r.first())),
                 year(row.and_then(|r| r.get(1))),
             ) {
-                let from = least.max(greatest.saturating_sub(MAX_YEARS as i32 - 1));
-                years.extend((from..=greatest).map(|y| (Some(y), None)));
+                let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
+                years.extend((least..=until).map(|y| (Some(y), None)));
             }
             if self.field.nullable {
                 years.push((None, None));
