@@ -174,28 +174,29 @@ impl<M: RestModel> PreparedAdmin<M> {
         Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
     }
 
-    /// The rows a selection's conditions match: exact up to `count_exact_up_to` (a count that
-    /// stops one row after it); above it, PostgreSQL's planner estimate (never below the
-    /// bound), SQLite's exact count.
+    /// The rows a selection's conditions match. On PostgreSQL, exact up to
+    /// `count_exact_up_to` (a count that stops one row after it), above it the planner's
+    /// estimate (never below the bound); on SQLite, which has no estimate, one exact count.
     fn row_count(&self, conn: &mut Conn<'_>, select: &Select) -> Result<RowCount, Error> {
         let meta = M::meta();
-        let bound = self.count_exact_up_to;
-        let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
-        if rows <= bound {
+        if conn.engine() == crate::db::Engine::Sqlite {
             return Ok(RowCount {
-                rows,
+                rows: count(conn, meta, select)?,
                 estimated: false,
             });
         }
-        Ok(match conn.engine() {
-            crate::db::Engine::Sqlite => RowCount {
-                rows: count(conn, meta, select)?,
+        let bound = self.count_exact_up_to;
+        let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
+        Ok(if rows <= bound {
+            RowCount {
+                rows,
                 estimated: false,
-            },
-            crate::db::Engine::Postgres => RowCount {
+            }
+        } else {
+            RowCount {
                 rows: estimate(conn, meta, select)?.max(rows),
                 estimated: true,
-            },
+            }
         })
     }
 

@@ -224,9 +224,9 @@ impl<M: RestModel> ModelAdmin<M> {
         self
     }
 
-    /// Up to how many rows the index counts exactly (default 10,000). Above it, PostgreSQL
-    /// shows its planner's estimate, marked "about" (never below the bound); SQLite counts
-    /// them all. The exact count reads at most `n + 1` rows.
+    /// Up to how many rows the index counts exactly on PostgreSQL (default 10,000): the count
+    /// reads at most `n + 1` rows, and above `n` the index shows the planner's estimate,
+    /// marked "about" (never below the bound). SQLite, which has no estimate, counts them all.
     pub fn count_exact_up_to(mut self, n: i64) -> Self {
         self.count_exact_up_to = n.max(0);
         self
