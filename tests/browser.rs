@@ -1217,6 +1217,65 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
 
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_facets_count_then_filter_by_a_click() {
+    let data = TempDir::new();
+    let base = serve_microblog(&data, true, ADMIN_SEED);
+    let driver = Driver::start();
+    let profile = TempDir::new();
+    let client = browser(&driver, &profile).await;
+    admin_login(&client, &base).await;
+
+    // The row count, and the facets without counts until asked for.
+    client
+        .goto(&format!("{base}/admin/message/"))
+        .await
+        .expect("goto");
+    assert_eq!(text_of(&client, "#row-count").await, "26 messages");
+    assert!(client
+        .find_all(Locator::Css(".facet-count"))
+        .await
+        .expect("counts")
+        .is_empty());
+    click(&client, Locator::LinkText("Show counts")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/?_facets=1");
+    let words = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let facets = words(text_of(&client, ".facets").await);
+    assert!(
+        facets.contains("bob 25") && facets.contains("carol 1"),
+        "{facets}"
+    );
+
+    // Clicking a value filters the index, keeps the counts, and marks the value.
+    click(&client, Locator::LinkText("bob")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?_facets=1&user=2"
+    );
+    assert_eq!(text_of(&client, "#row-count").await, "25 messages");
+    assert_eq!(text_of(&client, ".facets a[aria-current]").await, "bob");
+    click(&client, Locator::LinkText("2024")).await;
+    assert_eq!(text_of(&client, "#row-count").await, "25 messages");
+    let facets = words(text_of(&client, ".facets").await);
+    assert!(facets.contains("February 2024 25"), "{facets}");
+    assert!(
+        !facets.contains("March 2024"),
+        "carol's month is filtered out: {facets}"
+    );
+    screenshot(&client, "admin-facets").await;
+
+    // "All" removes the author's filter, and only it.
+    click(&client, Locator::Css(".facets ul li:first-child a")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?_facets=1&pub_date__gte=2024-01-01&pub_date__lt=2025-01-01"
+    );
+    assert_eq!(text_of(&client, "#row-count").await, "26 messages");
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() {
     let (client, base, _session) = admin_at("/admin/").await;
     assert!(body_text(&client)

@@ -164,9 +164,10 @@ impl plover::model::Rules for Deposit {
 /// The admin of the fixture app: the conformance app's (its APP.md section 5), with `vault`,
 /// whose index has the action `close` ([`close_vaults`]) and whose pages edit its deposits
 /// (an inline: the amounts, 3 empty rows, at most 5 shown), `deposit` (model rules that read
-/// and write vaults) and `sample` (every scalar type).
+/// and write vaults; facets of its vault always counted) and `sample` (every scalar type;
+/// facets of its boolean and dates, and exact counts up to 3 rows only).
 pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
-    use plover::admin::{Action, Inline, ModelAdmin};
+    use plover::admin::{Action, Inline, ModelAdmin, ShowFacets};
     let mut admin = plover_conformance_app::admin(auth);
     admin
         .register(
@@ -179,8 +180,20 @@ pub fn admin(auth: &Auth<User>) -> plover::admin::Admin<User> {
                         .max_shown(5),
                 ),
         )
-        .register(ModelAdmin::<Deposit>::new())
-        .register(ModelAdmin::<Sample>::new());
+        .register(
+            ModelAdmin::<Deposit>::new()
+                .list_filter([Deposit::FIELDS.vault_id])
+                .show_facets(ShowFacets::Always),
+        )
+        .register(
+            ModelAdmin::<Sample>::new()
+                .list_filter([
+                    Sample::FIELDS.flag,
+                    Sample::FIELDS.day,
+                    Sample::FIELDS.stamp,
+                ])
+                .count_exact_up_to(3),
+        );
     admin
 }
 

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 mod a11y;
 mod actions;
+mod facets;
 mod import;
 mod inlines;
 mod stale;

@@ -167,8 +167,14 @@ async fn the_description_lists_429_and_the_headers_where_a_limit_counts() {
     }
     let open_list = list("bmodel");
     assert!(open_list.get("429").is_none(), "{open_list}");
-    let headers = open_list["200"]["headers"].as_object().cloned().unwrap_or_default();
-    assert!(headers.keys().all(|h| !h.starts_with("RateLimit")), "{open_list}");
+    let headers = open_list["200"]["headers"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        headers.keys().all(|h| !h.starts_with("RateLimit")),
+        "{open_list}"
+    );
     assert!(doc["components"]["responses"]["TooManyRequests"]["headers"]
         .get("Retry-After")
         .is_some());

@@ -310,7 +310,8 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                     Column::field(User::FIELDS.admin),
                     Column::per_page("message_count", message_counts),
                 ])
-                .exclude([User::FIELDS.password]),
+                .exclude([User::FIELDS.password])
+                .list_filter([User::FIELDS.active, User::FIELDS.admin]),
         )
         .register(
             ModelAdmin::<Message>::new()
@@ -322,7 +323,8 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                 .search_fields([
                     Message::FIELDS.content.into(),
                     Message::FIELDS.user_id.join(User::FIELDS.username),
-                ]),
+                ])
+                .list_filter([Message::FIELDS.user_id, Message::FIELDS.pub_date]),
         )
         .register(ModelAdmin::<Note>::new())
         .register(
@@ -341,7 +343,10 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
         }))
         .register(ModelAdmin::<CModel>::new())
         .register(ModelAdmin::<DModel>::new())
-        .register(ModelAdmin::<Ticket>::new())
+        .register(ModelAdmin::<Ticket>::new().list_filter({
+            let f = Ticket::FIELDS;
+            [f.status, f.opened, f.parent_id]
+        }))
         .register_panel("Notes", NotesPanel);
     admin
 }

@@ -75,6 +75,11 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                 ])
                 .exclude([User::FIELDS.password])
                 .search_fields([User::FIELDS.username, User::FIELDS.email])
+                .list_filter([
+                    User::FIELDS.active,
+                    User::FIELDS.admin,
+                    User::FIELDS.join_date,
+                ])
                 .action(Action::new("deactivate", "Deactivate", deactivate))
                 // The user's messages, newest last, as a table on the user's page.
                 .inline(
@@ -91,7 +96,9 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                     let f = Message::FIELDS;
                     [f.id, f.user_id, f.content, f.pub_date].map(Column::field)
                 })
-                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username),
+                .foreign_key_lookup(Message::FIELDS.user_id, User::FIELDS.username)
+                .search_fields([Message::FIELDS.content])
+                .list_filter([Message::FIELDS.user_id, Message::FIELDS.pub_date]),
         )
         .register(ModelAdmin::<Note>::new())
         .register_panel("New messages this week", NewMessages);

@@ -27,6 +27,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::cells::neutralise;
+use super::facets::FACETS;
 use super::page::{plain_text, Chunks, Reply};
 use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ExportView;
@@ -195,7 +196,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .req
             .query
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "ordering" | "page" | "limit"))
+            .filter(|(k, _)| !matches!(k.as_str(), "ordering" | "page" | "limit" | FACETS))
             .cloned()
             .collect();
         let select = self.list.conditions(&filters, &())?;

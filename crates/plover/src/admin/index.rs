@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 
+use super::facets::{RowCount, FACETS};
 use super::page::{display_value, Reply};
 use super::prepared::{Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
@@ -13,6 +14,7 @@ use crate::error::Error;
 use crate::listing::{allowed, is_filter, NOT, OR, ORDERING, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::Select;
+use crate::sql::{count, count_up_to, estimate};
 use crate::urlencoded::{encode, link};
 
 impl<M: RestModel> PreparedAdmin<M> {
@@ -27,7 +29,14 @@ impl<M: RestModel> PreparedAdmin<M> {
             let value = cx.req.param("_fv").unwrap_or_default();
             return Ok(Reply::Redirect(link(&self.url(cx), kept, (key, value))));
         }
-        let query = self.list.parse(&cx.req.query, &())?;
+        // `_facets` asks for the facets' counts: kept in every link, never a filter.
+        let counting = self.facets.counting(&cx.req.query)?;
+        let conditions: Vec<(String, String)> = (cx.req.query.iter())
+            .filter(|(k, _)| k != FACETS)
+            .cloned()
+            .collect();
+        let query = self.list.parse(&conditions, &())?;
+        let count = self.row_count(conn, &query.select.conditions_only())?;
         let mut rows = M::load(conn, &query.select)?;
         let has_next = rows.len() as i64 > query.limit;
         rows.truncate(query.limit as usize);
@@ -99,8 +108,9 @@ impl<M: RestModel> PreparedAdmin<M> {
                 },
             })
             .collect();
-        // Filters and groups are chips; the search has its box. All of them go to the export.
-        let condition = |k: &str| is_filter(k) || k == OR || k == NOT;
+        // Filters and groups are chips; the search has its box. All of them go to the export
+        // (and `_facets`, which the export ignores).
+        let condition = |k: &str| (is_filter(k) && k != FACETS) || k == OR || k == NOT;
         let filters = pairs
             .iter()
             .enumerate()
@@ -122,9 +132,10 @@ impl<M: RestModel> PreparedAdmin<M> {
         let page_link = |page: i64| with(PAGE, &page.to_string());
         let filter_query: Vec<(String, String)> = pairs
             .iter()
-            .filter(|(k, _)| condition(k) || k == SEARCH)
+            .filter(|(k, _)| condition(k) || k == SEARCH || k == FACETS)
             .cloned()
             .collect();
+        let facets = (self.facets).views(conn, meta, &self.list, &url, pairs, counting)?;
         let view = IndexView {
             chrome: cx.chrome.clone(),
             title: self.name.clone(),
@@ -153,9 +164,40 @@ impl<M: RestModel> PreparedAdmin<M> {
             } else {
                 format!("{url}export/?{}", encode(&filter_query))
             },
+            count_text: count.text(&self.name),
+            count,
+            facets,
+            facets_counted: counting,
+            facets_toggle: self.facets.toggle(&url, pairs, counting),
             url,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
+    }
+
+    /// The rows a selection's conditions match. On PostgreSQL, exact up to
+    /// `count_exact_up_to` (a count that stops one row after it), above it the planner's
+    /// estimate (never below the bound); on SQLite, which has no estimate, one exact count.
+    fn row_count(&self, conn: &mut Conn<'_>, select: &Select) -> Result<RowCount, Error> {
+        let meta = M::meta();
+        if conn.engine() == crate::db::Engine::Sqlite {
+            return Ok(RowCount {
+                rows: count(conn, meta, select)?,
+                estimated: false,
+            });
+        }
+        let bound = self.count_exact_up_to;
+        let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
+        Ok(if rows <= bound {
+            RowCount {
+                rows,
+                estimated: false,
+            }
+        } else {
+            RowCount {
+                rows: estimate(conn, meta, select)?.max(rows),
+                estimated: true,
+            }
+        })
     }
 
     /// The cells of a field column: the value, or for a foreign key the related row's text

@@ -35,6 +35,7 @@ mod cells;
 mod checks;
 mod delete;
 mod export;
+mod facets;
 mod form;
 mod history;
 mod import;
@@ -59,6 +60,7 @@ use std::sync::Arc;
 use actix_web::web;
 
 pub use action::Action;
+pub use facets::ShowFacets;
 pub use inline::Inline;
 pub use model_admin::{Column, ModelAdmin, PageColumn};
 pub use panel::{AdminPanel, PanelData, PanelForm, PanelView};

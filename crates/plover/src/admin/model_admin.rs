@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
+use super::facets::ShowFacets;
 use super::inline::{ErasedInline, Inline};
 use super::templates::{AdminTemplates, DefaultTemplates};
 use crate::db::Conn;
@@ -118,6 +119,10 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) templates: Arc<dyn AdminTemplates>,
     /// The children edited on the edit page ([`ModelAdmin::inline`]), in order.
     pub(crate) inlines: Vec<ErasedInline>,
+    /// `list_filter`: the fields of the index's facets, by index.
+    pub(crate) list_filter: Vec<usize>,
+    pub(crate) show_facets: ShowFacets,
+    pub(crate) count_exact_up_to: i64,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -150,6 +155,9 @@ impl<M: RestModel> ModelAdmin<M> {
             actions: Vec::new(),
             templates: Arc::new(DefaultTemplates),
             inlines: Vec::new(),
+            list_filter: Vec::new(),
+            show_facets: ShowFacets::Allow,
+            count_exact_up_to: 10_000,
         }
     }
 
@@ -199,6 +207,32 @@ impl<M: RestModel> ModelAdmin<M> {
     /// [`Action`]. The index offers the actions in the order they are added.
     pub fn action(mut self, action: Action<M>) -> Self {
         self.actions.push(action);
+        self
+    }
+
+    /// The index's facets (Django's `list_filter`): beside the rows, each field's values as
+    /// links that filter the index by one click, "All" to remove it. A field may be a boolean
+    /// (Yes, No), a field with choices (each choice), a foreign key (the related rows, by their
+    /// text) or a date or date-time (years, then the months of the chosen year). Any other
+    /// field, or one the index may not filter, panics at [`Admin::setup`](super::Admin::setup).
+    /// Counts are shown as [`ModelAdmin::show_facets`] says.
+    pub fn list_filter(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.list_filter = crate::model::indexes(fields);
+        self
+    }
+
+    /// When the facets count their values' rows (default [`ShowFacets::Allow`]: when the
+    /// request has `_facets=1`, which the index's "Show counts" link adds).
+    pub fn show_facets(mut self, show: ShowFacets) -> Self {
+        self.show_facets = show;
+        self
+    }
+
+    /// Up to how many rows the index counts exactly on PostgreSQL (default 10,000): the count
+    /// reads at most `n + 1` rows, and above `n` the index shows the planner's estimate,
+    /// marked "about" (never below the bound). SQLite, which has no estimate, counts them all.
+    pub fn count_exact_up_to(mut self, n: i64) -> Self {
+        self.count_exact_up_to = n.max(0);
         self
     }
 

@@ -5,6 +5,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::action::{check_names, Action};
+use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Column, ModelAdmin, PageColumn};
 use super::page::Reply;
@@ -151,6 +152,10 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) password_field: Option<usize>,
     /// The children its add and edit pages edit, in order.
     pub(crate) inlines: Vec<Box<dyn InlineModel>>,
+    /// The index's facets (`list_filter`).
+    pub(crate) facets: Facets,
+    /// Up to how many rows the index counts exactly.
+    pub(crate) count_exact_up_to: i64,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -266,6 +271,7 @@ impl<M: RestModel> ModelAdmin<M> {
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
         let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
+        let facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
         PreparedAdmin {
             name,
             columns,
@@ -279,6 +285,8 @@ impl<M: RestModel> ModelAdmin<M> {
             templates: self.templates,
             password_field: None,
             inlines,
+            facets,
+            count_exact_up_to: self.count_exact_up_to,
         }
     }
 }

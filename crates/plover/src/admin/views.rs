@@ -12,6 +12,8 @@ use askama::Template;
 
 use crate::error::Error;
 
+pub use super::facets::{Facet, FacetValue, RowCount};
+
 /// The frame of every admin page: who is logged in, the models to navigate to.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -96,6 +98,16 @@ pub struct IndexView {
     pub export: String,
     /// The import page, `{prefix}/{name}/import/`.
     pub import: String,
+    /// The rows the filters and the search match (all pages).
+    pub count: RowCount,
+    /// The count as people read it: `37 messages`, `about 120,000 messages`.
+    pub count_text: String,
+    /// The facets (`list_filter`), in order; empty without any.
+    pub facets: Vec<Facet>,
+    /// Whether the facets show counts.
+    pub facets_counted: bool,
+    /// The link that shows or hides the facets' counts (`ShowFacets::Allow` only).
+    pub facets_toggle: Option<String>,
 }
 
 /// A column header of the index.

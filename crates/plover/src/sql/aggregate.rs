@@ -25,7 +25,7 @@ use crate::value::{DateText, DateTimeText};
 
 /// How a column of an aggregate's row is read.
 #[derive(Debug, Clone, Copy)]
-enum Out {
+pub(super) enum Out {
     /// As a value of a field of this type (a group's field, a least or greatest value).
     Field(SqlType),
     /// As a 64-bit integer (a count, the sum of an integer field).
@@ -272,7 +272,7 @@ fn group_and_order(
 }
 
 /// Runs the statement and reads each row's columns as `outs` says.
-fn read_rows<'q, C>(
+pub(super) fn read_rows<'q, C>(
     c: &mut C,
     statement: Statement<'q>,
     outs: &[Out],

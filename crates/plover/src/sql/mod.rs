@@ -45,6 +45,8 @@ enum Query {
     Delete,
     Nullify,
     Aggregate,
+    #[cfg(feature = "admin")]
+    Facet,
 }
 
 /// Runs `$body` with `$c` the connection of either engine and `$pg` whether it is PostgreSQL.
@@ -475,19 +477,51 @@ pub(crate) fn estimate<'s>(
 }
 
 /// The number of rows a selection's conditions match (its ordering and window are ignored).
-pub(crate) fn count<'s>(
+pub(crate) fn count(conn: &mut Conn<'_>, meta: &ModelMeta, s: &Select) -> Result<i64, Error> {
+    counted(conn, meta, s, None)
+}
+
+/// The number of rows a selection's conditions match, counted up to `bound` and no further:
+/// `SELECT COUNT(*) FROM (SELECT 1 ... LIMIT ?)` reads at most `bound` rows, so the answer is
+/// exact below `bound`, and `bound` itself means "at least that many".
+#[cfg(feature = "admin")]
+pub(crate) fn count_up_to(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &Select,
+    bound: i64,
+) -> Result<i64, Error> {
+    counted(conn, meta, s, Some(bound.max(0)))
+}
+
+/// [`count`], bounded or not.
+fn counted<'s>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     s: &'s Select,
+    bound: Option<i64>,
 ) -> Result<i64, Error> {
     // Keyed by the whole shape (ordering and window included) but written without them.
+    let shape = |k: &mut Vec<usize>| {
+        k.push(usize::from(bound.is_some()));
+        s.shape(k);
+    };
     let write = |w: &mut Writer<'s>| {
+        if let Some(bound) = bound {
+            w.sql("SELECT COUNT(*) FROM (SELECT 1 AS plover_one");
+            w.from(meta);
+            w.conditions(meta, s)?;
+            w.sql(" LIMIT ");
+            w.bind(Arg::I64(bound));
+            w.sql(") AS plover_bounded");
+            return Ok(());
+        }
         w.sql("SELECT COUNT(*)");
         w.from(meta);
         w.conditions(meta, s)
     };
     let count: Key = on_engine!(conn, |c, pg| {
-        statement(meta, Query::Count, pg, &|k| s.shape(k), &write, None)?.get_result(c)?
+        statement(meta, Query::Count, pg, &shape, &write, None)?.get_result(c)?
     });
     Ok(count.0)
 }
@@ -584,6 +618,10 @@ fn where_in(
 
 mod aggregate;
 pub(crate) use aggregate::aggregate;
+#[cfg(feature = "admin")]
+mod facet;
+#[cfg(feature = "admin")]
+pub(crate) use facet::{facet_counts, FacetRow, FacetTerm};
 
 #[cfg(test)]
 mod tests;

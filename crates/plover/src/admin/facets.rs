@@ -1,0 +1,727 @@
+//! Facets of the admin index (docs/admin.md#facets): per `list_filter` field, the values that
+//! filter the index in one click (booleans, choices, foreign keys, dates by year then month),
+//! each with its number of rows under the other filters and the search when counts are shown
+//! (one `GROUP BY` per facet), and the row count of the index itself.
+
+use std::collections::HashMap;
+
+use chrono::{Datelike, NaiveDate};
+use serde_json::Value;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::listing::{allowed, ListPlan, PAGE};
+use crate::model::{FieldKind, FieldMeta, ModelMeta};
+use crate::query::{Aggregate, Func, Operand, Order, Select};
+use crate::sql::{facet_counts, FacetRow, FacetTerm};
+use crate::urlencoded::encode;
+
+/// The query parameter that asks for the facets' counts (`_facets=1`). It is no filter: the
+/// index and the export ignore it, and every link of the index keeps it.
+pub(crate) const FACETS: &str = "_facets";
+
+/// The related rows a foreign key's facet lists: the most frequent ones with counts, the first
+/// ones by key without.
+const FOREIGN_KEY_VALUES: i64 = 10;
+
+/// The most years a date facet lists (the earliest ones).
+const MAX_YEARS: i64 = 100;
+
+/// When the index counts the rows of each facet value (Django's `ModelAdmin.show_facets`):
+/// those counts cost one `GROUP BY` per facet over the filtered rows, which a large table
+/// feels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShowFacets {
+    /// Only when the request asks with `_facets=1`: the index offers a "Show counts" link (and
+    /// then "Hide counts"), and every link keeps the choice.
+    #[default]
+    Allow,
+    /// Always, with no link to hide them.
+    Always,
+    /// Never (`_facets` is ignored).
+    Never,
+}
+
+/// What one facet groups the rows by.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// `Yes`, `No` (and `Unknown` when nullable).
+    Bool,
+    /// Each of the field's choices.
+    Choice(&'static [&'static str]),
+    /// The related rows of a foreign key into this model.
+    ForeignKey(&'static ModelMeta),
+    /// Years, then the months of a chosen year.
+    Date,
+}
+
+/// A `list_filter` field, checked at set-up.
+#[derive(Debug, Clone, Copy)]
+struct Prepared {
+    /// The field's index.
+    field: usize,
+    kind: Kind,
+}
+
+/// The facets of one model admin and when they count.
+#[derive(Debug, Clone)]
+pub(crate) struct Facets {
+    fields: Vec<Prepared>,
+    show: ShowFacets,
+}
+
+impl Facets {
+    /// The facets of the fields `fields` (indexes) of `meta`, the admin `name`'s `list_filter`.
+    /// Panics, at set-up, on a field that is not a boolean, a field with choices, a foreign key
+    /// or a date, on a field the index may not filter, and on a field named twice.
+    pub(crate) fn new(
+        meta: &'static ModelMeta,
+        plan: &ListPlan,
+        name: &str,
+        fields: &[usize],
+        show: ShowFacets,
+    ) -> Facets {
+        let mut prepared: Vec<Prepared> = Vec::with_capacity(fields.len());
+        for &idx in fields {
+            let field = &meta.fields[idx];
+            let kind = if !field.constraints.choices.is_empty() {
+                Kind::Choice(field.constraints.choices)
+            } else if let Some(target) = field.fk {
+                Kind::ForeignKey(target())
+            } else {
+                match field.kind {
+                    FieldKind::Bool => Kind::Bool,
+                    FieldKind::Date | FieldKind::DateTime => Kind::Date,
+                    FieldKind::Text => panic!(
+                        "plover admin: list_filter of `{name}`: `{}` is a free text without \
+                         choices: facets take booleans, fields with choices, foreign keys and \
+                         dates (search a text with search_fields)",
+                        field.name
+                    ),
+                    _ => panic!(
+                        "plover admin: list_filter of `{name}`: `{}` is a number without \
+                         choices: facets take booleans, fields with choices, foreign keys and \
+                         dates",
+                        field.name
+                    ),
+                }
+            };
+            assert!(
+                allowed(plan, &[idx], &()),
+                "plover admin: list_filter of `{name}`: `{}` is not a field this index may \
+                 filter (hidden by the forms, write-only, private, or refused by \
+                 filter_fields/filter_exclude)",
+                field.name
+            );
+            assert!(
+                !prepared.iter().any(|p| p.field == idx),
+                "plover admin: list_filter of `{name}` names `{}` twice",
+                field.name
+            );
+            prepared.push(Prepared { field: idx, kind });
+        }
+        Facets {
+            fields: prepared,
+            show,
+        }
+    }
+
+    /// Whether the index of this request shows counts (the request's `_facets`: `1` or `0`).
+    pub(crate) fn counting(&self, pairs: &[(String, String)]) -> Result<bool, Error> {
+        let asked = match pairs
+            .iter()
+            .find(|(k, _)| k == FACETS)
+            .map(|(_, v)| v.as_str())
+        {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(_) => return Err(Error::param(FACETS, "expected 1 (show counts) or 0")),
+        };
+        Ok(match self.show {
+            ShowFacets::Allow => asked,
+            ShowFacets::Always => true,
+            ShowFacets::Never => false,
+        })
+    }
+
+    /// The link that shows or hides the counts (with `ShowFacets::Allow` and facets only).
+    pub(crate) fn toggle(
+        &self,
+        url: &str,
+        pairs: &[(String, String)],
+        counting: bool,
+    ) -> Option<String> {
+        if self.fields.is_empty() || self.show != ShowFacets::Allow {
+            return None;
+        }
+        let mut kept: Vec<(String, String)> =
+            pairs.iter().filter(|(k, _)| k != FACETS).cloned().collect();
+        if !counting {
+            kept.push((FACETS.to_owned(), "1".to_owned()));
+        }
+        Some(with_query(url, &kept))
+    }
+
+    /// The facets of the index at `url` for a request's query pairs (`_facets` included, as
+    /// the links keep it), counted or not. `plan` parses each facet's conditions: the request's
+    /// filters and search but the facet's own.
+    pub(crate) fn views(
+        &self,
+        conn: &mut Conn<'_>,
+        meta: &'static ModelMeta,
+        plan: &ListPlan,
+        url: &str,
+        pairs: &[(String, String)],
+        counting: bool,
+    ) -> Result<Vec<Facet>, Error> {
+        let mut out = Vec::with_capacity(self.fields.len());
+        for facet in &self.fields {
+            let field = &meta.fields[facet.field];
+            let cx = FacetCx {
+                meta,
+                plan,
+                field,
+                url,
+                pairs,
+                counting,
+            };
+            out.push(match facet.kind {
+                Kind::Bool => {
+                    let mut values = vec![
+                        (Value::Bool(true), "Yes".to_owned()),
+                        (Value::Bool(false), "No".to_owned()),
+                    ];
+                    if field.nullable {
+                        values.push((Value::Null, "Unknown".to_owned()));
+                    }
+                    cx.fixed(conn, facet.field, values)?
+                }
+                Kind::Choice(choices) => {
+                    let mut values: Vec<(Value, String)> = choices
+                        .iter()
+                        .map(|&c| (Value::from(c), c.to_owned()))
+                        .collect();
+                    if field.nullable {
+                        values.push((Value::Null, "None".to_owned()));
+                    }
+                    cx.fixed(conn, facet.field, values)?
+                }
+                Kind::ForeignKey(target) => cx.foreign_key(conn, facet.field, target)?,
+                Kind::Date => cx.date(conn, facet.field)?,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// One facet of the index: a field's values, each a link that filters the index by it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Facet {
+    /// The field's name.
+    pub title: String,
+    /// The index without this facet's filter ("All").
+    pub all: String,
+    /// Whether no value of this facet is chosen ("All" is then the current one).
+    pub all_current: bool,
+    /// The values, in order: the chosen one has `current`.
+    pub values: Vec<FacetValue>,
+    /// For a foreign key with more related rows than listed: the text ("and 12 more") and the
+    /// link to the index's filter form, where any key can be typed or looked up.
+    pub more: Option<(String, String)>,
+}
+
+/// A value of a facet.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FacetValue {
+    /// What people read: `Yes`, a choice, the related row's text, a year, a month.
+    pub label: String,
+    /// The index filtered by this value (the other filters, the search, the ordering and
+    /// `_facets` kept; back to page 1).
+    pub link: String,
+    /// Whether the index is filtered by this value now.
+    pub current: bool,
+    /// The rows with this value under the other filters and the search, when counts are shown.
+    pub count: Option<i64>,
+    /// Whether this value is within the one before (a month under its year).
+    pub nested: bool,
+}
+
+/// The index count: the rows its filters and search match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RowCount {
+    /// The number of rows (with `estimated`, PostgreSQL's planner estimate).
+    pub rows: i64,
+    /// Whether `rows` is an estimate (more rows than `count_exact_up_to` match, on
+    /// PostgreSQL).
+    pub estimated: bool,
+}
+
+impl RowCount {
+    /// `37 messages`, `1 message`, `about 120,000 messages`, for the model admin `name`.
+    pub fn text(&self, name: &str) -> String {
+        let about = if self.estimated { "about " } else { "" };
+        let plural = if self.rows == 1 || name.ends_with('s') {
+            ""
+        } else {
+            "s"
+        };
+        format!("{about}{} {name}{plural}", grouped(self.rows))
+    }
+}
+
+/// `n` with a comma between groups of three digits.
+fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `url` with the query `pairs`.
+fn with_query(url: &str, pairs: &[(String, String)]) -> String {
+    if pairs.is_empty() {
+        url.to_owned()
+    } else {
+        format!("{url}?{}", encode(pairs))
+    }
+}
+
+/// What the values of one facet are made from.
+struct FacetCx<'a> {
+    meta: &'static ModelMeta,
+    plan: &'a ListPlan,
+    field: &'static FieldMeta,
+    url: &'a str,
+    pairs: &'a [(String, String)],
+    counting: bool,
+}
+
+/// The first `YYYY-MM-DD` of a date or date-time's text.
+fn date_of(text: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(text.get(..10)?, "%Y-%m-%d").ok()
+}
+
+/// The first day of the month after `day`'s.
+fn next_month(day: NaiveDate) -> Option<NaiveDate> {
+    let (y, m) = if day.month() == 12 {
+        (day.year().checked_add(1)?, 1)
+    } else {
+        (day.year(), day.month() + 1)
+    };
+    NaiveDate::from_ymd_opt(y, m, 1)
+}
+
+/// A chosen date range: a year, or a month of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chosen {
+    Year(i32),
+    Month(i32, u32),
+}
+
+impl<'a> FacetCx<'a> {
+    /// The parameters of this field's own filters: `name`, `name__is`, and for dates
+    /// `name__gte` and `name__lt`.
+    fn own(&self, key: &str) -> bool {
+        let name = self.field.name;
+        key.strip_prefix(name).is_some_and(|rest| {
+            matches!(rest, "" | "__is") || (self.is_date() && matches!(rest, "__gte" | "__lt"))
+        })
+    }
+
+    fn is_date(&self) -> bool {
+        matches!(self.field.kind, FieldKind::Date | FieldKind::DateTime)
+    }
+
+    /// The request's pairs without this facet's filters and the page.
+    fn others(&self) -> Vec<(String, String)> {
+        (self.pairs.iter())
+            .filter(|(k, _)| k != PAGE && !self.own(k))
+            .cloned()
+            .collect()
+    }
+
+    /// The index filtered by `filter` instead of this facet's filters.
+    fn link(&self, filter: &[(String, &str)]) -> String {
+        let mut pairs = self.others();
+        pairs.extend(filter.iter().map(|(k, v)| (k.clone(), (*v).to_owned())));
+        with_query(self.url, &pairs)
+    }
+
+    /// The value of the request's parameter `key`.
+    fn param(&self, key: &str) -> Option<&'a str> {
+        (self.pairs.iter())
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The filter of a value: `name=value`, or `name__is=null`.
+    fn filter_of(&self, value: &Value) -> (String, String) {
+        let name = self.field.name;
+        match value {
+            Value::Null => (format!("{name}__is"), "null".to_owned()),
+            Value::String(s) => (name.to_owned(), s.clone()),
+            other => (name.to_owned(), other.to_string()),
+        }
+    }
+
+    /// Whether the request filters by `value` (as [`FacetCx::filter_of`] writes it).
+    fn is_current(&self, value: &Value) -> bool {
+        let (key, text) = self.filter_of(value);
+        self.param(&key) == Some(text.as_str())
+    }
+
+    /// The selection of the rows the request's other filters and its search match, and
+    /// `extra` filters (`_facets` is not a filter).
+    fn conditions(&self, extra: &[(String, String)]) -> Result<Select, Error> {
+        let mut pairs: Vec<(String, String)> = (self.others().into_iter())
+            .filter(|(k, _)| k != super::facets::FACETS)
+            .collect();
+        pairs.extend_from_slice(extra);
+        self.plan.conditions(&pairs, &())
+    }
+
+    /// The counts of the field's values, by value.
+    fn counts(
+        &self,
+        conn: &mut Conn<'_>,
+        term: FacetTerm,
+        by_count: bool,
+        limit: i64,
+        extra: &[(String, String)],
+    ) -> Result<(Vec<FacetRow>, i64), Error> {
+        let select = self.conditions(extra)?;
+        facet_counts(conn, self.meta, &select, term, by_count, limit)
+    }
+
+    /// The facet of `values` known in advance (booleans, choices), counted with one query.
+    fn fixed(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        values: Vec<(Value, String)>,
+    ) -> Result<Facet, Error> {
+        let counts: Option<HashMap<String, i64>> = if self.counting {
+            let limit = i64::try_from(values.len()).unwrap_or(i64::MAX);
+            let (rows, _) = self.counts(conn, FacetTerm::Value(field), false, limit, &[])?;
+            Some(
+                rows.into_iter()
+                    .map(|r| (r.value.to_string(), r.count))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        let values = values
+            .into_iter()
+            .map(|(value, label)| {
+                let (key, text) = self.filter_of(&value);
+                FacetValue {
+                    current: self.is_current(&value),
+                    link: self.link(&[(key, &text)]),
+                    count: counts
+                        .as_ref()
+                        .map(|c| c.get(&value.to_string()).copied().unwrap_or(0)),
+                    label,
+                    nested: false,
+                }
+            })
+            .collect();
+        Ok(self.facet(values, None))
+    }
+
+    /// The facet of `values`, with its "All" link.
+    fn facet(&self, values: Vec<FacetValue>, more: Option<(String, String)>) -> Facet {
+        Facet {
+            title: self.field.name.to_owned(),
+            all: self.link(&[]),
+            all_current: !values.iter().any(|v| v.current),
+            values,
+            more,
+        }
+    }
+
+    /// A foreign key's facet: with counts, the most frequent related rows (one `GROUP BY`);
+    /// without, the first related rows by key (one bounded query of the related table). Then
+    /// one query of their texts.
+    fn foreign_key(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        target: &'static ModelMeta,
+    ) -> Result<Facet, Error> {
+        let chosen = self
+            .param(self.field.name)
+            .and_then(|v| v.parse::<i64>().ok());
+        // (key or NULL, count), in order; then the texts of the keys.
+        let mut listed: Vec<(Option<i64>, Option<i64>)>;
+        let more;
+        let mut texts: HashMap<i64, String>;
+        if self.counting {
+            let (rows, groups) =
+                self.counts(conn, FacetTerm::Value(field), true, FOREIGN_KEY_VALUES, &[])?;
+            let shown = i64::try_from(rows.len()).unwrap_or(0);
+            more = (groups > shown).then(|| format!("and {} more", grouped(groups - shown)));
+            listed = rows
+                .into_iter()
+                .map(|r| (r.value.as_i64(), Some(r.count)))
+                .collect();
+            let mut ids: Vec<i64> = listed.iter().filter_map(|(id, _)| *id).collect();
+            ids.extend(chosen.filter(|c| !ids.contains(c)));
+            texts = if ids.is_empty() {
+                HashMap::new()
+            } else {
+                (target.ops.load_display)(conn, &Select::ids_in(target.pk, &ids))?
+                    .into_iter()
+                    .collect()
+            };
+        } else {
+            let first = Select {
+                order: vec![Order::asc(target.pk)],
+                limit: Some(FOREIGN_KEY_VALUES + 1),
+                ..Select::default()
+            };
+            let mut rows = (target.ops.load_display)(conn, &first)?;
+            more = (rows.len() as i64 > FOREIGN_KEY_VALUES).then(|| "and more".to_owned());
+            rows.truncate(FOREIGN_KEY_VALUES as usize);
+            listed = rows.iter().map(|(id, _)| (Some(*id), None)).collect();
+            texts = rows.into_iter().collect();
+            if let Some(id) = chosen.filter(|c| !texts.contains_key(c)) {
+                texts.extend((target.ops.load_display)(
+                    conn,
+                    &Select::ids_in(target.pk, &[id]),
+                )?);
+            }
+            if self.field.nullable {
+                listed.push((None, None));
+            }
+        }
+        // The chosen row is listed even when it is not among the first (its count unknown).
+        if let Some(id) = chosen.filter(|c| !listed.iter().any(|(l, _)| *l == Some(*c))) {
+            if texts.contains_key(&id) {
+                listed.push((Some(id), None));
+            }
+        }
+        let values = listed
+            .into_iter()
+            .map(|(id, count)| {
+                let value = id.map_or(Value::Null, Value::from);
+                let (key, text) = self.filter_of(&value);
+                FacetValue {
+                    label: match id {
+                        Some(id) => texts.get(&id).cloned().unwrap_or_else(|| format!("#{id}")),
+                        None => "None".to_owned(),
+                    },
+                    current: self.is_current(&value),
+                    link: self.link(&[(key, &text)]),
+                    count,
+                    nested: false,
+                }
+            })
+            .collect();
+        // The filter form, where any key can be typed or looked up.
+        let more = more.map(|text| (text, "#filter-key".to_owned()));
+        Ok(self.facet(values, more))
+    }
+
+    /// The year or month the request's `name__gte` and `name__lt` choose, if they are one.
+    fn chosen_date(&self) -> Option<Chosen> {
+        let name = self.field.name;
+        let from = date_of(self.param(&format!("{name}__gte"))?)?;
+        let until = date_of(self.param(&format!("{name}__lt"))?)?;
+        if from.day() != 1 {
+            return None;
+        }
+        if from.month() == 1 && NaiveDate::from_ymd_opt(from.year() + 1, 1, 1) == Some(until) {
+            return Some(Chosen::Year(from.year()));
+        }
+        (next_month(from) == Some(until)).then(|| Chosen::Month(from.year(), from.month()))
+    }
+
+    /// The filters of a year, or of a month of it.
+    fn range(&self, year: i32, month: Option<u32>) -> Vec<(String, String)> {
+        let name = self.field.name;
+        let from = NaiveDate::from_ymd_opt(year, month.unwrap_or(1), 1);
+        let until = match month {
+            Some(_) => from.and_then(next_month),
+            None => NaiveDate::from_ymd_opt(year.saturating_add(1), 1, 1),
+        };
+        match (from, until) {
+            (Some(from), Some(until)) => vec![
+                (format!("{name}__gte"), from.to_string()),
+                (format!("{name}__lt"), until.to_string()),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    /// A link that filters by a year or a month.
+    fn range_link(&self, year: i32, month: Option<u32>) -> String {
+        let range = self.range(year, month);
+        let refs: Vec<(String, &str)> =
+            range.iter().map(|(k, v)| (k.clone(), v.as_str())).collect();
+        self.link(&refs)
+    }
+
+    /// A date's facet: the years (with a chosen year, that year and its months). With counts,
+    /// one `GROUP BY` of the years or of the chosen year's months; without, the years between
+    /// the table's least and greatest dates (one query of two aggregates, which an index on the
+    /// column answers without reading the table) and the twelve months.
+    fn date(&self, conn: &mut Conn<'_>, field: usize) -> Result<Facet, Error> {
+        let chosen = self.chosen_date();
+        let year = match chosen {
+            Some(Chosen::Year(y) | Chosen::Month(y, _)) => Some(y),
+            None => None,
+        };
+        let mut values = Vec::new();
+        if let Some(year) = year {
+            values.push(FacetValue {
+                label: year.to_string(),
+                link: self.range_link(year, None),
+                current: chosen == Some(Chosen::Year(year)),
+                count: None,
+                nested: false,
+            });
+            let months: Vec<(u32, Option<i64>)> = if self.counting {
+                let within = self.range(year, None);
+                let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
+                if let Some(first) = values.first_mut() {
+                    first.count = Some(rows.iter().map(|r| r.count).sum());
+                }
+                rows.into_iter()
+                    .filter_map(|r| Some((u32::try_from(r.value.as_i64()?).ok()?, Some(r.count))))
+                    .collect()
+            } else {
+                (1..=12).map(|m| (m, None)).collect()
+            };
+            for (month, count) in months {
+                let Some(day) = NaiveDate::from_ymd_opt(year, month, 1) else {
+                    continue;
+                };
+                values.push(FacetValue {
+                    label: day.format("%B %Y").to_string(),
+                    link: self.range_link(year, Some(month)),
+                    current: chosen == Some(Chosen::Month(year, month)),
+                    count,
+                    nested: true,
+                });
+            }
+            return Ok(self.facet(values, None));
+        }
+        let years: Vec<(Option<i32>, Option<i64>)> = if self.counting {
+            let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
+            // NULL first, then the years ascending: at most the first MAX_YEARS.
+            let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
+            let mut years: Vec<(Option<i32>, Option<i64>)> = rows
+                .iter()
+                .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
+                .collect();
+            years.truncate(MAX_YEARS as usize);
+            years.extend(null.map(|n| (None, Some(n))));
+            years
+        } else {
+            let span = Aggregate {
+                values: vec![
+                    (
+                        Func::Min,
+                        Operand {
+                            through: Vec::new(),
+                            field,
+                        },
+                    ),
+                    (
+                        Func::Max,
+                        Operand {
+                            through: Vec::new(),
+                            field,
+                        },
+                    ),
+                ],
+                limit: 1,
+                ..Aggregate::default()
+            };
+            let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
+            let year = |v: Option<&Value>| {
+                v.and_then(Value::as_str)
+                    .and_then(date_of)
+                    .map(|d| d.year())
+            };
+            let row = rows.first();
+            let mut years = Vec::new();
+            if let (Some(least), Some(greatest)) = (
+                year(row.and_then(|r| r.first())),
+                year(row.and_then(|r| r.get(1))),
+            ) {
+                let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
+                years.extend((least..=until).map(|y| (Some(y), None)));
+            }
+            if self.field.nullable {
+                years.push((None, None));
+            }
+            years
+        };
+        for (year, count) in years {
+            values.push(match year {
+                Some(year) => FacetValue {
+                    label: year.to_string(),
+                    link: self.range_link(year, None),
+                    current: false,
+                    count,
+                    nested: false,
+                },
+                None => {
+                    let (key, text) = self.filter_of(&Value::Null);
+                    FacetValue {
+                        label: "None".to_owned(),
+                        current: self.is_current(&Value::Null),
+                        link: self.link(&[(key, &text)]),
+                        count,
+                        nested: false,
+                    }
+                }
+            });
+        }
+        Ok(self.facet(values, None))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_with_thousands_and_plurals() {
+        let count = |rows, estimated| RowCount { rows, estimated };
+        assert_eq!(count(0, false).text("message"), "0 messages");
+        assert_eq!(count(1, false).text("message"), "1 message");
+        assert_eq!(count(37, false).text("message"), "37 messages");
+        assert_eq!(
+            count(1234567, true).text("message"),
+            "about 1,234,567 messages"
+        );
+        assert_eq!(count(100_000, false).text("status"), "100,000 status");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(-12345), "-12,345");
+    }
+
+    #[test]
+    fn months_roll_over_the_year() {
+        let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).unwrap();
+        assert_eq!(next_month(d(2024, 12, 1)), Some(d(2025, 1, 1)));
+        assert_eq!(next_month(d(2024, 2, 1)), Some(d(2024, 3, 1)));
+        assert_eq!(date_of("2024-03-05 10:00:00"), Some(d(2024, 3, 5)));
+        assert_eq!(date_of("2024"), None);
+    }
+}
