@@ -1555,3 +1555,38 @@ async fn admin_inline_save_with_a_child_error_then_corrected() {
 
     client.close().await.expect("browser closed");
 }
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_export() {
+    let (client, _base, _session) = admin_at("/admin/message/").await;
+    fill(&client, "#search-q", "says 2").await;
+    click(&client, Locator::Css(".search-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/?q=says+2");
+    // "bob says 02", "... 12", "... 20" to "... 25": every word is found (inside a word
+    // too), and the count says so.
+    assert_eq!(text_of(&client, "#row-count").await, "8 messages");
+    assert_eq!(
+        value_of(&client, "#search-q").await.as_deref(),
+        Some("says 2")
+    );
+    screenshot(&client, "admin-search").await;
+    // Sorting by a column keeps the search, and so does the export's link.
+    click(&client, Locator::LinkText("content")).await;
+    let sorted = path_and_query(&client).await;
+    assert!(
+        sorted.contains("q=says+2") && sorted.contains("ordering=content"),
+        "{sorted}"
+    );
+    assert_eq!(text_of(&client, "#row-count").await, "8 messages");
+    let export = client
+        .find(Locator::LinkText("Export"))
+        .await
+        .expect("the export link")
+        .attr("href")
+        .await
+        .expect("its href")
+        .unwrap_or_default();
+    assert!(export.contains("q=says+2"), "{export}");
+    client.close().await.expect("browser closed");
+}
