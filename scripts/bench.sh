@@ -53,6 +53,9 @@
 #                       requests a minute per client on its REST API, counted in the process or
 #                       in the database; set N above what a run sends to measure the cost of
 #                       counting
+#   ETAGS=off           passed to the microblog (plover, plover_pg): no ETag on its REST
+#                       answers (the default sends them); two runs, with and without, give what
+#                       hashing the bodies costs
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
 #   CARGO_TARGET_DIR=./target     build dir (microblog and plover-ceiling, both of this
 #                                 workspace); bench-limit builds in $CARGO_TARGET_DIR/bench-limit,

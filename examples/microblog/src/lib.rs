@@ -151,21 +151,18 @@ pub fn routes(
     db: &Database,
     auth: &Auth<User>,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
-    routes_limited(db, auth, None)
+    routes_with(db, auth, RestApi::new(db.clone()))
 }
 
-/// [`routes`], with `rate_limit` on the whole REST API when given.
-pub fn routes_limited(
+/// [`routes`], with the REST API `api` as configured (a rate limit, ETags off, ...) before
+/// its registrations.
+pub fn routes_with(
     db: &Database,
     auth: &Auth<User>,
-    rate_limit: Option<plover::rest::RateLimit>,
+    mut api: RestApi,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
     let (user, message) = (User::FIELDS, Message::FIELDS);
     let user_resource = || Resource::<User>::new().exclude([user.password, user.email]);
-    let mut api = match rate_limit {
-        Some(limit) => RestApi::new(db.clone()).rate_limit(limit),
-        None => RestApi::new(db.clone()),
-    };
     api.register_resource(
         user_resource()
             .filter_exclude([user.password, user.email])

@@ -9,9 +9,9 @@
 use std::process::ExitCode;
 
 use microblog::seed::{DEMO_PASSWORD, DEMO_USERS};
-use microblog::{ensure_user, models, routes_limited, seed_demo, User};
+use microblog::{ensure_user, models, routes_with, seed_demo, User};
 use plover::manage::Commands;
-use plover::rest::RateLimit;
+use plover::rest::{RateLimit, RestApi};
 
 /// What `--help` says of the program and of its environment.
 const ABOUT: &str = "Plover's microblog example: HTML pages, a REST API under /api/ and an \
@@ -21,7 +21,7 @@ or as alice, bob or carol with the password \"password\".
 Environment: DATABASE_URL (default sqlite://microblog.db), BIND (default 127.0.0.1:8000), \
 SECRET_KEY (the session cookies' key, at least 32 bytes; default: random per start), RUST_LOG \
 (default info), RATE_LIMIT (requests a minute per client on the REST API; db:N keeps the \
-counts in the database, shared by every process).";
+counts in the database, shared by every process), ETAGS (off: no ETag on the API's answers).";
 
 /// The REST API's rate limit of `RATE_LIMIT` (`N` or `db:N` requests a minute), if set.
 fn rate_limit() -> Result<Option<RateLimit>, String> {
@@ -50,6 +50,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // ETAGS=off: no ETag on the API's answers (the benchmark measures what they cost).
+    let etags = std::env::var("ETAGS").map_or(true, |v| v != "off");
     Commands::<User>::new("microblog")
         .about(ABOUT)
         .models(models())
@@ -65,5 +67,12 @@ fn main() -> ExitCode {
             );
             Ok(())
         })
-        .run(|db, auth| routes_limited(db, auth, rate_limit))
+        .run(|db, auth| {
+            let api = RestApi::new(db.clone()).etags(etags);
+            let api = match rate_limit {
+                Some(limit) => api.rate_limit(limit),
+                None => api,
+            };
+            routes_with(db, auth, api)
+        })
 }
