@@ -1218,18 +1218,8 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_facets_count_then_filter_by_a_click() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-    admin_login(&client, &base).await;
-
     // The row count, and the facets without counts until asked for.
-    client
-        .goto(&format!("{base}/admin/message/"))
-        .await
-        .expect("goto");
+    let (client, _base, _session) = admin_at("/admin/message/").await;
     assert_eq!(text_of(&client, "#row-count").await, "26 messages");
     assert!(client
         .find_all(Locator::Css(".facet-count"))
@@ -1446,18 +1436,8 @@ async fn microblog_join_log_in_post_follow_and_page_through_the_timelines() {
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_inline_save_with_a_child_error_then_corrected() {
-    let data = TempDir::new();
-    let base = serve_microblog(&data, true, ADMIN_SEED);
-    let driver = Driver::start();
-    let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
-    admin_login(&client, &base).await;
-
     // Carol's page lists her message, then one empty row.
-    client
-        .goto(&format!("{base}/admin/user/3/"))
-        .await
-        .expect("goto");
+    let (client, base, _session) = admin_at("/admin/user/3/").await;
     assert_eq!(
         value_of(&client, "#f-message-0-content").await.as_deref(),
         Some("carol was here")

@@ -8,11 +8,13 @@ use crate::model::RestModel;
 /// The tag of `bytes`: the first 128 bits of their SHA-256 in hex, quoted as an entity tag.
 /// Equal bytes have equal tags.
 pub(crate) fn tag(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut tag = String::with_capacity(34);
     tag.push('"');
     for byte in &digest[..16] {
-        tag.push_str(&format!("{byte:02x}"));
+        tag.push(char::from(HEX[usize::from(byte >> 4)]));
+        tag.push(char::from(HEX[usize::from(byte & 15)]));
     }
     tag.push('"');
     tag

@@ -23,7 +23,8 @@ pub struct Limits {
     /// Characters in one filter value (default 10,000): keeps `like` patterns inside SQLite's
     /// pattern limit and their matching cheap.
     pub max_value_chars: usize,
-    /// Rows one admin bulk action may select, and rows of one admin import (default 1,000).
+    /// Rows one admin bulk action may select, rows of one admin import, child rows of one
+    /// admin form with inlines, and objects of one REST bulk create (default 1,000).
     pub max_bulk_rows: usize,
     /// Bytes of the CSV file of one admin import (default 2 MiB).
     pub max_import_bytes: usize,
