@@ -3,6 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
+#[cfg(feature = "admin")]
 use crate::model::RestModel;
 
 /// The tag of `bytes`: the first 128 bits of their SHA-256 in hex, quoted as an entity tag.
@@ -21,7 +22,8 @@ pub(crate) fn tag(bytes: &[u8]) -> String {
 }
 
 /// The version of a stored row: the tag of every field's value, so that any change of the
-/// row changes it.
+/// row changes it (the admin's edit form carries it).
+#[cfg(feature = "admin")]
 pub(crate) fn version<M: RestModel>(row: &M) -> String {
     let values: Vec<serde_json::Value> = (0..M::meta().fields.len())
         .map(|idx| row.field_json(idx))
