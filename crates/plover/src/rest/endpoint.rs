@@ -456,17 +456,16 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
-    /// The changes of a POST or PUT after the hooks' `save_object`, from the `body` read
-    /// before authentication. A user's `save_object` may hash a password: never while a
-    /// pooled connection is held. The default hooks do nothing there, and the connection
-    /// serves the write.
+    /// The changes of a POST or PUT after the hooks' `save_object`, from the body read before
+    /// authentication. A user's `save_object` may hash a password: never while a pooled
+    /// connection is held. The default hooks do nothing there, and the connection serves the
+    /// write.
     fn changes_to_save(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
-        body: Result<Parsed<M>, Error>,
+        mut parsed: Parsed<M>,
     ) -> Result<Parsed<M>, Error> {
-        let mut parsed = body?;
         if self.custom_hooks {
             db.release();
         }
@@ -493,7 +492,7 @@ impl<M: RestModel> Prepared<M> {
             data,
             mut changes,
             sent,
-        } = self.changes_to_save(cx, db, Ok(parsed))?;
+        } = self.changes_to_save(cx, db, parsed)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
@@ -528,7 +527,7 @@ impl<M: RestModel> Prepared<M> {
             data,
             changes,
             sent,
-        } = self.changes_to_save(cx, db, self.one_body(req, body))?;
+        } = self.changes_to_save(cx, db, self.one_body(req, body)?)?;
         let obj = db.write(|conn| {
             let obj = self.current(cx, req, conn, obj)?;
             Self::check_references(conn, &data, &sent)?;
@@ -598,7 +597,8 @@ impl<M: RestModel> Prepared<M> {
         let mut parsed = Vec::with_capacity(items.len());
         let owner = self.owner_user(cx)?;
         for (index, data) in items.into_iter().enumerate() {
-            let item = self.changes_to_save(cx, db, self.parse_changes(data, true));
+            let item = (self.parse_changes(data, true))
+                .and_then(|parsed| self.changes_to_save(cx, db, parsed));
             let item = item.and_then(|mut item| {
                 if let Some((user, idx)) = owner {
                     self.hooks.set_owner(&mut item.changes, user, idx)?;
