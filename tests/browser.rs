@@ -145,6 +145,34 @@ async fn open(client: &Client, base: &str, path: &str) {
     client.goto(&format!("{base}{path}")).await.expect("goto");
 }
 
+/// Ticks the index rows with these keys.
+async fn select_rows(client: &Client, ids: &[&str]) {
+    for id in ids {
+        client
+            .find(Locator::Css(&format!("input[name=id][value='{id}']")))
+            .await
+            .expect("a row's checkbox")
+            .click()
+            .await
+            .expect("selected");
+    }
+}
+
+/// Opens the index `index`, ticks the rows `ids`, chooses `action` and submits: the
+/// action's confirmation page opens.
+async fn choose_action(client: &Client, base: &str, index: &str, ids: &[&str], action: &str) {
+    open(client, base, index).await;
+    select_rows(client, ids).await;
+    client
+        .find(Locator::Css("#bulk-action"))
+        .await
+        .expect("the action select")
+        .select_by_value(action)
+        .await
+        .expect("chosen");
+    click(client, Locator::Css("form.bulk button[type=submit]")).await;
+}
+
 async fn screenshot(client: &Client, name: &str) {
     // A wide window for the admin's tables.
     let _ = client.set_window_size(1280, 860).await;
@@ -807,22 +835,7 @@ async fn admin_pages_pass_axe_core_and_show_the_keyboard_focus() {
     problems.extend(check_page(&client, &axe, "import preview", true).await);
 
     // An action's confirmation.
-    open(&client, &base, "/admin/user/").await;
-    client
-        .find(Locator::Css("input[name=id][value='2']"))
-        .await
-        .expect("bob's checkbox")
-        .click()
-        .await
-        .expect("selected");
-    client
-        .find(Locator::Css("#bulk-action"))
-        .await
-        .expect("the action select")
-        .select_by_value("deactivate")
-        .await
-        .expect("chosen");
-    click(&client, Locator::Css("form.bulk button[type=submit]")).await;
+    choose_action(&client, &base, "/admin/user/", &["2"], "deactivate").await;
     assert_eq!(text_of(&client, "h1").await, "Deactivate");
     problems.extend(check_page(&client, &axe, "action", true).await);
 
@@ -1149,15 +1162,7 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
 async fn admin_action_confirms_the_selected_rows_then_runs() {
     // Select alice (an administrator) and bob, choose "Deactivate" with the keyboard.
     let (client, base, _session) = admin_at("/admin/user/").await;
-    for id in ["1", "2"] {
-        client
-            .find(Locator::Css(&format!("input[name=id][value='{id}']")))
-            .await
-            .expect("a row's checkbox")
-            .click()
-            .await
-            .expect("selected");
-    }
+    select_rows(&client, &["1", "2"]).await;
     client
         .find(Locator::Css("#bulk-action"))
         .await
@@ -1187,22 +1192,7 @@ async fn admin_action_confirms_the_selected_rows_then_runs() {
     assert!(error.contains("Nothing was changed."), "{error}");
 
     // Bob alone: the confirmation page, then the index says what was done.
-    open(&client, &base, "/admin/user/").await;
-    client
-        .find(Locator::Css("input[name=id][value='2']"))
-        .await
-        .expect("bob's checkbox")
-        .click()
-        .await
-        .expect("selected");
-    client
-        .find(Locator::Css("#bulk-action"))
-        .await
-        .expect("the action select")
-        .select_by_value("deactivate")
-        .await
-        .expect("chosen");
-    click(&client, Locator::Css("form.bulk button[type=submit]")).await;
+    choose_action(&client, &base, "/admin/user/", &["2"], "deactivate").await;
     assert_eq!(text_of(&client, "h1").await, "Deactivate");
     assert_eq!(text_of(&client, ".selected-rows").await, "bob (#2)");
     screenshot(&client, "admin-action").await;

@@ -655,14 +655,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     ) -> Result<bool, Error> {
         let mut failed = false;
         let outcome = conn.transaction(|conn| {
-            let locked = match self.current(cx, conn, row) {
-                Err(Error::PreconditionFailed) => {
-                    *message = refusal::<M>(Error::PreconditionFailed)?.message;
-                    failed = true;
-                    return Err(Error::PreconditionFailed);
-                }
-                other => other?,
-            };
+            let locked = self.current(cx, conn, row)?;
             let mut parent = locked.as_ref().map(RestModel::pk);
             if errors.is_empty() {
                 match self.save(cx, conn, changes, locked.as_ref()) {
@@ -690,6 +683,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         match outcome {
             Ok(()) => Ok(true),
             Err(_) if failed => Ok(false),
+            // Someone saved the parent since the page was rendered: nothing was written.
+            Err(Error::PreconditionFailed) => {
+                *message = refusal::<M>(Error::PreconditionFailed)?.message;
+                Ok(false)
+            }
             Err(e) => Err(e),
         }
     }
