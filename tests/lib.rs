@@ -280,6 +280,15 @@ impl Hooks<AModel> for HideHidden {
     }
 }
 
+/// Hides the sample named `secret` (`/api/upserted/`).
+struct HideSecret;
+
+impl Hooks<Sample> for HideSecret {
+    fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope<Sample>) {
+        scope.filter(Sample::FIELDS.name, Op::Ne, "secret");
+    }
+}
+
 /// Hooks of `/api/audited/` that record every `check_*` call in the app's [`CallLog`].
 struct Audit(CallLog);
 
@@ -504,6 +513,48 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         Resource::<Sample>::new()
             .name("tracked_open")
+            .history(true)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("a_bulk")
+            .hooks(HideHidden)
+            .filtered_writes(true)
+            .max_affected(3)
+            .history(true)
+            .allowed_methods(EVERY_METHOD)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<AModel>::new()
+            .name("a_bulk_norec")
+            .delete_recursive(false)
+            .filtered_writes(true)
+            .allowed_methods(EVERY_METHOD)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<HModel>::new()
+            .name("h_bulk")
+            .hooks(plover_conformance_app::HModelChecks)
+            .filtered_writes(true)
+            .allowed_methods(EVERY_METHOD)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<Message>::new()
+            .name("msg_bulk")
+            .owner_field(message.user_id)
+            .filtered_writes(true)
+            .allowed_methods(EVERY_METHOD)
+            .auth(UserAuthentication::new(auth)),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .name("upserted")
+            .hooks(HideSecret)
+            .upsert(true)
             .history(true)
             .auth(open()),
     )

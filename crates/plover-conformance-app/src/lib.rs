@@ -193,11 +193,16 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
         .register_resource(
             Resource::<Sample>::new()
                 .aggregates(true)
+                .filtered_writes(true)
+                .max_affected(1000)
+                .upsert(true)
+                .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
                 .auth(Authentication::new(vec![M::DELETE])),
         )
         .register_resource(
             Resource::<Ticket>::new()
                 .filter_exclude([Ticket::FIELDS.body])
+                .filtered_writes(true)
                 .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
                 .auth(open()),
         );

@@ -68,6 +68,10 @@ pub enum Error {
     /// A bulk write holds more objects than the resource takes in one request (413).
     #[error("At most {0} objects in one request")]
     TooManyItems(usize),
+    /// A write by filter matches more rows than the resource lets one request change (400,
+    /// holding that bound); nothing was written.
+    #[error("The filters match more than {0} rows (max_affected): narrow them")]
+    TooManyAffected(usize),
     /// The body exceeds the configured limit (413).
     #[error("Request body too large")]
     PayloadTooLarge,
@@ -147,7 +151,7 @@ impl Error {
             Error::PayloadTooLarge => "What you sent is too large.".into(),
             Error::PreconditionFailed | Error::PreconditionRequired => self.to_string(),
             Error::Items(items) => format!("{self}: {} objects have errors", items.len()),
-            Error::TooManyItems(_) => self.to_string(),
+            Error::TooManyItems(_) | Error::TooManyAffected(_) => self.to_string(),
             Error::Timeout => "What you sent did not arrive in time.".into(),
             Error::BadParam { param, message } => format!("{param}: {message}"),
             Error::BadBody(message) | Error::Conflict(message) => message.clone(),
@@ -335,7 +339,8 @@ impl ResponseError for Error {
             Error::BadParam { .. }
             | Error::BadBody(_)
             | Error::Validation { .. }
-            | Error::Items(_) => StatusCode::BAD_REQUEST,
+            | Error::Items(_)
+            | Error::TooManyAffected(_) => StatusCode::BAD_REQUEST,
             Error::Unauthorized => StatusCode::UNAUTHORIZED,
             Error::Forbidden => StatusCode::FORBIDDEN,
             Error::NotFound => StatusCode::NOT_FOUND,

@@ -31,6 +31,8 @@ pub(crate) const COUNT: &str = "count";
 pub(crate) const SEARCH: &str = "q";
 /// The parameter that names the keys of the objects shown (sparse fields).
 pub(crate) const FIELDS: &str = "fields";
+/// The parameter of an upsert that names the unique field finding its rows (REST).
+pub(crate) const ON: &str = "on";
 /// Parameters reserved for list features (sparse fields, search, filter groups): never
 /// filters, whatever the model's fields are called.
 pub(crate) const RESERVED: [&str; 4] = [FIELDS, SEARCH, OR, NOT];

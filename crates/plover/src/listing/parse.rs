@@ -18,8 +18,7 @@ impl ListPlan {
     }
 
     /// The conditions alone (filters, groups, search) of a list request's decoded query
-    /// pairs, as a selection of every matching row (an export's).
-    #[cfg(feature = "admin")]
+    /// pairs, as a selection of every matching row (an export's, a write by filter's).
     pub(crate) fn conditions(
         &self,
         pairs: &[(String, String)],

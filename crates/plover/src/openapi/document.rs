@@ -255,6 +255,8 @@ struct Op<'a> {
     params: Vec<Parameter>,
     body: Option<&'a str>,
     success: (u16, Response),
+    /// A second success status (an upsert's 201 beside its 200).
+    also: Option<(u16, Response)>,
     errors: Vec<u16>,
 }
 
@@ -344,6 +346,7 @@ fn add_resource(
         params: vec![pk_param.clone()],
         body: Some(&update),
         success: (200, one()),
+        also: None,
         errors: vec![400, 403, 404, 409, 413, 503],
     };
     let ops = [
@@ -361,6 +364,7 @@ fn add_resource(
                     .content(JSON, content(schema_ref(&list)))
                     .build(),
             ),
+            also: None,
             errors: vec![400, 403, 413, 503],
         },
         Op {
@@ -371,6 +375,7 @@ fn add_resource(
             params: Vec::new(),
             body: Some(&create_body),
             success: (201, created),
+            also: None,
             errors: vec![400, 403, 409, 413, 503],
         },
         Op {
@@ -381,6 +386,7 @@ fn add_resource(
             params: vec![pk_param.clone(), params::fields(&doc.shape)],
             body: None,
             success: (200, one()),
+            also: None,
             errors: vec![400, 403, 404, 413, 503],
         },
         change(Method::PUT, "update"),
@@ -399,9 +405,83 @@ fn add_resource(
                     .content(JSON, content(deleted))
                     .build(),
             ),
+            also: None,
             errors: delete_errors,
         },
     ];
+    let written = |key: &str| {
+        Object::builder()
+            .schema_type(Type::Object)
+            .property(key, Object::with_type(Type::Integer))
+            .required(key)
+            .build()
+    };
+    let filter_errors = vec![400, 403, 409, 413, 503];
+    let max_affected = doc.max_affected.unwrap_or_default();
+    let by_filter = |method, id, what: &str, key: &str, body| Op {
+        method,
+        detail: false,
+        id,
+        summary: format!(
+            "{what} every {name} object the filters match (at least one filter; at most \
+             {max_affected} objects, else 400 and nothing written), in one transaction"
+        ),
+        params: params::conditions(doc),
+        body,
+        success: (
+            200,
+            Response::builder()
+                .description(format!("The number of objects {}", key))
+                .content(JSON, content(written(key)))
+                .build(),
+        ),
+        also: None,
+        errors: filter_errors.clone(),
+    };
+    let upserted = Response::builder()
+        .description(
+            "The object, or for an array the objects, as written; 201 when any was created \
+             (`Location` for one object), else 200",
+        )
+        .content(JSON, content(schema_ref(&created_body)))
+        .build();
+    let mut upserted_created = upserted.clone();
+    upserted_created.headers.insert(
+        "Location".to_owned(),
+        RefOr::T(Header::new(Object::with_type(Type::String))),
+    );
+    let upsert_body = component(name, ".upsert_body");
+    components.schemas.insert(
+        upsert_body.clone(),
+        RefOr::T(one_or_many(
+            &update,
+            format!("At most {max_items} objects, each holding the `on` field"),
+        )),
+    );
+    let ops = ops.into_iter().chain([
+        by_filter(
+            Method::PATCH,
+            "update_matching",
+            "Change",
+            "updated",
+            Some(&update),
+        ),
+        by_filter(Method::DELETE, "delete_matching", "Delete", "deleted", None),
+        Op {
+            method: Method::PUT,
+            detail: false,
+            id: "upsert",
+            summary: format!(
+                "Change the {name} objects that the `on` field's values find, or create them, \
+                 in one transaction"
+            ),
+            params: vec![params::upsert_on(&doc.upsert_on)],
+            body: Some(&upsert_body),
+            success: (200, upserted.clone()),
+            also: Some((201, upserted_created)),
+            errors: vec![400, 403, 409, 413, 503],
+        },
+    ]);
     for op in ops {
         let (path, served) = if op.detail {
             (&detail_path, &doc.detail)
@@ -449,6 +529,7 @@ fn add_aggregate(
                 .content(JSON, content(schema_ref(&groups)))
                 .build(),
         ),
+        also: None,
         errors: vec![400, 403, 413, 503],
     };
     let path = format!("{prefix}/{name}/aggregate/");
@@ -540,6 +621,12 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
         }
     }
     let mut responses = Responses::new();
+    if let Some((status, mut also)) = op.also {
+        also.headers.extend(success.headers.clone());
+        responses
+            .responses
+            .insert(status.to_string(), RefOr::T(also));
+    }
     responses
         .responses
         .insert(status.to_string(), RefOr::T(success));

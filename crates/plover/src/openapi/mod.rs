@@ -73,4 +73,8 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) etags: bool,
     /// Whether PUT, PATCH and DELETE need `If-Match`.
     pub(crate) require_if_match: bool,
+    /// The most rows a PATCH or DELETE by filters changes, where the resource serves them.
+    pub(crate) max_affected: Option<usize>,
+    /// The fields an upsert may find rows by (`?on=`); empty: no upsert.
+    pub(crate) upsert_on: Vec<&'static str>,
 }

@@ -4,14 +4,15 @@
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
 use utoipa::openapi::schema::{AdditionalProperties, Array, Object, ObjectBuilder, Type};
+use utoipa::openapi::Required;
 use utoipa::openapi::Schema;
 
 use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
 use crate::listing::{
-    allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, OR, ORDERING,
-    PAGE, SEARCH,
+    allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, ON, OR,
+    ORDERING, PAGE, SEARCH,
 };
 use crate::meta::FieldMeta;
 use crate::query::{Func, Limits};
@@ -470,9 +471,9 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     params
 }
 
-/// The parameters that choose the rows, a list's and an aggregate's: `q`, `or`, `not` and the
-/// filters, sharing the list's limits.
-fn conditions(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+/// The parameters that choose the rows, a list's, an aggregate's and a write by filter's: `q`,
+/// `or`, `not` and the filters, sharing the list's limits.
+pub(crate) fn conditions(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     let shares = Shares::new(&doc.plan.limits);
     let mut params: Vec<Parameter> = search(doc).into_iter().collect();
     params.extend(groups(doc, shares));
@@ -556,6 +557,21 @@ pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     }
     params.extend(conditions(doc));
     params
+}
+
+/// The `on` parameter of an upsert: one of `fields`.
+pub(crate) fn upsert_on(fields: &[&str]) -> Parameter {
+    let mut param = query(
+        ON,
+        Object::builder()
+            .schema_type(Type::String)
+            .enum_values(Some(fields.to_vec()))
+            .build(),
+        "The unique field whose value, in each object, finds the row to change (none: it is \
+         created)",
+    );
+    param.required = Required::True;
+    param
 }
 
 #[cfg(test)]

@@ -177,6 +177,15 @@ impl RestApi {
                 M::meta().name
             );
         }
+        if prepared.upsert && prepared.upsert_fields().next().is_none() {
+            panic!(
+                "plover: the resource '{}' upserts (Resource::upsert) but has no field to find \
+                 rows by: mark a field of `{}` #[rest(unique)] that the resource lets clients \
+                 filter on and write",
+                prepared.name,
+                M::meta().name
+            );
+        }
         if self.endpoints.iter().any(|e| e.name() == prepared.name) {
             panic!(
                 "plover: API '{}' already has a resource named '{}'",

@@ -62,27 +62,15 @@ pub(crate) struct ApiDefaults {
     pub(crate) etags: bool,
 }
 
-/// The verbs a list path (`detail = false`) or a detail path can serve.
-fn verbs(detail: bool) -> &'static [Method] {
-    const LIST: &[Method] = &[Method::GET, Method::POST];
-    const DETAIL: &[Method] = &[Method::GET, Method::PUT, Method::PATCH, Method::DELETE];
-    if detail {
-        DETAIL
-    } else {
-        LIST
-    }
-}
-
 impl<M: RestModel> Endpoint for Prepared<M> {
     fn name(&self) -> &str {
         &self.name
     }
 
     fn allowed(&self, detail: bool) -> Vec<Method> {
-        verbs(detail)
-            .iter()
+        self.verbs(detail)
+            .into_iter()
             .filter(|m| self.allowed_methods.contains(m))
-            .cloned()
             .collect()
     }
 
@@ -103,6 +91,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
+        let meta = M::meta();
         ResourceDoc {
             name: &self.name,
             shape: self.shape(),
@@ -120,6 +109,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             rate_limited: self.rate.is_some() || api.rate.is_some(),
             etags: api.etags,
             require_if_match: self.require_if_match,
+            max_affected: self.max_affected,
+            upsert_on: self
+                .upsert_fields()
+                .map(|i| meta.fields[i].json_key())
+                .collect(),
         }
     }
 
@@ -140,7 +134,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         if aggregate && !self.aggregate_verbs().contains(&served) {
             return Err(Error::MethodNotAllowed(self.aggregate_verbs()));
         }
-        if !verbs(detail).contains(&served) || !self.allowed_methods.contains(&served) {
+        if !self.allowed(detail).contains(&served) {
             return Err(Error::MethodNotAllowed(self.allowed(detail)));
         }
         if served != Method::GET {
@@ -150,7 +144,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         let method = if served == Method::PATCH {
             Method::PUT
         } else {
-            served
+            served.clone()
         };
         let auth_req = AuthRequest {
             method: &method,
@@ -164,7 +158,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         // after authentication and the hooks' checks all the same.
         let body = match method {
             Method::POST => Some(self.read_create(req)),
-            Method::PUT => Some(self.read_body(req, false).map(Body::One)),
+            Method::PUT if detail => Some(self.read_body(req, false).map(Body::One)),
             _ => None,
         };
         let auth = self.auth.as_deref().unwrap_or(api.auth.as_ref());
@@ -201,8 +195,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             return self.aggregate(&cx, req, &mut db.conn()?);
         }
         let Some(raw_pk) = &req.pk else {
-            return match method {
+            return match served {
                 Method::POST => self.create(&cx, req, db, body),
+                Method::PUT => self.upsert(&cx, req, db),
+                Method::PATCH => self.update_matching(&cx, req, db),
+                Method::DELETE => self.delete_matching(&cx, req, db),
                 _ => self.list(&cx, req, &mut db.conn()?),
             };
         };
@@ -230,6 +227,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 }
 
+/// The message of a required field a create lacks.
+pub(super) const REQUIRED: &str = "this field is required";
+
 /// The `meta` of a list page (docs/contract.md#lists).
 #[derive(serde::Serialize)]
 struct PageMeta<'a> {
@@ -247,21 +247,42 @@ struct PageMeta<'a> {
 
 /// The body of a POST or PUT as read before authentication: one object's changes, or the
 /// objects of a bulk create (parsed after authentication, each on its own).
-enum Body<M: RestModel> {
+pub(super) enum Body<M: RestModel> {
     One(Parsed<M>),
     Many(Vec<Map<String, Value>>),
 }
 
 /// A parsed body: the changes, and the key the client sent for each field given.
-struct Parsed<M: RestModel> {
+pub(super) struct Parsed<M: RestModel> {
     /// The body as sent.
-    data: Map<String, Value>,
-    changes: M::Changes,
-    sent: Vec<(usize, String)>,
+    pub(super) data: Map<String, Value>,
+    pub(super) changes: M::Changes,
+    pub(super) sent: Vec<(usize, String)>,
 }
 
 impl<M: RestModel> Prepared<M> {
-    fn one(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Vec<u8>, Error> {
+    /// The verbs a list path (`detail = false`) or a detail path can serve here, before
+    /// `allowed_methods`: the list's writes by filter and upsert only where enabled.
+    fn verbs(&self, detail: bool) -> Vec<Method> {
+        if detail {
+            return vec![Method::GET, Method::PUT, Method::PATCH, Method::DELETE];
+        }
+        let mut verbs = vec![Method::GET, Method::POST];
+        if self.upsert {
+            verbs.push(Method::PUT);
+        }
+        if self.max_affected.is_some() {
+            verbs.extend([Method::PATCH, Method::DELETE]);
+        }
+        verbs
+    }
+
+    pub(super) fn one(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        obj: M,
+    ) -> Result<Vec<u8>, Error> {
         self.serialize(cx, conn, std::slice::from_ref(&obj), None, Vec::new())?
             .into_single()
             .ok_or_else(|| Error::Internal("serialization lost the object".into()))
@@ -342,7 +363,7 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// The body of a POST (`creating`) or PUT, parsed into changes.
-    fn read_body(&self, req: &ApiRequest, creating: bool) -> Result<Parsed<M>, Error> {
+    pub(super) fn read_body(&self, req: &ApiRequest, creating: bool) -> Result<Parsed<M>, Error> {
         self.parse_changes(req.json_object()?, creating)
     }
 
@@ -359,7 +380,11 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// Parses the body into changes, with the key the client used for each field given.
-    fn parse_changes(&self, data: Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
+    pub(super) fn parse_changes(
+        &self,
+        data: Map<String, Value>,
+        creating: bool,
+    ) -> Result<Parsed<M>, Error> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
         let mut sent = Vec::new();
@@ -389,15 +414,8 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         if creating {
-            for (idx, field) in meta.fields.iter().enumerate() {
-                if field.required
-                    && self.writable[idx]
-                    && Some(idx) != self.owner
-                    && !M::is_set(&changes, idx)
-                    && !invalid.contains(&idx)
-                {
-                    errors.insert(field.name.to_owned(), "this field is required".to_owned());
-                }
+            for name in self.missing(&changes, &invalid) {
+                errors.insert(name.to_owned(), REQUIRED.to_owned());
             }
         }
         if !errors.is_empty() {
@@ -424,8 +442,27 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
+    /// The required fields that a create must be given and `changes` lacks, but those in
+    /// `refused` (whose value was given and refused).
+    pub(super) fn missing<'a>(
+        &'a self,
+        changes: &'a M::Changes,
+        refused: &'a [usize],
+    ) -> impl Iterator<Item = &'static str> + 'a {
+        let fields = M::meta().fields.iter().enumerate();
+        fields
+            .filter(move |&(idx, field)| {
+                field.required
+                    && self.writable[idx]
+                    && Some(idx) != self.owner
+                    && !M::is_set(changes, idx)
+                    && !refused.contains(&idx)
+            })
+            .map(|(_, field)| field.name)
+    }
+
     /// Checks that every foreign key given refers to an existing row (400 on the sent key).
-    fn check_references(
+    pub(super) fn check_references(
         conn: &mut Conn<'_>,
         data: &Map<String, Value>,
         sent: &[(usize, String)],
@@ -439,7 +476,10 @@ impl<M: RestModel> Prepared<M> {
         Ok(())
     }
 
-    fn owner_user<'a>(&self, cx: &Context<'a>) -> Result<Option<(&'a AuthUser, usize)>, Error> {
+    pub(super) fn owner_user<'a>(
+        &self,
+        cx: &Context<'a>,
+    ) -> Result<Option<(&'a AuthUser, usize)>, Error> {
         match self.owner {
             None => Ok(None),
             Some(idx) => cx.user.map(|u| Some((u, idx))).ok_or(Error::Forbidden),
@@ -447,7 +487,7 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// With an owner field: 403 unless the authenticated user owns `obj` (PUT, DELETE).
-    fn check_owner(&self, cx: &Context<'_>, obj: &M) -> Result<(), Error> {
+    pub(super) fn check_owner(&self, cx: &Context<'_>, obj: &M) -> Result<(), Error> {
         match self.owner_user(cx)? {
             Some((user, idx)) if !self.hooks.validate_owner(user, obj, idx) => {
                 Err(Error::Forbidden)
@@ -460,7 +500,7 @@ impl<M: RestModel> Prepared<M> {
     /// authentication. A user's `save_object` may hash a password: never while a pooled
     /// connection is held. The default hooks do nothing there, and the connection serves the
     /// write.
-    fn changes_to_save(
+    pub(super) fn changes_to_save(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
@@ -677,7 +717,7 @@ impl<M: RestModel> Prepared<M> {
 
     /// Who the history records as the author of this request's write; `None` when the
     /// resource keeps no history.
-    fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
+    pub(super) fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
         self.history.then(|| Actor {
             user: cx.user.map(|u| (u.id, u.username.clone())),
             source: "api",
@@ -686,7 +726,7 @@ impl<M: RestModel> Prepared<M> {
 
     /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
     /// [`Entry::of`]).
-    fn record(
+    pub(super) fn record(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,

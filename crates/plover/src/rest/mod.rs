@@ -5,6 +5,7 @@ mod api;
 mod conditional;
 mod data;
 mod endpoint;
+mod filtered;
 mod hooks;
 mod joins;
 mod nested;
@@ -13,6 +14,7 @@ mod rate;
 mod request;
 mod resource;
 mod sparse;
+mod upsert;
 
 pub use crate::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;

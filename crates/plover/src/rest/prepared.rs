@@ -46,6 +46,11 @@ pub(crate) struct Prepared<M: RestModel> {
     pub(crate) history: bool,
     /// Whether writes need `If-Match` ([`Resource::require_if_match`]).
     pub(crate) require_if_match: bool,
+    /// The most rows a PATCH or DELETE by filters may change, where they are served
+    /// ([`Resource::filtered_writes`]).
+    pub(crate) max_affected: Option<usize>,
+    /// Whether PUT on the list path upserts ([`Resource::upsert`]).
+    pub(crate) upsert: bool,
     pub(crate) delete_recursive: bool,
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
@@ -167,6 +172,8 @@ impl<M: RestModel> Prepared<M> {
             aggregates: resource.aggregates,
             history: resource.history,
             require_if_match: resource.require_if_match,
+            max_affected: resource.filtered_writes.then_some(resource.max_affected),
+            upsert: resource.upsert,
             delete_recursive: resource.delete_recursive,
             columns,
             joins: Arc::default(),

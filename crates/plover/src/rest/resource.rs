@@ -30,6 +30,12 @@ pub struct Resource<M: RestModel> {
     pub(crate) history: bool,
     /// Whether PUT, PATCH and DELETE need `If-Match`.
     pub(crate) require_if_match: bool,
+    /// Whether PATCH and DELETE on the list path write the rows the filters match.
+    pub(crate) filtered_writes: bool,
+    /// The most rows one such write may change.
+    pub(crate) max_affected: usize,
+    /// Whether PUT on the list path inserts or updates by a unique field.
+    pub(crate) upsert: bool,
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -70,6 +76,9 @@ impl<M: RestModel> Resource<M> {
             aggregates: false,
             history: false,
             require_if_match: false,
+            filtered_writes: false,
+            max_affected: 1000,
+            upsert: false,
             delete_recursive: true,
             owner_field: None,
             auth: None,
@@ -164,6 +173,67 @@ impl<M: RestModel> Resource<M> {
     /// any existing row.
     pub fn require_if_match(mut self, on: bool) -> Self {
         self.require_if_match = on;
+        self
+    }
+
+    /// Serves `PATCH {prefix}/{name}/?<filters>` and `DELETE {prefix}/{name}/?<filters>`
+    /// (default false): one write of every row the filters match, in one transaction
+    /// (docs/contract.md#writes-by-filter). At least one filter is required (a list path
+    /// without one is a 400, so that no slip writes the whole table), and the request's
+    /// filters, `or`/`not` groups and `q` are the list's, under the same rules; the
+    /// `get_query` scope applies. Every matched row then meets the checks a single PUT or
+    /// DELETE of it would: the owner field, `check_put`/`check_delete` (any refusal: 403),
+    /// the model's rules (the first row that breaks one: 400 naming it); each row is saved
+    /// and recorded in the history as a single write would. More rows than
+    /// [`max_affected`](Self::max_affected) is a 400. Whatever fails, nothing is written.
+    /// Answers `{"updated": n}` / `{"deleted": n}`. The verbs must also be among
+    /// [`allowed_methods`](Self::allowed_methods) (`Method::PATCH` is not by default).
+    ///
+    /// ```
+    /// # use plover::prelude::*;
+    /// # diesel::table! { task (id) { id -> Integer, done -> Bool } }
+    /// # #[derive(RestModel)] #[diesel(table_name = task)] pub struct Task { pub id: i32, pub done: bool }
+    /// use actix_web::http::Method;
+    ///
+    /// // PATCH /api/task/?done=false  {"done": true}  closes every open task, at most 500.
+    /// let tasks = Resource::<Task>::new()
+    ///     .filtered_writes(true)
+    ///     .max_affected(500)
+    ///     .allowed_methods([Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE]);
+    /// ```
+    pub fn filtered_writes(mut self, on: bool) -> Self {
+        self.filtered_writes = on;
+        self
+    }
+
+    /// The most rows one [`filtered_writes`](Self::filtered_writes) request may change
+    /// (default 1,000): a request whose filters match more is a 400 and writes nothing.
+    pub fn max_affected(mut self, rows: usize) -> Self {
+        self.max_affected = rows;
+        self
+    }
+
+    /// Serves `PUT {prefix}/{name}/?on=<field>` (default false): an upsert
+    /// (docs/contract.md#upsert). The body is one object or an array of them (at most
+    /// `max_bulk_rows`), each holding a value of `on`, a unique field this resource lets
+    /// clients filter on. Each object updates the row with that value, if this request can see
+    /// one (the checks and rules of a PUT of it: owner, `check_put`, the model's rules), or
+    /// else creates one (those of a POST: `check_post`, required fields, the owner stamped).
+    /// All in one transaction: any error and nothing is written (400 with `fields`, or with
+    /// `items` by index for an array). Answers 201 when any row was created, else 200, with
+    /// the object or the array of objects as written. `PUT` must be among
+    /// [`allowed_methods`](Self::allowed_methods) (it is by default).
+    ///
+    /// ```
+    /// # use plover::prelude::*;
+    /// # diesel::table! { product (id) { id -> Integer, sku -> Text, price -> Integer } }
+    /// # #[derive(RestModel)] #[diesel(table_name = product)]
+    /// # pub struct Product { pub id: i32, #[rest(unique)] pub sku: String, pub price: i32 }
+    /// // PUT /api/product/?on=sku  [{"sku": "A-1", "price": 5}, {"sku": "B-2", "price": 7}]
+    /// let products = Resource::<Product>::new().upsert(true);
+    /// ```
+    pub fn upsert(mut self, on: bool) -> Self {
+        self.upsert = on;
         self
     }
 

@@ -376,13 +376,22 @@ pub(crate) fn rows_locked<T: FromRow>(
 ) -> Result<Vec<T>, Error> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(CHUNK) {
-        let s = Select::ids_in(meta.pk, chunk);
-        let rows = on_engine!(conn, |c, pg| {
-            collect!(c, locked_statement(meta, &s, pg)?, s.limit)
-        })?;
-        out.extend(rows);
+        out.extend(locked(conn, meta, &Select::ids_in(meta.pk, chunk))?);
     }
     Ok(out)
+}
+
+/// The rows of a selection, locked for the rest of the transaction on PostgreSQL
+/// (`FOR UPDATE`; SQLite's write transaction holds the whole database already). The
+/// selection must not order through a join.
+pub(crate) fn locked<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &Select,
+) -> Result<Vec<T>, Error> {
+    on_engine!(conn, |c, pg| {
+        collect!(c, locked_statement(meta, s, pg)?, s.limit)
+    })
 }
 
 fn locked_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<Statement<'a>, Error> {

@@ -1,0 +1,151 @@
+//! Writes by filter (docs/contract.md#writes-by-filter): `PATCH` and `DELETE` on a list path
+//! change every row the query's filters match, each under the checks and rules of a single
+//! write of it, in one transaction, at most `max_affected` rows.
+
+use serde_json::{Map, Value};
+
+use super::endpoint::Parsed;
+use super::hooks::Context;
+use super::prepared::Prepared;
+use super::request::{ApiRequest, Reply};
+use crate::db::{Conn, LazyConn};
+use crate::error::Error;
+use crate::history;
+use crate::listing::{is_filter, CREDENTIALS};
+use crate::model::{save, RestModel};
+use crate::query::{Order, Select};
+use crate::sql::cascade::delete_rows;
+use crate::sql::locked;
+
+impl<M: RestModel> Prepared<M> {
+    /// `PATCH {prefix}/{name}/?<filters>`: the body's changes saved on every matching row.
+    pub(super) fn update_matching(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+    ) -> Result<Reply, Error> {
+        let select = self.matching(cx, req)?;
+        let parsed = self.read_body(req, false)?;
+        // The hooks' `save_object` runs once (it may hash a password); each row then gets a
+        // copy of what it made.
+        let Parsed {
+            data,
+            changes,
+            sent,
+        } = self.changes_to_save(cx, db, parsed)?;
+        let given = given_json::<M>(&changes);
+        let updated = db.write(|conn| {
+            let rows = self.matched_rows(conn, &select)?;
+            Self::check_references(conn, &data, &sent)?;
+            for row in &rows {
+                self.check_owner(cx, row)?;
+                if !self.hooks.check_put(cx, row) {
+                    return Err(Error::Forbidden);
+                }
+                let changes = changes_from::<M>(&given)?;
+                let saved = save::<M>(conn, changes, Some(row)).map_err(|e| on_row(e, row.pk()))?;
+                self.record(cx, conn, Some(row), Some(&saved))?;
+            }
+            Ok(rows.len())
+        })?;
+        Ok(Reply::ok(format!("{{\"updated\":{updated}}}").into_bytes()))
+    }
+
+    /// `DELETE {prefix}/{name}/?<filters>`: every matching row deleted, as a single DELETE
+    /// of each would (dependent rows too, or 409, as `delete_recursive` says).
+    pub(super) fn delete_matching(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+    ) -> Result<Reply, Error> {
+        let select = self.matching(cx, req)?;
+        let deleted = db.write(|conn| {
+            let rows = self.matched_rows(conn, &select)?;
+            for row in &rows {
+                self.check_owner(cx, row)?;
+                if !self.hooks.check_delete(cx, row) {
+                    return Err(Error::Forbidden);
+                }
+            }
+            let ids: Vec<i64> = rows.iter().map(RestModel::pk).collect();
+            match self.actor(cx) {
+                Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive),
+                None => delete_rows(conn, M::meta(), &ids, self.delete_recursive),
+            }
+        })?;
+        Ok(Reply::ok(format!("{{\"deleted\":{deleted}}}").into_bytes()))
+    }
+
+    /// The rows a write by filter names: the list's conditions (filters, `or`/`not`, `q`)
+    /// under the `get_query` scope, in key order, one more than `max_affected` (to know when
+    /// there are too many). A request without a condition, or with a list parameter that
+    /// does not select rows (a page, an ordering), is a 400.
+    fn matching(&self, cx: &Context<'_>, req: &ApiRequest) -> Result<Select, Error> {
+        let max = self.max_affected.unwrap_or_default();
+        let kept = |key: &str| is_filter(key) || CREDENTIALS.contains(&key);
+        if let Some((key, _)) = req.query.iter().find(|(k, _)| !kept(k) && !is_condition(k)) {
+            return Err(Error::param(key, "a write by filter takes only filters"));
+        }
+        let mut select = self.list.conditions(&req.query, &*self.joins)?;
+        if select.filters.is_empty() && select.groups.is_empty() {
+            return Err(Error::BadBody(
+                "a write by filter needs at least one filter in the query string".into(),
+            ));
+        }
+        self.add_scope(cx, &mut select)?;
+        select.within = self.joins.within(cx, M::meta(), &select)?;
+        select.order = vec![Order::asc(M::meta().pk)];
+        select.limit = Some(i64::try_from(max).unwrap_or(i64::MAX).saturating_add(1));
+        Ok(select)
+    }
+
+    /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
+    /// a 400.
+    fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
+        let max = self.max_affected.unwrap_or_default();
+        let rows: Vec<M> = locked(conn, M::meta(), select)?;
+        if rows.len() > max {
+            return Err(Error::TooManyAffected(max));
+        }
+        Ok(rows)
+    }
+}
+
+/// Whether a list parameter that is not a filter still selects rows: a search or a group.
+fn is_condition(key: &str) -> bool {
+    use crate::listing::{NOT, OR, SEARCH};
+    [SEARCH, OR, NOT].contains(&key)
+}
+
+/// The fields `changes` gives, as JSON: what each row's copy is made from.
+fn given_json<M: RestModel>(changes: &M::Changes) -> Map<String, Value> {
+    let fields = M::meta().fields.iter().enumerate();
+    fields
+        .filter_map(|(idx, field)| Some((field.name.to_owned(), M::changes_json(changes, idx)?)))
+        .collect()
+}
+
+/// Changes giving the fields of `given` (as [`given_json`] wrote them).
+fn changes_from<M: RestModel>(given: &Map<String, Value>) -> Result<M::Changes, Error> {
+    let meta = M::meta();
+    let mut changes = M::Changes::default();
+    for (name, value) in given {
+        if let Some((idx, _)) = meta.field(name) {
+            M::set_json(&mut changes, idx, value).map_err(|message| Error::field(name, message))?;
+        }
+    }
+    Ok(changes)
+}
+
+/// A row's refusal by the model's rules, naming the row.
+fn on_row(e: Error, pk: i64) -> Error {
+    match e {
+        Error::Validation { fields, .. } => Error::Validation {
+            message: format!("Validation failed for the object with key {pk}"),
+            fields,
+        },
+        e => e,
+    }
+}

@@ -1,0 +1,226 @@
+//! Upsert (docs/contract.md#upsert): `PUT {prefix}/{name}/?on=<unique field>` with an object
+//! or an array of them updates the row each names by that field, or creates it, in one
+//! transaction.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use serde_json::{Map, Value};
+
+use super::endpoint::{Parsed, REQUIRED};
+use super::hooks::Context;
+use super::prepared::Prepared;
+use super::request::{ApiRequest, Objects, Reply};
+use crate::db::{Conn, LazyConn};
+use crate::error::Error;
+use crate::listing::{allowed, CREDENTIALS, ON};
+use crate::model::{save, RestModel};
+use crate::param::Param;
+use crate::query::{Filter, Op, Select};
+use crate::sql::rows_locked;
+
+/// What an upsert wrote of one object.
+struct Written<M> {
+    row: M,
+    created: bool,
+}
+
+impl<M: RestModel> Prepared<M> {
+    /// `PUT {prefix}/{name}/?on=<field>`.
+    pub(super) fn upsert(
+        &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+    ) -> Result<Reply, Error> {
+        let on = self.upsert_field(req)?;
+        let (items, one) = match req.json_objects()? {
+            Objects::One(data) => (vec![data], true),
+            Objects::Many(items) if items.len() > self.list.limits.max_bulk_rows => {
+                return Err(Error::TooManyItems(self.list.limits.max_bulk_rows))
+            }
+            Objects::Many(items) => (items, false),
+        };
+        // Every object parsed and given to the hooks' `save_object` before the transaction.
+        let mut errors = BTreeMap::new();
+        let mut parsed = Vec::with_capacity(items.len());
+        for (index, data) in items.into_iter().enumerate() {
+            let item = self.upsert_item(data, on);
+            match item.and_then(|(p, value)| Ok((self.changes_to_save(cx, db, p)?, value))) {
+                Ok((item, value)) => parsed.push((index, item, value)),
+                Err(e) if one => return Err(e),
+                Err(e) => {
+                    errors.insert(index, e.item_fields().ok_or(e)?);
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Error::Items(errors));
+        }
+        let (body, created, location) = db.write(|conn| {
+            let mut written = Vec::with_capacity(parsed.len());
+            for (index, item, value) in parsed {
+                // Each object in a savepoint: every object's errors are found.
+                let item = conn.transaction(|conn| self.upsert_one(cx, conn, item, on, value));
+                match item {
+                    Ok(item) => written.push(item),
+                    Err(e) if one => return Err(e),
+                    Err(e) => {
+                        errors.insert(index, e.item_fields().ok_or(e)?);
+                    }
+                }
+            }
+            if !errors.is_empty() {
+                return Err(Error::Items(std::mem::take(&mut errors)));
+            }
+            let created = written.iter().any(|w| w.created);
+            let rows: Vec<M> = written.into_iter().map(|w| w.row).collect();
+            if one {
+                let location = created.then(|| format!("{}{}/", req.list_path, rows[0].pk()));
+                let body = self.serialize(cx, conn, &rows, None, Vec::new())?.buf;
+                return Ok((body, created, location));
+            }
+            let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+            body.push(b']');
+            Ok((body, created, None))
+        })?;
+        Ok(Reply {
+            status: if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            },
+            location,
+            body,
+            etag: None,
+        })
+    }
+
+    /// The field of `?on=`: a unique field this resource lets clients filter on and write
+    /// (not the key, not the owner field). Any other parameter but credentials is a 400.
+    fn upsert_field(&self, req: &ApiRequest) -> Result<usize, Error> {
+        let mut keys = req.query.iter().map(|(k, _)| k.as_str());
+        if let Some(key) = keys.find(|k| *k != ON && !CREDENTIALS.contains(k)) {
+            return Err(Error::param(key, "an upsert takes only on=<field>"));
+        }
+        let name = req
+            .param(ON)
+            .ok_or_else(|| Error::param(ON, "name the unique field that finds the rows"))?;
+        match M::meta().field(name) {
+            Some((idx, _)) if self.finds_rows(idx) => Ok(idx),
+            _ => Err(Error::param(
+                ON,
+                "expected a unique field that this resource lets clients filter on and write",
+            )),
+        }
+    }
+
+    /// Whether an upsert may find rows by field `idx`: a unique field this resource lets
+    /// clients filter on and write (not the key, not the owner field).
+    fn finds_rows(&self, idx: usize) -> bool {
+        let meta = M::meta();
+        meta.fields[idx].unique
+            && idx != meta.pk
+            && Some(idx) != self.owner
+            && self.writable[idx]
+            && allowed(&self.list, &[idx], &*self.joins)
+    }
+
+    /// The fields an upsert may find rows by, where this resource upserts.
+    pub(super) fn upsert_fields(&self) -> impl Iterator<Item = usize> + '_ {
+        let fields = 0..M::meta().fields.len();
+        fields.filter(move |&idx| self.upsert && self.finds_rows(idx))
+    }
+
+    /// One object of an upsert parsed as the changes of an update (the fields a create needs
+    /// are checked once it is known to create), with its value of the `on` field.
+    fn upsert_item(
+        &self,
+        data: Map<String, Value>,
+        on: usize,
+    ) -> Result<(Parsed<M>, Param), Error> {
+        let field = &M::meta().fields[on];
+        let parsed = self.parse_changes(data, false)?;
+        let value = M::changes_json(&parsed.changes, on)
+            .and_then(|v| param_of(field.kind, &v))
+            .ok_or_else(|| Error::field(field.json_key(), "needed to find the row (on=)"))?;
+        Ok((parsed, value))
+    }
+
+    /// Writes one object of an upsert: an update of the row that `on` = `value` finds, if
+    /// this request sees one, else a create.
+    fn upsert_one(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        item: Parsed<M>,
+        on: usize,
+        value: Param,
+    ) -> Result<Written<M>, Error> {
+        let Parsed {
+            data,
+            mut changes,
+            sent,
+        } = item;
+        let mut select = Select {
+            filters: vec![Filter {
+                path: vec![on],
+                op: Op::Eq,
+                values: vec![value],
+            }],
+            limit: Some(1),
+            ..Select::default()
+        };
+        self.add_scope(cx, &mut select)?;
+        let found = M::load(conn, &select)?.into_iter().next();
+        // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
+        let found = match found {
+            Some(row) => rows_locked::<M>(conn, M::meta(), &[row.pk()])?.pop(),
+            None => None,
+        };
+        Self::check_references(conn, &data, &sent)?;
+        let created = found.is_none();
+        let row = match found {
+            Some(row) => {
+                self.check_owner(cx, &row)?;
+                if !self.hooks.check_put(cx, &row) {
+                    return Err(Error::Forbidden);
+                }
+                let saved = save::<M>(conn, changes, Some(&row))?;
+                self.record(cx, conn, Some(&row), Some(&saved))?;
+                saved
+            }
+            None => {
+                if !self.hooks.check_post(cx) {
+                    return Err(Error::Forbidden);
+                }
+                let missing: BTreeMap<String, String> = (self.missing(&changes, &[]))
+                    .map(|name| (name.to_owned(), REQUIRED.to_owned()))
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(Error::Validation {
+                        message: "Validation failed".into(),
+                        fields: missing,
+                    });
+                }
+                if let Some((user, idx)) = self.owner_user(cx)? {
+                    self.hooks.set_owner(&mut changes, user, idx)?;
+                }
+                let saved = save::<M>(conn, changes, None)?;
+                self.record(cx, conn, None, Some(&saved))?;
+                saved
+            }
+        };
+        Ok(Written { row, created })
+    }
+}
+
+/// The filter value of a field's JSON value (as `changes_json` gives it); `None` for null.
+fn param_of(kind: crate::kind::FieldKind, value: &Value) -> Option<Param> {
+    match value {
+        Value::Null => None,
+        Value::String(text) => Param::parse(kind, text).ok(),
+        Value::Bool(b) => Some(Param::Bool(*b)),
+        other => Param::parse(kind, &other.to_string()).ok(),
+    }
+}
