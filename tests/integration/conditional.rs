@@ -2,6 +2,7 @@
 //! matching `If-None-Match`, 412 on a stale `If-Match` with nothing written, `If-Match: *`,
 //! 428 where a resource needs `If-Match`, and no tags where an API turns them off.
 
+use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use plover_tests::*;
 use serde_json::{json, Value};
@@ -264,4 +265,32 @@ async fn an_api_without_etags_sends_none_and_still_honours_if_match() {
     assert_error(&resp, 412);
     let a_field = app.query_text("SELECT a_field FROM amodel WHERE id = 1");
     assert_eq!(a_field.as_deref(), Some("a"));
+}
+
+#[actix_web::test]
+async fn a_body_that_breaks_a_field_constraint_is_400_whatever_its_condition() {
+    let app = TestApp::new().await;
+    let created = app
+        .post("/api/ticket/", json!({"title": "first"}))
+        .await
+        .json_with(201);
+    let uri = format!("/api/ticket/{}/", created["id"]);
+    let old = tag(&get(&app, &uri, &[]).await);
+    write(&app, Method::PUT, &uri, json!({"title": "second"}), &[])
+        .await
+        .expect(200);
+    // The tag is stale, but the body could never be written: its 400 comes first.
+    for body in [json!({"priority": 9}), json!({"title": " "})] {
+        let resp = write(&app, Method::PUT, &uri, body, &[("if-match", &old)]).await;
+        assert!(resp.json_with(400)["fields"].is_object());
+    }
+    let resp = write(
+        &app,
+        Method::PUT,
+        &uri,
+        json!({"priority": 2}),
+        &[("if-match", &old)],
+    )
+    .await;
+    assert_error(&resp, 412);
 }

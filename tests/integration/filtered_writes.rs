@@ -138,6 +138,18 @@ async fn a_model_rule_or_a_hook_refusing_one_row_writes_nothing() {
         "{error}"
     );
     assert_eq!(a_fields(&app), ["red", "red", "blue", "hidden", "green"]);
+    // A body that breaks a field constraint is the body's 400, no row's.
+    app.sql("INSERT INTO ticket (id, title, priority, status, body, secret_note, opened) VALUES (1, 't', 3, 'open', '', '', '2020-01-01')");
+    let resp = write(
+        &app,
+        Method::PATCH,
+        "/api/ticket/?id=1",
+        json!({"priority": 9}),
+    )
+    .await;
+    let error = resp.json_with(400);
+    assert_eq!(error["error"], "Validation failed", "{error}");
+    assert!(error["fields"].get("priority").is_some(), "{error}");
     // `check_put`/`check_delete` refuse rows whose h_field starts with "locked".
     app.sql(
         "INSERT INTO hmodel (id, h_field) VALUES (1, 'open-1'), (2, 'locked-2'), (3, 'open-3')",

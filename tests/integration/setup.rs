@@ -131,3 +131,23 @@ fn a_foreign_key_lookup_on_a_write_only_field_panics() {
     admin.register(lookup);
     let _ = admin.setup();
 }
+
+// A resource that requires If-Match cannot serve writes that name no one version.
+#[test]
+#[should_panic(expected = "requires If-Match on writes, which writes by filter and upserts")]
+fn require_if_match_with_writes_by_filter_panics() {
+    let db = Database::from_url("sqlite://:memory:").unwrap();
+    RestApi::new(db).register_resource(
+        Resource::<AModel>::new()
+            .require_if_match(true)
+            .filtered_writes(true),
+    );
+}
+
+// An upsert needs a unique field to find rows by.
+#[test]
+#[should_panic(expected = "upserts (Resource::upsert) but has no field to find rows by")]
+fn upsert_without_a_unique_field_panics() {
+    let db = Database::from_url("sqlite://:memory:").unwrap();
+    RestApi::new(db).register_resource(Resource::<AModel>::new().upsert(true));
+}

@@ -177,6 +177,14 @@ impl RestApi {
                 M::meta().name
             );
         }
+        if prepared.require_if_match && (prepared.upsert || prepared.max_affected.is_some()) {
+            panic!(
+                "plover: the resource '{}' requires If-Match on writes, which writes by filter \
+                 and upserts cannot send (they name no one version): turn off \
+                 Resource::require_if_match, or Resource::filtered_writes and Resource::upsert",
+                prepared.name
+            );
+        }
         if prepared.upsert && prepared.upsert_fields().next().is_none() {
             panic!(
                 "plover: the resource '{}' upserts (Resource::upsert) but has no field to find \

@@ -429,6 +429,9 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         if errors.is_empty() {
+            // The field constraints now too (`save` checks them again): a body that could
+            // never be written is a 400 before any condition or row is looked at.
+            constraints::check::<M>(&changes)?;
             Ok(Parsed {
                 data,
                 changes,

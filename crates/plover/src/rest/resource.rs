@@ -170,7 +170,9 @@ impl<M: RestModel> Resource<M> {
     /// they are 428, so that no client overwrites a row it has not read. Whatever this says,
     /// a write that sends `If-Match` with a tag other than the row's current `ETag` (that of a
     /// GET of the object without `fields=`) is 412 and writes nothing; `If-Match: *` takes
-    /// any existing row.
+    /// any existing row. A resource that requires `If-Match` can serve neither writes by
+    /// filter nor upserts (they name no one version of a row): registering one that asks for
+    /// both stops the program with a message saying so.
     pub fn require_if_match(mut self, on: bool) -> Self {
         self.require_if_match = on;
         self
@@ -187,7 +189,8 @@ impl<M: RestModel> Resource<M> {
     /// and recorded in the history as a single write would. More rows than
     /// [`max_affected`](Self::max_affected) is a 400. Whatever fails, nothing is written.
     /// Answers `{"updated": n}` / `{"deleted": n}`. The verbs must also be among
-    /// [`allowed_methods`](Self::allowed_methods) (`Method::PATCH` is not by default).
+    /// [`allowed_methods`](Self::allowed_methods) (`Method::PATCH` is not by default; listing it
+    /// serves PATCH on detail paths as well).
     ///
     /// ```
     /// # use plover::prelude::*;
