@@ -6,6 +6,7 @@ mod conditional;
 mod data;
 mod endpoint;
 mod hooks;
+mod idempotency;
 mod joins;
 mod nested;
 mod prepared;
@@ -21,6 +22,7 @@ pub use api::RestApi;
 pub use api::{registrations, Registration};
 pub use data::Data;
 pub use hooks::{Context, DefaultHooks, HashPassword, Hooks, Scope};
+pub use idempotency::DEFAULT_IDEMPOTENCY_TTL;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use prepared::ListParser;
