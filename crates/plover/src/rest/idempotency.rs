@@ -24,6 +24,7 @@ use crate::auth::AuthUser;
 use crate::db::{Conn, LazyConn};
 use crate::digest::sha256_hex;
 use crate::error::Error;
+use crate::query::MAX_IDEMPOTENCY_KEY_CHARS;
 
 /// The request header that carries the key.
 pub(crate) const HEADER: &str = "Idempotency-Key";
@@ -33,9 +34,6 @@ pub(crate) const REPLAYED: &str = "idempotent-replayed";
 
 /// How long a key is kept by default: a day.
 pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// The longest key, in characters (a UUID has 36).
-pub(crate) const MAX_KEY_CHARS: usize = 255;
 
 /// The most expired keys of one client that a request removes (the next requests remove
 /// the rest).
@@ -64,7 +62,7 @@ impl Once {
     /// The key of a POST, belonging to `user` if the request authenticated as one, else to
     /// the API key its authentication checked (`api_key` is asked only when the header is
     /// present), else to its client's address; kept `ttl`. None without the header; 400 for
-    /// an empty key, one over [`MAX_KEY_CHARS`] characters, or one that is not visible ASCII.
+    /// an empty key, one over [`MAX_IDEMPOTENCY_KEY_CHARS`] characters, or one that is not visible ASCII.
     pub(crate) fn of(
         req: &ApiRequest,
         user: Option<&AuthUser>,
@@ -89,9 +87,9 @@ impl Once {
         if key.is_empty() {
             return Err(bad("the key is empty"));
         }
-        if key.len() > MAX_KEY_CHARS {
+        if key.len() > MAX_IDEMPOTENCY_KEY_CHARS {
             return Err(bad(&format!(
-                "a key has at most {MAX_KEY_CHARS} characters"
+                "a key has at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"
             )));
         }
         if key.bytes().any(|b| !b.is_ascii_graphic() && b != b' ') {
