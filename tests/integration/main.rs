@@ -20,6 +20,7 @@ mod filters;
 mod fuzz;
 mod history;
 mod hostile;
+mod idempotency;
 mod joins;
 mod library;
 mod logins;

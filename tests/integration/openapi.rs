@@ -240,9 +240,29 @@ async fn objects_and_bodies_follow_the_resource_options() {
     assert!(relationship.get("security").is_none());
     // Every error status has a shared response with the error body; 304 has none.
     let responses = doc["components"]["responses"].as_object().unwrap();
-    assert_eq!(responses.len(), 12, "{:?}", responses.keys());
+    assert_eq!(responses.len(), 13, "{:?}", responses.keys());
     assert!(responses["NotModified"].get("content").is_none());
     assert!(responses["NotModified"]["headers"].get("ETag").is_some());
+    // A create takes an optional Idempotency-Key (at most 255 characters), may answer 422,
+    // and marks a replay.
+    let create = &doc["paths"]["/api/sample/"]["post"];
+    let key = create["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .expect("an Idempotency-Key parameter");
+    assert_eq!(
+        (&key["in"], &key["required"]),
+        (&json!("header"), &json!(false))
+    );
+    assert_eq!(key["schema"]["maxLength"], 255);
+    assert!(create["responses"].get("422").is_some(), "{create}");
+    assert!(create["responses"]["201"]["headers"]
+        .get("Idempotent-Replayed")
+        .is_some());
+    let read = &doc["paths"]["/api/sample/{pk}/"]["get"];
+    assert!(read["responses"].get("422").is_none(), "{read}");
     // Basic authentication's failed logins are throttled: its operations may answer 429.
     let message_post = &doc["paths"]["/api/message/"]["post"]["responses"];
     assert!(message_post.get("429").is_some(), "{message_post}");

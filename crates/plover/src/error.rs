@@ -23,6 +23,14 @@ pub enum Error {
     /// The request body is not usable (400).
     #[error("{0}")]
     BadBody(String),
+    /// A request header is not acceptable (400, names the header).
+    #[error("invalid header '{header}': {message}")]
+    BadHeader {
+        /// The header's name, as HTTP spells it (`Idempotency-Key`).
+        header: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Field validation failed (400 with `fields`).
     #[error("{message}")]
     Validation {
@@ -61,6 +69,14 @@ pub enum Error {
     /// The resource takes writes only with `If-Match` (428).
     #[error("This resource needs If-Match on writes: send the ETag you read")]
     PreconditionRequired,
+    /// The request's `Idempotency-Key` was used before, by the same credentials, for another
+    /// request (another body or resource): 422, nothing was written
+    /// (docs/contract.md#idempotency-keys).
+    #[error(
+        "This Idempotency-Key was used for another request (another body or resource): \
+         send a new key with a new request"
+    )]
+    IdempotencyKeyReused,
     /// Items of a bulk write failed validation, a rule or a constraint (400 with `items`: per
     /// item's index in the body, its message per field); nothing was written.
     #[error("Validation failed")]
@@ -149,7 +165,10 @@ impl Error {
             Error::Unauthorized => "Log in to see this.".into(),
             Error::MethodNotAllowed(_) => "This page does not take that method.".into(),
             Error::PayloadTooLarge => "What you sent is too large.".into(),
-            Error::PreconditionFailed | Error::PreconditionRequired => self.to_string(),
+            Error::PreconditionFailed
+            | Error::PreconditionRequired
+            | Error::IdempotencyKeyReused
+            | Error::BadHeader { .. } => self.to_string(),
             Error::Items(items) => format!("{self}: {} objects have errors", items.len()),
             Error::TooManyItems(_) | Error::TooManyAffected(_) => self.to_string(),
             Error::Timeout => "What you sent did not arrive in time.".into(),
@@ -338,6 +357,7 @@ impl ResponseError for Error {
         match self {
             Error::BadParam { .. }
             | Error::BadBody(_)
+            | Error::BadHeader { .. }
             | Error::Validation { .. }
             | Error::Items(_)
             | Error::TooManyAffected(_) => StatusCode::BAD_REQUEST,
@@ -349,6 +369,7 @@ impl ResponseError for Error {
             Error::PayloadTooLarge | Error::TooManyItems(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Error::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
+            Error::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Error::Timeout => StatusCode::REQUEST_TIMEOUT,
             Error::Unavailable | Error::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Error::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,

@@ -20,11 +20,11 @@ use crate::auth::Scheme;
 const JSON: &str = "application/json";
 
 /// The error statuses, each a shared response with the error body.
-const ERRORS: [(u16, &str, &str); 11] = [
+const ERRORS: [(u16, &str, &str); 12] = [
     (
         400,
         "BadRequest",
-        "A parameter or the body is not acceptable",
+        "A parameter, a header or the body is not acceptable",
     ),
     (
         401,
@@ -59,6 +59,12 @@ const ERRORS: [(u16, &str, &str); 11] = [
         "PreconditionFailed",
         "`If-Match` names no current version of the object (it changed since it was read), \
          or `If-None-Match` names the current one; nothing was written",
+    ),
+    (
+        422,
+        "IdempotencyKeyReused",
+        "The `Idempotency-Key` was used for another request (another body or resource) by \
+         the same credentials; nothing was written",
     ),
     (
         428,
@@ -126,6 +132,27 @@ fn tag_param(name: &str, required: bool, description: &str) -> Parameter {
         })
         .schema(Some(Object::with_type(Type::String)))
         .description(Some(description))
+        .build()
+}
+
+/// The optional `Idempotency-Key` of a POST (docs/contract.md#idempotency-keys).
+fn idempotency_key() -> Parameter {
+    Parameter::builder()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .schema(Some(
+            Object::builder()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(crate::query::MAX_IDEMPOTENCY_KEY_CHARS)),
+        ))
+        .description(Some(
+            "A key the client makes for this create (a UUID, say): the create is made once; \
+             the same request with the same key and credentials answers its first answer \
+             again (`Idempotent-Replayed: true`) until the key expires, another request with \
+             it is 422",
+        ))
         .build()
 }
 
@@ -320,6 +347,12 @@ fn add_resource(
         .schema(Some(schema::value(pk.kind, false, Way::In).build()))
         .description(Some("The primary key"))
         .build();
+    let mut replayed = Header::new(Object::with_type(Type::String));
+    replayed.description = Some(
+        "`true` when this is the stored answer of an earlier request with the same \
+         `Idempotency-Key`"
+            .to_owned(),
+    );
     let created = Response::builder()
         .description(
             "Created: the object, with `Location` its path; or for an array, the objects \
@@ -327,6 +360,7 @@ fn add_resource(
         )
         .content(JSON, content(schema_ref(&created_body)))
         .header("Location", Header::new(Object::with_type(Type::String)))
+        .header("Idempotent-Replayed", replayed)
         .build();
     let deleted = Object::builder()
         .schema_type(Type::Object)
@@ -372,11 +406,11 @@ fn add_resource(
             detail: false,
             id: "create",
             summary: format!("Create a {name} object, or several in one transaction"),
-            params: Vec::new(),
+            params: vec![idempotency_key()],
             body: Some(&create_body),
             success: (201, created),
             also: None,
-            errors: vec![400, 403, 409, 413, 503],
+            errors: vec![400, 403, 409, 413, 422, 503],
         },
         Op {
             method: Method::GET,

@@ -1,5 +1,9 @@
 //! Bounds on the work one request may ask for (docs/contract.md#bounded-cost).
 
+/// The longest `Idempotency-Key` a POST may send, in characters (a UUID has 36); a longer or
+/// empty one is 400 naming the header (docs/contract.md#idempotency-keys).
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
+
 /// How much one list request (REST, admin index and export) or admin bulk action may ask for.
 /// A request over a bound is a 400 naming the parameter, never a slow query or an engine
 /// error. Set per resource with `Resource::limits` and per model admin with

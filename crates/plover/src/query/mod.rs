@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 pub use crate::param::Param;
 pub(crate) use aggregate::{Aggregate, Func, Operand};
-pub use limits::Limits;
+pub use limits::{Limits, MAX_IDEMPOTENCY_KEY_CHARS};
 
 /// A filter operator (`<field>__<op>=<value>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
 use super::endpoint::{ApiDefaults, Endpoint};
+use super::idempotency::{DEFAULT_IDEMPOTENCY_TTL, REPLAYED};
 use super::joins::Joins;
 use super::prepared::Prepared;
 use super::rate::RateLimit;
@@ -77,6 +78,7 @@ impl RestApi {
                 auth: Arc::new(Authentication::default()),
                 rate: None,
                 etags: true,
+                idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             },
             cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -122,10 +124,11 @@ impl RestApi {
     /// sends them in `Origin`) call the API from the browser (CORS, through `actix-cors`):
     /// every verb the API serves, the request headers `Authorization`, `Content-Type`,
     /// `Accept`, `If-Match`, `If-None-Match` and `Idempotency-Key`, the response headers
-    /// `Location`, `ETag`, `Retry-After` and `RateLimit-*` readable by the page, preflights
-    /// cached for an hour. Credentials (cookies) are not sent: the API authenticates by header.
-    /// Requests from other origins get no CORS headers (the browser refuses them); requests
-    /// without `Origin` (other servers, scripts) are served as before. Default: none.
+    /// `Location`, `ETag`, `Retry-After`, `RateLimit-*` and `Idempotent-Replayed` readable by
+    /// the page, preflights cached for an hour. Credentials (cookies) are not sent: the API
+    /// authenticates by header. Requests from other origins get no CORS headers (the browser
+    /// refuses them); requests without `Origin` (other servers, scripts) are served as
+    /// before. Default: none.
     pub fn cors_origins<S: Into<String>>(
         mut self,
         origins: impl IntoIterator<Item = S>,
@@ -141,6 +144,29 @@ impl RestApi {
     /// none and spare hashing the body; `If-Match` on writes is still honoured.
     pub fn etags(mut self, on: bool) -> RestApi {
         self.defaults.etags = on;
+        self
+    }
+
+    /// How long the API keeps an idempotency key (default a day,
+    /// [`DEFAULT_IDEMPOTENCY_TTL`](super::DEFAULT_IDEMPOTENCY_TTL)). A POST that sends
+    /// `Idempotency-Key: <key>` creates once: until the key expires, the same POST from the
+    /// same credentials (the user it authenticated as, else the API key its authentication
+    /// checked, else the client's address) answers the first answer again, with
+    /// `Idempotent-Replayed: true`, and another POST with that key is 422. Other verbs ignore
+    /// the header. The keys live in the table `plover_idempotency`, made at first use
+    /// (docs/contract.md#idempotency-keys).
+    ///
+    /// ```
+    /// # use plover::prelude::*;
+    /// use std::time::Duration;
+    ///
+    /// # fn api(db: Database) -> RestApi {
+    /// // Clients retry within the hour; their keys need not be kept longer.
+    /// RestApi::new(db).idempotency_ttl(Duration::from_secs(60 * 60))
+    /// # }
+    /// ```
+    pub fn idempotency_ttl(mut self, ttl: std::time::Duration) -> RestApi {
+        self.defaults.idempotency_ttl = ttl;
         self
     }
 
@@ -325,6 +351,7 @@ fn cors(origins: &[String]) -> actix_cors::Cors {
             header::HeaderName::from_static("ratelimit-limit"),
             header::HeaderName::from_static("ratelimit-remaining"),
             header::HeaderName::from_static("ratelimit-reset"),
+            header::HeaderName::from_static(REPLAYED),
         ])
         .max_age(3600);
     for origin in origins {
@@ -546,6 +573,9 @@ impl Route {
                     resp.content_type(ContentType::json());
                     if let Some(location) = reply.location {
                         resp.insert_header((LOCATION, location));
+                    }
+                    if reply.replayed {
+                        resp.insert_header((REPLAYED, "true"));
                     }
                     resp.body(reply.body)
                 }

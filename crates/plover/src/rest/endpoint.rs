@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use actix_web::http::{Method, StatusCode};
+use actix_web::http::Method;
 use serde_json::{Map, Value};
 
 use super::conditional;
 use super::hooks::Context;
+use super::idempotency::Once;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
@@ -60,6 +61,9 @@ pub(crate) struct ApiDefaults {
     pub(crate) rate: Option<RateLimit>,
     /// Whether reads and updates send an `ETag` ([`RestApi::etags`](super::RestApi::etags)).
     pub(crate) etags: bool,
+    /// How long idempotency keys are kept
+    /// ([`RestApi::idempotency_ttl`](super::RestApi::idempotency_ttl)).
+    pub(crate) idempotency_ttl: std::time::Duration,
 }
 
 impl<M: RestModel> Endpoint for Prepared<M> {
@@ -169,16 +173,17 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             (None, Some(shared)) => Some((shared, "*")),
             (None, None) => None,
         };
-        if let Some((limit, scope)) = limit {
-            // A key counts only where this resource's authentication checked it.
-            let checked = limit.by_api_key_wanted()
-                && auth
-                    .describe()
-                    .protected_methods
-                    .is_some_and(|protected| auth_req.is_protected(&protected));
-            let key = checked
+        // An API key counts (for a rate limit, an idempotency key) only where this resource's
+        // authentication checked it.
+        let checked_key = || {
+            let protected = auth.describe().protected_methods;
+            protected
+                .is_some_and(|protected| auth_req.is_protected(&protected))
                 .then(|| crate::auth::api_key_of(&auth_req))
-                .flatten();
+                .flatten()
+        };
+        if let Some((limit, scope)) = limit {
+            let key = limit.by_api_key_wanted().then(checked_key).flatten();
             match limit.hit(scope, req.client, user.as_ref(), key.as_deref(), db) {
                 Ok(state) => *rate = Some(state),
                 Err((e, state)) => {
@@ -196,7 +201,10 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         }
         let Some(raw_pk) = &req.pk else {
             return match served {
-                Method::POST => self.create(&cx, req, db, body),
+                Method::POST => {
+                    let once = Once::of(req, cx.user, checked_key, api.idempotency_ttl);
+                    self.create(&cx, req, db, body, once)
+                }
                 Method::PUT => self.upsert(&cx, req, db),
                 Method::PATCH => self.update_matching(&cx, req, db),
                 Method::DELETE => self.delete_matching(&cx, req, db),
@@ -523,13 +531,19 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
         body: Option<Result<Body<M>, Error>>,
+        once: Result<Once, Error>,
     ) -> Result<Reply, Error> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
+        // The idempotency key after the checks, so that a replay answers only its own client.
+        let once = once?;
+        if let Some(replay) = once.replay(db)? {
+            return Ok(replay);
+        }
         let parsed = match body.unwrap_or_else(|| self.read_create(req))? {
             Body::One(parsed) => parsed,
-            Body::Many(items) => return self.create_many(cx, db, items),
+            Body::Many(items) => return self.create_many(cx, db, items, &once),
         };
         let Parsed {
             data,
@@ -539,17 +553,12 @@ impl<M: RestModel> Prepared<M> {
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
-        let (pk, obj) = db.write(|conn| {
+        once.write(db, |conn| {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, None)?;
             self.record(cx, conn, None, Some(&row))?;
-            Ok((row.pk(), self.one(cx, conn, row)?))
-        })?;
-        Ok(Reply {
-            status: StatusCode::CREATED,
-            location: Some(format!("{}{}/", req.list_path, pk)),
-            body: obj,
-            etag: None,
+            let location = format!("{}{}/", req.list_path, row.pk());
+            Ok(Reply::created(self.one(cx, conn, row)?, Some(location)))
         })
     }
 
@@ -635,6 +644,7 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         items: Vec<Map<String, Value>>,
+        once: &Once,
     ) -> Result<Reply, Error> {
         let mut errors = BTreeMap::new();
         let mut parsed = Vec::with_capacity(items.len());
@@ -658,7 +668,7 @@ impl<M: RestModel> Prepared<M> {
         if !errors.is_empty() {
             return Err(Error::Items(errors));
         }
-        let body = db.write(|conn| {
+        once.write(db, |conn| {
             let mut rows = Vec::with_capacity(parsed.len());
             for (index, item) in parsed.into_iter().enumerate() {
                 let saved = conn.transaction(|conn| {
@@ -679,13 +689,7 @@ impl<M: RestModel> Prepared<M> {
             }
             let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
             body.push(b']');
-            Ok(body)
-        })?;
-        Ok(Reply {
-            status: StatusCode::CREATED,
-            location: None,
-            body,
-            etag: None,
+            Ok(Reply::created(body, None))
         })
     }
 

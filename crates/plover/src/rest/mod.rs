@@ -7,6 +7,7 @@ mod data;
 mod endpoint;
 mod filtered;
 mod hooks;
+mod idempotency;
 mod joins;
 mod nested;
 mod prepared;
@@ -23,6 +24,7 @@ pub use api::RestApi;
 pub use api::{registrations, Registration};
 pub use data::Data;
 pub use hooks::{Context, DefaultHooks, HashPassword, Hooks, Scope};
+pub use idempotency::DEFAULT_IDEMPOTENCY_TTL;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use prepared::ListParser;

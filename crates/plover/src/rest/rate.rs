@@ -240,7 +240,8 @@ fn count_in_database(db: &mut LazyConn<'_>, bucket: &str, window: u64) -> Result
     Ok(u32::try_from(hits).unwrap_or(0))
 }
 
-fn is_missing_table(e: &Error) -> bool {
+/// Whether `e` says that a table Plover makes at first use does not exist yet.
+pub(super) fn is_missing_table(e: &Error) -> bool {
     let text = e.to_string();
     text.contains("no such table") || text.contains("does not exist")
 }

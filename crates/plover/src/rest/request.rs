@@ -131,6 +131,9 @@ pub(crate) struct Reply {
     pub(crate) location: Option<String>,
     /// The body's entity tag, where the answer carries one.
     pub(crate) etag: Option<String>,
+    /// Whether this is the stored answer of an earlier request with the same idempotency key
+    /// (`Idempotent-Replayed: true`).
+    pub(crate) replayed: bool,
 }
 
 impl Reply {
@@ -140,6 +143,16 @@ impl Reply {
             body,
             location: None,
             etag: None,
+            replayed: false,
+        }
+    }
+
+    /// A 201 answer: the created object at `location`, or the objects of a bulk create.
+    pub(crate) fn created(body: Vec<u8>, location: Option<String>) -> Reply {
+        Reply {
+            status: StatusCode::CREATED,
+            location,
+            ..Reply::ok(body)
         }
     }
 

@@ -93,6 +93,7 @@ impl<M: RestModel> Prepared<M> {
             location,
             body,
             etag: None,
+            replayed: false,
         })
     }
 
