@@ -73,4 +73,17 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) etags: bool,
     /// Whether PUT, PATCH and DELETE need `If-Match`.
     pub(crate) require_if_match: bool,
+    /// The writable nested relations, by body key: written by a create only.
+    pub(crate) children: Vec<(&'a str, ChildDoc<'a>)>,
+}
+
+/// What the description needs of the child resource of a writable nested relation.
+#[derive(Debug)]
+pub(crate) struct ChildDoc<'a> {
+    /// Its objects.
+    pub(crate) shape: Shape<'a>,
+    /// Per field: whether a client may write it in a child (never the foreign key).
+    pub(crate) writable: &'a [bool],
+    /// Its owner field, stamped by the server.
+    pub(crate) owner: Option<usize>,
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
+use super::children::{CreatedChildren, NewChildren};
 use super::conditional;
 use super::hooks::Context;
 use super::joins::JoinTarget;
@@ -120,6 +121,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             rate_limited: self.rate.is_some() || api.rate.is_some(),
             etags: api.etags,
             require_if_match: self.require_if_match,
+            children: (self.children.iter())
+                .map(|r| (r.key.as_str(), r.child.doc()))
+                .collect(),
         }
     }
 
@@ -246,18 +250,20 @@ struct PageMeta<'a> {
 }
 
 /// The body of a POST or PUT as read before authentication: one object's changes, or the
-/// objects of a bulk create (parsed after authentication, each on its own).
+/// objects of a bulk create (parsed after authentication, each on its own), or one object
+/// of a resource with nested children (parsed after authentication with its children).
 enum Body<M: RestModel> {
     One(Parsed<M>),
     Many(Vec<Map<String, Value>>),
+    Parent(Map<String, Value>),
 }
 
 /// A parsed body: the changes, and the key the client sent for each field given.
-struct Parsed<M: RestModel> {
-    /// The body as sent.
-    data: Map<String, Value>,
-    changes: M::Changes,
-    sent: Vec<(usize, String)>,
+pub(super) struct Parsed<M: RestModel> {
+    /// The body as sent (without nested children).
+    pub(super) data: Map<String, Value>,
+    pub(super) changes: M::Changes,
+    pub(super) sent: Vec<(usize, String)>,
 }
 
 impl<M: RestModel> Prepared<M> {
@@ -347,19 +353,30 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// The body of a POST: one object parsed into changes, or the objects of a bulk create
-    /// (more than `max_bulk_rows` of them: 413).
+    /// (more than `max_bulk_rows` of them, or of their nested children: 413).
     fn read_create(&self, req: &ApiRequest) -> Result<Body<M>, Error> {
         match req.json_objects()? {
+            Objects::One(data) if !self.children.is_empty() => {
+                self.check_children_count([&data])?;
+                Ok(Body::Parent(data))
+            }
             Objects::One(data) => self.parse_changes(data, true).map(Body::One),
             Objects::Many(items) if items.len() > self.list.limits.max_bulk_rows => {
                 Err(Error::TooManyItems(self.list.limits.max_bulk_rows))
             }
-            Objects::Many(items) => Ok(Body::Many(items)),
+            Objects::Many(items) => {
+                self.check_children_count(&items)?;
+                Ok(Body::Many(items))
+            }
         }
     }
 
     /// Parses the body into changes, with the key the client used for each field given.
-    fn parse_changes(&self, data: Map<String, Value>, creating: bool) -> Result<Parsed<M>, Error> {
+    pub(super) fn parse_changes(
+        &self,
+        data: Map<String, Value>,
+        creating: bool,
+    ) -> Result<Parsed<M>, Error> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
         let mut sent = Vec::new();
@@ -368,7 +385,7 @@ impl<M: RestModel> Prepared<M> {
         for (key, value) in &data {
             match meta.field(key) {
                 None => {
-                    errors.insert(key.clone(), "unknown field".to_owned());
+                    errors.insert(key.clone(), self.not_a_field(key).to_owned());
                 }
                 Some((idx, _)) if idx == meta.pk || Some(idx) == self.owner => {}
                 Some((idx, field)) if !self.writable[idx] => {
@@ -425,7 +442,7 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// Checks that every foreign key given refers to an existing row (400 on the sent key).
-    fn check_references(
+    pub(super) fn check_references(
         conn: &mut Conn<'_>,
         data: &Map<String, Value>,
         sent: &[(usize, String)],
@@ -439,7 +456,7 @@ impl<M: RestModel> Prepared<M> {
         Ok(())
     }
 
-    fn owner_user<'a>(&self, cx: &Context<'a>) -> Result<Option<(&'a AuthUser, usize)>, Error> {
+    pub(super) fn owner_user<'a>(&self, cx: &Context<'a>) -> Result<Option<(&'a AuthUser, usize)>, Error> {
         match self.owner {
             None => Ok(None),
             Some(idx) => cx.user.map(|u| Some((u, idx))).ok_or(Error::Forbidden),
@@ -460,7 +477,7 @@ impl<M: RestModel> Prepared<M> {
     /// authentication. A user's `save_object` may hash a password: never while a pooled
     /// connection is held. The default hooks do nothing there, and the connection serves the
     /// write.
-    fn changes_to_save(
+    pub(super) fn changes_to_save(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
@@ -484,15 +501,16 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
-        let parsed = match body.unwrap_or_else(|| self.read_create(req))? {
-            Body::One(parsed) => parsed,
+        let (parsed, children) = match body.unwrap_or_else(|| self.read_create(req))? {
+            Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
+            Body::Parent(data) => self.parse_parent(cx, db, data)?,
             Body::Many(items) => return self.create_many(cx, db, items),
         };
         let Parsed {
             data,
             mut changes,
             sent,
-        } = self.changes_to_save(cx, db, parsed)?;
+        } = parsed;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
@@ -500,7 +518,9 @@ impl<M: RestModel> Prepared<M> {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, None)?;
             self.record(cx, conn, None, Some(&row))?;
-            Ok((row.pk(), self.one(cx, conn, row)?))
+            let pk = row.pk();
+            let children = children.write(cx, conn, pk)?;
+            Ok((pk, children.add_to(self.one(cx, conn, row)?)))
         })?;
         Ok(Reply {
             status: StatusCode::CREATED,
@@ -578,7 +598,7 @@ impl<M: RestModel> Prepared<M> {
         match body {
             Some(Ok(Body::One(parsed))) => Ok(parsed),
             Some(Err(e)) => Err(e),
-            Some(Ok(Body::Many(_))) | None => self.read_body(req, false),
+            Some(Ok(Body::Many(_) | Body::Parent(_))) | None => self.read_body(req, false),
         }
     }
 
@@ -586,7 +606,8 @@ impl<M: RestModel> Prepared<M> {
     /// hooks' `save_object` and stamped with the owner, then all written in one transaction,
     /// each through the write path of a single create in a savepoint, so that every object's
     /// errors are found; any error and nothing is written (400 with `items`, by index).
-    /// Answers 201 with the created objects, in the body's order.
+    /// Answers 201 with the created objects, in the body's order. An object's nested
+    /// children are parsed and written with it (their errors by path under its index).
     fn create_many(
         &self,
         cx: &Context<'_>,
@@ -596,7 +617,9 @@ impl<M: RestModel> Prepared<M> {
         let mut errors = BTreeMap::new();
         let mut parsed = Vec::with_capacity(items.len());
         let owner = self.owner_user(cx)?;
-        for (index, data) in items.into_iter().enumerate() {
+        for (index, mut data) in items.into_iter().enumerate() {
+            let mut nested = BTreeMap::new();
+            let children = self.take_children(cx, db, &mut data, &mut nested)?;
             let item = (self.parse_changes(data, true))
                 .and_then(|parsed| self.changes_to_save(cx, db, parsed));
             let item = item.and_then(|mut item| {
@@ -606,9 +629,14 @@ impl<M: RestModel> Prepared<M> {
                 Ok(item)
             });
             match item {
-                Ok(item) => parsed.push(item),
+                Ok(item) if nested.is_empty() => parsed.push((item, children)),
+                Ok(_) => {
+                    errors.insert(index, nested);
+                }
                 Err(e) => {
-                    errors.insert(index, e.item_fields().ok_or(e)?);
+                    let mut fields = e.item_fields().ok_or(e)?;
+                    fields.append(&mut nested);
+                    errors.insert(index, fields);
                 }
             }
         }
@@ -617,15 +645,20 @@ impl<M: RestModel> Prepared<M> {
         }
         let body = db.write(|conn| {
             let mut rows = Vec::with_capacity(parsed.len());
-            for (index, item) in parsed.into_iter().enumerate() {
+            let mut created = Vec::with_capacity(parsed.len());
+            for (index, (item, children)) in parsed.into_iter().enumerate() {
                 let saved = conn.transaction(|conn| {
                     Self::check_references(conn, &item.data, &item.sent)?;
                     let row = save::<M>(conn, item.changes, None)?;
                     self.record(cx, conn, None, Some(&row))?;
-                    Ok(row)
+                    let children = children.write(cx, conn, row.pk())?;
+                    Ok((row, children))
                 });
                 match saved {
-                    Ok(row) => rows.push(row),
+                    Ok((row, children)) => {
+                        rows.push(row);
+                        created.push(children);
+                    }
                     Err(e) => {
                         errors.insert(index, e.item_fields().ok_or(e)?);
                     }
@@ -634,7 +667,12 @@ impl<M: RestModel> Prepared<M> {
             if !errors.is_empty() {
                 return Err(Error::Items(std::mem::take(&mut errors)));
             }
-            let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+            let objects = self.serialize(cx, conn, &rows, None, b"[".to_vec())?;
+            let mut body = if self.children.is_empty() {
+                objects.buf
+            } else {
+                CreatedChildren::add_to_each(objects, created)
+            };
             body.push(b']');
             Ok(body)
         })?;
@@ -686,7 +724,7 @@ impl<M: RestModel> Prepared<M> {
 
     /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
     /// [`Entry::of`]).
-    fn record(
+    pub(super) fn record(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod api;
+mod children;
 mod conditional;
 mod data;
 mod endpoint;

@@ -1,0 +1,430 @@
+//! Nested create (docs/contract.md#nested-create): the children of a writable one-to-many
+//! relation ([`Resource::nested_children`]), parsed with the object a POST creates and written
+//! in its transaction, each through its own resource's create path.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::endpoint::Parsed;
+use super::hooks::Context;
+use super::nested::Serialized;
+use super::prepared::Prepared;
+use super::resource::Resource;
+use crate::db::{Conn, LazyConn};
+use crate::error::Error;
+use crate::model::{save, ModelMeta, RestModel};
+use crate::openapi::ChildDoc;
+
+/// What a body key naming a relation is told outside a create.
+const CREATE_ONLY: &str = "nested objects are written only when the object is created";
+
+/// A relation given to [`Resource::nested_children`]: the child resource and its foreign key.
+pub(crate) struct ChildSpec<C: RestModel> {
+    pub(crate) fk: usize,
+    pub(crate) resource: Resource<C>,
+}
+
+/// A [`ChildSpec`] with its model type erased, prepared at set-up.
+pub(crate) trait IntoChildResource: Send + Sync {
+    /// The child resource of the relation `key` of `parent`, checked and prepared; its writes
+    /// are recorded in the history when `history` says so too (the parent keeps one).
+    fn prepare(
+        self: Box<Self>,
+        parent: &'static ModelMeta,
+        key: &str,
+        history: bool,
+    ) -> Arc<dyn ChildResource>;
+}
+
+/// The child resource of a relation, seen from the parent's resource.
+pub(crate) trait ChildResource: Send + Sync {
+    /// Parses the children sent under the body path `path` (`children`, or of a bulk
+    /// create's object), each through the child resource's create rules and `save_object`
+    /// hook, and stamped with its owner. Every mistake goes to `errors` by its path
+    /// (`children.1.title`); an error that is no child's (a refusal, a 5xx) is returned.
+    fn parse<'s>(
+        &'s self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        value: Value,
+        path: &str,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<Box<dyn PendingChildren + 's>, Error>;
+    /// What the API description needs of it.
+    fn doc(&self) -> ChildDoc<'_>;
+}
+
+/// Parsed children, waiting for their parent's key.
+pub(crate) trait PendingChildren {
+    /// Writes them under the parent `parent`, each in a savepoint so that every child's errors
+    /// are found (to `errors`, by path); answers their objects as a JSON array, or nothing
+    /// when some failed.
+    fn write(
+        self: Box<Self>,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        parent: i64,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<Vec<u8>, Error>;
+}
+
+/// A writable nested relation of a prepared resource.
+pub(crate) struct Relation {
+    /// The body key.
+    pub(crate) key: String,
+    pub(crate) child: Arc<dyn ChildResource>,
+}
+
+/// The relations of one object's create body, parsed: each relation with its children.
+pub(super) struct NewChildren<'a>(Vec<(&'a Relation, Box<dyn PendingChildren + 'a>)>);
+
+/// The created children of one object: `(key, JSON array)` per relation.
+pub(super) struct CreatedChildren<'a>(Vec<(&'a str, Vec<u8>)>);
+
+impl<'a> NewChildren<'a> {
+    /// No children (a resource without relations).
+    pub(super) fn none() -> Self {
+        NewChildren(Vec::new())
+    }
+
+    /// Writes them under the parent `parent` in the caller's transaction: every child's
+    /// errors by path in one 400, or their objects.
+    pub(super) fn write(
+        self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        parent: i64,
+    ) -> Result<CreatedChildren<'a>, Error> {
+        let mut errors = BTreeMap::new();
+        let mut created = Vec::with_capacity(self.0.len());
+        for (relation, pending) in self.0 {
+            let objects = pending.write(cx, conn, parent, &mut errors)?;
+            created.push((relation.key.as_str(), objects));
+        }
+        if errors.is_empty() {
+            Ok(CreatedChildren(created))
+        } else {
+            Err(validation(errors))
+        }
+    }
+}
+
+impl CreatedChildren<'_> {
+    /// The JSON object `object` with each relation's key holding its created children.
+    pub(super) fn add_to(&self, mut object: Vec<u8>) -> Vec<u8> {
+        if self.0.is_empty() || object.last() != Some(&b'}') {
+            return object;
+        }
+        object.pop();
+        for (key, objects) in &self.0 {
+            if object.len() > 1 {
+                object.push(b',');
+            }
+            // A key is text: serializing it cannot fail.
+            object.extend_from_slice(&serde_json::to_vec(key).unwrap_or_default());
+            object.push(b':');
+            object.extend_from_slice(objects);
+        }
+        object.push(b'}');
+        object
+    }
+
+    /// The serialized objects `objects` (after whatever their buffer held before), each with
+    /// its created children, in one buffer.
+    pub(super) fn add_to_each(objects: Serialized, created: Vec<CreatedChildren<'_>>) -> Vec<u8> {
+        let start = objects.spans.first().map_or(objects.buf.len(), |s| s.start);
+        let mut out = Vec::with_capacity(objects.buf.len() * 2);
+        out.extend_from_slice(&objects.buf[..start]);
+        for (n, (span, children)) in objects.spans.iter().zip(&created).enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend(children.add_to(objects.buf[span.clone()].to_vec()));
+        }
+        out
+    }
+}
+
+/// A 400 with these messages by key.
+fn validation(fields: BTreeMap<String, String>) -> Error {
+    Error::Validation {
+        message: "Validation failed".into(),
+        fields,
+    }
+}
+
+/// The mistakes of `e` under `path` (`children.2` + `.title`), or `e` itself when it is no
+/// object's mistake.
+fn under(path: &str, e: Error, errors: &mut BTreeMap<String, String>) -> Result<(), Error> {
+    for (key, message) in e.item_fields().ok_or(e)? {
+        errors.insert(format!("{path}.{key}"), message);
+    }
+    Ok(())
+}
+
+impl<M: RestModel> Prepared<M> {
+    /// The relation whose body key is `key`.
+    fn relation(&self, key: &str) -> Option<&Relation> {
+        self.children.iter().find(|r| r.key == key)
+    }
+
+    /// What a body key that names no field of `M` is told: create-only for a relation's key.
+    pub(super) fn not_a_field(&self, key: &str) -> &'static str {
+        if self.relation(key).is_some() {
+            CREATE_ONLY
+        } else {
+            "unknown field"
+        }
+    }
+
+    /// 413 when the create bodies `objects` carry more children in all than
+    /// `max_bulk_rows`.
+    pub(super) fn check_children_count<'o>(
+        &self,
+        objects: impl IntoIterator<Item = &'o Map<String, Value>>,
+    ) -> Result<(), Error> {
+        if self.children.is_empty() {
+            return Ok(());
+        }
+        let max = self.list.limits.max_bulk_rows;
+        let mut count = 0usize;
+        for object in objects {
+            for relation in &self.children {
+                if let Some(Value::Array(items)) = object.get(&relation.key) {
+                    count = count.saturating_add(items.len());
+                }
+            }
+        }
+        if count > max {
+            return Err(Error::TooManyItems(max));
+        }
+        Ok(())
+    }
+
+    /// Takes the relations' keys out of the create body `data` and parses their children;
+    /// their mistakes go to `errors` by path.
+    pub(super) fn take_children(
+        &self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        data: &mut Map<String, Value>,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<NewChildren<'_>, Error> {
+        let mut out = Vec::new();
+        for relation in &self.children {
+            if let Some(value) = data.shift_remove(&relation.key) {
+                let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
+                out.push((relation, pending));
+            }
+        }
+        Ok(NewChildren(out))
+    }
+
+    /// The create body of one object of a resource with relations, parsed after
+    /// authentication: the object (after `save_object`) and its children, or one 400 naming
+    /// the mistakes of both.
+    pub(super) fn parse_parent(
+        &self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        mut data: Map<String, Value>,
+    ) -> Result<(Parsed<M>, NewChildren<'_>), Error> {
+        let mut errors = BTreeMap::new();
+        let children = self.take_children(cx, db, &mut data, &mut errors)?;
+        let parsed = self
+            .parse_changes(data, true)
+            .and_then(|parsed| self.changes_to_save(cx, db, parsed));
+        match parsed {
+            Ok(parsed) if errors.is_empty() => Ok((parsed, children)),
+            Ok(_) => Err(validation(errors)),
+            Err(e) => {
+                let mut own = e.item_fields().ok_or(e)?;
+                own.append(&mut errors);
+                Err(validation(own))
+            }
+        }
+    }
+
+    /// Parses one child object (its foreign key `fk` is the parent's to set), runs the
+    /// `save_object` hook and stamps the owner.
+    fn parse_child(
+        &self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        fk: usize,
+        mut data: Map<String, Value>,
+    ) -> Result<Parsed<M>, Error> {
+        let field = &M::meta().fields[fk];
+        let named: Vec<String> = data
+            .keys()
+            .filter(|key| field.answers_to(key))
+            .cloned()
+            .collect();
+        let mut errors = BTreeMap::new();
+        for key in named {
+            data.shift_remove(&key);
+            errors.insert(key, "set by the parent".to_owned());
+        }
+        let mut parsed = match self.parse_changes(data, true) {
+            Ok(parsed) if errors.is_empty() => parsed,
+            Ok(_) => return Err(validation(errors)),
+            Err(e) => {
+                let mut own = e.item_fields().ok_or(e)?;
+                own.append(&mut errors);
+                return Err(validation(own));
+            }
+        };
+        parsed = self.changes_to_save(cx, db, parsed)?;
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            self.hooks.set_owner(&mut parsed.changes, user, idx)?;
+        }
+        Ok(parsed)
+    }
+}
+
+/// The child resource of a relation: a prepared resource whose foreign key to the parent no
+/// client writes.
+struct Child<C: RestModel> {
+    resource: Prepared<C>,
+    fk: usize,
+}
+
+impl<C: RestModel> IntoChildResource for ChildSpec<C> {
+    fn prepare(
+        self: Box<Self>,
+        parent: &'static ModelMeta,
+        key: &str,
+        history: bool,
+    ) -> Arc<dyn ChildResource> {
+        let meta = C::meta();
+        let ChildSpec { fk, mut resource } = *self;
+        let field = meta.fields[fk].name;
+        let Some(target) = meta.fields[fk].target() else {
+            panic!(
+                "plover: nested_children `{key}`: `{field}` of `{}` is not a foreign key",
+                meta.name
+            );
+        };
+        if (target.type_id)() != (parent.type_id)() {
+            panic!(
+                "plover: nested_children `{key}`: `{field}` of `{}` refers to `{}`, not `{}`",
+                meta.name, target.name, parent.name
+            );
+        }
+        if resource.owner_field == Some(fk) {
+            panic!(
+                "plover: nested_children `{key}`: `{field}` of `{}` is the child resource's \
+                 owner field; the parent sets it",
+                meta.name
+            );
+        }
+        if !resource.children.is_empty() {
+            panic!(
+                "plover: nested_children `{key}`: the resource of `{}` has nested children of \
+                 its own; one level is written",
+                meta.name
+            );
+        }
+        resource.history |= history;
+        let mut resource = Prepared::new(resource);
+        // The parent sets it: never required of, nor written by, the client.
+        resource.writable[fk] = false;
+        Arc::new(Child { resource, fk })
+    }
+}
+
+impl<C: RestModel> ChildResource for Child<C> {
+    fn parse<'s>(
+        &'s self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        value: Value,
+        path: &str,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<Box<dyn PendingChildren + 's>, Error> {
+        let mut pending = Pending {
+            child: self,
+            items: Vec::new(),
+            path: path.to_owned(),
+        };
+        let Value::Array(items) = value else {
+            errors.insert(path.to_owned(), "must be an array of objects".to_owned());
+            return Ok(Box::new(pending));
+        };
+        if items.is_empty() {
+            return Ok(Box::new(pending));
+        }
+        if !self.resource.hooks.check_post(cx) {
+            return Err(Error::Forbidden);
+        }
+        for (index, item) in items.into_iter().enumerate() {
+            let at = format!("{path}.{index}");
+            let Value::Object(data) = item else {
+                errors.insert(at, "must be an object".to_owned());
+                continue;
+            };
+            match self.resource.parse_child(cx, db, self.fk, data) {
+                Ok(parsed) => pending.items.push((index, parsed)),
+                Err(e) => under(&at, e, errors)?,
+            }
+        }
+        Ok(Box::new(pending))
+    }
+
+    fn doc(&self) -> ChildDoc<'_> {
+        ChildDoc {
+            shape: self.resource.shape(),
+            writable: &self.resource.writable,
+            owner: self.resource.owner,
+        }
+    }
+}
+
+/// The parsed children of one relation, by their index in the body.
+struct Pending<'s, C: RestModel> {
+    child: &'s Child<C>,
+    items: Vec<(usize, Parsed<C>)>,
+    /// Their body path (`children`).
+    path: String,
+}
+
+impl<C: RestModel> PendingChildren for Pending<'_, C> {
+    fn write(
+        self: Box<Self>,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        parent: i64,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<Vec<u8>, Error> {
+        let Pending { child, items, path } = *self;
+        let resource = &child.resource;
+        let parent = Value::from(parent);
+        let mut rows = Vec::with_capacity(items.len());
+        for (index, item) in items {
+            let Parsed {
+                data,
+                mut changes,
+                sent,
+            } = item;
+            C::set_json(&mut changes, child.fk, &parent).map_err(Error::Internal)?;
+            let saved = conn.transaction(|conn| {
+                Prepared::<C>::check_references(conn, &data, &sent)?;
+                let row = save::<C>(conn, changes, None)?;
+                resource.record(cx, conn, None, Some(&row))?;
+                Ok(row)
+            });
+            match saved {
+                Ok(row) => rows.push(row),
+                Err(e) => under(&format!("{path}.{index}"), e, errors)?,
+            }
+        }
+        if !errors.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut objects = resource.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+        objects.push(b']');
+        Ok(objects)
+    }
+}
