@@ -198,6 +198,11 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
         .register_resource(
             Resource::<Ticket>::new()
                 .filter_exclude([Ticket::FIELDS.body])
+                .nested_children(
+                    "children",
+                    Ticket::FIELDS.parent_id,
+                    Resource::<Ticket>::new(),
+                )
                 .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
                 .auth(open()),
         );

@@ -58,6 +58,9 @@ pub(crate) trait ChildResource: Send + Sync {
 
 /// Parsed children, waiting for their parent's key.
 pub(crate) trait PendingChildren {
+    /// The field constraints their values break, to `errors` by path (for an answer that
+    /// names every mistake when there are some already).
+    fn violations(&self, errors: &mut BTreeMap<String, String>);
     /// Writes them under the parent `parent`, each in a savepoint so that every child's errors
     /// are found (to `errors`, by path); answers their objects as a JSON array, or nothing
     /// when some failed.
@@ -203,8 +206,8 @@ impl<M: RestModel> Prepared<M> {
         Ok(())
     }
 
-    /// Takes the relations' keys out of the create body `data` and parses their children;
-    /// their mistakes go to `errors` by path.
+    /// Takes the relations' keys out of the create body `data` and parses their children
+    /// (none for a key not sent); their mistakes go to `errors` by path.
     pub(super) fn take_children(
         &self,
         cx: &Context<'_>,
@@ -214,9 +217,14 @@ impl<M: RestModel> Prepared<M> {
     ) -> Result<NewChildren<'_>, Error> {
         let mut out = Vec::new();
         for relation in &self.children {
-            if let Some(value) = data.shift_remove(&relation.key) {
-                let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
-                out.push((relation, pending));
+            // A relation not sent has no children: the answer shows `[]`.
+            let value = (data.shift_remove(&relation.key)).unwrap_or(Value::Array(Vec::new()));
+            let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
+            out.push((relation, pending));
+        }
+        if !errors.is_empty() {
+            for (_, pending) in &out {
+                pending.violations(errors);
             }
         }
         Ok(NewChildren(out))
@@ -238,7 +246,10 @@ impl<M: RestModel> Prepared<M> {
             .and_then(|parsed| self.changes_to_save(cx, db, parsed));
         match parsed {
             Ok(parsed) if errors.is_empty() => Ok((parsed, children)),
-            Ok(_) => Err(validation(errors)),
+            Ok(parsed) => {
+                errors.extend(parsed.violations().map(|(k, m)| (k.to_owned(), m)));
+                Err(validation(errors))
+            }
             Err(e) => {
                 let mut own = e.item_fields().ok_or(e)?;
                 own.append(&mut errors);
@@ -391,6 +402,14 @@ struct Pending<'s, C: RestModel> {
 }
 
 impl<C: RestModel> PendingChildren for Pending<'_, C> {
+    fn violations(&self, errors: &mut BTreeMap<String, String>) {
+        for (index, item) in &self.items {
+            for (key, message) in item.violations() {
+                errors.insert(format!("{}.{index}.{key}", self.path), message);
+            }
+        }
+    }
+
     fn write(
         self: Box<Self>,
         cx: &Context<'_>,

@@ -266,6 +266,18 @@ pub(super) struct Parsed<M: RestModel> {
     pub(super) sent: Vec<(usize, String)>,
 }
 
+impl<M: RestModel> Parsed<M> {
+    /// The field constraints that the values sent break, by the key sent (otherwise checked
+    /// when the changes are saved): for an answer that names every mistake.
+    pub(super) fn violations(&self) -> impl Iterator<Item = (&str, String)> + '_ {
+        let fields = &M::meta().fields;
+        (self.sent.iter()).filter_map(|(idx, key)| {
+            let message = constraints::violation(&fields[*idx], &self.data[key.as_str()])?;
+            Some((key.as_str(), message))
+        })
+    }
+}
+
 impl<M: RestModel> Prepared<M> {
     fn one(&self, cx: &Context<'_>, conn: &mut Conn<'_>, obj: M) -> Result<Vec<u8>, Error> {
         self.serialize(cx, conn, std::slice::from_ref(&obj), None, Vec::new())?
@@ -630,7 +642,8 @@ impl<M: RestModel> Prepared<M> {
             });
             match item {
                 Ok(item) if nested.is_empty() => parsed.push((item, children)),
-                Ok(_) => {
+                Ok(item) => {
+                    nested.extend(item.violations().map(|(k, m)| (k.to_owned(), m)));
                     errors.insert(index, nested);
                 }
                 Err(e) => {
