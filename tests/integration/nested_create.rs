@@ -33,7 +33,10 @@ async fn a_create_writes_the_object_and_its_children_and_answers_both() {
         Some(format!("/api/ticket/{id}/").as_str())
     );
     let children = created["children"].as_array().expect("the children");
-    let titles: Vec<&str> = children.iter().filter_map(|c| c["title"].as_str()).collect();
+    let titles: Vec<&str> = children
+        .iter()
+        .filter_map(|c| c["title"].as_str())
+        .collect();
     assert_eq!(titles, ["a", "b", "c"]);
     assert_eq!(children[0]["priority"], 3, "the child's defaults");
     assert_eq!(children[1]["priority"], 5);
@@ -145,18 +148,25 @@ async fn the_key_holds_an_array_of_objects_and_at_most_max_bulk_rows() {
     // are taken.
     let many = |n: usize| Value::Array(vec![json!({"title": "t"}); n]);
     let resp = app
-        .post("/api/ticket/", json!({"title": "p", "children": many(1001)}))
+        .post(
+            "/api/ticket/",
+            json!({"title": "p", "children": many(1001)}),
+        )
         .await;
     assert_eq!(
         resp.json_with(413),
         json!({"error": "At most 1000 objects in one request"})
     );
     // Counted over a bulk create's objects together.
-    let body = json!([{"title": "p", "children": many(600)}, {"title": "q", "children": many(401)}]);
+    let body =
+        json!([{"title": "p", "children": many(600)}, {"title": "q", "children": many(401)}]);
     app.post("/api/ticket/", body).await.json_with(413);
     assert_eq!(app.count("ticket"), 0);
     let resp = app
-        .post("/api/ticket/", json!({"title": "p", "children": many(1000)}))
+        .post(
+            "/api/ticket/",
+            json!({"title": "p", "children": many(1000)}),
+        )
         .await;
     assert_eq!(
         resp.json_with(201)["children"].as_array().map(Vec::len),
@@ -168,7 +178,11 @@ async fn the_key_holds_an_array_of_objects_and_at_most_max_bulk_rows() {
 #[actix_web::test]
 async fn a_change_may_not_carry_children() {
     let app = TestApp::new().await;
-    let id = app.post("/api/ticket/", json!({"title": "p"})).await.json_with(201)["id"].clone();
+    let id = app
+        .post("/api/ticket/", json!({"title": "p"}))
+        .await
+        .json_with(201)["id"]
+        .clone();
     let path = format!("/api/ticket/{id}/");
     for method in [Method::PUT, Method::PATCH] {
         let body = json!({"title": "q", "children": [{"title": "a"}]});
@@ -191,10 +205,7 @@ async fn each_child_goes_through_its_own_resources_hooks_owner_and_history() {
     assert_eq!(fields, json!({"deposits.1.amount": "unlucky"}));
     assert_eq!(app.count("deposit"), 0);
     let body = json!({"label": "v", "deposits": [{"amount": 7}, {"amount": 2}]});
-    let created = app
-        .post("/api/vault_deposits/", body)
-        .await
-        .json_with(201);
+    let created = app.post("/api/vault_deposits/", body).await.json_with(201);
     let vault = created["id"].as_i64().expect("the vault's key");
     let amounts: Vec<i64> = (created["deposits"].as_array().into_iter().flatten())
         .filter_map(|d| d["amount"].as_i64())
@@ -274,13 +285,18 @@ async fn a_bulk_creates_objects_carry_children_too() {
     let error = app.post("/api/ticket/", body).await.json_with(400);
     let items = &error["items"];
     assert_eq!(
-        items.as_object().map(|i| i.keys().cloned().collect::<Vec<_>>()),
+        items
+            .as_object()
+            .map(|i| i.keys().cloned().collect::<Vec<_>>()),
         Some(vec!["1".to_owned(), "2".to_owned()]),
         "{error}"
     );
     assert!(items["1"].get("priority").is_some(), "{error}");
     assert!(items["1"].get("children.1.title").is_some(), "{error}");
-    assert_eq!(items["2"], json!({"children.0.parent_id": "set by the parent"}));
+    assert_eq!(
+        items["2"],
+        json!({"children.0.parent_id": "set by the parent"})
+    );
     // A child refused while written (the rules of deposits): under its object's index.
     let body = json!([
         {"label": "v", "deposits": [{"amount": 1}]},

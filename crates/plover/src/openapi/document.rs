@@ -289,7 +289,9 @@ fn add_resource(
                         "Created with the object, in its transaction (at most {max} in one \
                          request); the parent sets their foreign key"
                     )));
-                create_one.properties.insert(key.to_string(), children.into());
+                create_one
+                    .properties
+                    .insert(key.to_string(), children.into());
             }
             if let Schema::Object(answer) = &mut answer {
                 let children = Array::builder()

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Map, Value};
 
-use super::children::{CreatedChildren, NewChildren};
 use super::conditional;
 use super::hooks::Context;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
+use super::relation::{CreatedChildren, NewChildren};
 use super::request::{ApiRequest, Objects, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
@@ -468,7 +468,10 @@ impl<M: RestModel> Prepared<M> {
         Ok(())
     }
 
-    pub(super) fn owner_user<'a>(&self, cx: &Context<'a>) -> Result<Option<(&'a AuthUser, usize)>, Error> {
+    pub(super) fn owner_user<'a>(
+        &self,
+        cx: &Context<'a>,
+    ) -> Result<Option<(&'a AuthUser, usize)>, Error> {
         match self.owner {
             None => Ok(None),
             Some(idx) => cx.user.map(|u| Some((u, idx))).ok_or(Error::Forbidden),

@@ -11,6 +11,7 @@ mod joins;
 mod nested;
 mod prepared;
 mod rate;
+mod relation;
 mod request;
 mod resource;
 mod sparse;

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use actix_web::http::Method;
 use serde_json::{Map, Value};
 
-use super::children::Relation;
 use super::data::Data;
 use super::hooks::{Context, Hooks};
 use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
+use super::relation::Relation;
 use super::resource::Resource;
 use super::sparse::Sparse;
 use crate::auth::Authenticator;

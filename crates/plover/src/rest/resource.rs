@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use actix_web::http::Method;
 
-use super::children::{ChildSpec, IntoChildResource};
 use super::hooks::{DefaultHooks, Hooks};
 use super::nested::IntoNested;
 use super::rate::RateLimit;
+use super::relation::{ChildSpec, IntoChildResource};
 use crate::auth::Authenticator;
 use crate::listing::{list_setters, ListSpec};
 use crate::model::{indexes, Field, RestModel};
