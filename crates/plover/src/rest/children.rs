@@ -73,7 +73,7 @@ impl<M: RestModel> Prepared<M> {
 
     /// Takes the relations' keys out of the create body `data` and parses their children
     /// (none for a key not sent); their mistakes go to `errors` by path.
-    pub(super) fn take_children(
+    fn take_children(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
@@ -87,18 +87,13 @@ impl<M: RestModel> Prepared<M> {
             let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
             out.push((relation, pending));
         }
-        if !errors.is_empty() {
-            for (_, pending) in &out {
-                pending.violations(errors);
-            }
-        }
         Ok(NewChildren(out))
     }
 
-    /// The create body of one object of a resource with relations, parsed after
-    /// authentication: the object (after `save_object`) and its children, or one 400 naming
-    /// the mistakes of both.
-    pub(super) fn parse_parent(
+    /// The create body of one object, parsed after authentication: the object (after
+    /// `save_object`) and its nested children, or one 400 naming the mistakes of both (the
+    /// field constraints of the values that did parse included).
+    pub(super) fn parse_create(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
@@ -110,17 +105,12 @@ impl<M: RestModel> Prepared<M> {
             .parse_changes(data, true)
             .and_then(|parsed| self.changes_to_save(cx, db, parsed));
         match parsed {
-            Ok(parsed) if errors.is_empty() => Ok((parsed, children)),
-            Ok(parsed) => {
-                errors.extend(parsed.violations().map(|(k, m)| (k.to_owned(), m)));
-                Err(validation(errors))
-            }
-            Err(e) => {
-                let mut own = e.item_fields().ok_or(e)?;
-                own.append(&mut errors);
-                Err(validation(own))
-            }
+            Ok(parsed) if errors.is_empty() => return Ok((parsed, children)),
+            Ok(parsed) => errors.extend(parsed.violations().map(|(k, m)| (k.to_owned(), m))),
+            Err(e) => errors.extend(e.item_fields().ok_or(e)?),
         }
+        children.violations(&mut errors);
+        Err(validation(errors))
     }
 
     /// Parses one child object (its foreign key `fk` is the parent's to set), runs the

@@ -518,7 +518,7 @@ impl<M: RestModel> Prepared<M> {
         }
         let (parsed, children) = match body.unwrap_or_else(|| self.read_create(req))? {
             Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
-            Body::Parent(data) => self.parse_parent(cx, db, data)?,
+            Body::Parent(data) => self.parse_create(cx, db, data)?,
             Body::Many(items) => return self.create_many(cx, db, items),
         };
         let Parsed {
@@ -632,27 +632,18 @@ impl<M: RestModel> Prepared<M> {
         let mut errors = BTreeMap::new();
         let mut parsed = Vec::with_capacity(items.len());
         let owner = self.owner_user(cx)?;
-        for (index, mut data) in items.into_iter().enumerate() {
-            let mut nested = BTreeMap::new();
-            let children = self.take_children(cx, db, &mut data, &mut nested)?;
-            let item = (self.parse_changes(data, true))
-                .and_then(|parsed| self.changes_to_save(cx, db, parsed));
-            let item = item.and_then(|mut item| {
+        for (index, data) in items.into_iter().enumerate() {
+            let item = self.parse_create(cx, db, data);
+            let item = item.and_then(|(mut item, children)| {
                 if let Some((user, idx)) = owner {
                     self.hooks.set_owner(&mut item.changes, user, idx)?;
                 }
-                Ok(item)
+                Ok((item, children))
             });
             match item {
-                Ok(item) if nested.is_empty() => parsed.push((item, children)),
-                Ok(item) => {
-                    nested.extend(item.violations().map(|(k, m)| (k.to_owned(), m)));
-                    errors.insert(index, nested);
-                }
+                Ok(item) => parsed.push(item),
                 Err(e) => {
-                    let mut fields = e.item_fields().ok_or(e)?;
-                    fields.append(&mut nested);
-                    errors.insert(index, fields);
+                    errors.insert(index, e.item_fields().ok_or(e)?);
                 }
             }
         }

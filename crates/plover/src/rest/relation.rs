@@ -88,6 +88,13 @@ impl<'a> NewChildren<'a> {
         NewChildren(Vec::new())
     }
 
+    /// The field constraints that the children's values break, to `errors` by path.
+    pub(super) fn violations(&self, errors: &mut BTreeMap<String, String>) {
+        for (_, pending) in &self.0 {
+            pending.violations(errors);
+        }
+    }
+
     /// Writes them under the parent `parent` in the caller's transaction: every child's
     /// errors by path in one 400, or their objects.
     pub(super) fn write(
