@@ -320,6 +320,28 @@ impl Hooks<EModel> for Audit {
     }
 }
 
+/// The hooks of the deposits a vault is created with (`vault_deposits`): `save_object`
+/// refuses an amount of 13 and stores an amount of 7 as 77.
+struct DepositHooks;
+
+impl Hooks<Deposit> for DepositHooks {
+    fn save_object(
+        &self,
+        _cx: &Context<'_>,
+        changes: &mut DepositChanges,
+        _raw: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        match changes.amount {
+            Some(13) => Err(Error::field("amount", "unlucky")),
+            Some(7) => {
+                changes.amount = Some(77);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// An authenticator that records every call (`authorize:<METHOD>`) and refuses requests that
 /// carry the header `x-deny`.
 struct Recording(CallLog);
@@ -557,6 +579,30 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .upsert(true)
             .history(true)
             .auth(open()),
+    )
+    .register_resource(
+        Resource::<Vault>::new()
+            .name("vault_deposits")
+            .history(true)
+            .nested_children(
+                "deposits",
+                Deposit::FIELDS.vault_id,
+                Resource::<Deposit>::new().hooks(DepositHooks),
+            )
+            .allowed_methods(EVERY_METHOD)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<User>::new()
+            .name("user_followed")
+            .exclude([User::FIELDS.password, User::FIELDS.email])
+            .hooks(plover::rest::HashPassword::new(auth))
+            .nested_children(
+                "followers",
+                Relationship::FIELDS.to_user_id,
+                Resource::<Relationship>::new().owner_field(Relationship::FIELDS.from_user_id),
+            )
+            .auth(UserAuthentication::new(auth)),
     )
     .register_resource(
         Resource::<Sample>::new()

@@ -25,6 +25,7 @@ mod joins;
 mod library;
 mod logins;
 mod microblog;
+mod nested_create;
 mod openapi;
 mod ordering_pagination;
 mod properties;

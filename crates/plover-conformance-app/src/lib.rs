@@ -203,6 +203,11 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             Resource::<Ticket>::new()
                 .filter_exclude([Ticket::FIELDS.body])
                 .filtered_writes(true)
+                .nested_children(
+                    "children",
+                    Ticket::FIELDS.parent_id,
+                    Resource::<Ticket>::new(),
+                )
                 .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
                 .auth(open()),
         );

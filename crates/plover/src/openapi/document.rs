@@ -14,7 +14,7 @@ use utoipa::openapi::{
 };
 
 use super::schema::{self, Way};
-use super::{params, ResourceDoc};
+use super::{params, ChildDoc, ResourceDoc};
 use crate::auth::Scheme;
 
 const JSON: &str = "application/json";
@@ -301,9 +301,41 @@ fn add_resource(
     components
         .schemas
         .insert(object.clone(), RefOr::T(schema::read_object(&doc.shape)));
+    let mut create_one = schema::write_object(&doc.shape, doc.writable, doc.owner, true);
+    // What a create answers: the object, with its nested children (never shown otherwise).
+    let mut created_one = object.clone();
+    if !doc.children.is_empty() {
+        created_one = component(name, ".created_object");
+        let mut answer = schema::read_object(&doc.shape);
+        for (key, child) in &doc.children {
+            let (child_create, child_object) = add_child(name, key, child, components);
+            let max = doc.plan.limits.max_bulk_rows;
+            if let Schema::Object(create_one) = &mut create_one {
+                let children = Array::builder()
+                    .items(schema_ref(&child_create))
+                    .max_items(Some(max))
+                    .description(Some(format!(
+                        "Created with the object, in its transaction (at most {max} in one \
+                         request); the parent sets their foreign key"
+                    )));
+                create_one
+                    .properties
+                    .insert(key.to_string(), children.into());
+            }
+            if let Schema::Object(answer) = &mut answer {
+                let children = Array::builder()
+                    .items(schema_ref(&child_object))
+                    .description(Some("The children created, in the order sent"));
+                answer.properties.insert(key.to_string(), children.into());
+            }
+        }
+        components
+            .schemas
+            .insert(created_one.clone(), RefOr::T(answer));
+    }
     components
         .schemas
-        .insert(create.clone(), RefOr::T(schema::write_object(doc, true)));
+        .insert(create.clone(), RefOr::T(create_one));
     // A create takes one object or an array of them (docs/contract.md#bulk-writes).
     let max_items = doc.plan.limits.max_bulk_rows;
     let one_or_many = |one: &str, description: String| {
@@ -322,11 +354,12 @@ fn add_resource(
     let created_many = "The objects created, in the order sent".to_owned();
     components.schemas.insert(
         created_body.clone(),
-        RefOr::T(one_or_many(&object, created_many)),
+        RefOr::T(one_or_many(&created_one, created_many)),
     );
+    let update_one = schema::write_object(&doc.shape, doc.writable, doc.owner, false);
     components
         .schemas
-        .insert(update.clone(), RefOr::T(schema::write_object(doc, false)));
+        .insert(update.clone(), RefOr::T(update_one));
     components
         .schemas
         .insert(list.clone(), RefOr::T(envelope(&object)));
@@ -533,6 +566,23 @@ fn add_resource(
     if doc.aggregate.contains(&Method::GET) {
         add_aggregate(prefix, doc, components, paths);
     }
+}
+
+/// The schemas of the children of the relation `key` of resource `name`: the create body of
+/// one child and the object of one; answers their component names.
+fn add_child(
+    name: &str,
+    key: &str,
+    child: &ChildDoc<'_>,
+    components: &mut Components,
+) -> (String, String) {
+    let create = component(&format!("{name}.{key}"), ".create");
+    let object = component(&format!("{name}.{key}"), "");
+    let body = schema::write_object(&child.shape, child.writable, child.owner, true);
+    components.schemas.insert(create.clone(), RefOr::T(body));
+    let read = schema::read_object(&child.shape);
+    components.schemas.insert(object.clone(), RefOr::T(read));
+    (create, object)
 }
 
 /// `GET {prefix}/{name}/aggregate/` of a resource that serves it.

@@ -77,4 +77,17 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) max_affected: Option<usize>,
     /// The fields an upsert may find rows by (`?on=`); empty: no upsert.
     pub(crate) upsert_on: Vec<&'static str>,
+    /// The writable nested relations, by body key: written by a create only.
+    pub(crate) children: Vec<(&'a str, ChildDoc<'a>)>,
+}
+
+/// What the description needs of the child resource of a writable nested relation.
+#[derive(Debug)]
+pub(crate) struct ChildDoc<'a> {
+    /// Its objects.
+    pub(crate) shape: Shape<'a>,
+    /// Per field: whether a client may write it in a child (never the foreign key).
+    pub(crate) writable: &'a [bool],
+    /// Its owner field, stamped by the server.
+    pub(crate) owner: Option<usize>,
 }

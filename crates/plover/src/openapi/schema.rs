@@ -7,7 +7,7 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::Number;
 
-use super::{ResourceDoc, Shape};
+use super::Shape;
 use crate::kind::FieldKind;
 use crate::meta::{Bound, FieldMeta};
 
@@ -169,19 +169,24 @@ pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
 }
 
 /// A request body of POST (`creating`: required fields listed) or PUT and PATCH: the fields a
-/// client may write here. Fields the resource does not show are `writeOnly`; any other key is
-/// refused.
-pub(crate) fn write_object(doc: &ResourceDoc<'_>, creating: bool) -> Schema {
-    let meta = doc.shape.meta;
+/// client may write here (per field, `writable`; never the owner field `owner`). Fields the
+/// resource does not show are `writeOnly`; any other key is refused.
+pub(crate) fn write_object(
+    shape: &Shape<'_>,
+    writable: &[bool],
+    owner: Option<usize>,
+    creating: bool,
+) -> Schema {
+    let meta = shape.meta;
     let mut object = Object::builder()
         .schema_type(Type::Object)
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
     for (idx, field) in meta.fields.iter().enumerate() {
-        if idx == meta.pk || Some(idx) == doc.owner || !doc.writable[idx] {
+        if idx == meta.pk || Some(idx) == owner || !writable[idx] {
             continue;
         }
         let mut value = value(field.kind, field.nullable, Way::In);
-        if !doc.shape.exposed[idx] {
+        if !shape.exposed[idx] {
             value = value.write_only(true);
         }
         let key = field.json_key();

@@ -14,6 +14,7 @@ use super::idempotency::Once;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::{RateLimit, RateState};
+use super::relation::{CreatedChildren, NewChildren};
 use super::request::{ApiRequest, Objects, Reply};
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::{Conn, LazyConn};
@@ -117,6 +118,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             upsert_on: self
                 .upsert_fields()
                 .map(|i| meta.fields[i].json_key())
+                .collect(),
+            children: (self.children.iter())
+                .map(|r| (r.key.as_str(), r.child.doc()))
                 .collect(),
         }
     }
@@ -254,18 +258,32 @@ struct PageMeta<'a> {
 }
 
 /// The body of a POST or PUT as read before authentication: one object's changes, or the
-/// objects of a bulk create (parsed after authentication, each on its own).
+/// objects of a bulk create (parsed after authentication, each on its own), or one object
+/// of a resource with nested children (parsed after authentication with its children).
 pub(super) enum Body<M: RestModel> {
     One(Parsed<M>),
     Many(Vec<Map<String, Value>>),
+    Parent(Map<String, Value>),
 }
 
 /// A parsed body: the changes, and the key the client sent for each field given.
 pub(super) struct Parsed<M: RestModel> {
-    /// The body as sent.
+    /// The body as sent (without nested children).
     pub(super) data: Map<String, Value>,
     pub(super) changes: M::Changes,
     pub(super) sent: Vec<(usize, String)>,
+}
+
+impl<M: RestModel> Parsed<M> {
+    /// The field constraints that the values sent break, by the key sent (otherwise checked
+    /// when the changes are saved): for an answer that names every mistake.
+    pub(super) fn violations(&self) -> impl Iterator<Item = (&str, String)> + '_ {
+        let fields = &M::meta().fields;
+        (self.sent.iter()).filter_map(|(idx, key)| {
+            let message = constraints::violation(&fields[*idx], &self.data[key.as_str()])?;
+            Some((key.as_str(), message))
+        })
+    }
 }
 
 impl<M: RestModel> Prepared<M> {
@@ -376,14 +394,21 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// The body of a POST: one object parsed into changes, or the objects of a bulk create
-    /// (more than `max_bulk_rows` of them: 413).
+    /// (more than `max_bulk_rows` of them, or of their nested children: 413).
     fn read_create(&self, req: &ApiRequest) -> Result<Body<M>, Error> {
         match req.json_objects()? {
+            Objects::One(data) if !self.children.is_empty() => {
+                self.check_children_count([&data])?;
+                Ok(Body::Parent(data))
+            }
             Objects::One(data) => self.parse_changes(data, true).map(Body::One),
             Objects::Many(items) if items.len() > self.list.limits.max_bulk_rows => {
                 Err(Error::TooManyItems(self.list.limits.max_bulk_rows))
             }
-            Objects::Many(items) => Ok(Body::Many(items)),
+            Objects::Many(items) => {
+                self.check_children_count(&items)?;
+                Ok(Body::Many(items))
+            }
         }
     }
 
@@ -401,7 +426,7 @@ impl<M: RestModel> Prepared<M> {
         for (key, value) in &data {
             match meta.field(key) {
                 None => {
-                    errors.insert(key.clone(), "unknown field".to_owned());
+                    errors.insert(key.clone(), self.not_a_field(key).to_owned());
                 }
                 Some((idx, _)) if idx == meta.pk || Some(idx) == self.owner => {}
                 Some((idx, field)) if !self.writable[idx] => {
@@ -541,15 +566,16 @@ impl<M: RestModel> Prepared<M> {
         if let Some(replay) = once.replay(db)? {
             return Ok(replay);
         }
-        let parsed = match body.unwrap_or_else(|| self.read_create(req))? {
-            Body::One(parsed) => parsed,
+        let (parsed, children) = match body.unwrap_or_else(|| self.read_create(req))? {
+            Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
+            Body::Parent(data) => self.parse_create(cx, db, data)?,
             Body::Many(items) => return self.create_many(cx, db, items, &once),
         };
         let Parsed {
             data,
             mut changes,
             sent,
-        } = self.changes_to_save(cx, db, parsed)?;
+        } = parsed;
         if let Some((user, idx)) = self.owner_user(cx)? {
             self.hooks.set_owner(&mut changes, user, idx)?;
         }
@@ -557,8 +583,11 @@ impl<M: RestModel> Prepared<M> {
             Self::check_references(conn, &data, &sent)?;
             let row = save::<M>(conn, changes, None)?;
             self.record(cx, conn, None, Some(&row))?;
-            let location = format!("{}{}/", req.list_path, row.pk());
-            Ok(Reply::created(self.one(cx, conn, row)?, Some(location)))
+            let pk = row.pk();
+            let children = children.write(cx, conn, pk)?;
+            let location = format!("{}{}/", req.list_path, pk);
+            let body = children.add_to(self.one(cx, conn, row)?);
+            Ok(Reply::created(body, Some(location)))
         })
     }
 
@@ -630,7 +659,7 @@ impl<M: RestModel> Prepared<M> {
         match body {
             Some(Ok(Body::One(parsed))) => Ok(parsed),
             Some(Err(e)) => Err(e),
-            Some(Ok(Body::Many(_))) | None => self.read_body(req, false),
+            Some(Ok(Body::Many(_) | Body::Parent(_))) | None => self.read_body(req, false),
         }
     }
 
@@ -638,7 +667,8 @@ impl<M: RestModel> Prepared<M> {
     /// hooks' `save_object` and stamped with the owner, then all written in one transaction,
     /// each through the write path of a single create in a savepoint, so that every object's
     /// errors are found; any error and nothing is written (400 with `items`, by index).
-    /// Answers 201 with the created objects, in the body's order.
+    /// Answers 201 with the created objects, in the body's order. An object's nested
+    /// children are parsed and written with it (their errors by path under its index).
     fn create_many(
         &self,
         cx: &Context<'_>,
@@ -650,13 +680,12 @@ impl<M: RestModel> Prepared<M> {
         let mut parsed = Vec::with_capacity(items.len());
         let owner = self.owner_user(cx)?;
         for (index, data) in items.into_iter().enumerate() {
-            let item = (self.parse_changes(data, true))
-                .and_then(|parsed| self.changes_to_save(cx, db, parsed));
-            let item = item.and_then(|mut item| {
+            let item = self.parse_create(cx, db, data);
+            let item = item.and_then(|(mut item, children)| {
                 if let Some((user, idx)) = owner {
                     self.hooks.set_owner(&mut item.changes, user, idx)?;
                 }
-                Ok(item)
+                Ok((item, children))
             });
             match item {
                 Ok(item) => parsed.push(item),
@@ -670,15 +699,20 @@ impl<M: RestModel> Prepared<M> {
         }
         once.write(db, |conn| {
             let mut rows = Vec::with_capacity(parsed.len());
-            for (index, item) in parsed.into_iter().enumerate() {
+            let mut created = Vec::with_capacity(parsed.len());
+            for (index, (item, children)) in parsed.into_iter().enumerate() {
                 let saved = conn.transaction(|conn| {
                     Self::check_references(conn, &item.data, &item.sent)?;
                     let row = save::<M>(conn, item.changes, None)?;
                     self.record(cx, conn, None, Some(&row))?;
-                    Ok(row)
+                    let children = children.write(cx, conn, row.pk())?;
+                    Ok((row, children))
                 });
                 match saved {
-                    Ok(row) => rows.push(row),
+                    Ok((row, children)) => {
+                        rows.push(row);
+                        created.push(children);
+                    }
                     Err(e) => {
                         errors.insert(index, e.item_fields().ok_or(e)?);
                     }
@@ -687,7 +721,12 @@ impl<M: RestModel> Prepared<M> {
             if !errors.is_empty() {
                 return Err(Error::Items(std::mem::take(&mut errors)));
             }
-            let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+            let objects = self.serialize(cx, conn, &rows, None, b"[".to_vec())?;
+            let mut body = if self.children.is_empty() {
+                objects.buf
+            } else {
+                CreatedChildren::add_to_each(objects, created)
+            };
             body.push(b']');
             Ok(Reply::created(body, None))
         })

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod api;
+mod children;
 mod conditional;
 mod data;
 mod endpoint;
@@ -12,6 +13,7 @@ mod joins;
 mod nested;
 mod prepared;
 mod rate;
+mod relation;
 mod request;
 mod resource;
 mod sparse;

@@ -12,6 +12,7 @@ use super::hooks::{Context, Hooks};
 use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
+use super::relation::Relation;
 use super::resource::Resource;
 use super::sparse::Sparse;
 use crate::auth::Authenticator;
@@ -31,6 +32,8 @@ pub(crate) struct Prepared<M: RestModel> {
     /// The exposed fields in output order, with their JSON key text (`"user_id":`).
     keys: Vec<(usize, Vec<u8>)>,
     pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
+    /// The writable nested relations ([`Resource::nested_children`]).
+    pub(crate) children: Vec<Relation>,
     pub(crate) list: ListPlan,
     pub(crate) owner: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
@@ -126,6 +129,17 @@ impl<M: RestModel> Prepared<M> {
             nested_rules.insert(idx, nested.list().clone());
             includes[idx] = Some(nested);
         }
+        let mut children: Vec<Relation> = Vec::new();
+        for (key, child) in resource.children {
+            if meta.field(&key).is_some() || children.iter().any(|r| r.key == key) {
+                panic!(
+                    "plover: nested_children: `{key}` already names a field or a relation of `{}`",
+                    meta.name
+                );
+            }
+            let child = child.prepare(meta, &key, resource.history);
+            children.push(Relation { key, child });
+        }
         if let Some(idx) = resource.owner_field {
             assert!(
                 meta.fields[idx].fk.is_some(),
@@ -161,6 +175,7 @@ impl<M: RestModel> Prepared<M> {
             writable,
             keys,
             includes,
+            children,
             list,
             owner: resource.owner_field,
             auth: resource.auth,

@@ -7,6 +7,7 @@ use actix_web::http::Method;
 use super::hooks::{DefaultHooks, Hooks};
 use super::nested::IntoNested;
 use super::rate::RateLimit;
+use super::relation::{ChildSpec, IntoChildResource};
 use crate::auth::Authenticator;
 use crate::listing::{list_setters, ListSpec};
 use crate::model::{indexes, Field, RestModel};
@@ -22,6 +23,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) filter_recursive: bool,
     /// `(foreign key index, the resource it nests)`.
     pub(crate) include: Vec<(usize, Box<dyn IntoNested>)>,
+    /// `(body key, the child resource and its foreign key)`: the writable nested relations.
+    pub(crate) children: Vec<(String, Box<dyn IntoChildResource>)>,
     pub(crate) writable: Option<Vec<usize>>,
     pub(crate) keyset: bool,
     /// Whether `{prefix}/{name}/aggregate/` is served.
@@ -71,6 +74,7 @@ impl<M: RestModel> Resource<M> {
             show: Vec::new(),
             filter_recursive: true,
             include: Vec::new(),
+            children: Vec::new(),
             writable: None,
             keyset: false,
             aggregates: false,
@@ -114,6 +118,75 @@ impl<M: RestModel> Resource<M> {
     /// Serialize the foreign key `field` as the nested object of `resource`.
     pub fn include<N: RestModel>(mut self, field: Field<M>, resource: Resource<N>) -> Self {
         self.include.push((field.index(), Box::new(resource)));
+        self
+    }
+
+    /// A writable nested relation (docs/contract.md#nested-create): a create body may carry,
+    /// under `key`, an array of objects of the child model `C`, created with the object in
+    /// one transaction, each with `fk` (a foreign key of `C` to this model) set to the new
+    /// object's key. Each child goes through what a create of `resource` does: its writable
+    /// fields, field constraints and defaults, its `check_post` and `save_object` hooks, its
+    /// owner field, model rules, references, the history (kept when `resource` or this
+    /// resource keeps one). Its authentication, rate limit and verbs are not consulted: the
+    /// request is this resource's POST.
+    ///
+    /// Any error and nothing is written: 400 with every mistake of the object and of its
+    /// children in one `fields`, a child's by its path (`"comments.1.body"`). A child that
+    /// names `fk` itself is a 400 on it (the parent sets it); more children in one request
+    /// than [`Limits::max_bulk_rows`](crate::query::Limits::max_bulk_rows) is 413. The 201 answer is the
+    /// object, plus `key` holding the created children as `resource` serializes them. The
+    /// relation is create-only: GETs do not show it, and a PUT or PATCH naming `key` is a
+    /// 400 on it. A bulk create's objects may carry children too (their errors under the
+    /// object's index). One level only: `resource` may not have nested children of its own.
+    ///
+    /// Panics when the relation is inconsistent (at registration, before the server starts):
+    /// `fk` not a foreign key to this model, `fk` also the owner field of `resource`, `key`
+    /// naming a field of this model or another relation, `resource` with relations of its own.
+    ///
+    /// ```
+    /// # use plover::prelude::*;
+    /// # diesel::table! { post (id) { id -> Integer, title -> Text } }
+    /// # diesel::table! { comment (id) { id -> Integer, post_id -> Integer, body -> Text } }
+    /// /// A blog post.
+    /// #[derive(RestModel)]
+    /// #[diesel(table_name = post)]
+    /// pub struct Post {
+    ///     pub id: i32,
+    ///     pub title: String,
+    /// }
+    ///
+    /// /// A comment on a post.
+    /// #[derive(RestModel)]
+    /// #[diesel(table_name = comment)]
+    /// pub struct Comment {
+    ///     pub id: i32,
+    ///     #[rest(fk = Post)]
+    ///     pub post_id: i32,
+    ///     pub body: String,
+    /// }
+    ///
+    /// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+    /// let mut api = RestApi::new(db);
+    /// // POST /api/post/ {"title": "Hello", "comments": [{"body": "First"}, {"body": "Second"}]}
+    /// // answers 201 {"id": 1, "title": "Hello", "comments": [
+    /// //     {"id": 1, "post_id": 1, "body": "First"}, {"id": 2, "post_id": 1, "body": "Second"}]}
+    /// api.register_resource(Resource::<Post>::new().nested_children(
+    ///     "comments",
+    ///     Comment::FIELDS.post_id,
+    ///     Resource::<Comment>::new(),
+    /// ));
+    /// ```
+    pub fn nested_children<C: RestModel>(
+        mut self,
+        key: impl Into<String>,
+        fk: Field<C>,
+        resource: Resource<C>,
+    ) -> Self {
+        let spec = ChildSpec {
+            fk: fk.index(),
+            resource,
+        };
+        self.children.push((key.into(), Box::new(spec)));
         self
     }
 
