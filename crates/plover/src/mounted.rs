@@ -95,3 +95,27 @@ pub(crate) fn record(configure: impl FnOnce()) -> Recorded {
     configure();
     LOG.with(|log| log.borrow_mut().take()).unwrap_or_default()
 }
+
+#[cfg(all(test, feature = "manage"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_prefix_keeps_the_session_where_a_session_route_lies_under_it() {
+        let recorded = record(|| {
+            api_route("GET, POST", "/api/note/".into(), "REST list of note".into());
+            api_route("GET", "/api/openapi.json".into(), "the document".into());
+            api_route("GET", "/v2/note/".into(), "REST list of note".into());
+            route("GET, POST", "/v2/login/".into(), "the login form".into());
+            route(
+                "GET, POST",
+                "/apiary/".into(),
+                "a page beside the API".into(),
+            );
+            openapi("/api", serde_json::Value::Null);
+            openapi("/v2", serde_json::Value::Null);
+        });
+        assert_eq!(recorded.sessionless_prefixes(), ["/api"]);
+        assert!(!recording(), "the recording ends with `record`");
+    }
+}
