@@ -41,6 +41,7 @@ pub(crate) fn recording() -> bool {
 }
 
 /// Records a route that may use the session, if a recording is under way.
+#[cfg_attr(not(feature = "accounts"), allow(dead_code))]
 pub(crate) fn route(methods: &str, path: String, what: String) {
     push(methods, path, what, true);
 }
