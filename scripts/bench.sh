@@ -55,7 +55,17 @@
 #                       counting
 #   ETAGS=off           passed to the microblog (plover, plover_pg): no ETag on its REST
 #                       answers (the default sends them); two runs, with and without, give what
-#                       hashing the bodies costs
+#                       hashing the bodies costs (WRITES=1 measures it side by side itself)
+#   WRITES=1            after the rounds, the write figures of issue 33 for plover and plover_pg
+#                       (those of $SERVERS), each on a fresh copy of the data with a twin
+#                       process started with ETAGS=off on the same database (port PORT_BASE+7):
+#                       an import of 10,000 messages in bulk requests of 1,000 against single
+#                       POSTs (1 connection, then 4), detail_message and list_message with ETags
+#                       on and off, and the same reads on an idle server and under a bulk import
+#                       (scripts/bench_writes.py, which says exactly how). WRITES_ROUNDS
+#                       (default 2) rounds of its read figures; IMPORT_ROWS, BULK_ROWS change the
+#                       import. WORKLOADS=none with WRITES=1 runs only these figures:
+#                         WRITES=1 WORKLOADS=none SERVERS="plover plover_pg" scripts/bench.sh
 #   PLOVER_SHARED=../shared       the shared folder (peer, bench-limit)
 #   CARGO_TARGET_DIR=./target     build dir (microblog and plover-ceiling, both of this
 #                                 workspace); bench-limit builds in $CARGO_TARGET_DIR/bench-limit,
@@ -67,7 +77,7 @@
 #   PLOVER_BIN=path     the microblog binary to measure (default: this workspace's release
 #                       build), e.g. a branch's build copied aside, for a before/after
 #   PORT_BASE=18100     peer on PORT_BASE, plover on +1, limit on +2, plover_pg on +3, own on
-#                       +5, own_pg on +6 (127.0.0.1)
+#                       +5, own_pg on +6, the ETAGS=off twin of WRITES=1 on +7 (127.0.0.1)
 #   PG_PORT=PORT_BASE+4 the throw-away PostgreSQL server (plover_pg and own_pg only)
 #   KEEP_TMP=1          keep the temp dir (databases, logs, raw bench.sh output)
 #
@@ -135,6 +145,12 @@ read -r -a LIMIT_WLS <<<"${LIMIT_WORKLOADS:-list_message list_message_page detai
 read -r -a OWN_WLS <<<"${OWN_WORKLOADS:-create_message}"
 read -r -a OWN_PG_WLS <<<"${OWN_PG_WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops create_message list_user plain}"
 read -r -a ALL_WLS <<<"${WORKLOADS:-list_message list_message_page detail_message filter_join filter_ops create_message list_user}"
+WRITES="${WRITES:-0}"
+WRITES_ROUNDS="${WRITES_ROUNDS:-2}"
+if [ "${ALL_WLS[*]}" = none ]; then
+  [ "$WRITES" = 1 ] || die "WORKLOADS=none runs nothing without WRITES=1"
+  ALL_WLS=()
+fi
 
 log() { echo "[bench] $*" >&2; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
@@ -158,7 +174,12 @@ for w in "${ALL_WLS[@]}" "${LIMIT_WLS[@]}" "${OWN_WLS[@]}" "${OWN_PG_WLS[@]}"; d
   case "$w" in list_message|list_message_page|detail_message|filter_join|filter_ops|create_message|list_user|plain) ;;
     *) list_feature "$w" >/dev/null || die "unknown workload $w (see ../shared/peer/bench.sh and list_feature)" ;; esac
 done
-[ ${#ALL_WLS[@]} -gt 0 ] || die "WORKLOADS is empty"
+[ ${#ALL_WLS[@]} -gt 0 ] || [ "$WRITES" = 1 ] || die "WORKLOADS is empty"
+if [ "$WRITES" = 1 ]; then
+  [ -z "${ETAGS:-}" ] || die "WRITES=1 runs ETags on and off side by side itself: leave ETAGS unset"
+  case " $SERVERS " in *" plover "*|*" plover_pg "*) ;; *) die "WRITES=1 needs plover or plover_pg in SERVERS" ;; esac
+  [[ "$WRITES_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "WRITES_ROUNDS must be a positive integer"
+fi
 read -r -a SRV_LIST <<<"$SERVERS"
 NSRV=${#SRV_LIST[@]}
 [ "$NSRV" -gt 0 ] || die "SERVERS is empty"
@@ -491,6 +512,7 @@ PG_USAGE="$WORK/pg-usage.txt"   # round server cpu% peak_rss_MiB peak_pss_MiB of
 case " $SERVERS " in *" plover_pg "*|*" own_pg "*) setup_pg "$WORK/plover-base.db" ;; esac
 T_START="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
+[ ${#ALL_WLS[@]} -gt 0 ] || ROUNDS=0   # WORKLOADS=none: the write figures only
 for round in $(seq 1 "$ROUNDS"); do
   # this round's order: the list rotated by round - 1
   order=()
@@ -546,27 +568,67 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 T_END="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
+# --- write figures (WRITES=1) -------------------------------------------------------------
+# The server on a fresh copy of the data (round "w"), and its twin with ETAGS=off on the same
+# database; scripts/bench_writes.py measures and writes its Markdown into $WORK/writes.md.
+run_writes() {  # name (plover or plover_pg)
+  local name="$1" port off_port url
+  port="$(port_of "$name")"; off_port=$((PORT_BASE + 7))
+  log "write figures on $name (load average $(uptime | sed 's/.*load average: //'))"
+  start_server "$name" w
+  case "$name" in
+    plover) url="sqlite://$WORK/plover-w.db" ;;
+    plover_pg) url="$PG_URL/plover_w" ;;
+  esac
+  ETAGS=off DATABASE_URL="$url" BIND="127.0.0.1:$off_port" "$PLOVER_BIN" >"$WORK/$name-etags-off.log" 2>&1 &
+  SRV_PID[$name-etags-off]=$!
+  wait_ready "$name-etags-off" "$off_port" "$WORK/$name-etags-off.log"
+  echo "load average before the write figures of $name: $(uptime | sed 's/.*load average: //')" >> "$WORK/writes-loads.txt"
+  ROUNDS="$WRITES_ROUNDS" AUTH_USER="$AUTH_USER" AUTH_PASS="$AUTH_PASS" \
+    "$PY" "$HERE/bench_writes.py" "$name" "http://127.0.0.1:$port" "http://127.0.0.1:$off_port" \
+    "$PEER_DIR/bench.sh" >> "$WORK/writes.md"
+  echo >> "$WORK/writes.md"
+  echo "load average after the write figures of $name: $(uptime | sed 's/.*load average: //')" >> "$WORK/writes-loads.txt"
+  stop_server "$name-etags-off"
+  stop_server "$name"
+}
+: > "$WORK/writes.md"
+: > "$WORK/writes-loads.txt"
+if [ "$WRITES" = 1 ]; then
+  for name in "${SRV_LIST[@]}"; do
+    case "$name" in plover|plover_pg) run_writes "$name" ;; esac
+  done
+fi
+
 # --- table --------------------------------------------------------------------------------
 cp "$RESULTS" "$BENCH_STATE/last-results.txt"
 {
-  echo "## Plover vs the ceilings and the flask-peewee peer, $T_START to $T_END"
-  echo
-  echo "rounds=$ROUNDS (servers interleaved per workload, first server rotated per round), scale=$SCALE," \
-    "wrk ${THREADS:-2} threads x ${CONNS:-32} connections, duration=${DURATION:-10s}, warmup=${WARMUP:-2s}," \
-    "$(nproc) cores, peer indexes=$PEER_INDEXES, servers: $SERVERS"
-  echo
-  "$PY" "$HERE/bench_table.py" "$RESULTS" --servers "$SERVERS" --workloads "${ALL_WLS[*]}"
-  if [ -s "$PG_USAGE" ]; then
+  if [ ${#ALL_WLS[@]} -gt 0 ]; then
+    echo "## Plover vs the ceilings and the flask-peewee peer, $T_START to $T_END"
     echo
-    echo "PostgreSQL server itself (not in plover_pg's and own_pg's figures; CPU and peak memory over that server's runs, warm-ups included):"
-    awk '{ printf "- round %s, %s: CPU %s%%, peak RSS %s MiB / PSS %s MiB\n", $1, $2, $3, $4, $5 }' "$PG_USAGE"
+    echo "rounds=$ROUNDS (servers interleaved per workload, first server rotated per round), scale=$SCALE," \
+      "wrk ${THREADS:-2} threads x ${CONNS:-32} connections, duration=${DURATION:-10s}, warmup=${WARMUP:-2s}," \
+      "$(nproc) cores, peer indexes=$PEER_INDEXES, servers: $SERVERS"
+    echo
+    "$PY" "$HERE/bench_table.py" "$RESULTS" --servers "$SERVERS" --workloads "${ALL_WLS[*]}"
+    if [ -s "$PG_USAGE" ]; then
+      echo
+      echo "PostgreSQL server itself (not in plover_pg's and own_pg's figures; CPU and peak memory over that server's runs, warm-ups included):"
+      awk '{ printf "- round %s, %s: CPU %s%%, peak RSS %s MiB / PSS %s MiB\n", $1, $2, $3, $4, $5 }' "$PG_USAGE"
+    fi
+    echo
+    echo "Load average before each workload (1, 5, 15 min):"
+    sed 's/^/- /' "$LOADS"
+    if [ -s "$WORK/warnings.txt" ]; then
+      echo
+      echo "Warnings:"
+      sed 's/^/- /' "$WORK/warnings.txt"
+    fi
   fi
-  echo
-  echo "Load average before each workload (1, 5, 15 min):"
-  sed 's/^/- /' "$LOADS"
-  if [ -s "$WORK/warnings.txt" ]; then
+  if [ -s "$WORK/writes.md" ]; then
     echo
-    echo "Warnings:"
-    sed 's/^/- /' "$WORK/warnings.txt"
+    cat "$WORK/writes.md"
+    echo "Load average around the write figures (1, 5, 15 min):"
+    sed 's/^/- /' "$WORK/writes-loads.txt"
   fi
 } | tee "$BENCH_STATE/last-report.md"

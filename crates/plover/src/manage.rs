@@ -56,7 +56,7 @@ use crate::db::Database;
 use crate::error::Error;
 use crate::model::ModelMeta;
 use crate::schema::{self, migrations};
-use crate::server::{Guard, Server};
+use crate::server::{Except, Guard, Server};
 
 // The options every command takes (a plain comment: clap shows doc comments in `--help`).
 #[derive(Debug, Parser)]
@@ -296,8 +296,19 @@ impl<U: UserModel + Clone> Commands<U> {
                 }
                 let routes = app(&db, &auth);
                 drop(out);
+                // The REST APIs' requests skip the session middleware (server::Except).
+                let sessionless = crate::mounted::record(|| {
+                    let _app = actix_web::App::new().configure(routes.clone());
+                })
+                .sessionless_prefixes();
                 let session = std::sync::Arc::new(move || auth.session_middleware());
-                serve(&self.name, session, Box::new(routes), &bind)?;
+                serve(
+                    &self.name,
+                    session,
+                    sessionless.into(),
+                    Box::new(routes),
+                    &bind,
+                )?;
             }
             Command::Check => {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
@@ -460,9 +471,12 @@ impl Clone for Box<dyn Routes> {
 }
 
 /// Serves `routes` behind the session middleware and Plover's guard until the process ends.
+/// Requests under the `sessionless` prefixes (the REST APIs', whose requests never use the
+/// session) skip the session middleware.
 fn serve(
     name: &str,
     session: std::sync::Arc<dyn Fn() -> SessionMiddleware<CookieSessionStore> + Send + Sync>,
+    sessionless: std::sync::Arc<[String]>,
     routes: Box<dyn Routes>,
     bind: &str,
 ) -> Result<(), Failure> {
@@ -470,7 +484,7 @@ fn serve(
         let server = Server::new(move || {
             let routes = routes.clone();
             actix_web::App::new()
-                .wrap(session())
+                .wrap(Except::new(session(), sessionless.clone()))
                 .wrap(Guard::default())
                 .configure(move |cfg| routes.configure(cfg))
         })

@@ -39,6 +39,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "manage")]
+mod except;
 mod guard;
 
 use std::fmt;
@@ -56,6 +58,8 @@ use actix_service::{
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
 
+#[cfg(feature = "manage")]
+pub(crate) use except::{under_prefix, Except};
 pub use guard::{Counted, Guard, ResponseMemory};
 
 use crate::body::DEFAULT_MAX_BODY_BYTES;

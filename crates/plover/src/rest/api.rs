@@ -302,24 +302,24 @@ fn record(prefix: &str, routes: &[Route], description: &Description) {
         let doc = route.endpoint.describe(&route.api);
         let (name, model) = (doc.name, doc.shape.meta.name);
         let list = format!("{prefix}/{name}/");
-        mounted::route(
+        mounted::api_route(
             &methods(&doc.list),
             list.clone(),
             format!("REST list of {model}"),
         );
         if !doc.detail.is_empty() {
             let what = format!("REST detail of {model}");
-            mounted::route(&methods(&doc.detail), format!("{list}{{pk}}/"), what);
+            mounted::api_route(&methods(&doc.detail), format!("{list}{{pk}}/"), what);
         }
         if !doc.aggregate.is_empty() {
             let what = format!("REST aggregates of {model}");
-            mounted::route(&methods(&doc.aggregate), format!("{list}aggregate/"), what);
+            mounted::api_route(&methods(&doc.aggregate), format!("{list}aggregate/"), what);
         }
     }
     let json = format!("{prefix}/openapi.json");
-    mounted::route("GET", json, "the API's OpenAPI document".into());
+    mounted::api_route("GET", json, "the API's OpenAPI document".into());
     let page = format!("{prefix}/{DOCS}/");
-    mounted::route("GET", page, "the API's reference page".into());
+    mounted::api_route("GET", page, "the API's reference page".into());
     let document = serde_json::from_slice(&description.json).unwrap_or_default();
     mounted::openapi(prefix, document);
 }
