@@ -334,6 +334,24 @@ async fn the_reference_page_is_self_contained_html() {
 }
 
 #[actix_web::test]
+async fn the_reference_page_shows_the_keys_of_a_create_body() {
+    let app = TestApp::new().await;
+    let html = app.get("/api/docs/").await.text();
+    // The ticket's create: one object (its keys, its nested children) or an array of them.
+    let start = html.find("id=\"ticket.create\"").expect("ticket.create");
+    let section = &html[start..];
+    let section = &section[..section.find("</section>").unwrap_or(section.len())];
+    for key in [
+        "<code>title</code>",
+        "<code>priority</code>",
+        "<code>children</code>",
+    ] {
+        assert!(section.contains(key), "{key} in {section}");
+    }
+    assert!(section.contains("<p>or</p>"), "{section}");
+}
+
+#[actix_web::test]
 async fn the_description_answers_get_and_head_only() {
     let app = TestApp::new().await;
     for path in ["/api/openapi.json", "/api/docs/"] {

@@ -80,6 +80,10 @@ fn summary(schema: &Value) -> String {
         ),
         _ => {}
     }
+    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
+        let each: Vec<String> = alternatives.iter().map(summary).collect();
+        parts.push(each.join(" or "));
+    }
     if let Some(items) = schema.get("items") {
         parts.push(format!("of {}", summary(items)));
     }
@@ -118,6 +122,26 @@ fn summary(schema: &Value) -> String {
 /// The properties of an object schema as a table.
 fn properties(out: &mut String, doc: &Value, schema: &Value) {
     let schema = resolve(doc, schema);
+    // One object or an array of them (a create's body): each alternative in turn.
+    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
+        for (i, alternative) in alternatives.iter().enumerate() {
+            if i > 0 {
+                out.push_str("<p>or</p>");
+            }
+            let resolved = resolve(doc, alternative);
+            if resolved.get("properties").is_some() {
+                properties(out, doc, alternative);
+            } else {
+                let _ = write!(
+                    out,
+                    "<p>{} {}</p>",
+                    summary(alternative),
+                    prose(text(resolved, "description"))
+                );
+            }
+        }
+        return;
+    }
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         let _ = write!(out, "<p>{}</p>", summary(schema));
         return;
