@@ -132,12 +132,9 @@ fn properties(out: &mut String, doc: &Value, schema: &Value) {
             if resolved.get("properties").is_some() {
                 properties(out, doc, alternative);
             } else {
-                let _ = write!(
-                    out,
-                    "<p>{} {}</p>",
-                    summary(alternative),
-                    prose(text(resolved, "description"))
-                );
+                let description = prose(text(resolved, "description"));
+                let sep = if description.is_empty() { "" } else { ": " };
+                let _ = write!(out, "<p>{}{sep}{description}</p>", summary(alternative));
             }
         }
         return;
