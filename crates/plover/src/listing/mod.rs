@@ -9,7 +9,9 @@ mod parse;
 mod plan;
 mod spec;
 
-pub(crate) use aggregate::{AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS};
+pub(crate) use aggregate::{
+    AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS, MAX_VALUES as MAX_AGGREGATE_VALUES,
+};
 pub(crate) use groups::{NOT, OR};
 pub(crate) use plan::allowed;
 pub(crate) use plan::{JoinRules, ListPlan};

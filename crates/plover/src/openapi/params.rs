@@ -11,8 +11,8 @@ use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
 use crate::kind::FieldKind;
 use crate::listing::{
-    allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_GROUP_FIELDS, NOT, ON, OR,
-    ORDERING, PAGE, SEARCH,
+    allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_AGGREGATE_VALUES,
+    MAX_GROUP_FIELDS, NOT, ON, OR, ORDERING, PAGE, SEARCH,
 };
 use crate::meta::FieldMeta;
 use crate::query::{Func, Limits};
@@ -544,8 +544,12 @@ pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             continue;
         }
         let name = func.name();
+        // The functions share the bound on values: each may take its share, so that every
+        // request the document allows is within it.
+        let share = MAX_AGGREGATE_VALUES / Func::ALL.len();
         let description = format!(
-            "Adds `{name}_<field>` for each field named, comma-separated: {}",
+            "Adds `{name}_<field>` for each field named, comma-separated (at most {share} \
+             here; the server takes {MAX_AGGREGATE_VALUES} across sum, avg, min and max): {}",
             match func {
                 Func::Sum => "the sum of its values (an integer for an integer field)",
                 Func::Avg => "the average of its values (a number; null over no values)",
@@ -553,7 +557,7 @@ pub(crate) fn aggregate(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
                 Func::Max => "its greatest value",
             }
         );
-        params.push(field_list(name, names, None, &description));
+        params.push(field_list(name, names, Some(share), &description));
     }
     params.extend(conditions(doc));
     params
