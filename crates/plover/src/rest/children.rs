@@ -91,8 +91,7 @@ impl<M: RestModel> Prepared<M> {
     }
 
     /// The create body of one object, parsed after authentication: the object (after
-    /// `save_object`) and its nested children, or one 400 naming the mistakes of both (the
-    /// field constraints of the values that did parse included).
+    /// `save_object`) and its nested children, or one 400 naming the mistakes of both.
     pub(super) fn parse_create(
         &self,
         cx: &Context<'_>,
@@ -106,10 +105,9 @@ impl<M: RestModel> Prepared<M> {
             .and_then(|parsed| self.changes_to_save(cx, db, parsed));
         match parsed {
             Ok(parsed) if errors.is_empty() => return Ok((parsed, children)),
-            Ok(parsed) => errors.extend(parsed.violations().map(|(k, m)| (k.to_owned(), m))),
+            Ok(_) => {}
             Err(e) => errors.extend(e.item_fields().ok_or(e)?),
         }
-        children.violations(&mut errors);
         Err(validation(errors))
     }
 
@@ -257,14 +255,6 @@ struct Pending<'s, C: RestModel> {
 }
 
 impl<C: RestModel> PendingChildren for Pending<'_, C> {
-    fn violations(&self, errors: &mut BTreeMap<String, String>) {
-        for (index, item) in &self.items {
-            for (key, message) in item.violations() {
-                errors.insert(format!("{}.{index}.{key}", self.path), message);
-            }
-        }
-    }
-
     fn write(
         self: Box<Self>,
         cx: &Context<'_>,

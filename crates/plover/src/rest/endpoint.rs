@@ -274,18 +274,6 @@ pub(super) struct Parsed<M: RestModel> {
     pub(super) sent: Vec<(usize, String)>,
 }
 
-impl<M: RestModel> Parsed<M> {
-    /// The field constraints that the values sent break, by the key sent (otherwise checked
-    /// when the changes are saved): for an answer that names every mistake.
-    pub(super) fn violations(&self) -> impl Iterator<Item = (&str, String)> + '_ {
-        let fields = &M::meta().fields;
-        (self.sent.iter()).filter_map(|(idx, key)| {
-            let message = constraints::violation(&fields[*idx], &self.data[key.as_str()])?;
-            Some((key.as_str(), message))
-        })
-    }
-}
-
 impl<M: RestModel> Prepared<M> {
     /// The verbs a list path (`detail = false`) or a detail path can serve here, before
     /// `allowed_methods`: the list's writes by filter and upsert only where enabled.
@@ -451,20 +439,16 @@ impl<M: RestModel> Prepared<M> {
                 errors.insert(name.to_owned(), REQUIRED.to_owned());
             }
         }
-        if !errors.is_empty() {
-            // One answer names every mistake: the constraints of the fields that did parse too
-            // (otherwise checked when the changes are saved).
-            for (idx, key) in &sent {
-                let violation = constraints::violation(&meta.fields[*idx], &data[key.as_str()]);
-                if let Some(message) = violation {
-                    errors.insert(key.clone(), message);
-                }
+        // The field constraints of the values that parsed (`save` checks them again): one
+        // answer names every mistake, and a body that could never be written is a 400 before
+        // any condition or row is looked at.
+        for (idx, key) in &sent {
+            let violation = constraints::violation(&meta.fields[*idx], &data[key.as_str()]);
+            if let Some(message) = violation {
+                errors.insert(key.clone(), message);
             }
         }
         if errors.is_empty() {
-            // The field constraints now too (`save` checks them again): a body that could
-            // never be written is a 400 before any condition or row is looked at.
-            constraints::check::<M>(&changes)?;
             Ok(Parsed {
                 data,
                 changes,

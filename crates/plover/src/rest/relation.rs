@@ -54,9 +54,6 @@ pub(crate) trait ChildResource: Send + Sync {
 
 /// Parsed children, waiting for their parent's key.
 pub(crate) trait PendingChildren {
-    /// The field constraints their values break, to `errors` by path (for an answer that
-    /// names every mistake when there are some already).
-    fn violations(&self, errors: &mut BTreeMap<String, String>);
     /// Writes them under the parent `parent`, each in a savepoint so that every child's errors
     /// are found (to `errors`, by path); answers their objects as a JSON array, or nothing
     /// when some failed.
@@ -86,13 +83,6 @@ impl<'a> NewChildren<'a> {
     /// No children (a resource without relations).
     pub(super) fn none() -> Self {
         NewChildren(Vec::new())
-    }
-
-    /// The field constraints that the children's values break, to `errors` by path.
-    pub(super) fn violations(&self, errors: &mut BTreeMap<String, String>) {
-        for (_, pending) in &self.0 {
-            pending.violations(errors);
-        }
     }
 
     /// Writes them under the parent `parent` in the caller's transaction: every child's
