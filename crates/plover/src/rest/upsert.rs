@@ -17,7 +17,7 @@ use crate::listing::{allowed, CREDENTIALS, ON};
 use crate::model::{save, RestModel};
 use crate::param::Param;
 use crate::query::{Filter, Op, Select};
-use crate::sql::rows_locked;
+use crate::sql::locked;
 
 /// What an upsert wrote of one object.
 struct Written<M> {
@@ -173,12 +173,8 @@ impl<M: RestModel> Prepared<M> {
             ..Select::default()
         };
         self.add_scope(cx, &mut select)?;
-        let found = M::load(conn, &select)?.into_iter().next();
         // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
-        let found = match found {
-            Some(row) => rows_locked::<M>(conn, M::meta(), &[row.pk()])?.pop(),
-            None => None,
-        };
+        let found = locked::<M>(conn, M::meta(), &select)?.pop();
         Self::check_references(conn, &data, &sent)?;
         let created = found.is_none();
         let row = match found {
