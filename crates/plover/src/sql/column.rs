@@ -2,7 +2,9 @@
 //! a row on each engine. A model reads its row field by field through [`Cells`].
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::backend::Backend;
@@ -14,10 +16,6 @@ use diesel::sqlite::{Sqlite, SqliteValue};
 use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
 use crate::kind::SqlType;
 use crate::sql::arg::Arg;
-
-/// The name of a column a list leaves out (`NULL AS plover_absent`): its field is read as
-/// [`Column::absent`].
-pub(crate) const ABSENT: &str = "plover_absent";
 
 /// A Rust type a model field can have.
 #[diagnostic::on_unimplemented(
@@ -147,26 +145,55 @@ impl Engine for diesel::pg::Pg {
     }
 }
 
-struct RowCells<'r, R, DB> {
+thread_local! {
+    /// Per field, whether the statement being read selects it (`None`: every field): a field
+    /// left out has no column in the row and reads as [`Column::absent`]. Set by [`selecting`]
+    /// around the reading of a statement's rows, which happens on this thread.
+    static SELECTED: RefCell<Option<Arc<[bool]>>> = const { RefCell::new(None) };
+}
+
+/// Runs `read` (the reading of the rows of a statement that selects `columns`: per field,
+/// whether it is a column of the row; `None`: all of them) with [`Loaded`] reading the rows
+/// that way.
+pub(crate) fn selecting<T>(columns: Option<&Arc<[bool]>>, read: impl FnOnce() -> T) -> T {
+    let Some(columns) = columns else {
+        return read();
+    };
+    let before = SELECTED.replace(Some(Arc::clone(columns)));
+    let out = read();
+    SELECTED.set(before);
+    out
+}
+
+struct RowCells<'r, 's, R, DB> {
     row: &'r R,
+    /// The next column of the row.
     at: usize,
+    /// The next field of the model.
+    field: usize,
+    /// Per field, whether the row has its column (`None`: every field).
+    selected: Option<&'s [bool]>,
     engine: PhantomData<DB>,
 }
 
-impl<'a, R, DB> Cells for RowCells<'_, R, DB>
+impl<'a, R, DB> Cells for RowCells<'_, '_, R, DB>
 where
     R: Row<'a, DB>,
     DB: Engine,
 {
     fn next<T: Column>(&mut self) -> deserialize::Result<T> {
-        let field = Row::get(self.row, self.at)
-            .ok_or("the row has fewer columns than the model has fields")?;
-        self.at += 1;
-        let value = field.value();
-        if value.is_none() && !T::NULLABLE && field.field_name() == Some(ABSENT) {
+        let field = self.field;
+        self.field += 1;
+        if self
+            .selected
+            .is_some_and(|s| !s.get(field).copied().unwrap_or(true))
+        {
             return Ok(T::absent());
         }
-        DB::read(value)
+        let cell = Row::get(self.row, self.at)
+            .ok_or("the row has fewer columns than the model has fields")?;
+        self.at += 1;
+        DB::read(cell.value())
     }
 }
 
@@ -177,17 +204,22 @@ pub trait FromRow: Sized + 'static {
     fn read<C: Cells>(cells: &mut C) -> deserialize::Result<Self>;
 }
 
-/// A row read as `M` from any query that selects its columns in field order.
+/// A row read as `M` from any query that selects its columns in field order (those of the
+/// fields [`selecting`] names).
 pub(crate) struct Loaded<M>(pub(crate) M);
 
 impl<M: FromRow, DB: Engine> QueryableByName<DB> for Loaded<M> {
     fn build<'a>(row: &impl NamedRow<'a, DB>) -> deserialize::Result<Self> {
-        let mut cells = RowCells {
-            row,
-            at: 0,
-            engine: PhantomData::<DB>,
-        };
-        M::read(&mut cells).map(Loaded)
+        SELECTED.with_borrow(|selected| {
+            let mut cells = RowCells {
+                row,
+                at: 0,
+                field: 0,
+                selected: selected.as_deref(),
+                engine: PhantomData::<DB>,
+            };
+            M::read(&mut cells).map(Loaded)
+        })
     }
 }
 

@@ -169,7 +169,10 @@ pub(crate) fn rows<T: FromRow>(
         if page {
             collect!(select c, statement.fixed::<(T, Page)>(), s.limit)
         } else {
-            collect!(select c, statement, s.limit)
+            column::selecting(
+                s.columns.as_ref(),
+                || collect!(select c, statement, s.limit),
+            )
         }
     })
 }
@@ -390,7 +393,8 @@ pub(crate) fn locked<T: FromRow>(
     s: &Select,
 ) -> Result<Vec<T>, Error> {
     on_engine!(conn, |c, pg| {
-        collect!(c, locked_statement(meta, s, pg)?, s.limit)
+        let statement = locked_statement(meta, s, pg)?;
+        column::selecting(s.columns.as_ref(), || collect!(c, statement, s.limit))
     })
 }
 

@@ -153,20 +153,23 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// `SELECT` of every field of `meta` in field order; with `columns`, `NULL` in place of the
-    /// fields not loaded (read back as their type's default).
+    /// `SELECT` of every field of `meta` in field order; with `columns`, only the fields it
+    /// marks (the rest are read as their type's default: `column::selecting`; `1` if none).
     pub(crate) fn select_fields(&mut self, meta: &ModelMeta, columns: Option<&[bool]>) {
         self.sql("SELECT ");
+        let mut first = true;
         for (i, field) in meta.fields.iter().enumerate() {
-            if i > 0 {
+            if columns.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
+                continue;
+            }
+            if !first {
                 self.sql(", ");
             }
-            if columns.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
-                self.sql("NULL AS ");
-                self.sql(crate::sql::column::ABSENT);
-            } else {
-                self.column(meta, field);
-            }
+            first = false;
+            self.column(meta, field);
+        }
+        if first {
+            self.sql("1");
         }
     }
 
