@@ -11,27 +11,25 @@ use crate::model::RestModel;
 /// Equal bytes have equal tags.
 pub(crate) fn tag(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
-    let mut tag = String::with_capacity(34);
-    tag.push('"');
-    push_hex(&mut tag, &digest[..16]);
-    tag.push('"');
-    tag
+    let mut tag = [b'"'; 34];
+    hex(&digest[..16], &mut tag[1..33]);
+    String::from_utf8_lossy(&tag).into_owned()
 }
 
 /// The whole SHA-256 of `bytes` in hex (64 characters): what the REST layer keeps of an
 /// idempotent request's body and credentials instead of the bytes themselves.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let mut hex = String::with_capacity(64);
-    push_hex(&mut hex, &Sha256::digest(bytes));
-    hex
+    let mut out = [0; 64];
+    hex(&Sha256::digest(bytes), &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Appends `bytes` to `out` in lowercase hex, without an allocation per byte.
-fn push_hex(out: &mut String, bytes: &[u8]) {
+/// Writes `bytes` in lowercase hex to `out` (twice as long).
+fn hex(bytes: &[u8], out: &mut [u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    for byte in bytes {
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 15)]));
+    for (byte, pair) in bytes.iter().zip(out.chunks_exact_mut(2)) {
+        pair[0] = HEX[usize::from(byte >> 4)];
+        pair[1] = HEX[usize::from(byte & 15)];
     }
 }
 
@@ -43,4 +41,17 @@ pub(crate) fn version<M: RestModel>(row: &M) -> String {
         .map(|idx| row.field_json(idx))
         .collect();
     tag(serde_json::Value::Array(values).to_string().as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_and_hashes_are_sha256_in_lowercase_hex() {
+        // SHA-256("abc"), FIPS 180-2's first example.
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_hex(b"abc"), abc);
+        assert_eq!(tag(b"abc"), format!("\"{}\"", &abc[..32]));
+    }
 }
