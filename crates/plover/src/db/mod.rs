@@ -107,12 +107,15 @@ enum Pools {
     Pg(Pool<PgManager>),
 }
 
-/// A pooled database, cheap to clone; share one per application.
+/// A pooled database, cheap to clone (one reference count); share one per application.
 #[derive(Clone)]
-pub struct Database {
+pub struct Database(Arc<Shared>);
+
+/// What the clones of a [`Database`] share.
+struct Shared {
     pool: Pools,
     /// SQLite only: the turn of this process's write transactions ([`LazyConn::write`]).
-    writers: Option<Arc<Writers>>,
+    writers: Option<Writers>,
     /// The time a request's statements may run (`statement_timeout`; zero: no bound).
     budget: Duration,
     /// PostgreSQL only: cancels the statements of requests whose clients went away.
@@ -237,7 +240,7 @@ impl<'a> LazyConn<'a> {
         let pooled = match &mut self.pooled {
             Some(pooled) => pooled,
             empty => {
-                let taken = match (self.writes, self.db.writers.as_deref()) {
+                let taken = match (self.writes, self.db.0.writers.as_ref()) {
                     (true, Some(writers)) => {
                         let mut turn = writers.take_turn()?;
                         let kept = turn.take();
@@ -269,7 +272,7 @@ impl<'a> LazyConn<'a> {
             *lock(&unit.pg_backend) = None;
         }
         let pooled = self.pooled.take();
-        let (Some(mut turn), Some(writers)) = (self.turn.take(), self.db.writers.as_deref()) else {
+        let (Some(mut turn), Some(writers)) = (self.turn.take(), self.db.0.writers.as_ref()) else {
             return;
         };
         if let (true, Some(Pooled::Sqlite(mut conn))) = (writers.keep, pooled) {
@@ -291,7 +294,7 @@ impl<'a> LazyConn<'a> {
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let Some(writers) = self.db.writers.as_deref() else {
+        let Some(writers) = self.db.0.writers.as_ref() else {
             return self.conn()?.transaction(f);
         };
         if self.turn.is_none() {
@@ -365,17 +368,17 @@ impl Database {
                     .connection_customizer(Box::new(sqlite::Customizer::from_config(config)?))
                     .build_unchecked(manager);
                 let busy = config.number("busy_timeout", sqlite::DEFAULT_BUSY_MS)?;
-                Ok(Database {
+                Ok(Database(Arc::new(Shared {
                     pool: Pools::Sqlite(pool),
-                    writers: Some(Arc::new(Writers {
+                    writers: Some(Writers {
                         turn: Mutex::new(None),
                         wait: Duration::from_millis(busy as u64).min(timeout),
                         keep: max > 1,
-                    })),
+                    }),
                     budget,
                     #[cfg(feature = "postgres")]
                     canceller: None,
-                })
+                })))
             }
             #[cfg(feature = "postgres")]
             Engine::Postgres => {
@@ -390,12 +393,12 @@ impl Database {
                     .test_on_check_out(true)
                     .connection_customizer(Box::new(PgSession { statement_timeout }))
                     .build_unchecked(manager);
-                Ok(Database {
+                Ok(Database(Arc::new(Shared {
                     pool: Pools::Pg(pool),
                     writers: None,
                     budget,
                     canceller: Some(Arc::new(Canceller::new(&config.name))),
-                })
+                })))
             }
             #[cfg(not(feature = "postgres"))]
             Engine::Postgres => Err(ConfigError(
@@ -412,17 +415,14 @@ impl Database {
     /// A connection from the pool. On SQLite, when the pool has no idle connection and may
     /// open no more, the one the writers keep serves if no write runs ([`Writers`]).
     fn checkout(&self) -> Result<Pooled, Error> {
-        match &self.pool {
+        match &self.0.pool {
             Pools::Sqlite(p) => {
                 if let Some(conn) = p.try_get() {
                     return Ok(Pooled::Sqlite(conn));
                 }
                 let state = p.state();
                 if state.connections >= p.max_size() {
-                    let kept = self
-                        .writers
-                        .as_deref()
-                        .and_then(|w| w.turn.try_lock()?.take());
+                    let kept = (self.0.writers.as_ref()).and_then(|w| w.turn.try_lock()?.take());
                     if let Some(conn) = kept {
                         return Ok(Pooled::Sqlite(conn));
                     }
@@ -468,7 +468,7 @@ impl Database {
         F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
-        let unit = Unit::new(self.budget);
+        let unit = Unit::new(self.0.budget);
         let db = self.clone();
         // The unit is watched until the work ends: actix drops this future when the client's
         // connection breaks, and the work runs on.
@@ -477,7 +477,7 @@ impl Database {
                 peer,
                 &unit,
                 #[cfg(feature = "postgres")]
-                self.canceller.clone(),
+                self.0.canceller.clone(),
             )
         });
         let work = actix_web::web::block(move || {
@@ -659,7 +659,7 @@ mod tests {
     fn readers_are_not_kept_from_the_writers_connection() {
         let one = database("keep-one", "max_connections=1&connection_timeout=5");
         LazyConn::new(&one).write(mark).unwrap();
-        let idle = match &one.pool {
+        let idle = match &one.0.pool {
             Pools::Sqlite(pool) => pool.state().idle_connections,
             #[cfg(feature = "postgres")]
             Pools::Pg(_) => unreachable!(),

@@ -1,5 +1,6 @@
 //! `RestApi`: registrations, `setup()`, and the actix-web service that dispatches to them.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use actix_web::dev::{fn_service, Payload, ServiceRequest, ServiceResponse};
@@ -248,19 +249,19 @@ impl RestApi {
         let db = self.db;
         let api = Arc::new(self.defaults);
         let limit = BodyLimit(self.max_body_bytes);
-        let routes: Arc<[Route]> = self
+        let routes: Arc<[Arc<Route>]> = self
             .endpoints
             .into_iter()
             .map(|endpoint| {
                 let schemes = endpoint.describe(&api).auth.schemes;
-                Route {
+                Arc::new(Route {
                     list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
                     bearer_only: schemes.contains(&Scheme::Bearer)
                         && !schemes.contains(&Scheme::Basic),
                     endpoint,
                     db: db.clone(),
                     api: api.clone(),
-                }
+                })
             })
             .collect();
         let prefix = self.prefix;
@@ -269,9 +270,11 @@ impl RestApi {
             if mounted::recording() {
                 record(&prefix, &routes, &description);
             }
-            let routes = routes.clone();
+            // This worker's own list: a request takes it without touching a count that the
+            // workers share.
+            let routes: Rc<[Arc<Route>]> = routes.iter().cloned().collect();
             let dispatch = fn_service(move |sreq: ServiceRequest| {
-                let routes = routes.clone();
+                let routes = Rc::clone(&routes);
                 async move {
                     let (req, mut payload) = sreq.into_parts();
                     let resp = dispatch(&routes, &req, payload.take()).await;
@@ -293,7 +296,7 @@ impl RestApi {
 }
 
 /// Records the API's routes and document for the `routes` and `openapi` commands.
-fn record(prefix: &str, routes: &[Route], description: &Description) {
+fn record(prefix: &str, routes: &[Arc<Route>], description: &Description) {
     let methods = |verbs: &[Method]| {
         let names: Vec<&str> = verbs.iter().map(Method::as_str).collect();
         names.join(", ")
@@ -362,7 +365,7 @@ fn cors(origins: &[String]) -> actix_cors::Cors {
 
 /// Serves one request under the API's prefix: finds its resource and key, reads the body,
 /// runs the endpoint.
-async fn dispatch(routes: &[Route], req: &HttpRequest, payload: Payload) -> HttpResponse {
+async fn dispatch(routes: &[Arc<Route>], req: &HttpRequest, payload: Payload) -> HttpResponse {
     let Some((route, pk)) = find_route(routes, req.match_info().unprocessed()) else {
         return Error::NotFound.error_response();
     };
@@ -373,7 +376,10 @@ async fn dispatch(routes: &[Route], req: &HttpRequest, payload: Payload) -> Http
 }
 
 /// The resource of `path` (what follows the prefix) and, for a detail path, its decoded key.
-fn find_route<'a>(routes: &'a [Route], path: &str) -> Option<(&'a Route, Option<String>)> {
+fn find_route<'a>(
+    routes: &'a [Arc<Route>],
+    path: &str,
+) -> Option<(&'a Arc<Route>, Option<String>)> {
     let path = path.strip_prefix('/')?;
     let (name, rest) = path.split_once('/').unwrap_or((path, ""));
     let route = routes.iter().find(|r| r.endpoint.name() == name)?;
@@ -529,7 +535,12 @@ impl Route {
     }
 
     /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
-    async fn serve(&self, req: &HttpRequest, pk: Option<String>, body: Body) -> HttpResponse {
+    async fn serve(
+        self: &Arc<Self>,
+        req: &HttpRequest,
+        pk: Option<String>,
+        body: Body,
+    ) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
         let api_req = ApiRequest {
             method: req.method().clone(),
@@ -540,13 +551,12 @@ impl Route {
             body,
             list_path: self.list_path.clone(),
         };
-        let endpoint = self.endpoint.clone();
-        let api = self.api.clone();
+        let route = Arc::clone(self);
         let outcome = self
             .db
             .run_watched(req.conn_data::<PeerSocket>(), move |db| {
-                let mut rate = None;
-                let mut reply = endpoint.handle(&api_req, db, &api, &mut rate);
+                let (api, mut rate) = (&route.api, None);
+                let mut reply = route.endpoint.handle(&api_req, db, api, &mut rate);
                 // Reads, and updates of an object (its new representation), carry an ETag.
                 let read = matches!(api_req.method, Method::GET | Method::HEAD);
                 let update =

@@ -331,7 +331,7 @@ where
         ready(Ok(GuardService {
             service: Rc::new(service),
             body_timeout: self.body_timeout,
-            memory: self.memory.clone(),
+            memory: Rc::new(self.memory.clone()),
         }))
     }
 }
@@ -341,7 +341,9 @@ where
 pub struct GuardService<S> {
     service: Rc<S>,
     body_timeout: Duration,
-    memory: ResponseMemory,
+    /// The worker's handle on the budget: a request takes a reference to it without touching
+    /// the counts the workers share.
+    memory: Rc<ResponseMemory>,
 }
 
 type LocalBoxFuture<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -391,8 +393,8 @@ where
                 BodySize::Sized(n) => usize::try_from(n).unwrap_or(usize::MAX),
                 _ => 0,
             };
-            let stream_memory =
-                matches!(body_size, BodySize::Stream).then(|| (memory.clone(), client));
+            let stream_memory = matches!(body_size, BodySize::Stream)
+                .then(|| (ResponseMemory::clone(&memory), client));
             let reservation = if size >= ResponseMemory::COUNTED_FROM {
                 match memory.reserve(size, client) {
                     Ok(reservation) => Some(reservation),
