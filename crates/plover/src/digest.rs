@@ -13,7 +13,7 @@ pub(crate) fn tag(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut tag = [b'"'; 34];
     hex(&digest[..16], &mut tag[1..33]);
-    String::from_utf8_lossy(&tag).into_owned()
+    std::str::from_utf8(&tag).unwrap_or_default().to_owned()
 }
 
 /// The whole SHA-256 of `bytes` in hex (64 characters): what the REST layer keeps of an
@@ -21,7 +21,7 @@ pub(crate) fn tag(bytes: &[u8]) -> String {
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     let mut out = [0; 64];
     hex(&Sha256::digest(bytes), &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    std::str::from_utf8(&out).unwrap_or_default().to_owned()
 }
 
 /// Writes `bytes` in lowercase hex to `out` (twice as long).

@@ -73,10 +73,16 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 
     fn allowed(&self, detail: bool) -> Vec<Method> {
-        self.verbs(detail)
-            .into_iter()
-            .filter(|m| self.allowed_methods.contains(m))
-            .collect()
+        [
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ]
+        .into_iter()
+        .filter(|m| self.serves(detail, m))
+        .collect()
     }
 
     fn aggregate_verbs(&self) -> Vec<Method> {
@@ -142,7 +148,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         if aggregate && !self.aggregate_verbs().contains(&served) {
             return Err(Error::MethodNotAllowed(self.aggregate_verbs()));
         }
-        if !self.allowed(detail).contains(&served) {
+        if !self.serves(detail, &served) {
             return Err(Error::MethodNotAllowed(self.allowed(detail)));
         }
         if served != Method::GET {
@@ -275,20 +281,22 @@ pub(super) struct Parsed<M: RestModel> {
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// The verbs a list path (`detail = false`) or a detail path can serve here, before
-    /// `allowed_methods`: the list's writes by filter and upsert only where enabled.
-    fn verbs(&self, detail: bool) -> Vec<Method> {
-        if detail {
-            return vec![Method::GET, Method::PUT, Method::PATCH, Method::DELETE];
-        }
-        let mut verbs = vec![Method::GET, Method::POST];
-        if self.upsert {
-            verbs.push(Method::PUT);
-        }
-        if self.max_affected.is_some() {
-            verbs.extend([Method::PATCH, Method::DELETE]);
-        }
-        verbs
+    /// Whether a list path (`detail = false`) or a detail path serves `method` here: a verb
+    /// of the path (the list's writes by filter and upsert only where enabled) that
+    /// `allowed_methods` lists. Checked on every request, without building the list.
+    fn serves(&self, detail: bool, method: &Method) -> bool {
+        let of_path = if method == Method::GET {
+            true
+        } else if method == Method::POST {
+            !detail
+        } else if method == Method::PUT {
+            detail || self.upsert
+        } else if method == Method::PATCH || method == Method::DELETE {
+            detail || self.max_affected.is_some()
+        } else {
+            false
+        };
+        of_path && self.allowed_methods.contains(method)
     }
 
     pub(super) fn one(

@@ -407,21 +407,29 @@ where
             } else {
                 None
             };
-            let resp = resp.map_body(|_, body| Counted {
-                body,
-                pending: Bytes::new(),
-                reservation,
-                stream_memory,
-                piece: None,
-            });
-            Ok(with_safe_headers(resp.map_into_left_body()))
+            let mut resp = resp
+                .map_body(|_, body| Counted {
+                    body,
+                    pending: Bytes::new(),
+                    reservation,
+                    stream_memory,
+                    piece: None,
+                })
+                .map_into_left_body();
+            set_safe_headers(resp.headers_mut());
+            Ok(resp)
         })
     }
 }
 
-/// `nosniff` on every response; no framing of HTML pages.
+/// [`set_safe_headers`] on a response.
 fn with_safe_headers<B>(mut resp: ServiceResponse<B>) -> ServiceResponse<B> {
-    let headers = resp.headers_mut();
+    set_safe_headers(resp.headers_mut());
+    resp
+}
+
+/// `nosniff` on every response; no framing of HTML pages.
+fn set_safe_headers(headers: &mut header::HeaderMap) {
     let html = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -436,7 +444,6 @@ fn with_safe_headers<B>(mut resp: ServiceResponse<B>) -> ServiceResponse<B> {
         set(header::X_FRAME_OPTIONS, "DENY");
         set(header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'");
     }
-    resp
 }
 
 /// A request body that fails with a timeout once its time is up.

@@ -88,7 +88,7 @@ impl<'a> Writer<'a> {
         self.within = &s.within;
         for (term, order) in s.order.iter().enumerate() {
             let mut model = meta;
-            let mut from = meta.table.to_owned();
+            let mut from = std::borrow::Cow::Borrowed(meta.table);
             for (hop, &index) in order.through.iter().enumerate() {
                 let fk = field(model, index)?;
                 let target = fk.fk.ok_or_else(|| {
@@ -111,7 +111,7 @@ impl<'a> Writer<'a> {
                 let scoped = self.scope(target);
                 self.alias = None;
                 scoped?;
-                (model, from) = (target, alias);
+                (model, from) = (target, alias.into());
             }
         }
         Ok(())
