@@ -156,10 +156,7 @@ thread_local! {
 /// whether it is a column of the row; `None`: all of them) with [`Loaded`] reading the rows
 /// that way.
 pub(crate) fn selecting<T>(columns: Option<&Arc<[bool]>>, read: impl FnOnce() -> T) -> T {
-    let Some(columns) = columns else {
-        return read();
-    };
-    let before = SELECTED.replace(Some(Arc::clone(columns)));
+    let before = SELECTED.replace(columns.cloned());
     let out = read();
     SELECTED.set(before);
     out
