@@ -7,7 +7,7 @@ use actix_web::dev::{fn_service, Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{ContentType, ETAG, LOCATION};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
-use actix_web::{guard, web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
 use super::endpoint::{ApiDefaults, Endpoint};
@@ -270,21 +270,24 @@ impl RestApi {
             if mounted::recording() {
                 record(&prefix, &routes, &description);
             }
-            // This worker's own list: a request takes it without touching a count that the
+            // This worker's own copy: a request takes it without touching a count that the
             // workers share.
-            let routes: Rc<[Arc<Route>]> = routes.iter().cloned().collect();
+            let served = Rc::new(Served {
+                routes: routes.to_vec(),
+                description: description.clone(),
+            });
             let dispatch = fn_service(move |sreq: ServiceRequest| {
-                let routes = Rc::clone(&routes);
+                let served = Rc::clone(&served);
                 async move {
                     let (req, mut payload) = sreq.into_parts();
-                    let resp = dispatch(&routes, &req, payload.take()).await;
+                    let resp = dispatch(&served, &req, payload.take()).await;
                     Ok::<_, actix_web::Error>(ServiceResponse::new(req, resp))
                 }
             });
             let cors = cors_origins.as_deref().map(cors);
             cfg.service(
-                description
-                    .routes(web::scope(&prefix).app_data(limit))
+                web::scope(&prefix)
+                    .app_data(limit)
                     .default_service(dispatch)
                     .wrap(actix_web::middleware::Condition::new(
                         cors.is_some(),
@@ -293,6 +296,12 @@ impl RestApi {
             );
         }
     }
+}
+
+/// What a worker serves under the API's prefix.
+struct Served {
+    routes: Vec<Arc<Route>>,
+    description: Description,
 }
 
 /// Records the API's routes and document for the `routes` and `openapi` commands.
@@ -365,8 +374,12 @@ fn cors(origins: &[String]) -> actix_cors::Cors {
 
 /// Serves one request under the API's prefix: finds its resource and key, reads the body,
 /// runs the endpoint.
-async fn dispatch(routes: &[Arc<Route>], req: &HttpRequest, payload: Payload) -> HttpResponse {
-    let Some((route, pk)) = find_route(routes, req.match_info().unprocessed()) else {
+async fn dispatch(served: &Served, req: &HttpRequest, payload: Payload) -> HttpResponse {
+    let path = req.match_info().unprocessed();
+    if let Some(resp) = served.description.answer(path, req.method()) {
+        return resp;
+    }
+    let Some((route, pk)) = find_route(&served.routes, path) else {
         return Error::NotFound.error_response();
     };
     match Body::read(req, payload).await {
@@ -467,41 +480,29 @@ struct Description {
 }
 
 impl Description {
-    /// `openapi.json` and `docs/` (also `docs`) under the API's scope.
-    fn routes(&self, scope: actix_web::Scope) -> actix_web::Scope {
-        let json = self.json.clone();
-        let page = self.page.clone();
-        // HEAD is GET without a body (actix drops it); other verbs get the JSON 405.
-        let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
-        let refuse =
-            || async { Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]).error_response() };
-        scope
-            .service(
-                web::resource("/openapi.json")
-                    .route(read().to(move || {
-                        let json = json.clone();
-                        async move {
-                            HttpResponse::Ok()
-                                .content_type(ContentType::json())
-                                .body(json)
-                        }
-                    }))
-                    .default_service(web::to(refuse)),
-            )
-            .service(
-                web::resource([format!("/{DOCS}"), format!("/{DOCS}/")])
-                    .route(read().to(move || {
-                        let page = page.clone();
-                        async move {
-                            HttpResponse::Ok()
-                                .content_type(ContentType::html())
-                                .insert_header(("Content-Security-Policy", PAGE_POLICY))
-                                .insert_header(("X-Frame-Options", "DENY"))
-                                .body(page)
-                        }
-                    }))
-                    .default_service(web::to(refuse)),
-            )
+    /// The answer to a request for `openapi.json` or `docs/` (also `docs`), if `path` (what
+    /// follows the API's prefix) names one: GET and HEAD (actix leaves out HEAD's body) are
+    /// served, other verbs get the JSON 405.
+    fn answer(&self, path: &str, method: &Method) -> Option<HttpResponse> {
+        let name = path.strip_prefix('/')?;
+        let json = name == "openapi.json";
+        if !json && name.strip_suffix('/').unwrap_or(name) != DOCS {
+            return None;
+        }
+        if method != Method::GET && method != Method::HEAD {
+            return Some(Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]).error_response());
+        }
+        Some(if json {
+            HttpResponse::Ok()
+                .content_type(ContentType::json())
+                .body(self.json.clone())
+        } else {
+            HttpResponse::Ok()
+                .content_type(ContentType::html())
+                .insert_header(("Content-Security-Policy", PAGE_POLICY))
+                .insert_header(("X-Frame-Options", "DENY"))
+                .body(self.page.clone())
+        })
     }
 }
 
