@@ -39,6 +39,7 @@ import threading
 import time
 import urllib.parse
 
+from harness import read_response
 
 
 def env_int(name, default):
@@ -126,23 +127,7 @@ def post_singles(base, requests, results, slot):
     try:
         for request in requests:
             sock.sendall(request)
-            while b"\r\n\r\n" not in buf:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    raise ConnectionError("the server closed the connection")
-                buf += chunk
-            head, _, rest = buf.partition(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            while len(rest) < length:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    raise ConnectionError("the server closed the connection")
-                rest += chunk
-            buf = rest[length:]
+            head, _, buf = read_response(sock, buf)
             if head[9:12] != b"201":
                 failed += 1
     finally:

@@ -149,6 +149,29 @@ class App:
         self.log.close()
 
 
+def read_response(sock, buf=b""):
+    """One HTTP/1.1 response read off a keep-alive socket by its Content-Length, `buf` being
+    what was received after the previous one: (head without its blank line, body, the bytes
+    received after the body). ConnectionError if the server closes the connection first."""
+    def more(data):
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        return data + chunk
+
+    while b"\r\n\r\n" not in buf:
+        buf = more(buf)
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        rest = more(rest)
+    return head, rest[:length], rest[length:]
+
+
 def proc_status(pid, key):
     """An integer field of /proc/PID/status (`VmRSS` in KiB, `Threads`), 0 if absent."""
     with open("/proc/%d/status" % pid) as f:

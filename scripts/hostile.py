@@ -686,20 +686,8 @@ def flood_main(port, user, seconds, clients=16):
                 if s is None:
                     s, buf = socket.create_connection(("127.0.0.1", port), timeout=30), b""
                 s.sendall(req)
-                while b"\r\n\r\n" not in buf:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        raise ConnectionError("closed")
-                    buf += chunk
-                head, _, buf = buf.partition(b"\r\n\r\n")
+                head, _, buf = harness.read_response(s, buf)
                 status, headers, _ = parse_head(head + b"\r\n\r\n")
-                length = int(headers.get("content-length", "0"))
-                while len(buf) < length:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        raise ConnectionError("closed")
-                    buf += chunk
-                buf = buf[length:]
                 with lock:
                     statuses[status] = statuses.get(status, 0) + 1
                     without_nosniff[0] += headers.get("x-content-type-options") != "nosniff"
