@@ -2,6 +2,7 @@
 //! admin edit form carries (docs/contract.md#conditional-requests); the SHA-256 that an
 //! idempotency key keeps of its request (docs/contract.md#idempotency-keys).
 
+use actix_web::http::header::HeaderValue;
 use sha2::{Digest, Sha256};
 
 #[cfg(feature = "admin")]
@@ -10,10 +11,31 @@ use crate::model::RestModel;
 /// The tag of `bytes`: the first 128 bits of their SHA-256 in hex, quoted as an entity tag.
 /// Equal bytes have equal tags.
 pub(crate) fn tag(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut tag = [b'"'; 34];
-    hex(&digest[..16], &mut tag[1..33]);
-    std::str::from_utf8(&tag).unwrap_or_default().to_owned()
+    Tag::of(bytes).as_str().to_owned()
+}
+
+/// An entity tag as [`tag`] makes it, held without an allocation: `"` and 32 hex digits and `"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tag([u8; 34]);
+
+impl Tag {
+    /// The tag of `bytes`.
+    pub(crate) fn of(bytes: &[u8]) -> Tag {
+        let digest = Sha256::digest(bytes);
+        let mut tag = [b'"'; 34];
+        hex(&digest[..16], &mut tag[1..33]);
+        Tag(tag)
+    }
+
+    /// The tag's text.
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The tag as the value of an `ETag` header.
+    pub(crate) fn header_value(&self) -> HeaderValue {
+        HeaderValue::from_bytes(&self.0).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+    }
 }
 
 /// The whole SHA-256 of `bytes` in hex (64 characters): what the REST layer keeps of an
@@ -53,5 +75,6 @@ mod tests {
         let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
         assert_eq!(sha256_hex(b"abc"), abc);
         assert_eq!(tag(b"abc"), format!("\"{}\"", &abc[..32]));
+        assert_eq!(Tag::of(b"abc").header_value(), tag(b"abc").as_str());
     }
 }

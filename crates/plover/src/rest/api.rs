@@ -4,7 +4,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use actix_web::dev::{fn_service, Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::header::{ContentType, ETAG, LOCATION};
+use actix_web::http::header::{ContentType, HeaderValue, CONTENT_TYPE, ETAG, LOCATION};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
@@ -255,6 +255,7 @@ impl RestApi {
             .map(|endpoint| {
                 let schemes = endpoint.describe(&api).auth.schemes;
                 Arc::new(Route {
+                    name: endpoint.name().into(),
                     list_path: format!("{}/{}/", self.prefix, endpoint.name()).into(),
                     bearer_only: schemes.contains(&Scheme::Bearer)
                         && !schemes.contains(&Scheme::Basic),
@@ -395,7 +396,7 @@ fn find_route<'a>(
 ) -> Option<(&'a Arc<Route>, Option<String>)> {
     let path = path.strip_prefix('/')?;
     let (name, rest) = path.split_once('/').unwrap_or((path, ""));
-    let route = routes.iter().find(|r| r.endpoint.name() == name)?;
+    let route = routes.iter().find(|r| *r.name == *name)?;
     if rest.is_empty() {
         return Some((route, None));
     }
@@ -513,6 +514,8 @@ const PAGE_POLICY: &str =
 /// One registered resource as the server sees it.
 struct Route {
     endpoint: Arc<dyn Endpoint>,
+    /// The resource's name, the path segment after the prefix.
+    name: Box<str>,
     /// `{prefix}/{name}/`, the canonical list path.
     list_path: Arc<str>,
     db: Database,
@@ -576,12 +579,15 @@ impl Route {
             Ok(reply) => {
                 let mut resp = HttpResponse::build(reply.status);
                 if let Some(tag) = reply.etag {
-                    resp.insert_header((ETAG, tag));
+                    resp.insert_header((ETAG, tag.header_value()));
                 }
                 if reply.status == StatusCode::NOT_MODIFIED {
                     resp.finish()
                 } else {
-                    resp.content_type(ContentType::json());
+                    resp.insert_header((
+                        CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    ));
                     if let Some(location) = reply.location {
                         resp.insert_header((LOCATION, location));
                     }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::conditional;
 use crate::auth::Headers;
 use crate::body::multipart_pairs;
+use crate::digest::Tag;
 use crate::error::Error;
 use crate::listing::{kept_in_links, PAGE};
 use crate::urlencoded::{link, pairs};
@@ -130,7 +131,7 @@ pub(crate) struct Reply {
     pub(crate) body: Vec<u8>,
     pub(crate) location: Option<String>,
     /// The body's entity tag, where the answer carries one.
-    pub(crate) etag: Option<String>,
+    pub(crate) etag: Option<Tag>,
     /// Whether this is the stored answer of an earlier request with the same idempotency key
     /// (`Idempotent-Replayed: true`).
     pub(crate) replayed: bool,
@@ -162,8 +163,8 @@ impl Reply {
         if self.status != StatusCode::OK {
             return self;
         }
-        let tag = crate::digest::tag(&self.body);
-        if read && conditional::not_modified(headers, &tag) {
+        let tag = Tag::of(&self.body);
+        if read && conditional::not_modified(headers, tag.as_str()) {
             self.status = StatusCode::NOT_MODIFIED;
             self.body = Vec::new();
         }

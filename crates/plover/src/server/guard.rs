@@ -432,8 +432,7 @@ fn with_safe_headers<B>(mut resp: ServiceResponse<B>) -> ServiceResponse<B> {
 fn set_safe_headers(headers: &mut header::HeaderMap) {
     let html = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/html"));
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
     let mut set = |name: header::HeaderName, value: &'static str| {
         if !headers.contains_key(&name) {
             headers.insert(name, HeaderValue::from_static(value));
