@@ -97,6 +97,22 @@ fn a_join_meets_the_conditions_within_its_target() {
 }
 
 #[test]
+fn an_ordering_through_a_required_key_to_an_unscoped_model_is_an_inner_join() {
+    let s = Select {
+        order: vec![Order {
+            through: vec![1],
+            field: 1,
+            desc: false,
+        }],
+        ..Select::default()
+    };
+    assert_eq!(
+        rows_text(Remark::meta(), &s, false).unwrap(),
+        r#"SELECT "remark"."id", "remark"."note_id" FROM "remark" INNER JOIN "note" AS "plover_o0_0" ON "plover_o0_0"."id" = "remark"."note_id" ORDER BY "plover_o0_0"."title" ASC"#
+    );
+}
+
+#[test]
 fn an_ordering_through_a_join_is_a_left_join_of_the_rows_within() {
     let s = Select {
         order: vec![

@@ -81,21 +81,28 @@ impl<'a> Writer<'a> {
         format!("plover_o{term}_{hop}")
     }
 
-    /// ` LEFT JOIN`s of the models that ordering terms reach through foreign keys, each under an
+    /// The joins of the models that ordering terms reach through foreign keys, each under an
     /// alias of its own, holding only the rows `within` lets joins reach: a row whose related
-    /// row is missing or hidden orders as NULL.
+    /// row is missing or hidden orders as NULL (a `LEFT JOIN`). A hop through a foreign key
+    /// that is not nullable, to a model that `within` does not narrow, after such hops only, is
+    /// an `INNER JOIN` (as Django joins a required foreign key): every row has its related row
+    /// there (the schema's `REFERENCES`, which Plover's SQLite connections enforce), so the
+    /// rows are the same, and the database may start from the related table's index on the
+    /// ordering column instead of sorting every row.
     pub(crate) fn order_joins(&mut self, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
         self.within = &s.within;
         for (term, order) in s.order.iter().enumerate() {
             let mut model = meta;
             let mut from = std::borrow::Cow::Borrowed(meta.table);
+            let mut inner = true;
             for (hop, &index) in order.through.iter().enumerate() {
                 let fk = field(model, index)?;
                 let target = fk.fk.ok_or_else(|| {
                     Error::Internal("an ordering through a field that is not a foreign key".into())
                 })?();
                 let alias = Writer::order_alias(term, hop);
-                self.sql(" LEFT JOIN ");
+                inner &= !fk.nullable && !self.narrows(target);
+                self.sql(if inner { " INNER JOIN " } else { " LEFT JOIN " });
                 self.ident(target.table);
                 self.sql(" AS ");
                 self.ident(&alias);
@@ -309,6 +316,11 @@ impl<'a> Writer<'a> {
     }
 
     /// ` AND ...` of the conditions that `within` sets on the rows of `meta` (nothing without).
+    /// Whether `within` narrows the rows of `meta` that joins reach.
+    fn narrows(&self, meta: &ModelMeta) -> bool {
+        (self.within.iter()).any(|w| w.table == meta.table && !w.filters.is_empty())
+    }
+
     fn scope(&mut self, meta: &ModelMeta) -> Result<(), Error> {
         let within = self.within;
         for w in within.iter().filter(|w| w.table == meta.table) {
