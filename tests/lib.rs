@@ -492,6 +492,17 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .auth(open()),
     )
     .register_resource(
+        // Includes a user resource without hooks: the registered user resource's scope
+        // still hides Carol's nested object.
+        Resource::<Message>::new()
+            .name("msgplainuser")
+            .include(
+                message.user_id,
+                Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email]),
+            )
+            .auth(open()),
+    )
+    .register_resource(
         Resource::<Message>::new()
             .name("msgagg")
             .include(message.user_id, plover_conformance_app::user_resource(auth))

@@ -69,6 +69,13 @@ async fn an_included_object_whose_row_is_hidden_is_null() {
     let objects = app.get("/api/relationship/?ordering=id").await.objects();
     assert!(objects[0]["to_user"].is_null(), "{}", objects[0]);
     assert_eq!(objects[1]["to_user"]["id"], alice);
+    // Included through a user resource of its own that hides nobody: the registered user
+    // resource still hides Carol.
+    let objects = app.get("/api/msgplainuser/?ordering=id").await.objects();
+    assert_eq!(objects[0]["user"]["username"], "alice");
+    assert!(objects[1]["user"].is_null(), "{}", objects[1]);
+    let detail = app.get("/api/msgplainuser/2/").await.json();
+    assert!(detail["user"].is_null(), "{detail}");
 }
 
 #[actix_web::test]

@@ -56,6 +56,12 @@ impl Joins {
         self.0.get()?.iter().find(|t| std::ptr::eq(t.meta, meta))
     }
 
+    /// The scope of `meta`'s registered resource for `cx` (nothing without one): what an
+    /// included object of `meta` obeys besides its own resource's.
+    pub(crate) fn scope(&self, cx: &Context<'_>, meta: &ModelMeta) -> Vec<Filter> {
+        self.target(meta).map(|t| (t.scope)(cx)).unwrap_or_default()
+    }
+
     /// The scopes of the models that the joins of `select` (on `meta`: its filters' and its
     /// ordering's) reach, for `cx`.
     pub(crate) fn within(

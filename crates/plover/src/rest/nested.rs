@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::hooks::Context;
+use super::joins::Joins;
 use super::sparse::Sparse;
 use crate::db::Conn;
 use crate::error::Error;
@@ -30,13 +31,15 @@ pub(crate) trait Nested: Send + Sync {
     /// The keys of its objects that `names` ask for (`?fields=` names after the dot).
     fn sparse(&self, names: &[&str]) -> Result<Sparse, String>;
     /// Its serialized objects with these primary keys (one query per nesting level), with
-    /// only the keys of `sparse` if given.
+    /// only the keys of `sparse` if given: those its own `get_query` and the one of its
+    /// model's resource registered in the API (`joins`) both show.
     fn serialize_ids(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
         ids: &[i64],
         sparse: Option<&Sparse>,
+        joins: &Joins,
     ) -> Result<NestedObjects, Error>;
 }
 

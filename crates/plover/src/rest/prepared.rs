@@ -205,6 +205,20 @@ impl<M: RestModel> Prepared<M> {
         conn: &mut Conn<'_>,
         rows: &[M],
         sparse: Option<&Sparse>,
+        buf: Vec<u8>,
+    ) -> Result<Serialized, Error> {
+        self.serialize_under(&self.joins, cx, conn, rows, sparse, buf)
+    }
+
+    /// [`Prepared::serialize`], the included objects under the scopes of `joins` (the API's,
+    /// which a nested resource does not hold itself).
+    fn serialize_under(
+        &self,
+        joins: &Joins,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        rows: &[M],
+        sparse: Option<&Sparse>,
         mut buf: Vec<u8>,
     ) -> Result<Serialized, Error> {
         let shown = |idx: usize| sparse.is_none_or(|s| s.shown[idx]);
@@ -220,7 +234,8 @@ impl<M: RestModel> Prepared<M> {
                 let objects = if ids.is_empty() {
                     NestedObjects::default()
                 } else {
-                    include.serialize_ids(cx, conn, &ids, sparse.and_then(|s| s.nested(idx)))?
+                    let sparse = sparse.and_then(|s| s.nested(idx));
+                    include.serialize_ids(cx, conn, &ids, sparse, joins)?
                 };
                 nested.push((idx, objects));
             }
@@ -463,15 +478,18 @@ impl<M: RestModel> Nested for Prepared<M> {
         conn: &mut Conn<'_>,
         ids: &[i64],
         sparse: Option<&Sparse>,
+        joins: &Joins,
     ) -> Result<NestedObjects, Error> {
-        // A row that `get_query` hides is left out: the including object shows `null`.
+        // A row that this resource's `get_query`, or the registered resource's of the model,
+        // hides is left out: the including object shows `null`.
         let mut select = Select {
             columns: self.list_columns(sparse, &[]),
             ..Select::ids_in(M::meta().pk, ids)
         };
         select.filters.extend(self.scope(cx)?);
+        select.filters.extend(joins.scope(cx, M::meta()));
         let rows = M::load(conn, &select)?;
-        let objects = self.serialize(cx, conn, &rows, sparse, Vec::new())?;
+        let objects = self.serialize_under(joins, cx, conn, &rows, sparse, Vec::new())?;
         let index = rows
             .iter()
             .enumerate()

@@ -315,12 +315,12 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// ` AND ...` of the conditions that `within` sets on the rows of `meta` (nothing without).
     /// Whether `within` narrows the rows of `meta` that joins reach.
     fn narrows(&self, meta: &ModelMeta) -> bool {
         (self.within.iter()).any(|w| w.table == meta.table && !w.filters.is_empty())
     }
 
+    /// ` AND ...` of the conditions that `within` sets on the rows of `meta` (nothing without).
     fn scope(&mut self, meta: &ModelMeta) -> Result<(), Error> {
         let within = self.within;
         for w in within.iter().filter(|w| w.table == meta.table) {
