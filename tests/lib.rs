@@ -616,6 +616,23 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .auth(UserAuthentication::new(auth)),
     )
     .register_resource(
+        // A user created with their posts, which include a user resource without hooks: the
+        // registered user resource's scope still hides an inactive author there.
+        Resource::<User>::new()
+            .name("user_posts")
+            .exclude([User::FIELDS.password, User::FIELDS.email])
+            .hooks(plover::rest::HashPassword::new(auth))
+            .nested_children(
+                "posts",
+                Message::FIELDS.user_id,
+                Resource::<Message>::new().include(
+                    Message::FIELDS.user_id,
+                    Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email]),
+                ),
+            )
+            .auth(open()),
+    )
+    .register_resource(
         Resource::<Sample>::new()
             .name("guarded")
             .require_if_match(true)

@@ -60,6 +60,27 @@ async fn a_create_writes_the_object_and_its_children_and_answers_both() {
 }
 
 #[actix_web::test]
+async fn the_children_in_a_create_answer_obey_the_apis_join_rules() {
+    let app = TestApp::new().await;
+    let body = |name: &str, active: bool| {
+        json!({"username": name, "password": "pw", "email": "x@example.com",
+               "active": active, "posts": [{"content": "hi"}]})
+    };
+    // The user resource registered first hides inactive users: the post's nested author is
+    // null, though the child resource nests a user resource without hooks.
+    let created = app
+        .post("/api/user_posts/", body("dora", false))
+        .await
+        .json_with(201);
+    assert!(created["posts"][0]["user"].is_null(), "{created}");
+    let created = app
+        .post("/api/user_posts/", body("eve", true))
+        .await
+        .json_with(201);
+    assert_eq!(created["posts"][0]["user"]["username"], "eve", "{created}");
+}
+
+#[actix_web::test]
 async fn a_failing_child_writes_nothing_and_is_reported_by_its_path() {
     let app = TestApp::new().await;
     app.post("/api/ticket/", json!({"title": "before"}))

@@ -195,7 +195,7 @@ impl RestApi {
     /// name is taken: both are programming errors, reported before the server starts.
     pub fn register_resource<M: RestModel>(&mut self, resource: Resource<M>) -> &mut RestApi {
         let mut prepared = Prepared::new(resource);
-        prepared.joins = self.joins.clone();
+        prepared.share_joins(&self.joins);
         if prepared.name == DOCS {
             panic!(
                 "plover: API '{}' serves its reference at `{DOCS}/`: name the resource of `{}` \

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::endpoint::Parsed;
 use super::hooks::Context;
+use super::joins::Joins;
 use super::prepared::Prepared;
 use super::relation::{
     validation, ChildResource, ChildSpec, IntoChildResource, NewChildren, PendingChildren, Relation,
@@ -243,6 +244,10 @@ impl<C: RestModel> ChildResource for Child<C> {
             writable: &self.resource.writable,
             owner: self.resource.owner,
         }
+    }
+
+    fn share_joins(&mut self, joins: &Arc<Joins>) {
+        self.resource.share_joins(joins);
     }
 }
 

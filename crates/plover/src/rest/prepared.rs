@@ -195,6 +195,17 @@ impl<M: RestModel> Prepared<M> {
         }
     }
 
+    /// Takes the API's join rules, for itself and its nested children's resources (at
+    /// registration).
+    pub(crate) fn share_joins(&mut self, joins: &Arc<Joins>) {
+        self.joins = joins.clone();
+        for relation in &mut self.children {
+            if let Some(child) = Arc::get_mut(&mut relation.child) {
+                child.share_joins(joins);
+            }
+        }
+    }
+
     /// The objects of `rows` as JSON text, nested resources included: one query per included
     /// field and nesting level, whatever the number of rows. Rows go straight to text unless
     /// `prepare_data` looks at them. The objects are appended to `buf`, separated by commas

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::hooks::Context;
+use super::joins::Joins;
 use super::nested::Serialized;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -50,6 +51,9 @@ pub(crate) trait ChildResource: Send + Sync {
     ) -> Result<Box<dyn PendingChildren + 's>, Error>;
     /// What the API description needs of it.
     fn doc(&self) -> ChildDoc<'_>;
+    /// Gives the child resource the API's join rules, which the objects it includes in its
+    /// answers obey (at registration).
+    fn share_joins(&mut self, joins: &Arc<Joins>);
 }
 
 /// Parsed children, waiting for their parent's key.
