@@ -379,6 +379,12 @@ const EVERY_METHOD: [Method; 5] = [
     Method::DELETE,
 ];
 
+/// A user resource without the password hash and the e-mail address, and without hooks: it
+/// hides no user itself.
+fn plain_users() -> Resource<User> {
+    Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email])
+}
+
 fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     let mut api = plover_conformance_app::api(db, auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
     let (sample, message) = (Sample::FIELDS, Message::FIELDS);
@@ -496,10 +502,7 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
         // still hides Carol's nested object.
         Resource::<Message>::new()
             .name("msgplainuser")
-            .include(
-                message.user_id,
-                Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email]),
-            )
+            .include(message.user_id, plain_users())
             .auth(open()),
     )
     .register_resource(
@@ -604,9 +607,8 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .auth(open()),
     )
     .register_resource(
-        Resource::<User>::new()
+        plain_users()
             .name("user_followed")
-            .exclude([User::FIELDS.password, User::FIELDS.email])
             .hooks(plover::rest::HashPassword::new(auth))
             .nested_children(
                 "followers",
@@ -618,17 +620,13 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
     .register_resource(
         // A user created with their posts, which include a user resource without hooks: the
         // registered user resource's scope still hides an inactive author there.
-        Resource::<User>::new()
+        plain_users()
             .name("user_posts")
-            .exclude([User::FIELDS.password, User::FIELDS.email])
             .hooks(plover::rest::HashPassword::new(auth))
             .nested_children(
                 "posts",
-                Message::FIELDS.user_id,
-                Resource::<Message>::new().include(
-                    Message::FIELDS.user_id,
-                    Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email]),
-                ),
+                message.user_id,
+                Resource::<Message>::new().include(message.user_id, plain_users()),
             )
             .auth(open()),
     )
