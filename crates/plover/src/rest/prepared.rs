@@ -498,7 +498,12 @@ impl<M: RestModel> Nested for Prepared<M> {
             ..Select::ids_in(M::meta().pk, ids)
         };
         select.filters.extend(self.scope(cx)?);
-        select.filters.extend(joins.scope(cx, M::meta()));
+        // The registered resource is often this one: its conditions are not written twice.
+        for filter in joins.scope(cx, M::meta()) {
+            if !select.filters.contains(&filter) {
+                select.filters.push(filter);
+            }
+        }
         let rows = M::load(conn, &select)?;
         let objects = self.serialize_under(joins, cx, conn, &rows, sparse, Vec::new())?;
         let index = rows
