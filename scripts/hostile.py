@@ -35,7 +35,11 @@ the end, and checks, printing one line per check with its figures:
      the response memory: a reader from 127.0.0.3 gets the page;
  11. a query of minutes whose client hangs up stops within a second (the app's CPU time on
      SQLite, the server's active statements on PostgreSQL); waited for, it is 503 at the 10 s
-     statement budget.
+     statement budget;
+ 12. four aggregates at once that group the ~900 KB texts of check 2 by id and ask for their
+     least and greatest values (~54 MB of text each): they stop at the database's read budget
+     (READ_MEMORY) instead of growing the process by each one's size; the app's peak RSS grows
+     by less than three times that budget.
 
 --quick is the CI size (100 stalled clients, 5 s floods; about a minute); the full run uses
 480 stalled clients (the app is killed if the machine falls under 1.5 GB available) and 15 s
@@ -69,6 +73,7 @@ ADMIN = ("root", "hostile-admin-pw")
 SEND_TIMEOUT = 3
 BODY_TIMEOUT = 2
 RESPONSE_MEMORY = 128 << 20
+READ_MEMORY = 64 << 20
 
 
 
@@ -989,6 +994,46 @@ def check_response_share(app):
 
 
 # ---------------------------------------------------------------------------------------------
+# 12. Aggregates of long texts
+
+
+def check_aggregate_memory(app):
+    """Four aggregates at once over the long texts of check 2: the app's peak RSS."""
+    path = "/api/sample/aggregate/?group=id,body&min=body&max=body&name__startswith=big-"
+    before = app.rss_kb()
+    peak = [before]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], app.rss_kb())
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    statuses = []
+
+    def ask():
+        statuses.append(Client(app.port).request("GET", path).status)
+
+    askers = [threading.Thread(target=ask) for _ in range(4)]
+    for t in askers:
+        t.start()
+    for t in askers:
+        t.join()
+    done.set()
+    sampler.join()
+    grown_mb = (peak[0] - before) / 1024
+    bound_mb = 3 * READ_MEMORY / (1 << 20)
+    ok = check(grown_mb < bound_mb and all(s in (200, 503) for s in statuses),
+               "4 concurrent GET %s: peak RSS grew by %.0f MB (bound %.0f MB), statuses %s"
+               % (path, grown_mb, bound_mb, statuses))
+    report("12 aggregate memory", ok, "statuses %s; peak RSS %.0f MB -> %.0f MB (+%.0f MB; read "
+           "budget %d MB)" % (sorted(statuses), before / 1024, peak[0] / 1024, grown_mb,
+                              READ_MEMORY >> 20))
+
+
+# ---------------------------------------------------------------------------------------------
 # 11. Work that outlives its client
 
 
@@ -1194,7 +1239,8 @@ def main():
     try:
         # A long pool wait: the stalled readers of check 2 queue for the pool all at once, and
         # a 503 after the default 5 s would only blur the memory figures.
-        app = App(args.app, with_options(db_url, connection_timeout=120), log,
+        app = App(args.app, with_options(db_url, connection_timeout=120,
+                                         read_memory=READ_MEMORY), log,
                   "--send-timeout", str(SEND_TIMEOUT), "--body-timeout", str(BODY_TIMEOUT),
                   "--response-memory", str(RESPONSE_MEMORY))
         apps.append(app)
@@ -1205,6 +1251,7 @@ def main():
         check_bounded_work(app.port)
         check_stalled_readers(app, n_clients)
         check_response_share(app)
+        check_aggregate_memory(app)
         check_slow_requests(app.port)
         check_password_flood(small, flood_s, set_hash)
         # On the first app: the flood of check 4 came from 127.0.0.1, which the second app

@@ -853,3 +853,56 @@ async fn a_statement_past_its_time_budget_is_503_with_retry_after() {
         200
     );
 }
+
+/// An application whose database lets requests' reads hold `read_memory` bytes, with `rows`
+/// samples whose `body` is `bytes` long (and ends with the row's id: each is another text).
+async fn long_bodies(read_memory: usize, rows: usize, bytes: usize) -> TestApp {
+    let app = TestApp::with_options("", &format!("read_memory={read_memory}")).await;
+    let text = if app.is_postgres() {
+        format!("repeat('x', {bytes})")
+    } else {
+        format!("printf('%.{bytes}c', 'x')")
+    };
+    let values: Vec<String> = (1..=rows)
+        .map(|id| {
+            format!(
+                "({id}, 'long{id}', {id}, 0, 0, false, {text} || '{id}', '2020-01-01 00:00:00')"
+            )
+        })
+        .collect();
+    app.sql(&format!(
+        "INSERT INTO sample (id, name, qty, big, ratio, flag, body, stamp) VALUES {};",
+        values.join(", ")
+    ));
+    app
+}
+
+#[actix_web::test]
+async fn reads_past_the_read_budget_stop_before_the_answer_is_built_and_give_it_back() {
+    // 16 bodies of 512 KiB (8 MiB) against a budget of 4 MiB.
+    let app = long_bodies(4 << 20, 16, 512 << 10).await;
+    // An aggregate grouped by the long text, and its least and greatest values: each row's
+    // body three times. It stops at the budget: 503 to retry, as a response past the
+    // response-memory budget is.
+    for uri in [
+        "/api/sample/aggregate/?group=id,body&min=body&max=body",
+        "/api/sample/aggregate/?group=body&count",
+        "/api/sample/?limit=16",
+        "/api/sample/?limit=16&fields=body",
+    ] {
+        let resp = app.get(uri).await;
+        let text = resp.text();
+        assert_eq!(resp.code(), 503, "{uri}: {}", &text[..text.len().min(200)]);
+        assert_eq!(resp.header("retry-after"), Some("1"), "{uri}");
+    }
+    // What fits is read, again and again: each request gave its reservation back.
+    for _ in 0..4 {
+        let page = app.get("/api/sample/?limit=6").await.json_with(200);
+        assert_eq!(page["objects"].as_array().map(Vec::len), Some(6));
+        let groups = app
+            .get("/api/sample/aggregate/?group=qty&max=body&qty__lte=6")
+            .await
+            .json_with(200);
+        assert_eq!(groups["groups"].as_array().map(Vec::len), Some(6));
+    }
+}

@@ -107,10 +107,36 @@ pub enum Error {
     TooManyRequests(std::time::Duration),
     /// A database error not caused by the input (500, details only in the log).
     #[error(transparent)]
-    Database(#[from] diesel::result::Error),
+    Database(diesel::result::Error),
     /// A bug or an unexpected state (500, details only in the log).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A read that would pass the database's `read_memory` budget: the error that ends the rows of
+/// its statement (docs/security.md), answered as [`Error::Busy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadBudgetFull;
+
+impl std::fmt::Display for ReadBudgetFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the rows read would pass the database's read_memory budget")
+    }
+}
+
+impl std::error::Error for ReadBudgetFull {}
+
+impl From<diesel::result::Error> for Error {
+    /// A database error; rows that would pass the database's read budget are
+    /// [`Error::Busy`] (docs/security.md).
+    fn from(e: diesel::result::Error) -> Error {
+        match &e {
+            diesel::result::Error::DeserializationError(cause) if cause.is::<ReadBudgetFull>() => {
+                Error::Busy
+            }
+            _ => Error::Database(e),
+        }
+    }
 }
 
 impl Error {

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 
 /// Options that Plover reads itself (the pool, the statements' time budget); every engine
 /// accepts them.
-pub(crate) const OWN_OPTIONS: [&str; 4] = [
+pub(crate) const OWN_OPTIONS: [&str; 5] = [
     "max_connections",
     "connection_timeout",
     "threadlocals",
     "statement_timeout",
+    "read_memory",
 ];
 
 /// A supported database engine.

@@ -6,6 +6,7 @@ mod config;
 mod extract;
 #[cfg(feature = "postgres")]
 mod pg_pool;
+pub(crate) mod reading;
 pub(crate) mod sql_text;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
@@ -118,6 +119,8 @@ struct Shared {
     writers: Option<Writers>,
     /// The time a request's statements may run (`statement_timeout`; zero: no bound).
     budget: Duration,
+    /// The bytes of text requests' reads may hold at once (`read_memory`).
+    reading: Arc<reading::Budget>,
     /// PostgreSQL only: cancels the statements of requests whose clients went away.
     #[cfg(feature = "postgres")]
     canceller: Option<Arc<Canceller>>,
@@ -354,6 +357,9 @@ impl Database {
         // connection goes back to the pool (docs/security.md).
         let statement_timeout = config.number("statement_timeout", 10_000.0)? as u64;
         let budget = Duration::from_millis(statement_timeout);
+        let reading = reading::Budget::new(
+            config.number("read_memory", reading::DEFAULT_BYTES as f64)? as usize,
+        );
         match config.engine {
             Engine::Sqlite => {
                 let mut known = config::OWN_OPTIONS.to_vec();
@@ -376,6 +382,7 @@ impl Database {
                         keep: max > 1,
                     }),
                     budget,
+                    reading,
                     #[cfg(feature = "postgres")]
                     canceller: None,
                 })))
@@ -397,6 +404,7 @@ impl Database {
                     pool: Pools::Pg(pool),
                     writers: None,
                     budget,
+                    reading,
                     canceller: Some(Arc::new(Canceller::new(&config.name))),
                 })))
             }
@@ -469,6 +477,7 @@ impl Database {
         R: Send + 'static,
     {
         let unit = Unit::new(self.0.budget);
+        let read_budget = self.0.reading.clone();
         let db = self.clone();
         // The unit is watched until the work ends: actix drops this future when the client's
         // connection breaks, and the work runs on.
@@ -483,6 +492,7 @@ impl Database {
         let work = actix_web::web::block(move || {
             let _watch = watch;
             let _entered = cancel::enter(unit);
+            let _reading = reading::enter(read_budget);
             let mut lazy = LazyConn::new(&db);
             let result = f(&mut lazy);
             if let Some(pooled) = &mut lazy.pooled {

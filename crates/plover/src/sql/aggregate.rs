@@ -271,20 +271,39 @@ fn group_and_order(
     Ok(())
 }
 
-/// Runs the statement and reads each row's columns as `outs` says.
+/// A connection that can hand a statement's rows over one at a time: SQLite always does;
+/// PostgreSQL's driver, by default, receives every row before the first is read, so that a
+/// statement's rows would be held whole before the read budget could stop them
+/// (docs/security.md).
+pub(super) trait RowAtATime: LoadConnection<Self::Mode> {
+    /// The loading mode that reads one row at a time.
+    type Mode;
+}
+
+impl RowAtATime for diesel::SqliteConnection {
+    type Mode = diesel::connection::DefaultLoadingMode;
+}
+
+#[cfg(feature = "postgres")]
+impl RowAtATime for diesel::PgConnection {
+    type Mode = diesel::pg::PgRowByRowLoadingMode;
+}
+
+/// Runs the statement and reads each row's columns as `outs` says, one row at a time: a read
+/// past the request's read budget ends the statement before the rest of its rows arrive.
 pub(super) fn read_rows<'q, C>(
     c: &mut C,
     statement: Statement<'q>,
     outs: &[Out],
 ) -> Result<Vec<Vec<Value>>, Error>
 where
-    C: LoadConnection,
+    C: RowAtATime,
     C::Backend: Engine,
     Statement<'q>: QueryFragment<C::Backend>,
-    for<'c> C::Row<'c, 'q>: RowIndex<usize>,
+    for<'c> <C as LoadConnection<C::Mode>>::Row<'c, 'q>: RowIndex<usize>,
 {
     let mut rows = Vec::new();
-    for row in c.load(statement)? {
+    for row in LoadConnection::<C::Mode>::load(c, statement)? {
         let row = row?;
         let mut cells = Vec::with_capacity(outs.len());
         for (at, out) in outs.iter().enumerate() {
@@ -297,9 +316,9 @@ where
     Ok(rows)
 }
 
-/// A failed read of a value, as diesel reports it.
+/// A failed read of a value, as diesel reports it (a read past the budget: busy).
 fn diesel_error(e: Box<dyn std::error::Error + Send + Sync>) -> Error {
-    Error::Database(diesel::result::Error::DeserializationError(e))
+    Error::from(diesel::result::Error::DeserializationError(e))
 }
 
 /// The JSON value of one column, read as `out` says (the field's JSON form: dates as text).

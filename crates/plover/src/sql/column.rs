@@ -13,6 +13,7 @@ use diesel::row::{Field, NamedRow, Row};
 use diesel::sql_types::{BigInt, Bool, Date, Double, Float, Integer, Text, Timestamp};
 use diesel::sqlite::{Sqlite, SqliteValue};
 
+use crate::db::reading;
 use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
 use crate::kind::SqlType;
 use crate::sql::arg::Arg;
@@ -95,12 +96,18 @@ impl Column for String {
         String::new()
     }
     fn read_sqlite(value: Option<SqliteValue<'_, '_, '_>>) -> deserialize::Result<Self> {
-        <String as FromSql<Text, Sqlite>>::from_nullable_sql(value)
+        counted(<String as FromSql<Text, Sqlite>>::from_nullable_sql(value)?)
     }
     #[cfg(feature = "postgres")]
     fn read_pg(value: Option<diesel::pg::PgValue<'_>>) -> deserialize::Result<Self> {
-        <String as FromSql<Text, diesel::pg::Pg>>::from_nullable_sql(value)
+        counted(<String as FromSql<Text, diesel::pg::Pg>>::from_nullable_sql(value)?)
     }
+}
+
+/// A text read from a row, counted against the request's read budget ([`reading`]).
+fn counted(text: String) -> deserialize::Result<String> {
+    reading::count(text.len())?;
+    Ok(text)
 }
 
 impl<T: Column> Column for Option<T> {
