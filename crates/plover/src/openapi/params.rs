@@ -351,13 +351,24 @@ pub(crate) fn fields(shape: &Shape<'_>) -> Parameter {
     )
 }
 
-/// `q`, if the resource has search fields.
-fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
+/// The words `q` takes in the description (`fields`: its search fields), out of the pattern
+/// share: each word counts once per search field, in the budget of the `like` and `ilike` values (half of it, or one word
+/// where half holds none); what the words take is left out of `shares.patterns`.
+fn words_share(fields: usize, shares: &mut Shares) -> usize {
+    if fields == 0 || fields > shares.patterns {
+        return 0;
+    }
+    let words = (shares.patterns / 2 / fields).max(1);
+    shares.patterns -= words * fields;
+    words
+}
+
+/// `q` with at most `words` words, if the resource has search fields and the share holds any.
+fn search(doc: &ResourceDoc<'_>, words: usize) -> Option<Parameter> {
     let rules = doc.plan;
-    if rules.search.is_empty() {
+    if words == 0 {
         return None;
     }
-    let words = rules.search_words();
     let text = Object::builder()
         .schema_type(Type::String)
         .max_length(Some(rules.limits.max_value_chars))
@@ -369,8 +380,12 @@ fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
         SEARCH,
         text,
         &format!(
-            "Keeps the objects where every word (at most {words}) is found in at least one \
-             search field, case-insensitively and as typed (`%` and `_` are plain characters)"
+            "Keeps the objects where every word (at most {words} here) is found in at least one \
+             search field, case-insensitively and as typed (`%` and `_` are plain characters). \
+             The server takes up to {} words, each counting once per search field against the \
+             request's {} patterns, which `like` and `ilike` values share",
+            rules.search_words(),
+            rules.limits.max_patterns
         ),
     ))
 }
@@ -474,8 +489,9 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
 /// The parameters that choose the rows, a list's, an aggregate's and a write by filter's: `q`,
 /// `or`, `not` and the filters, sharing the list's limits.
 pub(crate) fn conditions(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
-    let shares = Shares::new(&doc.plan.limits);
-    let mut params: Vec<Parameter> = search(doc).into_iter().collect();
+    let mut shares = Shares::new(&doc.plan.limits);
+    let words = words_share(doc.plan.search.len(), &mut shares);
+    let mut params: Vec<Parameter> = search(doc, words).into_iter().collect();
     params.extend(groups(doc, shares));
     params.extend(filters(doc, shares));
     params
@@ -616,5 +632,28 @@ mod tests {
             (30, 16, 8, 100)
         );
         assert_eq!(checked, 336);
+    }
+
+    /// The words `q` takes in the description and the pattern filters it shows fit in the
+    /// pattern share together: each word counts once per search field.
+    #[test]
+    fn search_words_and_pattern_filters_share_the_patterns() {
+        for patterns in [0, 1, 2, 3, 16, 100] {
+            for fields in 0..=20 {
+                let mut s = Shares::new(&Limits {
+                    max_patterns: patterns,
+                    ..Limits::default()
+                });
+                let share = s.patterns;
+                let words = words_share(fields, &mut s);
+                assert!(
+                    words * fields + s.patterns <= share,
+                    "{fields} {words} {s:?}"
+                );
+                assert_eq!(words > 0, fields > 0 && fields <= share, "{fields} {share}");
+            }
+        }
+        let mut s = Shares::new(&Limits::default());
+        assert_eq!((words_share(2, &mut s), s.patterns), (4, 8));
     }
 }
