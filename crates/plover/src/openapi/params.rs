@@ -3,7 +3,7 @@
 //! `limit`, `page`, `cursor`, `count`, `fields`, `q`, `or` and `not`.
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
-use utoipa::openapi::schema::{AdditionalProperties, Array, Object, ObjectBuilder, Type};
+use utoipa::openapi::schema::{AdditionalProperties, AnyOf, Array, Object, ObjectBuilder, Type};
 use utoipa::openapi::Required;
 use utoipa::openapi::Schema;
 
@@ -296,12 +296,25 @@ fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
         .unique_items(true)
         .max_items(Some(meta.fields.len()))
         .build();
+    // `ordering=` is the default order (as in DRF). Tools read that value as an empty list or
+    // as a list of one empty name: the description admits it either way, and nothing else
+    // with an empty name (`ordering=a,` is a 400).
+    let empty = Array::builder()
+        .items(
+            Object::builder()
+                .schema_type(Type::String)
+                .enum_values(Some([""])),
+        )
+        .max_items(Some(1))
+        .build();
+    let either = AnyOf::builder().item(list).item(empty).build();
     let mut param = query(
         ORDERING,
-        list,
+        either,
         "Columns to order by, comma-separated; `-` orders descending; `<fk>__<field>` orders \
          by a related row's field (a missing or hidden row's as NULL). The primary key breaks \
-         ties. A column named twice (`a,-a` too) is a 400.",
+         ties. A column named twice (`a,-a` too) is a 400. Empty (`ordering=`): the default \
+         order, by the primary key.",
     );
     param.style = Some(ParameterStyle::Form);
     param.explode = Some(false);
@@ -478,7 +491,10 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     if doc.keyset {
         params.push(query(
             CURSOR,
-            Object::with_type(Type::String),
+            Object::builder()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .build(),
             "The position after which the page starts, from a `next` link",
         ));
     }
