@@ -377,6 +377,7 @@ async fn a_sum_past_64_bits_is_a_400_on_sum() {
     .await;
     let resp = app.get("/api/sample/aggregate/?sum=big").await;
     assert_param_error(&resp, "sum");
+    assert!(resp.text().contains("64-bit integer"), "{}", resp.text());
     // An average of the same values is a float.
     let got = groups(&app, "sample", "avg=big&max=big").await;
     assert_eq!(got[0]["max_big"], 9_000_000_000_000_000_000_i64);
@@ -384,4 +385,39 @@ async fn a_sum_past_64_bits_is_a_400_on_sum() {
         got[0]["avg_big"].as_f64().is_some_and(|avg| avg > 8.9e18),
         "{got}"
     );
+}
+
+/// Three rows whose `ratio` is 1.7e308: their sum is beyond the largest 64-bit float.
+const HUGE_RATIOS: &str =
+    "INSERT INTO sample (id, name, qty, big, ratio, flag, body, remark, day, \
+    stamp) VALUES \
+    (1, 'a', 1, 0, 1.7e308, TRUE, '', NULL, NULL, '2020-01-01 00:00:00'), \
+    (2, 'b', 2, 0, 1.7e308, TRUE, '', NULL, NULL, '2020-01-01 00:00:00'), \
+    (3, 'c', 3, 0, 1.7e308, TRUE, '', NULL, NULL, '2020-01-01 00:00:00');";
+
+#[actix_web::test]
+async fn a_float_sum_or_average_past_64_bits_is_a_400_on_its_parameter() {
+    let app = TestApp::with_seed(HUGE_RATIOS).await;
+    for (query, param) in [
+        ("sum=ratio", "sum"),
+        ("avg=ratio", "avg"),
+        ("avg=ratio&sum=qty", "avg"),
+        ("count&group=flag&sum=ratio", "sum"),
+    ] {
+        let resp = app.get(&format!("/api/sample/aggregate/?{query}")).await;
+        assert_param_error(&resp, param);
+        assert!(
+            resp.text().contains("64-bit float"),
+            "{query}: {}",
+            resp.text()
+        );
+    }
+    // Within the range (one row a group), the same field sums and averages.
+    let got = groups(&app, "sample", "group=qty&sum=ratio&avg=ratio&max=ratio").await;
+    assert_eq!(got[2]["qty"], 3);
+    assert_eq!(got[2]["sum_ratio"], 1.7e308);
+    assert_eq!(got[2]["avg_ratio"], 1.7e308);
+    assert_eq!(got[2]["max_ratio"], 1.7e308);
+    let got = groups(&app, "sample", "sum=ratio&ratio__lt=0").await;
+    assert_eq!(got, json!([{"sum_ratio": null}]));
 }

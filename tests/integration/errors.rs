@@ -922,6 +922,9 @@ async fn an_unreachable_database_is_503_json() {
     let resp = app.get("/api/amodel/").await;
     assert_error(&resp, 503);
     assert_no_leak(&resp);
+    // Unreachable, not busy: the client learns which, and when to try again.
+    assert_eq!(resp.json(), json!({"error": "Database unavailable"}));
+    assert_eq!(resp.header("retry-after"), Some("1"));
     let resp = app.post("/api/amodel/", json!({"a_field": "x"})).await;
     assert_error(&resp, 503);
     // What needs no database still answers.
@@ -929,7 +932,7 @@ async fn an_unreachable_database_is_503_json() {
 }
 
 #[actix_web::test]
-async fn an_exhausted_pool_is_503_json() {
+async fn an_exhausted_pool_is_a_busy_503_with_retry_after() {
     let app = TestApp::with_options(
         "INSERT INTO amodel VALUES (1, 'one');",
         "max_connections=1&connection_timeout=0.3",
@@ -950,6 +953,18 @@ async fn an_exhausted_pool_is_503_json() {
     let resp = app.get("/api/amodel/").await;
     assert_error(&resp, 503);
     assert_no_leak(&resp);
+    // Every connection in use: the server is busy (not the database unavailable), and says
+    // when to try again.
+    assert_eq!(
+        resp.json(),
+        json!({"error": "The server is busy; try again"})
+    );
+    assert_eq!(resp.header("retry-after"), Some("1"));
+    let resp = app.post("/api/amodel/", json!({"a_field": "x"})).await;
+    assert_eq!(
+        resp.json_with(503)["error"],
+        "The server is busy; try again"
+    );
     release_tx.send(()).unwrap();
     holder.join().unwrap();
     assert_eq!(app.get("/api/amodel/").await.ids(), [1]);

@@ -496,3 +496,101 @@ async fn conditional_requests_are_described() {
     assert!(amodel["get"]["responses"]["200"].get("headers").is_none());
     assert!(header(&amodel["put"], "If-Match").is_some());
 }
+
+/// Whether a query parameter's schema admits its empty value (`name=`), for each way a tool
+/// may read it: a text parameter as the empty text; a list (form style, not exploded) as an
+/// empty list and as a list of one empty text. `None` where a pattern decides.
+fn empty_readings(schema: &Value) -> Vec<Option<bool>> {
+    if let Some(branches) = schema["anyOf"].as_array() {
+        // Branches of one type: a reading is admitted when some branch admits it.
+        let each: Vec<Vec<Option<bool>>> = branches.iter().map(empty_readings).collect();
+        return (0..each[0].len())
+            .map(|i| {
+                let all: Vec<Option<bool>> = each.iter().map(|r| r[i]).collect();
+                match (all.contains(&Some(true)), all.contains(&None)) {
+                    (true, _) => Some(true),
+                    (false, true) => None,
+                    (false, false) => Some(false),
+                }
+            })
+            .collect();
+    }
+    let text = |schema: &Value| -> Option<bool> {
+        if schema["type"] != "string" {
+            return Some(false);
+        }
+        if let Some(values) = schema["enum"].as_array() {
+            return Some(values.contains(&json!("")));
+        }
+        if schema["minLength"].as_u64().unwrap_or(0) > 0 {
+            return Some(false);
+        }
+        schema.get("pattern").is_none().then_some(true)
+    };
+    if schema["type"] == "array" {
+        let min = schema["minItems"].as_u64().unwrap_or(0);
+        let max = schema["maxItems"].as_u64().unwrap_or(u64::MAX);
+        let one = if min <= 1 && max >= 1 {
+            text(&schema["items"])
+        } else {
+            Some(false)
+        };
+        return vec![Some(min == 0), one];
+    }
+    vec![text(schema)]
+}
+
+/// Every query parameter of every GET operation with an empty value (`name=`): the server
+/// takes it (200) exactly when the description admits it, however a tool reads it (the
+/// default order for `ordering=`; a 400 for `fields=`, `group=`, `cursor=`, `limit=`...).
+#[actix_web::test]
+async fn an_empty_parameter_is_taken_exactly_where_the_description_admits_it() {
+    let (app, admin) = app_with_credentials().await;
+    let mut checked = 0;
+    for (prefix, _) in &app.registrations {
+        let doc = app
+            .get(&format!("{prefix}/openapi.json"))
+            .await
+            .json_with(200);
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            let Some(op) = item.get("get") else { continue };
+            let aggregate = path.ends_with("/aggregate/");
+            if !path.ends_with('/') || path.contains('{') && !aggregate {
+                continue;
+            }
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                let name = p["name"].as_str().unwrap_or_default();
+                if p["in"] != "query" || p["explode"] == true || ["key", "secret"].contains(&name) {
+                    continue;
+                }
+                let readings = empty_readings(&p["schema"]);
+                if readings.contains(&None) {
+                    continue; // a pattern decides (`q`, `or`, `not`)
+                }
+                let mut pairs = vec![(name, ""), ("key", "k"), ("secret", "s")];
+                if aggregate && name != "count" {
+                    pairs.push(("count", ""));
+                }
+                let uri = url(path, &pairs);
+                let resp = app
+                    .send(TestRequest::get().uri(&uri).insert_header(admin.clone()))
+                    .await;
+                let takes = match resp.code() {
+                    200 => true,
+                    400 => false,
+                    _ => continue, // a list its hooks refuse says nothing of its parameters
+                };
+                // Taken: every reading admits it; refused: none does.
+                let agree = readings.iter().all(|r| *r == Some(takes));
+                assert!(
+                    agree,
+                    "{uri} answers {}: {readings:?} {}",
+                    resp.code(),
+                    p["schema"]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} parameters checked");
+}

@@ -96,3 +96,37 @@ async fn bad_searches_are_400() {
     let long = "x".repeat(10_001);
     assert_param_error(&app.get(&url("/api/message/", &[("q", &long)])).await, "q");
 }
+
+/// `/api/message/` with `patterns` values of `content__ilike` (repeated: all must match) and
+/// the search `q`.
+async fn with_patterns(app: &TestApp, patterns: usize, q: &str) -> Resp {
+    let mut pairs = vec![("content__ilike", "%"); patterns];
+    pairs.push(("q", q));
+    app.get(&url("/api/message/", &pairs)).await
+}
+
+#[actix_web::test]
+async fn search_words_share_the_pattern_budget_with_like_filters() {
+    let app = messages().await;
+    // Each word counts once per search field (two here): 16 patterns in all is the bound.
+    assert_eq!(with_patterns(&app, 14, "hello").await.ids(), [1, 3]);
+    assert_eq!(with_patterns(&app, 12, "hello world").await.ids(), [1]);
+    for (patterns, q) in [(15, "hello"), (15, "one two"), (13, "hello world")] {
+        assert_param_error(&with_patterns(&app, patterns, q).await, "q");
+    }
+    // Eight words fill the budget alone: one more pattern anywhere is too many.
+    let eight = ["w"; 8].join(" ");
+    assert_param_error(&with_patterns(&app, 16, &eight).await, "q");
+    assert_param_error(&with_patterns(&app, 1, &eight).await, "q");
+    with_patterns(&app, 0, &eight).await.expect(200);
+    // Patterns inside groups count too.
+    let group = |n: usize| format!("({})", vec!["content__ilike=%25"; n].join(","));
+    let or = |n: usize, q: &str| {
+        let or = group(n);
+        url("/api/message/", &[("or", or.as_str()), ("q", q)])
+    };
+    assert_eq!(app.get(&or(14, "hello")).await.ids(), [1, 3]);
+    assert_param_error(&app.get(&or(15, "hello")).await, "q");
+    let not = url("/api/message/", &[("not", &group(15)), ("q", "hello")]);
+    assert_param_error(&app.get(&not).await, "q");
+}

@@ -182,3 +182,35 @@ async fn the_conformance_sample_upserts_and_writes_by_filter() {
     assert_eq!(resp.code(), 401);
     assert_eq!(app.count("sample"), 2);
 }
+
+/// Racers that upsert one new value at once: every one succeeds, exactly one creates (201),
+/// the others update (200), one row holds the value, and the history has one `add`.
+#[actix_web::test]
+async fn concurrent_upserts_of_one_new_value_create_it_once_and_update_it() {
+    const RACERS: i64 = 6;
+    let app = TestApp::with_seed(SEED).await;
+    for round in 0..10 {
+        let name = format!("race{round}");
+        let puts = (0..RACERS).map(|qty| {
+            let body = json!({"name": name, "qty": qty});
+            let app = &app;
+            async move { upsert(app, "/api/upserted/?on=name", body).await }
+        });
+        let resps = futures_util::future::join_all(puts).await;
+        let mut codes: Vec<u16> = resps.iter().map(Resp::code).collect();
+        codes.sort_unstable();
+        let mut expected = vec![200; RACERS as usize - 1];
+        expected.push(201);
+        assert_eq!(codes, expected, "round {round}: {:?}", resps[0].text());
+        let qty = qty_of(&app, &name).expect("one row");
+        assert!((0..RACERS).contains(&qty), "{qty}");
+        let id = app.query_i64(&format!("SELECT id FROM sample WHERE name = '{name}'"));
+        let actions = |action: &str| {
+            app.query_i64(&format!(
+                "SELECT COUNT(*) FROM plover_history WHERE action = '{action}' \
+                 AND object_id = {id}"
+            ))
+        };
+        assert_eq!((actions("add"), actions("change")), (1, RACERS - 1));
+    }
+}

@@ -94,11 +94,13 @@ pub enum Error {
     /// The body did not arrive within the server's time limit (408).
     #[error("The request body did not arrive in time")]
     Timeout,
-    /// The database cannot be reached or the pool is exhausted (503).
+    /// The database cannot be reached: the pool could open no connection within its timeout
+    /// (503 with `Retry-After: 1`).
     #[error("Database unavailable")]
     Unavailable,
-    /// The server is at one of its bounds (response memory, password checks) and sheds this
-    /// request (503 with `Retry-After: 1`).
+    /// The server is at one of its bounds (response memory, password checks, every pooled
+    /// database connection in use, SQLite's writers' turn or lock past `busy_timeout`) and
+    /// sheds this request (503 with `Retry-After: 1`).
     #[error("The server is busy; try again")]
     Busy,
     /// This client sent too many requests of a kind (failed logins, its share of a bound):
@@ -172,6 +174,15 @@ impl Error {
             }
             _ => None,
         }
+    }
+
+    /// The error of a write that kept meeting concurrent changes through its retries: 503
+    /// with `Retry-After`, saying that a concurrent change conflicted.
+    pub(crate) fn concurrent_change(what: &str) -> Error {
+        Error::Database(diesel::result::Error::DatabaseError(
+            DatabaseErrorKind::SerializationFailure,
+            Box::new(what.to_owned()),
+        ))
     }
 
     /// A bad query parameter.
@@ -267,9 +278,14 @@ impl Error {
                     StatusCode::BAD_REQUEST,
                     "The request asks for more than the database takes in one query",
                 )),
-                // A lock outlasted SQLite's busy_timeout: unavailable too; try again.
-                DatabaseErrorKind::Unknown if is_lock_timeout(info_message(self)) => {
-                    Some(UNAVAILABLE)
+                // A lock outlasted SQLite's busy_timeout: the database is busy; try again.
+                DatabaseErrorKind::Unknown if is_lock_timeout(info_message(self)) => Some(BUSY),
+                // PostgreSQL gave up on one of two transactions that waited for each other (a
+                // deadlock: two bulk writes of the same rows in other orders), or on one that
+                // could not be serialized: a concurrent change conflicted; try again.
+                DatabaseErrorKind::SerializationFailure => Some(CONFLICTED),
+                DatabaseErrorKind::Unknown if info_message(self).contains("deadlock detected") => {
+                    Some(CONFLICTED)
                 }
                 // A statement Plover interrupted (its client went away, or it ran past the
                 // time budget), or one PostgreSQL cancelled for the same reasons.
@@ -321,6 +337,20 @@ impl Error {
 const UNAVAILABLE: (StatusCode, &str) = (
     StatusCode::SERVICE_UNAVAILABLE,
     "The database is unavailable; try again",
+);
+
+/// The answer to a database error that means "not now, others hold what this needs": the
+/// client may try again (the text of [`Error::Busy`]).
+const BUSY: (StatusCode, &str) = (
+    StatusCode::SERVICE_UNAVAILABLE,
+    "The server is busy; try again",
+);
+
+/// The answer to a write that conflicted with a concurrent one (a deadlock, a serialization
+/// failure, or retries that kept meeting concurrent changes): the client may try again.
+const CONFLICTED: (StatusCode, &str) = (
+    StatusCode::SERVICE_UNAVAILABLE,
+    "A concurrent change conflicted; try again",
 );
 
 /// Whether an engine refused a statement for its size (SQLite's compile-time limits).
@@ -528,6 +558,28 @@ mod tests {
         for e in server_gone_away().into_iter().chain([lock_timeout()]) {
             assert_eq!(e.status_code(), StatusCode::SERVICE_UNAVAILABLE, "{e:?}");
         }
+    }
+
+    #[test]
+    fn a_deadlock_or_a_serialization_failure_is_a_503_that_says_a_change_conflicted() {
+        let conflicts = [
+            database(DatabaseErrorKind::Unknown, "deadlock detected"),
+            database(
+                DatabaseErrorKind::SerializationFailure,
+                "could not serialize access due to concurrent update",
+            ),
+            Error::concurrent_change("a delete kept racing inserts"),
+        ];
+        for e in conflicts {
+            assert_eq!(e.status_code(), StatusCode::SERVICE_UNAVAILABLE, "{e:?}");
+            assert_eq!(e.classify(), Some(CONFLICTED), "{e:?}");
+            assert!(!e.is_connection_lost(), "{e:?}");
+        }
+        // SQLite's lock past busy_timeout: busy, as a pool whose connections are all in use.
+        assert_eq!(lock_timeout().classify(), Some(BUSY));
+        let busy = lock_timeout().error_response();
+        let retry = busy.headers().get(header::RETRY_AFTER);
+        assert_eq!(retry.and_then(|v| v.to_str().ok()), Some("1"));
     }
 
     #[test]

@@ -236,9 +236,10 @@ impl<'a> LazyConn<'a> {
         self.writes = true;
     }
 
-    /// The connection, checked out of the pool on first use (503 when none comes within the
-    /// pool's timeout, or, for a unit that writes on SQLite, when its turn does not come within
-    /// the database's `busy_timeout`).
+    /// The connection, checked out of the pool on first use. 503 when none comes within the
+    /// pool's timeout ([`Error::Busy`] when every connection the pool may open is in use,
+    /// [`Error::Unavailable`] when it cannot open one), or, for a unit that writes on SQLite,
+    /// when its turn does not come within the database's `busy_timeout` ([`Error::Busy`]).
     pub fn conn(&mut self) -> Result<Conn<'_>, Error> {
         let pooled = match &mut self.pooled {
             Some(pooled) => pooled,
@@ -321,11 +322,11 @@ impl Drop for LazyConn<'_> {
 }
 
 impl Writers {
-    /// This unit's turn (503 when it does not come within `wait`).
+    /// This unit's turn ([`Error::Busy`], 503, when it does not come within `wait`).
     fn take_turn(&self) -> Result<MutexGuard<'_, Option<SqlitePooled>>, Error> {
         self.turn.try_lock_for(self.wait).ok_or_else(|| {
             log::warn!("no turn to write to the SQLite database within its busy_timeout");
-            Error::Unavailable
+            Error::Busy
         })
     }
 }
@@ -338,9 +339,23 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn unavailable(e: diesel::r2d2::PoolError) -> Error {
-    log::error!("database connection unavailable: {e}");
-    Error::Unavailable
+/// The error of a pool that gave no connection within its `connection_timeout`: with every
+/// connection it may open in use (`exhausted`), the server is busy ([`Error::Busy`]: 503, try
+/// again in a moment); otherwise it could not open one, and the database is unavailable.
+fn no_connection(e: diesel::r2d2::PoolError, exhausted: bool) -> Error {
+    if exhausted {
+        log::warn!("every pooled database connection stayed in use: {e}");
+        Error::Busy
+    } else {
+        log::error!("database connection unavailable: {e}");
+        Error::Unavailable
+    }
+}
+
+/// A connection from `pool` within its timeout ([`no_connection`] otherwise).
+fn get<M: diesel::r2d2::ManageConnection>(pool: &Pool<M>) -> Result<PooledConnection<M>, Error> {
+    pool.get()
+        .map_err(|e| no_connection(e, pool.state().connections >= pool.max_size()))
 }
 
 impl Database {
@@ -435,10 +450,10 @@ impl Database {
                         return Ok(Pooled::Sqlite(conn));
                     }
                 }
-                p.get().map(Pooled::Sqlite).map_err(unavailable)
+                get(p).map(Pooled::Sqlite)
             }
             #[cfg(feature = "postgres")]
-            Pools::Pg(p) => p.get().map(Pooled::Pg).map_err(unavailable),
+            Pools::Pg(p) => get(p).map(Pooled::Pg),
         }
     }
 
@@ -645,7 +660,7 @@ mod tests {
         assert!(marked(&mut unit.conn().unwrap()), "the writers' connection");
         let waiting = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (9)"));
         assert!(
-            matches!(waiting, Err(Error::Unavailable)),
+            matches!(waiting, Err(Error::Busy)),
             "another writer waits for the unit's turn"
         );
         assert!(unit.write(|c| Ok(marked(c))).unwrap());
@@ -692,7 +707,7 @@ mod tests {
         let (started, commit, first) = holding_writer(&db, 1);
         started.recv().unwrap();
         let refused = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"));
-        assert!(matches!(refused, Err(Error::Unavailable)), "{refused:?}");
+        assert!(matches!(refused, Err(Error::Busy)), "{refused:?}");
         commit.send(()).unwrap();
         first.join().unwrap().unwrap();
         assert_eq!(rows(&db), [1]);
@@ -707,7 +722,7 @@ mod tests {
         started.recv().unwrap();
         let asked = std::time::Instant::now();
         let refused = LazyConn::new(&db).write(|c| c.batch_execute("INSERT INTO t VALUES (2)"));
-        assert!(matches!(refused, Err(Error::Unavailable)), "{refused:?}");
+        assert!(matches!(refused, Err(Error::Busy)), "{refused:?}");
         // Far below the busy_timeout of 60 s: the refusal came from the connection timeout.
         assert!(
             asked.elapsed() < Duration::from_secs(10),

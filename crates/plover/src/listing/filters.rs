@@ -52,13 +52,21 @@ impl<'l> Budget<'l> {
             ));
         }
         if matches!(filter.op, Op::Like | Op::ILike) {
-            self.patterns += filter.values.len();
+            self.patterns(param, filter.values.len())?;
         }
+        Ok(())
+    }
+
+    /// `n` more patterns, named `param`: the values of `like` and `ilike` filters, and each
+    /// search word once per search field it is matched against, all in one budget.
+    fn patterns(&mut self, param: &str, n: usize) -> Result<(), Error> {
+        self.patterns += n;
         if self.patterns > self.limits.max_patterns {
             return Err(Error::param(
                 param,
                 format!(
-                    "at most {} like or ilike patterns in one request",
+                    "at most {} patterns in one request: each like or ilike value, and each \
+                     search word once per search field",
                     self.limits.max_patterns
                 ),
             ));
@@ -94,7 +102,7 @@ pub(super) fn parse_conditions(
         });
     }
     if let Some(q) = pairs.iter().find(|(k, _)| k == SEARCH).map(|(_, v)| v) {
-        groups.extend(parse_search(q, rules)?);
+        groups.extend(parse_search(q, rules, &mut budget)?);
     }
     Ok((filters, groups))
 }
@@ -145,8 +153,9 @@ fn parse_group(
 }
 
 /// The search `q`: per word, a group that holds when one of the search fields contains it
-/// (case-insensitively, `%` and `_` literal). No words, no condition.
-fn parse_search(q: &str, rules: &ListPlan) -> Result<Vec<Group>, Error> {
+/// (case-insensitively, `%` and `_` literal), each word a pattern per search field in the
+/// request's budget. No words, no condition.
+fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Vec<Group>, Error> {
     if rules.search.is_empty() {
         return Err(Error::param(SEARCH, "this list has no search fields"));
     }
@@ -161,6 +170,7 @@ fn parse_search(q: &str, rules: &ListPlan) -> Result<Vec<Group>, Error> {
     }
     let mut groups = Vec::new();
     for word in q.split_whitespace() {
+        budget.patterns(SEARCH, rules.search.len())?;
         let terms = rules.search.iter().map(|path| {
             Term::Filter(Filter {
                 path: path.clone(),

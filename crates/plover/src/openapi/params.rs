@@ -3,7 +3,7 @@
 //! `limit`, `page`, `cursor`, `count`, `fields`, `q`, `or` and `not`.
 
 use utoipa::openapi::path::{Parameter, ParameterIn, ParameterStyle};
-use utoipa::openapi::schema::{AdditionalProperties, Array, Object, ObjectBuilder, Type};
+use utoipa::openapi::schema::{AdditionalProperties, AnyOf, Array, Object, ObjectBuilder, Type};
 use utoipa::openapi::Required;
 use utoipa::openapi::Schema;
 
@@ -296,12 +296,25 @@ fn ordering(doc: &ResourceDoc<'_>) -> Parameter {
         .unique_items(true)
         .max_items(Some(meta.fields.len()))
         .build();
+    // `ordering=` is the default order (as in DRF). Tools read that value as an empty list or
+    // as a list of one empty name: the description admits it either way, and nothing else
+    // with an empty name (`ordering=a,` is a 400).
+    let empty = Array::builder()
+        .items(
+            Object::builder()
+                .schema_type(Type::String)
+                .enum_values(Some([""])),
+        )
+        .max_items(Some(1))
+        .build();
+    let either = AnyOf::builder().item(list).item(empty).build();
     let mut param = query(
         ORDERING,
-        list,
+        either,
         "Columns to order by, comma-separated; `-` orders descending; `<fk>__<field>` orders \
          by a related row's field (a missing or hidden row's as NULL). The primary key breaks \
-         ties. A column named twice (`a,-a` too) is a 400.",
+         ties. A column named twice (`a,-a` too) is a 400. Empty (`ordering=`): the default \
+         order, by the primary key.",
     );
     param.style = Some(ParameterStyle::Form);
     param.explode = Some(false);
@@ -351,13 +364,24 @@ pub(crate) fn fields(shape: &Shape<'_>) -> Parameter {
     )
 }
 
-/// `q`, if the resource has search fields.
-fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
+/// The words `q` takes in the description (`fields`: its search fields), out of the pattern
+/// share: each word counts once per search field, in the budget of the `like` and `ilike` values (half of it, or one word
+/// where half holds none); what the words take is left out of `shares.patterns`.
+fn words_share(fields: usize, shares: &mut Shares) -> usize {
+    if fields == 0 || fields > shares.patterns {
+        return 0;
+    }
+    let words = (shares.patterns / 2 / fields).max(1);
+    shares.patterns -= words * fields;
+    words
+}
+
+/// `q` with at most `words` words, if the resource has search fields and the share holds any.
+fn search(doc: &ResourceDoc<'_>, words: usize) -> Option<Parameter> {
     let rules = doc.plan;
-    if rules.search.is_empty() {
+    if words == 0 {
         return None;
     }
-    let words = rules.search_words();
     let text = Object::builder()
         .schema_type(Type::String)
         .max_length(Some(rules.limits.max_value_chars))
@@ -369,8 +393,12 @@ fn search(doc: &ResourceDoc<'_>) -> Option<Parameter> {
         SEARCH,
         text,
         &format!(
-            "Keeps the objects where every word (at most {words}) is found in at least one \
-             search field, case-insensitively and as typed (`%` and `_` are plain characters)"
+            "Keeps the objects where every word (at most {words} here) is found in at least one \
+             search field, case-insensitively and as typed (`%` and `_` are plain characters). \
+             The server takes up to {} words, each counting once per search field against the \
+             request's {} patterns, which `like` and `ilike` values share",
+            rules.search_words(),
+            rules.limits.max_patterns
         ),
     ))
 }
@@ -463,7 +491,10 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
     if doc.keyset {
         params.push(query(
             CURSOR,
-            Object::with_type(Type::String),
+            Object::builder()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .build(),
             "The position after which the page starts, from a `next` link",
         ));
     }
@@ -474,8 +505,9 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
 /// The parameters that choose the rows, a list's, an aggregate's and a write by filter's: `q`,
 /// `or`, `not` and the filters, sharing the list's limits.
 pub(crate) fn conditions(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
-    let shares = Shares::new(&doc.plan.limits);
-    let mut params: Vec<Parameter> = search(doc).into_iter().collect();
+    let mut shares = Shares::new(&doc.plan.limits);
+    let words = words_share(doc.plan.search.len(), &mut shares);
+    let mut params: Vec<Parameter> = search(doc, words).into_iter().collect();
     params.extend(groups(doc, shares));
     params.extend(filters(doc, shares));
     params
@@ -616,5 +648,28 @@ mod tests {
             (30, 16, 8, 100)
         );
         assert_eq!(checked, 336);
+    }
+
+    /// The words `q` takes in the description and the pattern filters it shows fit in the
+    /// pattern share together: each word counts once per search field.
+    #[test]
+    fn search_words_and_pattern_filters_share_the_patterns() {
+        for patterns in [0, 1, 2, 3, 16, 100] {
+            for fields in 0..=20 {
+                let mut s = Shares::new(&Limits {
+                    max_patterns: patterns,
+                    ..Limits::default()
+                });
+                let share = s.patterns;
+                let words = words_share(fields, &mut s);
+                assert!(
+                    words * fields + s.patterns <= share,
+                    "{fields} {words} {s:?}"
+                );
+                assert_eq!(words > 0, fields > 0 && fields <= share, "{fields} {share}");
+            }
+        }
+        let mut s = Shares::new(&Limits::default());
+        assert_eq!((words_share(2, &mut s), s.patterns), (4, 8));
     }
 }

@@ -10,7 +10,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{AggregateQuery, GROUP, MAX_GROUPS};
 use crate::model::RestModel;
-use crate::query::{Aggregate, Func, Select};
+use crate::query::{Aggregate, Select};
 
 /// The detail-path name under which a resource serves its aggregates.
 pub(crate) const AGGREGATE: &str = "aggregate";
@@ -41,8 +41,7 @@ impl<M: RestModel> Prepared<M> {
         select.within = self
             .joins
             .within(cx, meta, &with_joins(&select, &aggregate))?;
-        let rows = crate::sql::aggregate(conn, meta, &select, &aggregate)
-            .map_err(|e| out_of_range(e, &aggregate))?;
+        let rows = crate::sql::aggregate(conn, meta, &select, &aggregate)?;
         if i64::try_from(rows.len()).map_or(true, |n| n > MAX_GROUPS) {
             return Err(Error::param(
                 GROUP,
@@ -59,25 +58,6 @@ fn with_joins(select: &Select, aggregate: &Aggregate) -> Select {
     Select {
         order: aggregate.terms().map(|term| term.order()).collect(),
         ..select.clone()
-    }
-}
-
-/// A sum of integers past 64 bits (SQLite's `integer overflow`, PostgreSQL's `bigint out of
-/// range`) is the request's mistake: a 400 on `sum`. Any other error is kept.
-fn out_of_range(e: Error, aggregate: &Aggregate) -> Error {
-    let sums = aggregate.values.iter().any(|(f, _)| *f == Func::Sum);
-    match &e {
-        Error::Database(diesel::result::Error::DatabaseError(_, info))
-            if sums
-                && (info.message().contains("overflow")
-                    || info.message().contains("out of range")) =>
-        {
-            Error::param(
-                Func::Sum.name(),
-                "a sum is past the range of a 64-bit integer",
-            )
-        }
-        _ => e,
     }
 }
 

@@ -150,6 +150,14 @@ impl<M: RestModel> Prepared<M> {
 
     /// Writes one object of an upsert: an update of the row that `on` = `value` finds, if
     /// this request sees one, else a create.
+    ///
+    /// Exactly once under concurrency, on both engines: the row found is locked (PostgreSQL's
+    /// `FOR UPDATE`; SQLite's writers follow each other), and a create runs in a savepoint of
+    /// its own. When a concurrent upsert (or create) of the same value commits between this
+    /// one's look-up and its insert, the insert meets the unique index on `on`: the savepoint
+    /// is rolled back, the row is looked up again, and the object updates it, as Django's
+    /// `update_or_create` does. The racers thus answer one 201 and 200s, and the values of the
+    /// last to commit stay.
     fn upsert_one(
         &self,
         cx: &Context<'_>,
@@ -160,7 +168,7 @@ impl<M: RestModel> Prepared<M> {
     ) -> Result<Written<M>, Error> {
         let Parsed {
             data,
-            mut changes,
+            changes,
             sent,
         } = item;
         let mut select = Select {
@@ -176,40 +184,84 @@ impl<M: RestModel> Prepared<M> {
         // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
         let found = locked::<M>(conn, M::meta(), &select)?.pop();
         Self::check_references(conn, &data, &sent)?;
-        let created = found.is_none();
-        let row = match found {
-            Some(row) => {
-                self.check_owner(cx, &row)?;
-                if !self.hooks.check_put(cx, &row) {
-                    return Err(Error::Forbidden);
+        if let Some(row) = found {
+            return self.upsert_update(cx, conn, &row, changes);
+        }
+        let create = copy_changes::<M>(&changes)?;
+        match conn.transaction(|conn| self.upsert_create(cx, conn, create)) {
+            Err(e) if e.unique_column() == Some(M::meta().fields[on].column) => {
+                // Created meanwhile by a concurrent writer that committed: update it (a row
+                // this request does not see stays a conflict).
+                match locked::<M>(conn, M::meta(), &select)?.pop() {
+                    Some(row) => self.upsert_update(cx, conn, &row, changes),
+                    None => Err(e),
                 }
-                let saved = save::<M>(conn, changes, Some(&row))?;
-                self.record(cx, conn, Some(&row), Some(&saved))?;
-                saved
             }
-            None => {
-                if !self.hooks.check_post(cx) {
-                    return Err(Error::Forbidden);
-                }
-                let missing: BTreeMap<String, String> = (self.missing(&changes, &[]))
-                    .map(|name| (name.to_owned(), REQUIRED.to_owned()))
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(Error::Validation {
-                        message: "Validation failed".into(),
-                        fields: missing,
-                    });
-                }
-                if let Some((user, idx)) = self.owner_user(cx)? {
-                    self.hooks.set_owner(&mut changes, user, idx)?;
-                }
-                let saved = save::<M>(conn, changes, None)?;
-                self.record(cx, conn, None, Some(&saved))?;
-                saved
-            }
-        };
-        Ok(Written { row, created })
+            created => created.map(|row| Written { row, created: true }),
+        }
     }
+
+    /// The update of an upsert: `row`, found by its `on` value, takes `changes`.
+    fn upsert_update(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        row: &M,
+        changes: M::Changes,
+    ) -> Result<Written<M>, Error> {
+        self.check_owner(cx, row)?;
+        if !self.hooks.check_put(cx, row) {
+            return Err(Error::Forbidden);
+        }
+        let saved = save::<M>(conn, changes, Some(row))?;
+        self.record(cx, conn, Some(row), Some(&saved))?;
+        Ok(Written {
+            row: saved,
+            created: false,
+        })
+    }
+
+    /// The create of an upsert whose `on` value finds no row: what a POST needs, the owner
+    /// set, the row saved and its history recorded.
+    fn upsert_create(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        mut changes: M::Changes,
+    ) -> Result<M, Error> {
+        if !self.hooks.check_post(cx) {
+            return Err(Error::Forbidden);
+        }
+        let missing: BTreeMap<String, String> = (self.missing(&changes, &[]))
+            .map(|name| (name.to_owned(), REQUIRED.to_owned()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::Validation {
+                message: "Validation failed".into(),
+                fields: missing,
+            });
+        }
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            self.hooks.set_owner(&mut changes, user, idx)?;
+        }
+        let saved = save::<M>(conn, changes, None)?;
+        self.record(cx, conn, None, Some(&saved))?;
+        Ok(saved)
+    }
+}
+
+/// A copy of `changes`, each given field read back from its JSON form (which every field
+/// type reads as it writes it): a create that a concurrent writer forestalls leaves the
+/// object's changes for the update that follows.
+fn copy_changes<M: RestModel>(changes: &M::Changes) -> Result<M::Changes, Error> {
+    let mut copy = M::Changes::default();
+    for field in 0..M::meta().fields.len() {
+        if let Some(value) = M::changes_json(changes, field) {
+            M::set_json(&mut copy, field, &value)
+                .map_err(|e| Error::Internal(format!("a change does not read back: {e}")))?;
+        }
+    }
+    Ok(copy)
 }
 
 /// The filter value of a field's JSON value (as `changes_json` gives it); `None` for null.

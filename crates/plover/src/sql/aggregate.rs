@@ -30,8 +30,9 @@ pub(super) enum Out {
     Field(SqlType),
     /// As a 64-bit integer (a count, the sum of an integer field).
     Int,
-    /// As a float (an average, the sum of a float field).
-    Float,
+    /// As a float: the value of `sum` or `avg` (an average, the sum of a float field). A value
+    /// beyond the range of a 64-bit float is the request's mistake, a 400 naming the function.
+    Float(Func),
 }
 
 /// The rows of an aggregate of the rows of `meta` that `s`'s conditions match: per group, the
@@ -53,6 +54,46 @@ pub(crate) fn aggregate<'s>(
         let statement = statement(meta, Query::Aggregate, pg, &shape, &write, None)?;
         read_rows(c, statement, &outs)
     })
+    .map_err(|e| out_of_range(e, meta, a))
+}
+
+/// A sum or average past the range of its type is the request's mistake, the same on both
+/// engines: 400 naming the function's parameter. A sum of integers past 64 bits (SQLite's
+/// `integer overflow`, PostgreSQL's `bigint out of range`) names `sum`; a sum of floats past
+/// the largest 64-bit float (PostgreSQL's `value out of range: overflow`, SQLite's infinity,
+/// [`read_rows`]), which an average of the field takes too, names the first `sum` or `avg`
+/// of a float field. Any other error is kept.
+fn out_of_range(e: Error, meta: &ModelMeta, a: &Aggregate) -> Error {
+    let Error::Database(diesel::result::Error::DatabaseError(_, info)) = &e else {
+        return e;
+    };
+    let message = info.message();
+    let integer = message.contains("integer overflow") || message.contains("bigint out of range");
+    let float = !integer && message.contains("value out of range");
+    let first = |float: bool| {
+        a.values.iter().find(|(func, term)| {
+            let kind = term_field(meta, term).ok().map(|f| f.kind);
+            match func {
+                Func::Sum if !float => kind.is_some_and(FieldKind::is_integer),
+                Func::Sum | Func::Avg if float => kind == Some(FieldKind::Float),
+                _ => false,
+            }
+        })
+    };
+    match first(float) {
+        Some((func, _)) if integer || float => float_or_integer(*func, float),
+        _ => e,
+    }
+}
+
+/// The error of a `sum` or `avg` past the range of 64-bit floats (`float`) or integers.
+fn float_or_integer(func: Func, float: bool) -> Error {
+    let message = if float {
+        "a sum of the values is beyond the range of a 64-bit float"
+    } else {
+        "a sum is past the range of a 64-bit integer"
+    };
+    Error::param(func.name(), message)
 }
 
 /// How each column of the aggregate's rows is read.
@@ -68,7 +109,7 @@ fn outs(meta: &ModelMeta, a: &Aggregate) -> Result<Vec<Out>, Error> {
         let field = term_field(meta, term)?;
         outs.push(match func {
             Func::Sum if field.kind.is_integer() => Out::Int,
-            Func::Sum | Func::Avg => Out::Float,
+            Func::Sum | Func::Avg => Out::Float(*func),
             Func::Min | Func::Max => Out::Field(field.sql_type),
         });
     }
@@ -199,7 +240,8 @@ fn expression(
 }
 
 /// A function of a term's column, cast on PostgreSQL to the type read back: a sum of
-/// integers to `BIGINT` (never `NUMERIC`), of floats and an average to `DOUBLE PRECISION`; the
+/// integers to `BIGINT` (never `NUMERIC`), of floats (summed in 64 bits) and an average to
+/// `DOUBLE PRECISION`; the
 /// least and greatest text by code point, as SQLite compares it.
 fn function(
     w: &mut Writer<'_>,
@@ -208,7 +250,8 @@ fn function(
     term: &Operand,
     joined: &[&[usize]],
 ) -> Result<(), Error> {
-    let kind = term_field(meta, term)?.kind;
+    let leaf = term_field(meta, term)?;
+    let kind = leaf.kind;
     let cast = match func {
         Func::Sum if kind.is_integer() => Some("BIGINT"),
         Func::Sum | Func::Avg => Some("DOUBLE PRECISION"),
@@ -224,7 +267,16 @@ fn function(
         Func::Min => "MIN(",
         Func::Max => "MAX(",
     });
+    // PostgreSQL sums a `REAL` column in 32 bits, past whose range it fails: summed in 64
+    // bits, as SQLite (which stores every float in 64 bits) sums it.
+    let widen = w.pg && func == Func::Sum && leaf.sql_type == SqlType::Real;
+    if widen {
+        w.sql("CAST(");
+    }
     expression(w, meta, term, joined)?;
+    if widen {
+        w.sql(" AS DOUBLE PRECISION)");
+    }
     if w.pg && kind == FieldKind::Text {
         w.sql(" COLLATE \"C\"");
     }
@@ -309,7 +361,17 @@ where
         for (at, out) in outs.iter().enumerate() {
             let cell = Row::get(&row, at)
                 .ok_or_else(|| Error::Internal("an aggregate row is short of a column".into()))?;
-            cells.push(read::<C::Backend>(*out, cell.value()).map_err(diesel_error)?);
+            let value = cell.value();
+            if let Out::Float(func) = out {
+                // SQLite's sum past the largest float is infinity (PostgreSQL's an error).
+                let number = C::Backend::read::<Option<f64>>(value).map_err(diesel_error)?;
+                if number.is_some_and(|n| !n.is_finite()) {
+                    return Err(float_or_integer(*func, true));
+                }
+                cells.push(number.map_or(Value::Null, Value::from));
+                continue;
+            }
+            cells.push(read::<C::Backend>(*out, value).map_err(diesel_error)?);
         }
         rows.push(cells);
     }
@@ -328,7 +390,7 @@ fn read<DB: Engine>(
 ) -> diesel::deserialize::Result<Value> {
     match out {
         Out::Int => json::<DB, i64>(value, Value::from),
-        Out::Float => json::<DB, f64>(value, Value::from),
+        Out::Float(_) => json::<DB, f64>(value, Value::from),
         Out::Field(sql) => match sql {
             SqlType::Integer => json::<DB, i32>(value, Value::from),
             SqlType::BigInt => json::<DB, i64>(value, Value::from),

@@ -20,7 +20,8 @@ const ATTEMPTS: usize = 3;
 ///   sees it deleted (the others get 0: the callers answer 404);
 /// - a recursive delete that meets a dependent row inserted after it collected the dependents
 ///   (a foreign-key violation on PostgreSQL, with dependents found again afterwards) starts
-///   again, and after [`ATTEMPTS`] answers 503 (retry), never 409;
+///   again, and after [`ATTEMPTS`] answers 503 (a concurrent change conflicted: retry), never
+///   409;
 /// - a foreign-key violation from a table that no model describes is a 409.
 pub(crate) fn delete_rows(
     conn: &mut Conn<'_>,
@@ -47,11 +48,10 @@ pub(crate) fn delete_rows(
             other => return other,
         }
     }
-    log::warn!(
+    Err(Error::concurrent_change(&format!(
         "delete of {} rows kept racing inserts of dependent rows",
         meta.name
-    );
-    Err(Error::Unavailable)
+    )))
 }
 
 fn is_fk_violation(e: &Error) -> bool {

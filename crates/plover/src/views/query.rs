@@ -198,8 +198,9 @@ impl<M: RestModel> Query<M> {
     /// The count is of the rows of `M` only, not of their dependents. If anything fails,
     /// nothing is deleted: a row that a table no model describes still refers to is an
     /// [`Error::Conflict`] (409), and dependent rows that keep being inserted while the
-    /// delete runs (PostgreSQL) an [`Error::Unavailable`] (503, to retry). Every value is
-    /// bound, a thousand keys at a time at most, so any number of rows can match.
+    /// delete runs (PostgreSQL) a 503 that says a concurrent change conflicted (to retry).
+    /// Every value is bound, a thousand keys at a time at most, so any number of rows can
+    /// match.
     ///
     /// ```no_run
     /// # use plover::prelude::*;
