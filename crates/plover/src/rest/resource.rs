@@ -20,6 +20,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) list: ListSpec<M>,
     /// Private fields shown here (indexes).
     pub(crate) show: Vec<usize>,
+    /// Fields written here but never shown, filtered or ordered on (indexes).
+    pub(crate) write_only: Vec<usize>,
     pub(crate) filter_recursive: bool,
     /// `(foreign key index, the resource it nests)`.
     pub(crate) include: Vec<(usize, Box<dyn IntoNested>)>,
@@ -72,6 +74,7 @@ impl<M: RestModel> Resource<M> {
             name: None,
             list: ListSpec::default(),
             show: Vec::new(),
+            write_only: Vec::new(),
             filter_recursive: true,
             include: Vec::new(),
             children: Vec::new(),
@@ -102,10 +105,36 @@ impl<M: RestModel> Resource<M> {
     list_setters!();
 
     /// Shows these `#[rest(private)]` fields here, and only here: this resource serializes,
-    /// accepts, filters and orders them as any other field. Other resources, joins from them
-    /// and this resource nested in another (`include`) still refuse them.
+    /// accepts, filters and orders them as any other field it shows (narrow that with
+    /// `filter_fields` or `filter_exclude`). Other resources, joins from them and this resource
+    /// nested in another (`include`) still refuse them. To accept a private field without
+    /// showing it, use [`write_only`](Self::write_only).
     pub fn show(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.show = indexes(fields);
+        self
+    }
+
+    /// Accepts these fields in bodies here but never shows them (DRF's `write_only=True`): a
+    /// POST, PUT, PATCH, bulk create, upsert or nested create of this resource may write them
+    /// (a `#[rest(private)]` field too, which no other resource accepts), while no answer
+    /// serializes them (not the object a write returns, nor this resource included in
+    /// another), and no client may filter, order, search, aggregate or name them in `fields=`
+    /// here or through a join, whatever `filter_fields` says. The API description marks them
+    /// `writeOnly` in request bodies and leaves them out of responses.
+    ///
+    /// Panics at registration when a field is also shown (`show`, or listed in `fields`), is
+    /// the primary key or `#[rest(read_only)]`, or is left out of [`writable`](Self::writable).
+    ///
+    /// ```
+    /// use plover::accounts::User;
+    /// use plover::prelude::*;
+    ///
+    /// // Administrators set a user's e-mail address on POST /api/user/ and PUT; nobody reads
+    /// // it, filters or orders on it (`?ordering=email` is a 400).
+    /// let users = Resource::<User>::new().write_only([User::FIELDS.email]);
+    /// ```
+    pub fn write_only(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.write_only = indexes(fields);
         self
     }
 
