@@ -207,7 +207,9 @@ impl<M: RestModel> Prepared<M> {
                 (i, text)
             })
             .collect();
-        let columns = (!resource.hooks.reads_hidden_fields() && exposed.contains(&false))
+        let custom_hooks = !resource.hooks.is_empty();
+        let hooks = super::hooks::combine(resource.hooks);
+        let columns = (!hooks.reads_hidden_fields() && exposed.contains(&false))
             .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
@@ -221,8 +223,8 @@ impl<M: RestModel> Prepared<M> {
             auth: resource.auth,
             rate: resource.rate,
             allowed_methods: resource.allowed_methods,
-            hooks: resource.hooks,
-            custom_hooks: resource.custom_hooks,
+            hooks,
+            custom_hooks,
             keyset: resource.keyset,
             aggregates: resource.aggregates,
             history: resource.history,

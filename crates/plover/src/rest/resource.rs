@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use actix_web::http::Method;
 
-use super::hooks::{DefaultHooks, Hooks};
+use super::hooks::Hooks;
 use super::nested::IntoNested;
 use super::rate::RateLimit;
 use super::relation::{ChildSpec, IntoChildResource};
@@ -46,9 +46,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
-    pub(crate) hooks: Arc<dyn Hooks<M>>,
-    /// Whether `hooks` are the user's (else [`DefaultHooks`], which do nothing).
-    pub(crate) custom_hooks: bool,
+    /// The hook sets, in the order they were added (none: the defaults, which do nothing).
+    pub(crate) hooks: Vec<Arc<dyn Hooks<M>>>,
 }
 
 impl<M: RestModel> Default for Resource<M> {
@@ -91,8 +90,7 @@ impl<M: RestModel> Resource<M> {
             auth: None,
             rate: None,
             allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
-            hooks: Arc::new(DefaultHooks),
-            custom_hooks: false,
+            hooks: Vec::new(),
         }
     }
 
@@ -382,10 +380,37 @@ impl<M: RestModel> Resource<M> {
         self
     }
 
-    /// Overrides hooks.
+    /// Adds a set of [`Hooks`]: each call adds one, after those added before, and every set
+    /// runs (docs/reference.md#hooks says how each hook composes: conditions of `get_query`
+    /// all apply, `prepare_data` and `save_object` run in order, each seeing what the previous
+    /// one left, a `check_*` refuses when any set refuses, and the ownership pair is the first
+    /// set's).
+    ///
+    /// ```
+    /// use plover::accounts::User;
+    /// use plover::prelude::*;
+    /// use plover::rest::{Context, Data, HashPassword, Hooks};
+    ///
+    /// /// Adds `"initial"` to every user object.
+    /// struct Initial;
+    ///
+    /// impl Hooks<User> for Initial {
+    ///     fn prepare_data(&self, _cx: &Context<'_>, user: &User, data: &mut Data<'_>) {
+    ///         data.insert("initial", user.username.chars().next().map(String::from));
+    ///     }
+    ///     fn reads_hidden_fields(&self) -> bool {
+    ///         false
+    ///     }
+    /// }
+    ///
+    /// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+    /// let auth = Auth::<User>::new(db.clone());
+    /// let users = Resource::<User>::new()
+    ///     .hooks(HashPassword::new(&auth)) // hashes an incoming password
+    ///     .hooks(Initial); // and adds a key to each object
+    /// ```
     pub fn hooks(mut self, hooks: impl Hooks<M>) -> Self {
-        self.hooks = Arc::new(hooks);
-        self.custom_hooks = true;
+        self.hooks.push(Arc::new(hooks));
         self
     }
 }
