@@ -379,10 +379,10 @@ const EVERY_METHOD: [Method; 5] = [
     Method::DELETE,
 ];
 
-/// A user resource without the password hash and the e-mail address, and without hooks: it
-/// hides no user itself.
+/// A user resource that shows neither the password hash nor the e-mail address (which it
+/// accepts, write-only), without hooks: it hides no user itself.
 fn plain_users() -> Resource<User> {
-    Resource::<User>::new().exclude([User::FIELDS.password, User::FIELDS.email])
+    Resource::<User>::new().write_only([User::FIELDS.email])
 }
 
 fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {

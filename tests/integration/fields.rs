@@ -254,3 +254,207 @@ async fn a_resource_that_shows_a_private_field_shows_it_alone() {
         .json_with(200);
     assert!(plain.get("secret_note").is_none());
 }
+
+/// A service over a fresh database (the fixture's tables) serving the resources `register`
+/// registers, with no authentication.
+pub(crate) async fn serve_tickets(
+    register: impl FnOnce(&mut plover::prelude::RestApi),
+) -> (plover::prelude::Database, TestService, Store) {
+    use actix_web::App;
+    let (db, store) = fresh_database("");
+    db.run_blocking(|conn| plover::schema::create_tables(conn, &models()))
+        .expect("schema");
+    let mut api = plover::prelude::RestApi::new(db.clone())
+        .default_auth(plover::prelude::Authentication::new(vec![]));
+    register(&mut api);
+    let service = TestService::new(App::new().configure(api.setup())).await;
+    (db, service, store)
+}
+
+/// The stored private note of the ticket `id`.
+fn stored_note(db: &plover::prelude::Database, id: &serde_json::Value) -> String {
+    use plover::prelude::RestModel as _;
+    let id = id.as_i64().expect("an id");
+    let ticket = db.run_blocking(move |c| Ticket::load_pk(c, id));
+    ticket.expect("a query").expect("the ticket").secret_note
+}
+
+#[actix_web::test]
+async fn a_write_only_private_field_is_written_and_never_read() {
+    use actix_web::http::Method;
+    use plover::prelude::*;
+    let t = Ticket::FIELDS;
+    let every = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+    ];
+    let (db, service, _store) = serve_tickets(|api| {
+        api.register_resource(
+            Resource::<Ticket>::new()
+                .name("intake")
+                .write_only([t.secret_note])
+                // The included resource hides `body`, write-only there.
+                .include(t.parent_id, Resource::<Ticket>::new().write_only([t.body]))
+                .nested_children(
+                    "children",
+                    t.parent_id,
+                    Resource::<Ticket>::new().write_only([t.secret_note]),
+                )
+                .aggregates(true)
+                .allowed_methods(every),
+        )
+        // `filter_fields` naming it does not open it to filters.
+        .register_resource(
+            Resource::<Ticket>::new()
+                .name("listed")
+                .write_only([t.secret_note])
+                .filter_fields([t.secret_note, t.title]),
+        );
+    })
+    .await;
+    let no_note = |object: &serde_json::Value| {
+        let text = object.to_string();
+        assert!(!text.contains("secret_note"), "{text}");
+        assert!(!text.contains("@example.com"), "{text}");
+    };
+    // Create: accepted and stored, not in the answer, nor in nested children's.
+    let body = json!({"title": "parent", "secret_note": "alice@example.com",
+        "children": [{"title": "child", "secret_note": "carol@example.com"}]});
+    let req = TestRequest::post().uri("/api/intake/").set_json(body);
+    let created = service.send(req).await.json_with(201);
+    no_note(&created);
+    assert_eq!(stored_note(&db, &created["id"]), "alice@example.com");
+    assert_eq!(
+        stored_note(&db, &created["children"][0]["id"]),
+        "carol@example.com"
+    );
+    // Bulk create, PUT and PATCH: the same.
+    let bulk = json!([{"title": "b1", "secret_note": "b1@example.com", "parent": created["id"]},
+        {"title": "b2", "secret_note": "b2@example.com"}]);
+    let req = TestRequest::post().uri("/api/intake/").set_json(bulk);
+    let many = service.send(req).await.json_with(201);
+    no_note(&many);
+    assert_eq!(stored_note(&db, &many[0]["id"]), "b1@example.com");
+    let uri = format!("/api/intake/{}/", created["id"]);
+    for (method, note) in [
+        (Method::PUT, "put@example.com"),
+        (Method::PATCH, "patch@example.com"),
+    ] {
+        let req = json_request(method, &uri, &json!({"secret_note": note}));
+        no_note(&service.send(req).await.json_with(200));
+        assert_eq!(stored_note(&db, &created["id"]), note);
+    }
+    // Reads: not in objects, lists, nor the included parent.
+    let get = |uri: String| service.send(TestRequest::get().uri(&uri));
+    no_note(&get(uri.clone()).await.json_with(200));
+    no_note(&get("/api/intake/".into()).await.json_with(200));
+    let child = format!("/api/intake/{}/", many[0]["id"]);
+    let parent = &get(child).await.json_with(200)["parent"];
+    assert_eq!(parent["title"], "parent", "{parent}");
+    assert!(parent.get("body").is_none(), "{parent}");
+    let resp = get("/api/intake/?parent__body=x".into()).await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+    // Never filtered, ordered, named in `fields=`, aggregated, nor reached through a join.
+    for query in [
+        "secret_note=patch@example.com",
+        "secret_note__like=patch%25",
+        "ordering=secret_note",
+        "ordering=-secret_note",
+        "fields=secret_note",
+        "fields=id,parent.secret_note",
+        "parent__secret_note=x",
+        "or=(secret_note=x,id=1)",
+    ] {
+        let resp = get(format!("/api/intake/?{query}")).await;
+        assert_eq!(resp.code(), 400, "{query}: {}", resp.text());
+        let resp = get(format!("/api/listed/?{query}")).await;
+        assert_eq!(resp.code(), 400, "listed {query}: {}", resp.text());
+    }
+    for query in [
+        "group=secret_note",
+        "min=secret_note",
+        "max=secret_note",
+        "count&secret_note=x",
+    ] {
+        let resp = get(format!("/api/intake/aggregate/?{query}")).await;
+        assert_eq!(resp.code(), 400, "{query}: {}", resp.text());
+    }
+    // The description: `writeOnly` in request bodies, absent from the objects answered.
+    let doc = get("/api/openapi.json".into()).await.json_with(200);
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    let mut requests = 0;
+    for (name, schema) in schemas {
+        let note = &schema["properties"]["secret_note"];
+        if name.ends_with(".create") || name.ends_with(".update") {
+            assert_eq!(note["writeOnly"], true, "{name}: {schema}");
+            requests += 1;
+        } else {
+            assert!(note.is_null(), "{name}: {schema}");
+        }
+    }
+    // intake and listed, create and update, and the nested child's create.
+    assert!(requests >= 5, "{requests}");
+}
+
+#[actix_web::test]
+async fn a_write_only_field_is_accepted_by_an_upsert() {
+    use plover::prelude::*;
+    let (db, service, _store) = serve_tickets(|api| {
+        api.register_resource(
+            Resource::<User>::new()
+                .write_only([User::FIELDS.email])
+                .upsert(true),
+        );
+    })
+    .await;
+    let put = |body: serde_json::Value| {
+        service.send(json_request(
+            actix_web::http::Method::PUT,
+            "/api/user/?on=username",
+            &body,
+        ))
+    };
+    let ann = json!({"username": "ann", "password": "", "email": "ann@example.com"});
+    let created = put(ann).await.json_with(201);
+    assert!(created.get("email").is_none(), "{created}");
+    let updated = put(json!({"username": "ann", "email": "new@example.com"}))
+        .await
+        .json_with(200);
+    assert!(updated.get("email").is_none(), "{updated}");
+    let email = db.run_blocking(|c| {
+        plover::views::Query::<User>::new()
+            .filter(User::FIELDS.username, plover::query::Op::Eq, "ann")
+            .first(c)
+    });
+    assert_eq!(
+        email.expect("a query").expect("ann").email,
+        "new@example.com"
+    );
+    // The unique field an upsert finds rows by must be one clients may filter.
+    let resp = put(json!({"username": "x", "email": "ann@example.com"})).await;
+    assert_eq!(resp.code(), 201, "{}", resp.text());
+    let resp = service
+        .send(json_request(
+            actix_web::http::Method::PUT,
+            "/api/user/?on=email",
+            &json!({"username": "y", "email": "ann@example.com"}),
+        ))
+        .await;
+    assert_eq!(resp.code(), 400, "{}", resp.text());
+}
+
+#[test]
+#[should_panic(expected = "cannot be write-only here: `show` shows it")]
+fn a_field_both_shown_and_write_only_stops_the_registration() {
+    use plover::prelude::*;
+    let db = Database::from_url("sqlite://:memory:?max_connections=1").expect("a database");
+    let t = Ticket::FIELDS;
+    RestApi::new(db).register_resource(
+        Resource::<Ticket>::new()
+            .show([t.secret_note])
+            .write_only([t.secret_note]),
+    );
+}

@@ -380,3 +380,99 @@ async fn loans_deleted_by_a_query_restock_their_books_through_the_rule() {
     assert!(!lib.book(books[0]).in_stock);
     assert!(lib.book(books[1]).in_stock && lib.book(books[2]).in_stock);
 }
+
+#[actix_web::test]
+async fn a_bearer_token_reads_its_members_loans_and_a_wrong_one_is_refused() {
+    let lib = Library::new().await;
+    let (ann, bob) = (add_member(&lib, "ann").await, add_member(&lib, "bob").await);
+    let second = lib.add_book("isbn-2", 900).await;
+    for (book, member) in [(1, ann), (second, bob)] {
+        let body = json!({"book_id": book, "member_id": member});
+        lib.send("POST", "/api/loan/", body).await.expect(201);
+    }
+    let auth = Auth::<Member>::new(lib.db.clone());
+    let token = lib
+        .db
+        .run_blocking(|conn| auth.issue_token(conn, ann, "ann's phone"))
+        .expect("a token");
+    let get = |authorization: Option<String>| {
+        let mut req = actix_web::test::TestRequest::get().uri("/api/my-loans/");
+        if let Some(value) = authorization {
+            req = req.insert_header(("Authorization", value));
+        }
+        lib.service.send(req)
+    };
+    let mine = get(Some(format!("Bearer {token}"))).await.json_with(200);
+    let loans = mine["objects"].as_array().expect("objects");
+    assert_eq!(loans.len(), 1, "{mine}");
+    assert_eq!(loans[0]["member_id"], ann);
+    for wrong in [
+        Some(format!("Bearer {token}x")),
+        Some("Bearer not-a-token".to_owned()),
+        Some(basic("librarian", PW).1),
+        None,
+    ] {
+        let resp = get(wrong.clone()).await;
+        assert_eq!(resp.code(), 401, "{wrong:?}: {}", resp.text());
+        assert!(
+            resp.header("www-authenticate")
+                .is_some_and(|h| h.starts_with("Bearer")),
+            "{wrong:?}"
+        );
+    }
+    // A revoked token authenticates no one.
+    let revoked = token.clone();
+    lib.db
+        .run_blocking(move |conn| auth.revoke_token(conn, &revoked))
+        .expect("revoked");
+    assert_eq!(get(Some(format!("Bearer {token}"))).await.code(), 401);
+}
+
+#[actix_web::test]
+async fn pages_of_the_app_origin_alone_may_call_the_api_from_a_browser() {
+    use actix_web::test::TestRequest;
+    let lib = Library::new().await;
+    let preflight = |origin: &str| {
+        TestRequest::default()
+            .method(actix_web::http::Method::OPTIONS)
+            .uri("/api/book/")
+            .insert_header(("Origin", origin.to_owned()))
+            .insert_header(("Access-Control-Request-Method", "POST"))
+            .insert_header((
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            ))
+    };
+    let allowed = lib.service.send(preflight(library::APP_ORIGIN)).await;
+    assert!(allowed.code() < 300, "{}", allowed.code());
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some(library::APP_ORIGIN)
+    );
+    let methods = allowed
+        .header("access-control-allow-methods")
+        .unwrap_or_default();
+    assert!(methods.contains("POST"), "{methods}");
+    let other = lib.service.send(preflight("https://evil.example")).await;
+    assert!(other.header("access-control-allow-origin").is_none());
+    assert!(other.header("access-control-allow-methods").is_none());
+    // Simple requests: the header for the app's pages alone, and none without `Origin`.
+    let get = |origin: Option<&str>| {
+        let mut req = TestRequest::get().uri("/api/book/");
+        if let Some(origin) = origin {
+            req = req.insert_header(("Origin", origin.to_owned()));
+        }
+        lib.service.send(req)
+    };
+    let resp = get(Some(library::APP_ORIGIN)).await;
+    resp.expect(200);
+    assert_eq!(
+        resp.header("access-control-allow-origin"),
+        Some(library::APP_ORIGIN)
+    );
+    let resp = get(Some("https://evil.example")).await;
+    assert!(resp.header("access-control-allow-origin").is_none());
+    let resp = get(None).await;
+    resp.expect(200);
+    assert!(resp.header("access-control-allow-origin").is_none());
+}

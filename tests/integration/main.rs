@@ -19,6 +19,7 @@ mod filtered_writes;
 mod filters;
 mod fuzz;
 mod history;
+mod hooks;
 mod hostile;
 mod idempotency;
 mod joins;

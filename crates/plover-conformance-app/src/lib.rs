@@ -12,7 +12,6 @@ use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData, PanelForm}
 use plover::prelude::*;
 use plover::rest::HashPassword;
 use plover::rest::{Context, Data, Scope};
-use serde_json::{Map, Value};
 
 /// HTML-escapes text for the plain pages.
 fn escape(text: &str) -> String {
@@ -53,21 +52,16 @@ pub fn pages(cfg: &mut web::ServiceConfig) {
         .route("/private/", web::get().to(private));
 }
 
-/// `UserResource` of APP.md: active users only, passwords hashed on the way in.
-pub struct UserHooks(pub HashPassword<User>);
+/// `get_query` of `UserResource` (APP.md): active users only.
+pub struct ActiveUsers;
 
-impl Hooks<User> for UserHooks {
+impl Hooks<User> for ActiveUsers {
     fn get_query(&self, _cx: &Context<'_>, scope: &mut Scope<User>) {
         scope.eq(User::FIELDS.active, true);
     }
 
-    fn save_object(
-        &self,
-        cx: &Context<'_>,
-        changes: &mut microblog::UserChanges,
-        raw: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.0.save_object(cx, changes, raw)
+    fn reads_hidden_fields(&self) -> bool {
+        false
     }
 }
 
@@ -104,13 +98,14 @@ impl Hooks<Note> for NoPost {
     }
 }
 
-/// `UserResource` of APP.md, for registration or nesting.
+/// `UserResource` of APP.md, for registration or nesting: the private e-mail address is
+/// accepted but never shown or filtered (`write_only`), passwords are hashed on the way in,
+/// and only active users are found.
 pub fn user_resource(auth: &Auth<User>) -> Resource<User> {
-    let user = User::FIELDS;
     Resource::<User>::new()
-        .exclude([user.password, user.email])
-        .filter_exclude([user.password, user.email])
-        .hooks(UserHooks(HashPassword::new(auth)))
+        .write_only([User::FIELDS.email])
+        .hooks(HashPassword::new(auth))
+        .hooks(ActiveUsers)
 }
 
 /// The registrations of API "api" (APP.md section 4), before `setup()`.

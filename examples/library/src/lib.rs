@@ -5,12 +5,20 @@
 //! member holds at most three books, also under concurrent loans), and what clients may read and
 //! write (a book's `in_stock` is read-only, a member's password write-only). [`routes`] serves the REST API under `/api/`, the login views under
 //! `/accounts/` and the admin under `/admin/`.
+//!
+//! Members' apps reach the API from outside the admin's browser: `/api/my-loans/` lists the
+//! loans of the member whose bearer token the request carries (`Authorization: Bearer ...`, a
+//! token the librarian issues on the admin's dashboard, panel "Bearer tokens"), and pages of
+//! [`APP_ORIGIN`] may call the API from a browser (CORS).
 
-use plover::admin::{Admin, ModelAdmin};
+use actix_web::http::Method;
+use plover::admin::{Admin, ModelAdmin, TokenPanel};
+use plover::auth::{BearerAuthentication, Token};
 use plover::db::Conn;
 use plover::model::{lock_row, ModelMeta, Rules};
 use plover::prelude::*;
 use plover::query::Op;
+use plover::rest::{Context, Hooks, Scope};
 use plover::views::Query;
 
 /// A writer.
@@ -158,15 +166,37 @@ fn shelve(conn: &mut Conn<'_>, id: i64, in_stock: bool) -> Result<(), Error> {
     Book::update(conn, id, change).map(|_| ())
 }
 
-/// The four models and the admin's history, for [`plover::schema`].
-pub fn models() -> [&'static ModelMeta; 5] {
+/// The four models, the admin's history and the bearer tokens, for [`plover::schema`].
+pub fn models() -> [&'static ModelMeta; 6] {
     [
         Author::meta(),
         Book::meta(),
         Member::meta(),
         Loan::meta(),
         plover::history::HistoryEntry::meta(),
+        Token::meta(),
     ]
+}
+
+/// The one origin whose pages may call the API from a browser (CORS): the members' app,
+/// served on its own port while it is developed. Requests from other origins get no CORS
+/// headers, so browsers refuse them.
+pub const APP_ORIGIN: &str = "http://localhost:3000";
+
+/// The scope of `/api/my-loans/`: the loans of the member the bearer token stands for.
+struct OwnLoans;
+
+impl Hooks<Loan> for OwnLoans {
+    fn get_query(&self, cx: &Context<'_>, scope: &mut Scope<Loan>) {
+        // The resource authenticates every GET, so a request here always has its user; a
+        // request without one would see nothing.
+        let member = cx.user.map_or(-1, |user| user.id);
+        scope.eq(Loan::FIELDS.member_id, member);
+    }
+
+    fn reads_hidden_fields(&self) -> bool {
+        false
+    }
 }
 
 /// Creates the tables and indexes that do not exist yet, from the models.
@@ -176,13 +206,15 @@ pub fn create_tables(conn: &mut Conn<'_>) -> Result<(), Error> {
 
 /// The API, the accounts views and the admin: reading is open, writing takes an admin's Basic
 /// credentials. `/api/catalogue/` is a second resource of books: it shows no price, and lets a
-/// client change only the title and the price.
+/// client change only the title and the price. `/api/my-loans/` (GET only) takes a bearer
+/// token and lists its member's loans alone; pages of [`APP_ORIGIN`] may call the API (CORS).
+/// The admin's dashboard issues bearer tokens, and its `Token` index revokes them.
 pub fn routes(
     db: &Database,
     auth: &Auth<Member>,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
     let book = Book::FIELDS;
-    let mut api = RestApi::new(db.clone());
+    let mut api = RestApi::new(db.clone()).cors_origins([APP_ORIGIN]);
     api.register_resource(Resource::<Author>::new().auth(AdminAuthentication::new(auth)))
         .register_resource(Resource::<Book>::new().auth(AdminAuthentication::new(auth)))
         .register_resource(
@@ -198,13 +230,22 @@ pub fn routes(
                 .writable([book.title, book.price])
                 .auth(AdminAuthentication::new(auth)),
         )
-        .register_resource(Resource::<Loan>::new().auth(AdminAuthentication::new(auth)));
+        .register_resource(Resource::<Loan>::new().auth(AdminAuthentication::new(auth)))
+        .register_resource(
+            Resource::<Loan>::new()
+                .name("my-loans")
+                .allowed_methods([Method::GET])
+                .auth(BearerAuthentication::with_methods(auth, vec![Method::GET]))
+                .hooks(OwnLoans),
+        );
     let mut admin = Admin::new(auth);
     admin
         .register(ModelAdmin::<Author>::new())
         .register(ModelAdmin::<Book>::new())
         .register(ModelAdmin::<Member>::new())
-        .register(ModelAdmin::<Loan>::new());
+        .register(ModelAdmin::<Loan>::new())
+        .register(ModelAdmin::<Token>::new())
+        .register_panel("Bearer tokens", TokenPanel::new(auth));
     let (api, accounts, admin) = (api.setup(), auth.setup(), admin.setup());
     move |cfg| {
         accounts(cfg);

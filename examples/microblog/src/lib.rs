@@ -25,7 +25,9 @@ pub struct User {
     /// bcrypt hash (`""`: no usable password); write-only: never shown, filtered or ordered.
     #[rest(password)]
     pub password: String,
-    /// E-mail address.
+    /// E-mail address: private (no resource shows it or filters on it; the user resource
+    /// accepts it, write-only, and the admin shows it).
+    #[rest(private)]
     pub email: String,
     /// When the user joined.
     #[rest(default = plover::value::now())]
@@ -162,10 +164,9 @@ pub fn routes_with(
     mut api: RestApi,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
     let (user, message) = (User::FIELDS, Message::FIELDS);
-    let user_resource = || Resource::<User>::new().exclude([user.password, user.email]);
     api.register_resource(
-        user_resource()
-            .filter_exclude([user.password, user.email])
+        Resource::<User>::new()
+            .write_only([user.email])
             .hooks(plover::rest::HashPassword::new(auth))
             .auth(AdminAuthentication::new(auth)),
     )

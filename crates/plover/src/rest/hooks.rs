@@ -2,6 +2,7 @@
 //! queries, and the `Hooks` trait.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use actix_web::http::Method;
 use serde_json::{Map, Value};
@@ -137,10 +138,13 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     }
 }
 
-/// The hooks of a user model's resource that let clients set passwords: an incoming password
-/// (POST, PUT, PATCH) is hashed by the accounts component before it is stored, as
-/// flask-peewee's `UserResource` does; `""` stays `""` (no usable password). A list of users
-/// loads only the columns it shows (no hashes).
+/// The hooks of a user model's resource that let clients set passwords, ready to use:
+/// `HashPassword<U>` implements [`Hooks<U>`] for any user model `U` (the one of the
+/// [`Auth<U>`] it is made from). An incoming password (POST, PUT, PATCH, bulk, upsert) is
+/// hashed with `auth`'s cost before it is stored, as flask-peewee's `UserResource` does; `""`
+/// stays `""` (no usable password). Its only other hook says that it reads no hidden field
+/// (`reads_hidden_fields` is `false`): a list of users loads only the columns it shows (no
+/// hashes).
 ///
 /// ```
 /// use plover::accounts::User;
@@ -157,8 +161,10 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
 /// );
 /// ```
 ///
-/// A resource that needs hooks of its own as well calls [`HashPassword::save_object`] from its
-/// own `save_object`.
+/// A resource that needs hooks of its own as well adds them with a second
+/// [`Resource::hooks`](super::Resource::hooks): both sets run. A `save_object` that checks the
+/// password as typed goes in a set added before this one (sets run in order, and this one
+/// replaces the password by its hash).
 #[derive(Debug, Clone)]
 pub struct HashPassword<U: UserModel>(Auth<U>);
 
@@ -194,6 +200,91 @@ impl<U: UserModel> Hooks<U> for HashPassword<U> {
     }
 }
 
+/// Several hook sets of one resource ([`Resource::hooks`](super::Resource::hooks) called more
+/// than once), run as one: docs/reference.md#hooks says how each hook composes.
+pub(crate) struct Stack<M>(pub(crate) Vec<Arc<dyn Hooks<M>>>);
+
+impl<M: RestModel> Hooks<M> for Stack<M> {
+    /// Every set adds its conditions: they all apply.
+    fn get_query(&self, cx: &Context<'_>, scope: &mut Scope<M>) {
+        for hooks in &self.0 {
+            hooks.get_query(cx, scope);
+        }
+    }
+
+    /// In order, each set seeing the object as the previous ones left it.
+    fn prepare_data(&self, cx: &Context<'_>, obj: &M, data: &mut Data<'_>) {
+        for hooks in &self.0 {
+            hooks.prepare_data(cx, obj, data);
+        }
+    }
+
+    /// Whether any set does.
+    fn reads_hidden_fields(&self) -> bool {
+        self.0.iter().any(|hooks| hooks.reads_hidden_fields())
+    }
+
+    /// In order, each set seeing the changes as the previous ones left them; the first error
+    /// answers the request.
+    fn save_object(
+        &self,
+        cx: &Context<'_>,
+        changes: &mut M::Changes,
+        raw: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0
+            .iter()
+            .try_for_each(|hooks| hooks.save_object(cx, changes, raw))
+    }
+
+    fn check_get(&self, cx: &Context<'_>, obj: Option<&M>) -> bool {
+        self.0.iter().all(|hooks| hooks.check_get(cx, obj))
+    }
+
+    fn check_post(&self, cx: &Context<'_>) -> bool {
+        self.0.iter().all(|hooks| hooks.check_post(cx))
+    }
+
+    fn check_put(&self, cx: &Context<'_>, obj: &M) -> bool {
+        self.0.iter().all(|hooks| hooks.check_put(cx, obj))
+    }
+
+    fn check_delete(&self, cx: &Context<'_>, obj: &M) -> bool {
+        self.0.iter().all(|hooks| hooks.check_delete(cx, obj))
+    }
+
+    /// The first set's: who owns an object is one decision, not a chain.
+    fn validate_owner(&self, user: &AuthUser, obj: &M, owner_field: usize) -> bool {
+        match self.0.first() {
+            Some(hooks) => hooks.validate_owner(user, obj, owner_field),
+            None => Hooks::<M>::validate_owner(&DefaultHooks, user, obj, owner_field),
+        }
+    }
+
+    /// The first set's, as `validate_owner`.
+    fn set_owner(
+        &self,
+        changes: &mut M::Changes,
+        user: &AuthUser,
+        owner_field: usize,
+    ) -> Result<(), Error> {
+        match self.0.first() {
+            Some(hooks) => hooks.set_owner(changes, user, owner_field),
+            None => Hooks::<M>::set_owner(&DefaultHooks, changes, user, owner_field),
+        }
+    }
+}
+
+/// The hook sets of a resource as one: the defaults without any, the set itself when there is
+/// one (a resource with one set pays nothing for composition), else a [`Stack`].
+pub(crate) fn combine<M: RestModel>(mut sets: Vec<Arc<dyn Hooks<M>>>) -> Arc<dyn Hooks<M>> {
+    match sets.len() {
+        0 => Arc::new(DefaultHooks),
+        1 => sets.remove(0),
+        _ => Arc::new(Stack(sets)),
+    }
+}
+
 /// The hooks of a resource that overrides none.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultHooks;
@@ -201,5 +292,61 @@ pub struct DefaultHooks;
 impl<M: RestModel> Hooks<M> for DefaultHooks {
     fn reads_hidden_fields(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{combine, AuthUser, DefaultHooks, Hooks};
+    use crate::auth::Token;
+
+    /// Lets administrators own every token.
+    struct AdminsOwnAll;
+
+    impl Hooks<Token> for AdminsOwnAll {
+        fn validate_owner(&self, user: &AuthUser, obj: &Token, _owner_field: usize) -> bool {
+            user.admin || obj.user_id == user.id
+        }
+    }
+
+    fn token_of(user_id: i64) -> Token {
+        Token {
+            id: 1,
+            user_id,
+            name: String::new(),
+            digest: String::new(),
+            created: chrono::NaiveDateTime::default(),
+            revoked: false,
+        }
+    }
+
+    #[test]
+    fn the_first_set_decides_who_owns_an_object() {
+        let admin = AuthUser {
+            id: 1,
+            username: "root".into(),
+            admin: true,
+        };
+        let field = Token::FIELDS.user_id.index();
+        let theirs = token_of(2);
+        let first: Arc<dyn Hooks<Token>> = Arc::new(AdminsOwnAll);
+        let plain: Arc<dyn Hooks<Token>> = Arc::new(DefaultHooks);
+        let admins_first = combine(vec![first.clone(), plain.clone()]);
+        assert!(admins_first.validate_owner(&admin, &theirs, field));
+        let plain_first = combine(vec![plain, first]);
+        assert!(!plain_first.validate_owner(&admin, &theirs, field));
+        assert!(plain_first.validate_owner(&admin, &token_of(1), field));
+    }
+
+    #[test]
+    fn a_stack_reads_hidden_fields_when_any_set_does() {
+        struct Reads;
+        impl Hooks<Token> for Reads {}
+        let plain = || -> Arc<dyn Hooks<Token>> { Arc::new(DefaultHooks) };
+        assert!(!combine(vec![plain(), plain()]).reads_hidden_fields());
+        assert!(combine(vec![plain(), Arc::new(Reads)]).reads_hidden_fields());
+        assert!(!combine::<Token>(Vec::new()).reads_hidden_fields());
     }
 }

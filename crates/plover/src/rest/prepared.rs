@@ -79,6 +79,41 @@ fn key_of(field: &FieldMeta, includes: bool) -> &'static str {
     }
 }
 
+/// Panics (at registration) when `write_only` contradicts another option of `resource`: a
+/// field it names is also shown, is the key or read-only, or is left out of `writable`.
+fn check_write_only<M: RestModel>(resource: &Resource<M>) {
+    let meta = M::meta();
+    for &idx in &resource.write_only {
+        let field = &meta.fields[idx];
+        let clash = if resource.show.contains(&idx) {
+            Some("`show` shows it")
+        } else if resource
+            .list
+            .fields
+            .as_ref()
+            .is_some_and(|f| f.contains(&idx))
+        {
+            Some("`fields` shows it")
+        } else if idx == meta.pk || field.read_only {
+            Some("it is read-only")
+        } else if resource
+            .writable
+            .as_ref()
+            .is_some_and(|w| !w.contains(&idx))
+        {
+            Some("`writable` leaves it out")
+        } else {
+            None
+        };
+        if let Some(clash) = clash {
+            panic!(
+                "plover: write_only: `{}` of `{}` cannot be write-only here: {clash}",
+                field.name, meta.name
+            );
+        }
+    }
+}
+
 impl<M: RestModel> Prepared<M> {
     /// The field that the objects show under `key`.
     pub(crate) fn key_index(&self, key: &str) -> Option<usize> {
@@ -94,17 +129,22 @@ impl<M: RestModel> Prepared<M> {
     pub(crate) fn new(resource: Resource<M>) -> Self {
         let meta = M::meta();
         let n = meta.fields.len();
-        let exposed = meta.shown(
-            resource.list.fields.as_deref(),
-            &resource.list.exclude,
-            &resource.show,
-        );
+        check_write_only(&resource);
+        let hidden: Vec<usize> = (resource.list.exclude.iter().chain(&resource.write_only))
+            .copied()
+            .collect();
+        let exposed = meta.shown(resource.list.fields.as_deref(), &hidden, &resource.show);
         let mut writable = only(meta, resource.writable.as_deref(), |f| !f.read_only);
-        // A private field is written only where it is shown.
+        // A private field is written only where it is shown or opened for writing.
         for (idx, field) in meta.fields.iter().enumerate() {
-            writable[idx] &= !field.private || exposed[idx];
+            writable[idx] &= !field.private || exposed[idx] || resource.write_only.contains(&idx);
         }
-        let filter_paths = resource.list.filter_paths();
+        let mut filter_paths = resource.list.filter_paths();
+        // A write-only field is never filtered, ordered, searched or aggregated, whatever
+        // `filter_fields` says: the list refuses it and every path through it.
+        filter_paths
+            .exclude
+            .extend(resource.write_only.iter().map(|&idx| vec![idx]));
 
         let mut includes: Vec<Option<Arc<dyn Nested>>> = vec![None; n];
         let mut nested_rules = HashMap::new();
@@ -167,7 +207,9 @@ impl<M: RestModel> Prepared<M> {
                 (i, text)
             })
             .collect();
-        let columns = (!resource.hooks.reads_hidden_fields() && exposed.contains(&false))
+        let custom_hooks = !resource.hooks.is_empty();
+        let hooks = super::hooks::combine(resource.hooks);
+        let columns = (!hooks.reads_hidden_fields() && exposed.contains(&false))
             .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
@@ -181,8 +223,8 @@ impl<M: RestModel> Prepared<M> {
             auth: resource.auth,
             rate: resource.rate,
             allowed_methods: resource.allowed_methods,
-            hooks: resource.hooks,
-            custom_hooks: resource.custom_hooks,
+            hooks,
+            custom_hooks,
             keyset: resource.keyset,
             aggregates: resource.aggregates,
             history: resource.history,
@@ -517,9 +559,12 @@ impl<M: RestModel> Nested for Prepared<M> {
 
 impl<N: RestModel> IntoNested for Resource<N> {
     fn prepare(self: Box<Self>) -> Arc<dyn Nested> {
-        // Nested in another resource, it is seen through a join: no private field shows.
+        // Nested in another resource, it is seen through a join: no private field shows, and
+        // nothing is written through it, so its write-only fields are simply hidden.
         let mut resource = *self;
         resource.show.clear();
+        let write_only = std::mem::take(&mut resource.write_only);
+        resource.list.exclude.extend(write_only);
         Arc::new(Prepared::new(resource))
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use actix_web::http::Method;
 
-use super::hooks::{DefaultHooks, Hooks};
+use super::hooks::Hooks;
 use super::nested::IntoNested;
 use super::rate::RateLimit;
 use super::relation::{ChildSpec, IntoChildResource};
@@ -20,6 +20,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) list: ListSpec<M>,
     /// Private fields shown here (indexes).
     pub(crate) show: Vec<usize>,
+    /// Fields written here but never shown, filtered or ordered on (indexes).
+    pub(crate) write_only: Vec<usize>,
     pub(crate) filter_recursive: bool,
     /// `(foreign key index, the resource it nests)`.
     pub(crate) include: Vec<(usize, Box<dyn IntoNested>)>,
@@ -44,9 +46,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
-    pub(crate) hooks: Arc<dyn Hooks<M>>,
-    /// Whether `hooks` are the user's (else [`DefaultHooks`], which do nothing).
-    pub(crate) custom_hooks: bool,
+    /// The hook sets, in the order they were added (none: the defaults, which do nothing).
+    pub(crate) hooks: Vec<Arc<dyn Hooks<M>>>,
 }
 
 impl<M: RestModel> Default for Resource<M> {
@@ -72,6 +73,7 @@ impl<M: RestModel> Resource<M> {
             name: None,
             list: ListSpec::default(),
             show: Vec::new(),
+            write_only: Vec::new(),
             filter_recursive: true,
             include: Vec::new(),
             children: Vec::new(),
@@ -88,8 +90,7 @@ impl<M: RestModel> Resource<M> {
             auth: None,
             rate: None,
             allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
-            hooks: Arc::new(DefaultHooks),
-            custom_hooks: false,
+            hooks: Vec::new(),
         }
     }
 
@@ -102,10 +103,36 @@ impl<M: RestModel> Resource<M> {
     list_setters!();
 
     /// Shows these `#[rest(private)]` fields here, and only here: this resource serializes,
-    /// accepts, filters and orders them as any other field. Other resources, joins from them
-    /// and this resource nested in another (`include`) still refuse them.
+    /// accepts, filters and orders them as any other field it shows (narrow that with
+    /// `filter_fields` or `filter_exclude`). Other resources, joins from them and this resource
+    /// nested in another (`include`) still refuse them. To accept a private field without
+    /// showing it, use [`write_only`](Self::write_only).
     pub fn show(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
         self.show = indexes(fields);
+        self
+    }
+
+    /// Accepts these fields in bodies here but never shows them (DRF's `write_only=True`): a
+    /// POST, PUT, PATCH, bulk create, upsert or nested create of this resource may write them
+    /// (a `#[rest(private)]` field too, which no other resource accepts), while no answer
+    /// serializes them (not the object a write returns, nor this resource included in
+    /// another), and no client may filter, order, search, aggregate or name them in `fields=`
+    /// here or through a join, whatever `filter_fields` says. The API description marks them
+    /// `writeOnly` in request bodies and leaves them out of responses.
+    ///
+    /// Panics at registration when a field is also shown (`show`, or listed in `fields`), is
+    /// the primary key or `#[rest(read_only)]`, or is left out of [`writable`](Self::writable).
+    ///
+    /// ```
+    /// use plover::accounts::User;
+    /// use plover::prelude::*;
+    ///
+    /// // Administrators set a user's e-mail address on POST /api/user/ and PUT; nobody reads
+    /// // it, filters or orders on it (`?ordering=email` is a 400).
+    /// let users = Resource::<User>::new().write_only([User::FIELDS.email]);
+    /// ```
+    pub fn write_only(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
+        self.write_only = indexes(fields);
         self
     }
 
@@ -353,10 +380,37 @@ impl<M: RestModel> Resource<M> {
         self
     }
 
-    /// Overrides hooks.
+    /// Adds a set of [`Hooks`]: each call adds one, after those added before, and every set
+    /// runs (docs/reference.md#hooks says how each hook composes: conditions of `get_query`
+    /// all apply, `prepare_data` and `save_object` run in order, each seeing what the previous
+    /// one left, a `check_*` refuses when any set refuses, and the ownership pair is the first
+    /// set's).
+    ///
+    /// ```
+    /// use plover::accounts::User;
+    /// use plover::prelude::*;
+    /// use plover::rest::{Context, Data, HashPassword, Hooks};
+    ///
+    /// /// Adds `"initial"` to every user object.
+    /// struct Initial;
+    ///
+    /// impl Hooks<User> for Initial {
+    ///     fn prepare_data(&self, _cx: &Context<'_>, user: &User, data: &mut Data<'_>) {
+    ///         data.insert("initial", user.username.chars().next().map(String::from));
+    ///     }
+    ///     fn reads_hidden_fields(&self) -> bool {
+    ///         false
+    ///     }
+    /// }
+    ///
+    /// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+    /// let auth = Auth::<User>::new(db.clone());
+    /// let users = Resource::<User>::new()
+    ///     .hooks(HashPassword::new(&auth)) // hashes an incoming password
+    ///     .hooks(Initial); // and adds a key to each object
+    /// ```
     pub fn hooks(mut self, hooks: impl Hooks<M>) -> Self {
-        self.hooks = Arc::new(hooks);
-        self.custom_hooks = true;
+        self.hooks.push(Arc::new(hooks));
         self
     }
 }
