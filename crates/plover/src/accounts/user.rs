@@ -326,8 +326,8 @@ impl<U: UserModel> Auth<U> {
         U::load_pk(conn, id)
     }
 
-    /// The user named `username` (after NFKC normalisation, as names are stored), active or
-    /// not.
+    /// The user named `username` (NFKC-normalised and without surrounding whitespace, as names
+    /// are stored: [`normalize_username`](super::normalize_username)), active or not.
     pub fn find_user(&self, conn: &mut Conn<'_>, username: &str) -> Result<Option<U>, Error> {
         if crate::value::check_text(username).is_err() {
             return Ok(None); // no stored name holds U+0000
@@ -335,7 +335,7 @@ impl<U: UserModel> Auth<U> {
         // NFKC leaves ASCII as it is: most names need no copy.
         let normalized;
         let username = if username.is_ascii() {
-            username
+            username.trim()
         } else {
             normalized = crate::model::usernames::normalize_username(username);
             normalized.as_str()
