@@ -275,3 +275,96 @@ async fn a_nul_in_the_login_form_is_400() {
         assert_eq!(resp.code(), 400, "{}", resp.text());
     }
 }
+
+/// The throttle counts a username as the login looks it up: after five failures for alice,
+/// her name in any compatibility form, case or surrounding spaces is throttled too, on the
+/// login form and with Basic credentials.
+#[actix_web::test]
+async fn the_username_throttle_counts_the_name_as_the_login_looks_it_up() {
+    let app = TestApp::new().await;
+    app.user("alice", "right");
+    let attacker = app.browser().from_address("127.0.0.2");
+    for _ in 0..5 {
+        attacker.login("alice", "wrong").await.expect(200);
+    }
+    for spelling in [
+        "\u{ff41}lice",
+        "\u{1d41a}lice",
+        "\u{aa}lice",
+        " alice",
+        "ALICE",
+    ] {
+        let resp = attacker.login(spelling, "wrong").await;
+        assert_eq!(resp.code(), 429, "{spelling:?}: {}", resp.text());
+        let resp = app.send(post_from("127.0.0.2", spelling, "wrong")).await;
+        assert_eq!(resp.code(), 429, "{spelling:?} with Basic credentials");
+    }
+    app.send(post_from("127.0.0.3", "\u{ff41}lice", "right"))
+        .await
+        .expect(201);
+}
+
+/// Two processes serving one database share the failure counts (on PostgreSQL by default,
+/// on SQLite with `login_counts_in_database(true)`): three failures on one and two on the
+/// other make the sixth attempt 429 on both, and a success on either ends the count.
+#[actix_web::test]
+async fn two_processes_on_one_database_share_the_failure_counts() {
+    let shared = |auth: plover::prelude::Auth<plover_tests::User>| {
+        if plover_tests::on_postgres() {
+            auth // the default on PostgreSQL
+        } else {
+            auth.login_counts_in_database(true)
+        }
+    };
+    let app = TestApp::with_auth(shared).await;
+    let other = app.another_process(shared).await;
+    app.user("alice", "right");
+    for _ in 0..3 {
+        app.send(post_from("127.0.0.2", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    for _ in 0..2 {
+        other
+            .send(post_from("127.0.0.2", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    assert_eq!(
+        app.send(post_from("127.0.0.2", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+    assert_eq!(
+        other
+            .send(post_from("127.0.0.2", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+    let form = other.browser().from_address("127.0.0.2");
+    assert_eq!(form.login("alice", "right").await.code(), 429);
+    // Another address is not throttled; a success from 127.0.0.4 ends only its own count.
+    for _ in 0..4 {
+        app.send(post_from("127.0.0.4", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    other
+        .send(post_from("127.0.0.4", "alice", "right"))
+        .await
+        .expect(201);
+    for _ in 0..5 {
+        app.send(post_from("127.0.0.4", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    assert_eq!(
+        other
+            .send(post_from("127.0.0.4", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+}

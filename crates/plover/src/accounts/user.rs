@@ -10,7 +10,7 @@ use super::cache::CredentialCache;
 use super::gate::{Gate, Refused};
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
-use super::throttle::{LoginLimits, Refusal, Throttle};
+use super::throttle::{LoginLimits, Refusal, Store, Throttle};
 use crate::client::ClientKey;
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
@@ -210,7 +210,11 @@ impl<U: UserModel> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
                 gate: Gate::new(settings.password_checks, settings.check_share),
-                throttle: Throttle::new(settings.limits),
+                throttle: Throttle::new(
+                    settings.limits,
+                    &format!("login:{}", U::meta().table),
+                    settings.login_store,
+                ),
                 settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
@@ -252,6 +256,22 @@ impl<U: UserModel> Auth<U> {
     /// refused with 429 and `Retry-After`, with growing delays).
     pub fn login_limits(self, limits: LoginLimits) -> Auth<U> {
         self.with(|s| s.limits = limits)
+    }
+
+    /// Where the counts of failed logins live: `true`, in the database's table
+    /// `plover_login_failure` (made at first use), which every process serving the database
+    /// shares, so that two processes do not allow twice the attempts; `false`, in this process.
+    /// The default is the database on PostgreSQL (where several processes usually serve one
+    /// database) and the process on SQLite; set `true` when several processes share one SQLite
+    /// file. In the database, each password check reads the counts (one statement) and each
+    /// failure writes them; when the database fails, the process counts instead.
+    pub fn login_counts_in_database(self, shared: bool) -> Auth<U> {
+        let store = if shared {
+            Store::Database
+        } else {
+            Store::Memory
+        };
+        self.with(|s| s.login_store = store)
     }
 
     /// The settings.
@@ -375,10 +395,12 @@ impl<U: UserModel> Auth<U> {
     }
 
     /// `user` (found by `creds.username`) if `creds.password` is its password and it is
-    /// active, with no database work: the bcrypt check (spared by a short-lived cache of
-    /// verified credentials). For `None`, the time a real check would take is spent all the
-    /// same, so that timing does not reveal which names exist. A wrong password counts against
-    /// the client's address and the username from it ([`Auth::login_limits`]).
+    /// active: the bcrypt check (spared by a short-lived cache of verified credentials). For
+    /// `None`, the time a real check would take is spent all the same, so that timing does not
+    /// reveal which names exist. A wrong password counts against the client's address and the
+    /// username from it ([`Auth::login_limits`]); where those counts live in the database
+    /// ([`Auth::login_counts_in_database`]), they are read and written with a connection of
+    /// their own, never held during the check.
     ///
     /// # Errors
     /// [`Error::TooManyRequests`] (429) when the address, or the username from it, is
@@ -386,12 +408,17 @@ impl<U: UserModel> Auth<U> {
     /// ([`Auth::password_check_share`]); [`Error::Busy`] (503) when more checks wait than
     /// [`Auth::password_checks`] allows.
     pub fn verify(&self, creds: Credentials<'_>, user: Option<U>) -> Result<Option<U>, Error> {
-        self.verify_then(creds, user, || ())
+        let db = self.db().clone();
+        let mut unit = LazyConn::new(&db);
+        let verified = self.verify_releasing(creds, user, &mut unit);
+        drop(unit);
+        verified
     }
 
-    /// [`Auth::verify`], giving `db`'s connection back ([`LazyConn::release`]) before a full
-    /// password check, so that a flood of wrong passwords never holds the pool (docs/security.md).
-    /// Credentials the cache recognizes keep the connection: the unit goes on with it.
+    /// [`Auth::verify`] with the unit of work `db` (of this component's database): its
+    /// connection goes back to the pool ([`LazyConn::release`]) before a full password check,
+    /// so that a flood of wrong passwords never holds the pool (docs/security.md). Credentials
+    /// the cache recognizes keep the connection: the unit goes on with it.
     ///
     /// # Errors
     /// As [`Auth::verify`].
@@ -401,24 +428,17 @@ impl<U: UserModel> Auth<U> {
         user: Option<U>,
         db: &mut LazyConn<'_>,
     ) -> Result<Option<U>, Error> {
-        self.verify_then(creds, user, || db.release())
-    }
-
-    /// [`Auth::verify`], calling `before_check` just before a full password check.
-    fn verify_then(
-        &self,
-        creds: Credentials<'_>,
-        user: Option<U>,
-        before_check: impl FnOnce(),
-    ) -> Result<Option<U>, Error> {
         let client = ClientKey::of(creds.client);
         let (throttle, gate) = (&self.inner.throttle, &self.inner.gate);
         // Before anything else, the cache included: a throttled client must not learn from a
         // cache hit that a guess was right.
-        if let Err(wait) = throttle.check(client, creds.username) {
-            throttle.refused(client, Refusal::Throttled);
-            return Err(Error::TooManyRequests(wait));
-        }
+        let counted = match throttle.check(db, client, creds.username) {
+            Ok(counted) => counted,
+            Err(wait) => {
+                throttle.refused(client, Refusal::Throttled);
+                return Err(Error::TooManyRequests(wait));
+            }
+        };
         let refused = |why: Refused| {
             throttle.refused(client, Refusal::Busy);
             match why {
@@ -428,13 +448,13 @@ impl<U: UserModel> Auth<U> {
         };
         let password = creds.password;
         let Some(user) = user else {
-            before_check();
+            db.release();
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
             gate.run(client, || check_password(password, dummy))
                 .map_err(refused)?;
-            throttle.failed(client, creds.username);
+            throttle.failed(db, client, creds.username);
             throttle.refused(client, Refusal::Wrong);
             return Ok(None);
         };
@@ -442,7 +462,7 @@ impl<U: UserModel> Auth<U> {
         let (name, hash) = (user.username(), user.password_hash());
         let mut busy = None;
         let verified = cache.check(name, hash, password, || {
-            before_check();
+            db.release();
             // Requests with the same credentials that missed the cache together (an entry that
             // ran out under load) wait here in turn: the first check's success serves the rest.
             gate.run(client, || {
@@ -457,11 +477,13 @@ impl<U: UserModel> Auth<U> {
             return Err(refused(why));
         }
         if !verified {
-            throttle.failed(client, creds.username);
+            throttle.failed(db, client, creds.username);
             throttle.refused(client, Refusal::Wrong);
             return Ok(None);
         }
-        throttle.succeeded(client, creds.username);
+        if counted {
+            throttle.succeeded(db, client, creds.username);
+        }
         Ok(user.is_active().then_some(user))
     }
 }
