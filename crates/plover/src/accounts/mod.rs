@@ -3,6 +3,7 @@
 
 mod cache;
 mod failures;
+mod flight;
 mod gate;
 #[cfg(feature = "accounts")]
 mod next;

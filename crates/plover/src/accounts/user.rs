@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::cache::CredentialCache;
+use super::flight::Flights;
 use super::gate::{Gate, Refused};
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
@@ -127,6 +128,8 @@ struct AuthInner {
     dummy: OnceLock<String>,
     /// The bound on password checks that run at once.
     gate: Gate,
+    /// The checks running now, which requests with the same credentials wait for.
+    flights: Flights,
     /// The counts of failed logins.
     throttle: Throttle,
 }
@@ -209,7 +212,12 @@ impl<U: UserModel> Auth<U> {
     fn from_settings(settings: Settings) -> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
-                gate: Gate::new(settings.password_checks, settings.check_share),
+                gate: Gate::new(
+                    settings.password_checks,
+                    settings.check_share,
+                    settings.limits.window,
+                ),
+                flights: Flights::default(),
                 throttle: Throttle::new(
                     settings.limits,
                     &format!("login:{}", U::meta().table),
@@ -452,7 +460,7 @@ impl<U: UserModel> Auth<U> {
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
-            gate.run(client, || check_password(password, dummy))
+            gate.run(client, None, || check_password(password, dummy))
                 .map_err(refused)?;
             throttle.failed(db, client, creds.username);
             throttle.refused(client, Refusal::Wrong);
@@ -460,21 +468,34 @@ impl<U: UserModel> Auth<U> {
         };
         let cache = &self.inner.cache;
         let (name, hash) = (user.username(), user.password_hash());
-        let mut busy = None;
+        let (mut busy, mut checked) = (None, false);
         let verified = cache.check(name, hash, password, || {
             db.release();
-            // Requests with the same credentials that missed the cache together (an entry that
-            // ran out under load) wait here in turn: the first check's success serves the rest.
-            gate.run(client, || {
-                cache.hit(name, hash, password) || user.check_password(password)
-            })
-            .unwrap_or_else(|why| {
-                busy = Some(why);
-                false
-            })
+            checked = true;
+            // Requests with the same credentials that miss the cache together wait for the
+            // first one's check, without a place of their own in the gate.
+            let key = cache.digest(name, hash, password);
+            self.inner
+                .flights
+                .once(key, || {
+                    gate.run(client, Some(name), || {
+                        cache.hit(name, hash, password) || user.check_password(password)
+                    })
+                })
+                .unwrap_or_else(|why| {
+                    busy = Some(why);
+                    false
+                })
         });
         if let Some(why) = busy {
             return Err(refused(why));
+        }
+        if checked {
+            if verified {
+                gate.succeeded(name);
+            } else {
+                gate.failed(name);
+            }
         }
         if !verified {
             throttle.failed(db, client, creds.username);
@@ -538,7 +559,8 @@ mod tests {
     }
 
     /// Two requests with the same credentials miss the cache together: the second waits for
-    /// the first's check and is then answered by the cache, without a check of its own.
+    /// the first's check and takes its answer, without a check (or a place in the gate) of its
+    /// own.
     #[test]
     fn a_check_that_waited_is_answered_by_the_one_before_it() {
         let db = Database::from_url("sqlite://:memory:").unwrap();
@@ -557,7 +579,7 @@ mod tests {
         let first = verify(auth.clone(), user.clone());
         wait_for(|| CHECKS.load(Ordering::SeqCst) == 1);
         let second = verify(auth.clone(), user);
-        wait_for(|| auth.inner.gate.waiting() == 1);
+        wait_for(|| auth.inner.flights.waiting() == 1);
         HOLD.store(false, Ordering::SeqCst);
         assert!(first.join().unwrap());
         assert!(second.join().unwrap());
