@@ -104,6 +104,9 @@ pub(crate) struct Throttle {
     limits: LoginLimits,
     /// Names the counts of this throttle among those of the database's table.
     scope: String,
+    /// Whether the names counted are usernames, counted as a login looks them up; else (API
+    /// keys) as given.
+    usernames: bool,
     store: Store,
     /// The counts kept in the process, by bucket (and those of the database when it fails).
     counts: Mutex<HashMap<String, Count>>,
@@ -133,11 +136,12 @@ fn now_ms() -> u64 {
 }
 
 impl Throttle {
-    /// Counts under `scope` (the user table's name, say), kept in `store`.
+    /// Counts of failed logins under `scope` (the user table's name, say), kept in `store`.
     pub(crate) fn new(limits: LoginLimits, scope: &str, store: Store) -> Throttle {
         Throttle {
             limits,
             scope: scope.to_owned(),
+            usernames: true,
             store,
             counts: Mutex::new(HashMap::new()),
             shared: failures::Table::default(),
@@ -152,11 +156,21 @@ impl Throttle {
         }
     }
 
+    /// This throttle counting API keys (as given, case and all) instead of usernames.
+    pub(crate) fn of_keys(mut self) -> Throttle {
+        self.usernames = false;
+        self
+    }
+
     /// The buckets an attempt for `username` from `client` counts in: the address's, and the
-    /// username's from that address (`true`). The name is counted as it is looked up (NFKC,
+    /// username's from that address (`true`). A username is counted as it is looked up (NFKC,
     /// trimmed), whatever its case: `ａlice`, `𝐚lice` and ` Alice` are `alice`.
     fn buckets(&self, client: ClientKey, username: &str) -> [(String, bool); 2] {
-        let mut name = super::normalize_username(username).to_lowercase();
+        let mut name = if self.usernames {
+            super::normalize_username(username).to_lowercase()
+        } else {
+            username.to_owned()
+        };
         if name.len() > MAX_NAME {
             let mut end = MAX_NAME;
             while !name.is_char_boundary(end) {
