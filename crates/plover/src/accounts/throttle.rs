@@ -267,12 +267,16 @@ impl Throttle {
     pub(crate) fn failed(&self, db: &mut LazyConn<'_>, client: ClientKey, username: &str) {
         let buckets = self.buckets(client, username);
         let now = now_ms();
-        if self.in_database(db)
-            && buckets
+        if self.in_database(db) {
+            let window = self.window_ms();
+            let counted = buckets
                 .iter()
-                .all(|(key, _)| self.shared.add(db, key, now, self.window_ms()))
-        {
-            return;
+                .all(|(key, _)| self.shared.add(db, key, now, window));
+            // A refused attempt holds no connection past its answer.
+            db.release();
+            if counted {
+                return;
+            }
         }
         self.failed_in_memory(now, &buckets);
     }
@@ -304,6 +308,7 @@ impl Throttle {
         let [_, (key, _)] = self.buckets(client, username);
         if self.in_database(db) {
             self.shared.remove(db, &key);
+            db.release();
         }
         self.counts
             .lock()
