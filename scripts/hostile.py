@@ -28,7 +28,9 @@ the end, and checks, printing one line per check with its figures:
   8. correct logins (Basic and the login form, bcrypt cost 10) from 127.0.0.3 succeed while 20
      connections from 127.0.0.2 send wrong passwords (401, then 429 once throttled), with their
      latency beside the latency without the flood, and the app logs a summary, not a line per
-     refusal;
+     refusal; 8b. correct logins of known users succeed, within a small factor of their time
+     alone, while 40 connections send wrong passwords for other known users, each request
+     from a new loopback address (so that no per-address share can stop them);
   9. sessions end with a password change; look-alike usernames are 409; a NUL in the login
      form is 400; exported CSV cells that a spreadsheet would evaluate start with a quote;
  10. 13 connections from 127.0.0.2 that never read an ~18 MB page hold at most their share of
@@ -899,6 +901,100 @@ def check_login_flood(app, seconds, set_hash):
               max(flood_ms), sum(statuses.values()), seconds + 1, statuses, lines))
 
 
+def spread_flood_main(port, seconds, clients, targets):
+    """Wrong Basic passwords for the comma-separated `targets`, each request from a new
+    loopback address (hostile.py --spread-flood PORT SECONDS CLIENTS TARGETS), `clients` at once
+    as fast as answered. Prints the statuses."""
+    statuses, lock = {}, threading.Lock()
+    until = time.monotonic() + seconds
+    names = targets.split(",")
+
+    def one(k):
+        i = 0
+        while time.monotonic() < until:
+            i += 1
+            n = k * 100000 + i
+            source = "127.%d.%d.%d" % (10 + k % 200, n // 250 % 250, 1 + n % 250)
+            c = Client(port, timeout=30, source=source)
+            try:
+                r = c.request("POST", "/api/message/", {"content": "x"},
+                              auth=(names[n % len(names)], "wrong-%d" % n))
+                status = r.status
+            except OSError as e:
+                status = e.__class__.__name__
+            c.close()
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"statuses": statuses}))
+
+
+def check_spread_flood(app, seconds, set_hash):
+    """Correct logins of known users (Basic and the login form, each user once) from
+    127.0.0.4, alone and while 40 connections send wrong passwords for eight other known users,
+    each request from a new loopback address (no per-address share can stop it): the flood
+    fills the shared lane of the password checks, the correct logins take the reserved one."""
+    tag = uuid.uuid4().hex[:6]
+    users = ["spread-%d-%s" % (i, tag) for i in range(16)]
+    targets = ["target-%d-%s" % (i, tag) for i in range(8)]
+    c = Client(app.port)
+    for user in users + targets:
+        r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                             "password": "unused"}, auth=ADMIN)
+        if not check(r.status == 201, "POST /api/user/: %s %s" % (r.status, r.text()[:200])):
+            report("8b spread login flood", False, "no users")
+            return
+        set_hash(user, SLOW_HASH)
+
+    def logins(names):
+        codes, ms = [], []
+        for k, user in enumerate(names):
+            v = Client(app.port, source="127.0.0.4")
+            started = time.monotonic()
+            if k % 2:
+                r = v.request("POST", "/api/message/", {"content": "hi"},
+                              auth=(user, SLOW_PASSWORD))
+            else:
+                name, token = csrf_of(v, "/accounts/login/")
+                r = v.request("POST", "/accounts/login/", form={
+                    "username": user, "password": SLOW_PASSWORD, name: token})
+            codes.append(r.status)
+            ms.append((time.monotonic() - started) * 1000)
+            v.close()
+        return codes, ms
+
+    quiet_codes, quiet_ms = logins(users[:6])
+    flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--spread-flood",
+                              str(app.port), str(seconds + 1.0), "40", ",".join(targets)],
+                             stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    flood_codes, flood_ms = logins(users[6:16])
+    out, _ = flood.communicate(timeout=seconds + 60)
+    statuses = {int(k) if k.isdigit() else k: v for k, v in json.loads(out)["statuses"].items()}
+    expected = lambda codes: all(code in (201, 302) for code in codes)
+    quiet, busy = statistics.median(quiet_ms), statistics.median(flood_ms)
+    ok = True
+    ok &= check(expected(quiet_codes) and expected(flood_codes),
+                "correct logins from 127.0.0.4: expected 201 (Basic) and 302 (form), got %s "
+                "alone and %s during the flood from new addresses" % (quiet_codes, flood_codes))
+    ok &= check(set(statuses) <= {401, 429, 503},
+                "wrong passwords from new addresses: expected 401, 429 or 503, got %s"
+                % statuses)
+    ok &= check(busy <= 4 * quiet + 1000,
+                "correct logins took a median %.0f ms during the flood, %.0f ms alone"
+                % (busy, quiet))
+    report("8b spread login flood", ok,
+           "correct logins of known users from 127.0.0.4 (bcrypt cost 10): median %.0f ms "
+           "alone, median %.0f ms (max %.0f ms) during 40 connections of wrong passwords, each "
+           "request from a new address (%d requests in %.0f s: %s)"
+           % (quiet, busy, max(flood_ms), sum(statuses.values()), seconds + 1, statuses))
+
+
 # ---------------------------------------------------------------------------------------------
 # 9. Accounts: sessions end with the password, usernames, NUL in forms, safe CSV cells
 
@@ -1205,6 +1301,9 @@ def main():
     if sys.argv[1:2] == ["--login-flood"]:
         login_flood_main(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
         return
+    if sys.argv[1:2] == ["--spread-flood"]:
+        spread_flood_main(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI size")
     ap.add_argument("--pg", metavar="URL", help="PostgreSQL admin URL (a database is created)")
@@ -1257,6 +1356,7 @@ def main():
         # On the first app: the flood of check 4 came from 127.0.0.1, which the second app
         # now throttles, the admin's own requests included.
         check_login_flood(app, flood_s, set_hash)
+        check_spread_flood(app, flood_s, set_hash)
         check_accounts(app.port)
         check_outlived_work(app, db.url if args.pg else None)
         check_concurrent_deletes(app.port)

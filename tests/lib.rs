@@ -1074,6 +1074,24 @@ impl TestApp {
         }
     }
 
+    /// The same application over this one's database, with an accounts component of its own
+    /// (`configure` from `Auth::new(db).cost(4)`), as another process serving the database has:
+    /// nothing kept in this process is shared with it.
+    pub async fn another_process(
+        &self,
+        configure: impl FnOnce(Auth<User>) -> Auth<User>,
+    ) -> TestService {
+        let auth = configure(Auth::<User>::new(self.db.clone()).cost(4));
+        let api = api(self.db.clone(), &auth, &CallLog::default());
+        TestService::new(
+            App::new()
+                .wrap(auth.session_middleware())
+                .configure(auth.setup())
+                .configure(api.setup()),
+        )
+        .await
+    }
+
     /// Whether this application runs on PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         matches!(self.store, Store::Pg(_))

@@ -524,22 +524,21 @@ async fn api_key_wrong_pairs_are_401() {
         &[("key", ""), ("secret", "")],
         &[("key", "K1"), ("secret", "s1")],
     ];
-    for pair in pairs {
-        let resp = app
-            .post(&url("/api/note/", pair), json!({"message": "x"}))
-            .await;
-        assert_401(&resp);
-        let mut req = json_request(Method::POST, "/api/note/", &json!({"message": "x"}));
+    // Each pair from an address of its own: wrong pairs are throttled per address and key.
+    for (i, pair) in pairs.into_iter().enumerate() {
+        let peer: std::net::SocketAddr = format!("127.0.1.{i}:40000").parse().expect("an address");
+        let body = json!({"message": "x"});
+        let req = json_request(Method::POST, &url("/api/note/", pair), &body);
+        assert_401(&app.send(req.peer_addr(peer)).await);
+        let mut req = json_request(Method::POST, "/api/note/", &body);
         for (k, v) in pair {
             req = req.insert_header((*k, *v));
         }
-        assert_401(&app.send(req).await);
+        assert_401(&app.send(req.peer_addr(peer)).await);
         let mut fields = pair.to_vec();
         fields.push(("data", r#"{"message": "x"}"#));
-        assert_401(
-            &app.send(form_request(Method::POST, "/api/note/", &fields))
-                .await,
-        );
+        let req = form_request(Method::POST, "/api/note/", &fields);
+        assert_401(&app.send(req.peer_addr(peer)).await);
     }
     assert_eq!(app.count("note"), 1);
 }
@@ -784,4 +783,37 @@ async fn a_custom_owner_field() {
         ))
         .await;
     assert_eq!(resp.json_with(200), json!({"deleted": 1}));
+}
+
+/// Wrong API-key pairs are throttled as wrong passwords are: the 6th failure for one key
+/// from one address is 429 with `Retry-After` (even with the right secret), other addresses
+/// go on, and the 51st failure from one address, whatever the keys, is 429 too.
+#[actix_web::test]
+async fn wrong_api_key_secrets_are_throttled_per_address() {
+    let app = TestApp::with_seed(KEYS).await;
+    let get = |ip: &str, key: &str, secret: &str| {
+        TestRequest::get()
+            .uri(&url("/api/note/", &[("key", key), ("secret", secret)]))
+            .peer_addr(format!("{ip}:40000").parse().expect("an address"))
+    };
+    for i in 0..5 {
+        assert_401(&app.send(get("127.0.0.2", "k1", &format!("guess{i}"))).await);
+    }
+    let resp = app.send(get("127.0.0.2", "k1", "s1")).await;
+    assert_eq!(resp.code(), 429, "{}", resp.text());
+    let wait: u64 = resp
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After in seconds");
+    assert!((55..=60).contains(&wait), "about a minute: {wait}");
+    assert_eq!(app.send(get("127.0.0.3", "k1", "s1")).await.ids(), [1]);
+    assert_eq!(app.send(get("127.0.0.2", "k2", "s2")).await.ids(), [1]);
+    for i in 0..50 {
+        let resp = app
+            .send(get("127.0.0.4", &format!("key{i}"), "guess"))
+            .await;
+        assert_eq!(resp.code(), 401, "attempt {i}");
+    }
+    assert_eq!(app.send(get("127.0.0.4", "k2", "s2")).await.code(), 429);
+    assert_eq!(app.send(get("127.0.0.5", "k2", "s2")).await.ids(), [1]);
 }

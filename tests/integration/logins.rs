@@ -158,15 +158,19 @@ async fn a_wrong_password_flood_from_one_address_does_not_lock_out_another() {
     let (statuses, quiet) = login_each(&before, &names[..10]).await;
     assert_eq!(statuses, vec![302; 10], "without the flood");
 
-    // 20 connections from 127.0.0.2, each sending wrong passwords as fast as it is answered.
+    // 20 connections from 127.0.0.2, each sending wrong passwords as fast as it is answered
+    // (each a new guess: requests with the same credentials would share one check).
     let stop = std::cell::Cell::new(false);
+    let guesses = std::cell::Cell::new(0u32);
     let flood = join_all((0..20).map(|_| {
-        let stop = &stop;
+        let (stop, guesses) = (&stop, &guesses);
         let app = &app;
         async move {
             let mut codes = Vec::new();
             while !stop.get() {
-                let resp = app.send(post_from("127.0.0.2", "victim", "wrong")).await;
+                let guess = format!("wrong{}", guesses.get());
+                guesses.set(guesses.get() + 1);
+                let resp = app.send(post_from("127.0.0.2", "victim", &guess)).await;
                 codes.push(resp.code());
                 if resp.code() == 429 {
                     actix_web::rt::time::sleep(Duration::from_millis(5)).await;
@@ -274,4 +278,185 @@ async fn a_nul_in_the_login_form_is_400() {
             .await;
         assert_eq!(resp.code(), 400, "{}", resp.text());
     }
+}
+
+/// The throttle counts a username as the login looks it up: after five failures for alice,
+/// her name in any compatibility form, case or surrounding spaces is throttled too, on the
+/// login form and with Basic credentials.
+#[actix_web::test]
+async fn the_username_throttle_counts_the_name_as_the_login_looks_it_up() {
+    let app = TestApp::new().await;
+    app.user("alice", "right");
+    let attacker = app.browser().from_address("127.0.0.2");
+    for _ in 0..5 {
+        attacker.login("alice", "wrong").await.expect(200);
+    }
+    for spelling in [
+        "\u{ff41}lice",
+        "\u{1d41a}lice",
+        "\u{aa}lice",
+        " alice",
+        "ALICE",
+    ] {
+        let resp = attacker.login(spelling, "wrong").await;
+        assert_eq!(resp.code(), 429, "{spelling:?}: {}", resp.text());
+        let resp = app.send(post_from("127.0.0.2", spelling, "wrong")).await;
+        assert_eq!(resp.code(), 429, "{spelling:?} with Basic credentials");
+    }
+    app.send(post_from("127.0.0.3", "\u{ff41}lice", "right"))
+        .await
+        .expect(201);
+}
+
+/// Two processes serving one database share the failure counts (on PostgreSQL by default,
+/// on SQLite with `login_counts_in_database(true)`): three failures on one and two on the
+/// other make the sixth attempt 429 on both, and a success on either ends the count.
+#[actix_web::test]
+async fn two_processes_on_one_database_share_the_failure_counts() {
+    let shared = |auth: plover::prelude::Auth<plover_tests::User>| {
+        if plover_tests::on_postgres() {
+            auth // the default on PostgreSQL
+        } else {
+            auth.login_counts_in_database(true)
+        }
+    };
+    let app = TestApp::with_auth(shared).await;
+    let other = app.another_process(shared).await;
+    app.user("alice", "right");
+    for _ in 0..3 {
+        app.send(post_from("127.0.0.2", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    for _ in 0..2 {
+        other
+            .send(post_from("127.0.0.2", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    assert_eq!(
+        app.send(post_from("127.0.0.2", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+    assert_eq!(
+        other
+            .send(post_from("127.0.0.2", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+    let form = other.browser().from_address("127.0.0.2");
+    assert_eq!(form.login("alice", "right").await.code(), 429);
+    // Another address is not throttled; a success from 127.0.0.4 ends only its own count.
+    for _ in 0..4 {
+        app.send(post_from("127.0.0.4", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    other
+        .send(post_from("127.0.0.4", "alice", "right"))
+        .await
+        .expect(201);
+    for _ in 0..5 {
+        app.send(post_from("127.0.0.4", "alice", "wrong"))
+            .await
+            .expect(401);
+    }
+    assert_eq!(
+        other
+            .send(post_from("127.0.0.4", "alice", "right"))
+            .await
+            .code(),
+        429
+    );
+}
+
+/// A flood of wrong passwords where every request comes from an address of its own (so that
+/// no per-address share can stop it) fills the shared lane of the password checks; a known
+/// user's correct login, whose username has no failure, takes the reserved lane and succeeds.
+#[actix_web::test]
+async fn a_flood_from_many_addresses_does_not_lock_out_known_users() {
+    let app = TestApp::with_auth(|auth| {
+        auth.password_checks(1).login_limits(LoginLimits {
+            per_username: u32::MAX,
+            per_address: u32::MAX,
+            ..LoginLimits::default()
+        })
+    })
+    .await;
+    let names: Vec<String> = (0..20).map(|i| format!("user{i}")).collect();
+    costly_users(&app, &names);
+    let targets: Vec<String> = (0..8).map(|i| format!("target{i}")).collect();
+    costly_users(&app, &targets);
+    let before: Vec<Browser<'_>> = (0..10)
+        .map(|_| app.browser().from_address("127.0.0.3"))
+        .collect();
+    let (statuses, quiet) = login_each(&before, &names[..10]).await;
+    assert_eq!(statuses, vec![302; 10], "without the flood");
+
+    // 40 connections, each request from a new address, with a new wrong password for one of
+    // eight known users.
+    let stop = std::cell::Cell::new(false);
+    let sent = std::cell::Cell::new(0u32);
+    let flood = join_all((0..40).map(|task| {
+        let (stop, sent, app, targets) = (&stop, &sent, &app, &targets);
+        async move {
+            let mut codes = Vec::new();
+            while !stop.get() {
+                let n = sent.get();
+                sent.set(n + 1);
+                let ip = format!("127.{}.{}.{}", 1 + n / 65536 % 200, n / 256 % 256, n % 256);
+                let target = &targets[(task + n as usize) % targets.len()];
+                let resp = app.send(post_from(&ip, target, &format!("wrong{n}"))).await;
+                codes.push(resp.code());
+                if resp.code() != 401 {
+                    actix_web::rt::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+            codes
+        }
+    }));
+    let during = async {
+        actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+        let browsers: Vec<Browser<'_>> = (0..10)
+            .map(|i| app.browser().from_address(&format!("127.0.0.{}", 10 + i)))
+            .collect();
+        let result = login_each(&browsers, &names[10..]).await;
+        stop.set(true);
+        result
+    };
+    let (flood_codes, (statuses, busy)) = futures_util::future::join(flood, during).await;
+    let codes: Vec<u16> = flood_codes.into_iter().flatten().collect();
+    eprintln!(
+        "correct logins: median {quiet:?} without the flood, {busy:?} during it ({} flood \
+         requests from as many addresses: {} checked 401, {} refused 503)",
+        codes.len(),
+        codes.iter().filter(|c| **c == 401).count(),
+        codes.iter().filter(|c| **c == 503).count(),
+    );
+    assert!(
+        codes.contains(&503),
+        "the flood filled the shared lane: {codes:?}"
+    );
+    assert_eq!(
+        statuses,
+        vec![302; 10],
+        "every correct login of a known user succeeds during the flood"
+    );
+}
+
+/// Twelve requests at once from one address with the same correct credentials, not yet
+/// verified: one password check serves them all, and none is refused for holding more than
+/// the address's share of the checks.
+#[actix_web::test]
+async fn parallel_requests_with_one_correct_uncached_credential_all_pass() {
+    let app = TestApp::new().await;
+    costly_users(&app, &["alice".to_owned()]);
+    let answers =
+        join_all((0..12).map(|_| app.send(post_from("127.0.0.2", "alice", "right")))).await;
+    let codes: Vec<u16> = answers.iter().map(|r| r.code()).collect();
+    assert_eq!(codes, vec![201; 12]);
+    assert_eq!(app.count("message"), 12);
 }

@@ -130,7 +130,8 @@ pub fn ensure_user(
             return Ok(());
         }
         let changes = UserChanges {
-            username: Some(username.to_owned()),
+            // Stored as every writer stores it (NFKC, trimmed), and as the login finds it.
+            username: Some(plover::accounts::normalize_username(username)),
             password: Some(hash),
             email: Some(String::new()),
             join_date: Some(plover::value::now()),

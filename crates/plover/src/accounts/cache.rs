@@ -48,7 +48,8 @@ impl CredentialCache {
         }
     }
 
-    fn digest(&self, username: &str, stored_hash: &str, password: &str) -> Digest {
+    /// The keyed digest of a triple (never the password itself).
+    pub(crate) fn digest(&self, username: &str, stored_hash: &str, password: &str) -> Digest {
         // Lengths first, so that no two different triples feed the same bytes.
         let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
             return [0; 32];

@@ -2,6 +2,8 @@
 //! logout, `login_required` views through [`LoggedInUser`], and CSRF tokens for forms.
 
 mod cache;
+mod failures;
+mod flight;
 mod gate;
 #[cfg(feature = "accounts")]
 mod next;
@@ -9,7 +11,7 @@ mod password;
 #[cfg(feature = "accounts")]
 mod session;
 mod settings;
-mod throttle;
+pub(crate) mod throttle;
 mod user;
 mod users;
 #[cfg(feature = "accounts")]

@@ -10,7 +10,7 @@ use actix_web::cookie::Key;
 
 use super::gate::Gate;
 use super::password::DEFAULT_COST;
-use super::throttle::LoginLimits;
+use super::throttle::{LoginLimits, Store};
 use crate::db::Database;
 
 /// The settings of an [`Auth`](super::Auth) (see its builder methods).
@@ -21,6 +21,7 @@ pub(crate) struct Settings {
     pub(crate) password_checks: usize,
     pub(crate) check_share: f64,
     pub(crate) limits: LoginLimits,
+    pub(crate) login_store: Store,
     #[cfg(feature = "accounts")]
     pub(crate) session: SessionSettings,
 }
@@ -33,6 +34,7 @@ impl Settings {
             password_checks: Gate::default_permits(),
             check_share: 0.125,
             limits: LoginLimits::default(),
+            login_store: Store::Auto,
             #[cfg(feature = "accounts")]
             session: SessionSettings::default(),
         }
@@ -45,7 +47,8 @@ impl fmt::Debug for Settings {
         out.field("cost", &self.cost)
             .field("password_checks", &self.password_checks)
             .field("check_share", &self.check_share)
-            .field("limits", &self.limits);
+            .field("limits", &self.limits)
+            .field("login_store", &self.login_store);
         #[cfg(feature = "accounts")]
         out.field("session", &self.session);
         out.finish_non_exhaustive()

@@ -2,10 +2,12 @@
 //! summary log of refused attempts (docs/security.md, "A flood of wrong passwords").
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::failures;
 use crate::client::ClientKey;
+use crate::db::{Engine, LazyConn};
 
 /// How failed logins are throttled ([`Auth::login_limits`](super::Auth::login_limits)).
 ///
@@ -58,23 +60,30 @@ impl Default for LoginLimits {
     }
 }
 
-/// The most counts kept; beyond it (after dropping the expired ones) new addresses are not
-/// counted, and stay bounded by their share of the password checks alone.
+/// The most counts kept in the process; beyond it (after dropping the expired ones) new
+/// addresses are not counted, and stay bounded by their share of the password checks alone.
 const CAPACITY: usize = 100_000;
 
 /// The longest username kept in a count (longer ones are cut: they are counted all the same).
 const MAX_NAME: usize = 150;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Address(ClientKey),
-    Username(ClientKey, String),
+/// A count of failures and the time of the last one, in milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Count {
+    pub(crate) failures: u32,
+    pub(crate) last: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Count {
-    failures: u32,
-    last: Instant,
+/// Where the counts are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Store {
+    /// In the database on PostgreSQL (several processes usually serve one), in the process on
+    /// SQLite.
+    Auto,
+    /// In the process.
+    Memory,
+    /// In the database's table `plover_login_failure`, shared by every process serving it.
+    Database,
 }
 
 /// Why an attempt was refused, for the summary log.
@@ -88,11 +97,20 @@ pub(crate) enum Refusal {
     Busy,
 }
 
-/// The failure counts and the summary of refusals of one `Auth`.
+/// The failure counts and the summary of refusals of one `Auth` (or one API-key
+/// authentication, whose keys stand for usernames).
 #[derive(Debug)]
 pub(crate) struct Throttle {
     limits: LoginLimits,
-    counts: Mutex<HashMap<Key, Count>>,
+    /// Names the counts of this throttle among those of the database's table.
+    scope: String,
+    /// Whether the names counted are usernames, counted as a login looks them up; else (API
+    /// keys) as given.
+    usernames: bool,
+    store: Store,
+    /// The counts kept in the process, by bucket (and those of the database when it fails).
+    counts: Mutex<HashMap<String, Count>>,
+    shared: failures::Table,
     summary: Mutex<Summary>,
 }
 
@@ -110,11 +128,23 @@ struct Summary {
 /// Addresses named in one summary's counts, at most.
 const SUMMARY_CLIENTS: usize = 1024;
 
+/// The time now, in milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 impl Throttle {
-    pub(crate) fn new(limits: LoginLimits) -> Throttle {
+    /// Counts of failed logins under `scope` (the user table's name, say), kept in `store`.
+    pub(crate) fn new(limits: LoginLimits, scope: &str, store: Store) -> Throttle {
         Throttle {
             limits,
+            scope: scope.to_owned(),
+            usernames: true,
+            store,
             counts: Mutex::new(HashMap::new()),
+            shared: failures::Table::default(),
             summary: Mutex::new(Summary {
                 since: Instant::now(),
                 wrong: 0,
@@ -126,8 +156,21 @@ impl Throttle {
         }
     }
 
-    fn keys(client: ClientKey, username: &str) -> [(Key, bool); 2] {
-        let mut name = username.to_lowercase();
+    /// This throttle counting API keys (as given, case and all) instead of usernames.
+    pub(crate) fn of_keys(mut self) -> Throttle {
+        self.usernames = false;
+        self
+    }
+
+    /// The buckets an attempt for `username` from `client` counts in: the address's, and the
+    /// username's from that address (`true`). A username is counted as it is looked up (NFKC,
+    /// trimmed), whatever its case: `ａlice`, `𝐚lice` and ` Alice` are `alice`.
+    fn buckets(&self, client: ClientKey, username: &str) -> [(String, bool); 2] {
+        let mut name = if self.usernames {
+            super::normalize_username(username).to_lowercase()
+        } else {
+            username.to_owned()
+        };
         if name.len() > MAX_NAME {
             let mut end = MAX_NAME;
             while !name.is_char_boundary(end) {
@@ -135,9 +178,10 @@ impl Throttle {
             }
             name.truncate(end);
         }
+        let scope = &self.scope;
         [
-            (Key::Address(client), false),
-            (Key::Username(client, name), true),
+            (format!("{scope}|a|{client}"), false),
+            (format!("{scope}|u|{client}|{name}"), true),
         ]
     }
 
@@ -149,33 +193,65 @@ impl Throttle {
         }
     }
 
-    /// `Err(wait)` when `client` (or `username` from it) is throttled now: the time until it
-    /// may try again.
-    pub(crate) fn check(&self, client: ClientKey, username: &str) -> Result<(), Duration> {
-        self.check_at(Instant::now(), client, username)
+    fn window_ms(&self) -> u64 {
+        u64::try_from(self.limits.window.as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn check_at(&self, now: Instant, client: ClientKey, username: &str) -> Result<(), Duration> {
-        let Ok(counts) = self.counts.lock() else {
-            return Ok(());
-        };
+    /// Whether this throttle's counts live in `db`'s database.
+    fn in_database(&self, db: &LazyConn<'_>) -> bool {
+        match self.store {
+            Store::Auto => db.engine() == Engine::Postgres,
+            Store::Memory => false,
+            Store::Database => true,
+        }
+    }
+
+    /// `Err(wait)` when `client` (or `username` from it) is throttled now: the time until it
+    /// may try again. `Ok(true)` when failures of `username` from `client` are counted (a
+    /// success must end the count: [`Throttle::succeeded`]).
+    pub(crate) fn check(
+        &self,
+        db: &mut LazyConn<'_>,
+        client: ClientKey,
+        username: &str,
+    ) -> Result<bool, Duration> {
+        let buckets = self.buckets(client, username);
+        let keys = [buckets[0].0.as_str(), buckets[1].0.as_str()];
+        let counts = match self.in_database(db) {
+            true => self.shared.read(db, keys),
+            false => None,
+        }
+        .unwrap_or_else(|| self.read_memory(keys));
+        self.judge(now_ms(), counts)
+    }
+
+    /// The wait that the counts `[address, username]` impose at `now`.
+    fn judge(&self, now: u64, counts: [Option<Count>; 2]) -> Result<bool, Duration> {
         let mut wait = Duration::ZERO;
-        for (key, per_username) in Self::keys(client, username) {
-            let Some(count) = counts.get(&key) else {
+        for (count, per_username) in counts.iter().zip([false, true]) {
+            let Some(count) = count else {
                 continue;
             };
             let limit = self.limit(per_username);
-            if count.failures < limit || now >= count.last + self.limits.window {
+            let expires = count.last.saturating_add(self.window_ms());
+            if count.failures < limit || now >= expires {
                 continue;
             }
             let delay = self.delay(count.failures - limit);
-            wait = wait.max((count.last + delay).saturating_duration_since(now));
+            let delay = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+            let until = count.last.saturating_add(delay);
+            wait = wait.max(Duration::from_millis(until.saturating_sub(now)));
         }
         if wait.is_zero() {
-            Ok(())
+            Ok(counts[1].is_some())
         } else {
             Err(wait)
         }
+    }
+
+    fn read_memory(&self, keys: [&str; 2]) -> [Option<Count>; 2] {
+        let counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.map(|key| counts.get(key).copied())
     }
 
     /// `first_delay` doubled `beyond` times, at most the window.
@@ -188,27 +264,38 @@ impl Throttle {
     }
 
     /// Counts a failed attempt.
-    pub(crate) fn failed(&self, client: ClientKey, username: &str) {
-        self.failed_at(Instant::now(), client, username);
+    pub(crate) fn failed(&self, db: &mut LazyConn<'_>, client: ClientKey, username: &str) {
+        let buckets = self.buckets(client, username);
+        let now = now_ms();
+        if self.in_database(db) {
+            let window = self.window_ms();
+            let counted = buckets
+                .iter()
+                .all(|(key, _)| self.shared.add(db, key, now, window));
+            // A refused attempt holds no connection past its answer.
+            db.release();
+            if counted {
+                return;
+            }
+        }
+        self.failed_in_memory(now, &buckets);
     }
 
-    fn failed_at(&self, now: Instant, client: ClientKey, username: &str) {
-        let Ok(mut counts) = self.counts.lock() else {
-            return;
-        };
-        let window = self.limits.window;
-        for (key, _) in Self::keys(client, username) {
-            if counts.len() >= CAPACITY && !counts.contains_key(&key) {
-                counts.retain(|_, c| now < c.last + window);
+    fn failed_in_memory(&self, now: u64, buckets: &[(String, bool); 2]) {
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let window = self.window_ms();
+        for (key, _) in buckets {
+            if counts.len() >= CAPACITY && !counts.contains_key(key) {
+                counts.retain(|_, c| now < c.last.saturating_add(window));
                 if counts.len() >= CAPACITY {
                     continue;
                 }
             }
-            let count = counts.entry(key).or_insert(Count {
+            let count = counts.entry(key.clone()).or_insert(Count {
                 failures: 0,
                 last: now,
             });
-            if now >= count.last + window {
+            if now >= count.last.saturating_add(window) {
                 count.failures = 0;
             }
             count.failures = count.failures.saturating_add(1);
@@ -217,18 +304,21 @@ impl Throttle {
     }
 
     /// Ends the count of `username` from `client` after a successful login.
-    pub(crate) fn succeeded(&self, client: ClientKey, username: &str) {
-        if let Ok(mut counts) = self.counts.lock() {
-            let [_, (key, _)] = Self::keys(client, username);
-            counts.remove(&key);
+    pub(crate) fn succeeded(&self, db: &mut LazyConn<'_>, client: ClientKey, username: &str) {
+        let [_, (key, _)] = self.buckets(client, username);
+        if self.in_database(db) {
+            self.shared.remove(db, &key);
+            db.release();
         }
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
     }
 
     /// Adds a refused attempt to the summary, and logs the summary once its interval is over.
     pub(crate) fn refused(&self, client: ClientKey, why: Refusal) {
-        let Ok(mut summary) = self.summary.lock() else {
-            return;
-        };
+        let mut summary = self.summary.lock().unwrap_or_else(PoisonError::into_inner);
         match why {
             Refusal::Wrong => summary.wrong += 1,
             Refusal::Throttled => summary.throttled += 1,
@@ -291,20 +381,44 @@ mod tests {
         ClientKey::of(Some(std::net::IpAddr::from([127, 0, 0, last])))
     }
 
+    fn throttle() -> Throttle {
+        Throttle::new(LoginLimits::default(), "t", Store::Memory)
+    }
+
+    /// The throttle's counts in the process, at a given time.
+    impl Throttle {
+        fn check_at(&self, now: u64, client: ClientKey, name: &str) -> Result<(), Duration> {
+            let [(a, _), (u, _)] = self.buckets(client, name);
+            self.judge(now, self.read_memory([&a, &u])).map(|_| ())
+        }
+
+        fn failed_at(&self, now: u64, client: ClientKey, name: &str) {
+            self.failed_in_memory(now, &self.buckets(client, name));
+        }
+    }
+
     #[test]
     fn the_sixth_attempt_for_a_username_waits_with_growing_delays() {
-        let throttle = Throttle::new(LoginLimits::default());
-        let t0 = Instant::now();
-        let at = |s: u64| t0 + Duration::from_secs(s);
+        let throttle = throttle();
+        let at = |s: u64| 1_000_000 + s * 1000;
         for i in 0..5 {
             assert_eq!(throttle.check_at(at(i), client(2), "alice"), Ok(()));
             throttle.failed_at(at(i), client(2), "alice");
         }
-        assert_eq!(
-            throttle.check_at(at(5), client(2), "Alice"),
-            Err(Duration::from_secs(59)),
-            "the 6th attempt, whatever the case, waits a minute after the 5th failure"
-        );
+        for spelling in [
+            "Alice",
+            "\u{ff41}lice",
+            "\u{1d41a}lice",
+            "\u{aa}lice",
+            " alice ",
+        ] {
+            assert_eq!(
+                throttle.check_at(at(5), client(2), spelling),
+                Err(Duration::from_secs(59)),
+                "the 6th attempt, whatever the spelling ({spelling:?}), waits a minute after \
+                 the 5th failure"
+            );
+        }
         assert_eq!(throttle.check_at(at(5), client(3), "alice"), Ok(()));
         assert_eq!(throttle.check_at(at(5), client(2), "bob"), Ok(()));
         assert_eq!(throttle.check_at(at(64), client(2), "alice"), Ok(()));
@@ -314,20 +428,25 @@ mod tests {
             Err(Duration::from_secs(119)),
             "the delay doubles"
         );
-        throttle.succeeded(client(2), "alice");
+        let [_, (key, _)] = throttle.buckets(client(2), "alice");
+        throttle
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
         assert_eq!(throttle.check_at(at(65), client(2), "alice"), Ok(()));
     }
 
     #[test]
     fn an_address_is_throttled_whatever_the_usernames_and_counts_expire() {
-        let throttle = Throttle::new(LoginLimits::default());
-        let t0 = Instant::now();
+        let throttle = throttle();
+        let t0 = 1_000_000;
         for i in 0..50 {
             throttle.failed_at(t0, client(2), &format!("user{i}"));
         }
         assert!(throttle.check_at(t0, client(2), "anyone").is_err());
         assert_eq!(throttle.check_at(t0, client(3), "anyone"), Ok(()));
-        let later = t0 + Duration::from_secs(15 * 60);
+        let later = t0 + 15 * 60 * 1000;
         assert_eq!(throttle.check_at(later, client(2), "anyone"), Ok(()));
         throttle.failed_at(later, client(2), "anyone");
         assert_eq!(
@@ -339,7 +458,7 @@ mod tests {
 
     #[test]
     fn delays_stop_at_the_window() {
-        let throttle = Throttle::new(LoginLimits::default());
+        let throttle = throttle();
         assert_eq!(throttle.delay(0), Duration::from_secs(60));
         assert_eq!(throttle.delay(3), Duration::from_secs(480));
         assert_eq!(throttle.delay(40), Duration::from_secs(900));
@@ -347,7 +466,7 @@ mod tests {
 
     #[test]
     fn the_summary_names_the_busiest_address() {
-        let throttle = Throttle::new(LoginLimits::default());
+        let throttle = throttle();
         throttle.refused(client(2), Refusal::Wrong);
         throttle.refused(client(2), Refusal::Throttled);
         throttle.refused(client(3), Refusal::Busy);

@@ -7,10 +7,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::cache::CredentialCache;
+use super::flight::Flights;
 use super::gate::{Gate, Refused};
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
-use super::throttle::{LoginLimits, Refusal, Throttle};
+use super::throttle::{LoginLimits, Refusal, Store, Throttle};
 use crate::client::ClientKey;
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
@@ -127,6 +128,8 @@ struct AuthInner {
     dummy: OnceLock<String>,
     /// The bound on password checks that run at once.
     gate: Gate,
+    /// The checks running now, which requests with the same credentials wait for.
+    flights: Flights,
     /// The counts of failed logins.
     throttle: Throttle,
 }
@@ -209,8 +212,17 @@ impl<U: UserModel> Auth<U> {
     fn from_settings(settings: Settings) -> Auth<U> {
         Auth {
             inner: Arc::new(AuthInner {
-                gate: Gate::new(settings.password_checks, settings.check_share),
-                throttle: Throttle::new(settings.limits),
+                gate: Gate::new(
+                    settings.password_checks,
+                    settings.check_share,
+                    settings.limits.window,
+                ),
+                flights: Flights::default(),
+                throttle: Throttle::new(
+                    settings.limits,
+                    &format!("login:{}", U::meta().table),
+                    settings.login_store,
+                ),
                 settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
@@ -252,6 +264,22 @@ impl<U: UserModel> Auth<U> {
     /// refused with 429 and `Retry-After`, with growing delays).
     pub fn login_limits(self, limits: LoginLimits) -> Auth<U> {
         self.with(|s| s.limits = limits)
+    }
+
+    /// Where the counts of failed logins live: `true`, in the database's table
+    /// `plover_login_failure` (made at first use), which every process serving the database
+    /// shares, so that two processes do not allow twice the attempts; `false`, in this process.
+    /// The default is the database on PostgreSQL (where several processes usually serve one
+    /// database) and the process on SQLite; set `true` when several processes share one SQLite
+    /// file. In the database, each password check reads the counts (one statement) and each
+    /// failure writes them; when the database fails, the process counts instead.
+    pub fn login_counts_in_database(self, shared: bool) -> Auth<U> {
+        let store = if shared {
+            Store::Database
+        } else {
+            Store::Memory
+        };
+        self.with(|s| s.login_store = store)
     }
 
     /// The settings.
@@ -326,8 +354,8 @@ impl<U: UserModel> Auth<U> {
         U::load_pk(conn, id)
     }
 
-    /// The user named `username` (after NFKC normalisation, as names are stored), active or
-    /// not.
+    /// The user named `username` (NFKC-normalised and without surrounding whitespace, as names
+    /// are stored: [`normalize_username`](super::normalize_username)), active or not.
     pub fn find_user(&self, conn: &mut Conn<'_>, username: &str) -> Result<Option<U>, Error> {
         if crate::value::check_text(username).is_err() {
             return Ok(None); // no stored name holds U+0000
@@ -335,7 +363,7 @@ impl<U: UserModel> Auth<U> {
         // NFKC leaves ASCII as it is: most names need no copy.
         let normalized;
         let username = if username.is_ascii() {
-            username
+            username.trim()
         } else {
             normalized = crate::model::usernames::normalize_username(username);
             normalized.as_str()
@@ -375,10 +403,12 @@ impl<U: UserModel> Auth<U> {
     }
 
     /// `user` (found by `creds.username`) if `creds.password` is its password and it is
-    /// active, with no database work: the bcrypt check (spared by a short-lived cache of
-    /// verified credentials). For `None`, the time a real check would take is spent all the
-    /// same, so that timing does not reveal which names exist. A wrong password counts against
-    /// the client's address and the username from it ([`Auth::login_limits`]).
+    /// active: the bcrypt check (spared by a short-lived cache of verified credentials). For
+    /// `None`, the time a real check would take is spent all the same, so that timing does not
+    /// reveal which names exist. A wrong password counts against the client's address and the
+    /// username from it ([`Auth::login_limits`]); where those counts live in the database
+    /// ([`Auth::login_counts_in_database`]), they are read and written with a connection of
+    /// their own, never held during the check.
     ///
     /// # Errors
     /// [`Error::TooManyRequests`] (429) when the address, or the username from it, is
@@ -386,12 +416,17 @@ impl<U: UserModel> Auth<U> {
     /// ([`Auth::password_check_share`]); [`Error::Busy`] (503) when more checks wait than
     /// [`Auth::password_checks`] allows.
     pub fn verify(&self, creds: Credentials<'_>, user: Option<U>) -> Result<Option<U>, Error> {
-        self.verify_then(creds, user, || ())
+        let db = self.db().clone();
+        let mut unit = LazyConn::new(&db);
+        let verified = self.verify_releasing(creds, user, &mut unit);
+        drop(unit);
+        verified
     }
 
-    /// [`Auth::verify`], giving `db`'s connection back ([`LazyConn::release`]) before a full
-    /// password check, so that a flood of wrong passwords never holds the pool (docs/security.md).
-    /// Credentials the cache recognizes keep the connection: the unit goes on with it.
+    /// [`Auth::verify`] with the unit of work `db` (of this component's database): its
+    /// connection goes back to the pool ([`LazyConn::release`]) before a full password check,
+    /// so that a flood of wrong passwords never holds the pool (docs/security.md). Credentials
+    /// the cache recognizes keep the connection: the unit goes on with it.
     ///
     /// # Errors
     /// As [`Auth::verify`].
@@ -401,24 +436,17 @@ impl<U: UserModel> Auth<U> {
         user: Option<U>,
         db: &mut LazyConn<'_>,
     ) -> Result<Option<U>, Error> {
-        self.verify_then(creds, user, || db.release())
-    }
-
-    /// [`Auth::verify`], calling `before_check` just before a full password check.
-    fn verify_then(
-        &self,
-        creds: Credentials<'_>,
-        user: Option<U>,
-        before_check: impl FnOnce(),
-    ) -> Result<Option<U>, Error> {
         let client = ClientKey::of(creds.client);
         let (throttle, gate) = (&self.inner.throttle, &self.inner.gate);
         // Before anything else, the cache included: a throttled client must not learn from a
         // cache hit that a guess was right.
-        if let Err(wait) = throttle.check(client, creds.username) {
-            throttle.refused(client, Refusal::Throttled);
-            return Err(Error::TooManyRequests(wait));
-        }
+        let counted = match throttle.check(db, client, creds.username) {
+            Ok(counted) => counted,
+            Err(wait) => {
+                throttle.refused(client, Refusal::Throttled);
+                return Err(Error::TooManyRequests(wait));
+            }
+        };
         let refused = |why: Refused| {
             throttle.refused(client, Refusal::Busy);
             match why {
@@ -428,40 +456,55 @@ impl<U: UserModel> Auth<U> {
         };
         let password = creds.password;
         let Some(user) = user else {
-            before_check();
+            db.release();
             let dummy = self.inner.dummy.get_or_init(|| {
                 make_password("plover-dummy", self.inner.settings.cost).unwrap_or_default()
             });
-            gate.run(client, || check_password(password, dummy))
+            gate.run(client, None, || check_password(password, dummy))
                 .map_err(refused)?;
-            throttle.failed(client, creds.username);
+            throttle.failed(db, client, creds.username);
             throttle.refused(client, Refusal::Wrong);
             return Ok(None);
         };
         let cache = &self.inner.cache;
         let (name, hash) = (user.username(), user.password_hash());
-        let mut busy = None;
+        let (mut busy, mut checked) = (None, false);
         let verified = cache.check(name, hash, password, || {
-            before_check();
-            // Requests with the same credentials that missed the cache together (an entry that
-            // ran out under load) wait here in turn: the first check's success serves the rest.
-            gate.run(client, || {
-                cache.hit(name, hash, password) || user.check_password(password)
-            })
-            .unwrap_or_else(|why| {
-                busy = Some(why);
-                false
-            })
+            db.release();
+            checked = true;
+            // Requests with the same credentials that miss the cache together wait for the
+            // first one's check, without a place of their own in the gate.
+            let key = cache.digest(name, hash, password);
+            self.inner
+                .flights
+                .once(key, || {
+                    gate.run(client, Some(name), || {
+                        cache.hit(name, hash, password) || user.check_password(password)
+                    })
+                })
+                .unwrap_or_else(|why| {
+                    busy = Some(why);
+                    false
+                })
         });
         if let Some(why) = busy {
             return Err(refused(why));
         }
+        if checked {
+            if verified {
+                gate.succeeded(name);
+            } else {
+                gate.failed(name);
+            }
+        }
         if !verified {
-            throttle.failed(client, creds.username);
+            throttle.failed(db, client, creds.username);
             throttle.refused(client, Refusal::Wrong);
             return Ok(None);
         }
-        throttle.succeeded(client, creds.username);
+        if counted {
+            throttle.succeeded(db, client, creds.username);
+        }
         Ok(user.is_active().then_some(user))
     }
 }
@@ -516,7 +559,8 @@ mod tests {
     }
 
     /// Two requests with the same credentials miss the cache together: the second waits for
-    /// the first's check and is then answered by the cache, without a check of its own.
+    /// the first's check and takes its answer, without a check (or a place in the gate) of its
+    /// own.
     #[test]
     fn a_check_that_waited_is_answered_by_the_one_before_it() {
         let db = Database::from_url("sqlite://:memory:").unwrap();
@@ -535,7 +579,7 @@ mod tests {
         let first = verify(auth.clone(), user.clone());
         wait_for(|| CHECKS.load(Ordering::SeqCst) == 1);
         let second = verify(auth.clone(), user);
-        wait_for(|| auth.inner.gate.waiting() == 1);
+        wait_for(|| auth.inner.flights.waiting() == 1);
         HOLD.store(false, Ordering::SeqCst);
         assert!(first.join().unwrap());
         assert!(second.join().unwrap());

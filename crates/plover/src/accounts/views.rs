@@ -177,22 +177,22 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     // The user is looked up with a pooled connection, which goes back to the pool before the
     // password check: a flood of wrong passwords never holds the pool.
     let checker = auth.get_ref().clone();
-    let username = form.username.clone();
-    let found = auth
-        .db()
-        .run(move |conn| checker.find_user(conn, &username))
-        .await
-        .unwrap_or(None);
-    let checker = auth.get_ref().clone();
     let (client, username, password) = (
         req.peer_addr().map(|a| a.ip()),
         form.username.clone(),
         form.password,
     );
-    let verified =
-        web::block(move || checker.verify(Credentials::new(client, &username, &password), found))
-            .await
-            .map_err(|e| Error::Internal(e.to_string()))?;
+    let verified = auth
+        .db()
+        .run_lazy(move |db| {
+            // Database trouble counts as no such user: a failed login, never an error page.
+            let found = db
+                .conn()
+                .and_then(|mut conn| checker.find_user(&mut conn, &username))
+                .unwrap_or(None);
+            Ok(checker.verify_releasing(Credentials::new(client, &username, &password), found, db))
+        })
+        .await?;
     let user = match verified {
         Err(Error::TooManyRequests(wait)) => {
             let current = current_user::<U>(&req).await?;

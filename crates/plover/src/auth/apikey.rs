@@ -7,6 +7,9 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
+use crate::accounts::throttle::{Refusal, Store, Throttle};
+use crate::accounts::LoginLimits;
+use crate::client::ClientKey;
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -19,10 +22,17 @@ use crate::query::{Filter, Op, Param, Select};
 /// The `secret` column holds the secret itself, or, with
 /// [`ApiKeyAuthentication::hashed_secrets`], its digest ([`hash_secret`]): a leaked table then
 /// gives no usable secret. Either way the comparison takes constant time.
+///
+/// Wrong pairs are throttled as wrong passwords are ([`LoginLimits`]): by default the 6th
+/// failure for one key from one address within 15 minutes, and the 51st from one address, are
+/// answered 429 with `Retry-After` without a look at the secret, with growing delays. The
+/// counts live in the database (table `plover_login_failure`) on PostgreSQL, in the process on
+/// SQLite.
 #[derive(Debug)]
 pub struct ApiKeyAuthentication<K: RestModel> {
     protected_methods: Vec<Method>,
     hashed: bool,
+    throttle: Throttle,
     _model: PhantomData<fn() -> K>,
 }
 
@@ -65,8 +75,20 @@ impl<K: RestModel> ApiKeyAuthentication<K> {
         ApiKeyAuthentication {
             protected_methods,
             hashed: false,
+            throttle: Self::throttle(LoginLimits::default()),
             _model: PhantomData,
         }
+    }
+
+    fn throttle(limits: LoginLimits) -> Throttle {
+        Throttle::new(limits, &format!("apikey:{}", K::meta().table), Store::Auto).of_keys()
+    }
+
+    /// How wrong pairs are throttled (default [`LoginLimits::default`]; `per_username` counts
+    /// the failures of one key from one address).
+    pub fn limits(mut self, limits: LoginLimits) -> ApiKeyAuthentication<K> {
+        self.throttle = Self::throttle(limits);
+        self
     }
 
     /// The `secret` column holds digests made by [`hash_secret`], not secrets.
@@ -113,6 +135,14 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
         for (name, text) in [("key", &key), ("secret", &secret)] {
             crate::value::check_text(text).map_err(|m| Error::param(name, m))?;
         }
+        let client = ClientKey::of(req.client);
+        let counted = match self.throttle.check(db, client, &key) {
+            Ok(counted) => counted,
+            Err(wait) => {
+                self.throttle.refused(client, Refusal::Throttled);
+                return Err(Error::TooManyRequests(wait));
+            }
+        };
         let meta = K::meta();
         let field = |name: &str| {
             meta.field(name)
@@ -124,7 +154,7 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
             filters: vec![Filter {
                 path: vec![key_field],
                 op: Op::Eq,
-                values: vec![Param::Text(key)],
+                values: vec![Param::Text(key.clone())],
             }],
             limit: Some(1),
             ..Select::default()
@@ -141,8 +171,13 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
             _ => false,
         };
         if ok {
+            if counted {
+                self.throttle.succeeded(db, client, &key);
+            }
             Ok(None)
         } else {
+            self.throttle.failed(db, client, &key);
+            self.throttle.refused(client, Refusal::Wrong);
             Err(Error::Unauthorized)
         }
     }

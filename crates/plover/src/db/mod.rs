@@ -229,6 +229,11 @@ impl<'a> LazyConn<'a> {
         }
     }
 
+    /// The engine of the database.
+    pub fn engine(&self) -> Engine {
+        self.db.engine()
+    }
+
     /// Marks this unit as one that writes: on SQLite, its connections are taken with its turn
     /// among the writers (see the type's documentation). Call it before the first
     /// [`LazyConn::conn`].
@@ -427,6 +432,15 @@ impl Database {
             Engine::Postgres => Err(ConfigError(
                 "PostgreSQL needs Plover's `postgres` feature".into(),
             )),
+        }
+    }
+
+    /// The engine of this database.
+    pub fn engine(&self) -> Engine {
+        match &self.0.pool {
+            Pools::Sqlite(_) => Engine::Sqlite,
+            #[cfg(feature = "postgres")]
+            Pools::Pg(_) => Engine::Postgres,
         }
     }
 

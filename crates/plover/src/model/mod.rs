@@ -271,8 +271,9 @@ pub fn save<M: RestModel>(
     if existing.is_none() {
         M::fill_defaults(&mut changes);
     }
+    usernames::normalize::<M>(&mut changes)?;
     constraints::check::<M>(&changes)?;
-    usernames::check::<M>(conn, &mut changes, existing)?;
+    usernames::check::<M>(conn, &changes, existing)?;
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;
     let Some(row) = existing else {

@@ -38,14 +38,20 @@ fn username_field(meta: &'static ModelMeta) -> Option<usize> {
 }
 
 /// A username as stored and looked up: NFKC-normalised (full-width letters, ligatures and
-/// compatibility forms become their plain letters), as Django does.
+/// compatibility forms become their plain letters), as Django does, and without surrounding
+/// whitespace, as DRF's and Django's form fields strip it: ` alice ` is `alice`.
 ///
 /// ```
 /// assert_eq!(plover::accounts::normalize_username("ａｌｉｃｅ"), "alice");
 /// assert_eq!(plover::accounts::normalize_username("ﬁona"), "fiona");
+/// assert_eq!(plover::accounts::normalize_username(" bob\u{3000}"), "bob");
 /// ```
 pub fn normalize_username(name: &str) -> String {
-    name.nfkc().collect()
+    let name: String = name.nfkc().collect();
+    match name.trim() {
+        trimmed if trimmed.len() == name.len() => name,
+        trimmed => trimmed.to_owned(),
+    }
 }
 
 /// Whether two usernames look alike: their TR39 skeletons match after case folding, compared
@@ -80,13 +86,10 @@ impl LookAlike {
     }
 }
 
-/// For a user model: normalises the username in `changes` and refuses (409 naming the field)
-/// a new or changed name that looks like another user's. Other models pass untouched.
-pub(crate) fn check<M: RestModel>(
-    conn: &mut Conn<'_>,
-    changes: &mut M::Changes,
-    existing: Option<&M>,
-) -> Result<(), Error> {
+/// For a user model: the username in `changes` as stored ([`normalize_username`]); a name that
+/// is blank once trimmed is refused (400 naming the field). Runs before the field's
+/// constraints, so that they see the stored name. Other models pass untouched.
+pub(crate) fn normalize<M: RestModel>(changes: &mut M::Changes) -> Result<(), Error> {
     let Some(field) = username_field(M::meta()) else {
         return Ok(());
     };
@@ -94,12 +97,38 @@ pub(crate) fn check<M: RestModel>(
         return Ok(());
     };
     let name = normalize_username(&given);
-    if name != given {
-        M::set_json(changes, field, &Value::String(name.clone())).map_err(Error::Internal)?;
+    if name.is_empty() {
+        return Err(Error::field(
+            M::meta().fields[field].name,
+            "this field may not be blank",
+        ));
     }
+    if name != given {
+        M::set_json(changes, field, &Value::String(name)).map_err(Error::Internal)?;
+    }
+    Ok(())
+}
+
+/// For a user model: refuses (409 naming the field) a new or changed username (normalised by
+/// [`normalize`]) that looks like another user's. On PostgreSQL the check first takes a lock
+/// that every create and rename of the model takes, held to the end of the transaction, so
+/// that two concurrent writes of look-alike names cannot both pass (on SQLite, write
+/// transactions take turns already). Other models pass untouched.
+pub(crate) fn check<M: RestModel>(
+    conn: &mut Conn<'_>,
+    changes: &M::Changes,
+    existing: Option<&M>,
+) -> Result<(), Error> {
+    let Some(field) = username_field(M::meta()) else {
+        return Ok(());
+    };
+    let Some(Value::String(name)) = M::changes_json(changes, field) else {
+        return Ok(());
+    };
     if existing.is_some_and(|row| row.field_json(field) == Value::String(name.clone())) {
         return Ok(()); // not renamed
     }
+    lock_names(conn, M::meta())?;
     let wanted = LookAlike::of(&name);
     let meta = M::meta();
     let pk = meta.pk;
@@ -139,5 +168,32 @@ pub(crate) fn check<M: RestModel>(
             op: Op::Gt,
             values: vec![Param::Int(last.pk())],
         }];
+    }
+}
+
+/// The first key of the advisory locks of usernames (`"plun"` in ASCII); the second is the
+/// hash of the user table's name.
+#[cfg(feature = "postgres")]
+const NAMES_LOCK: i32 = 0x706c_756e;
+
+/// On PostgreSQL, waits for the lock on the usernames of `meta`'s table, held until the
+/// transaction ends (the writes of other models never take it). A `SELECT` run after it sees
+/// every name committed by the writers that held it before.
+fn lock_names(conn: &mut Conn<'_>, meta: &ModelMeta) -> Result<(), Error> {
+    match conn {
+        Conn::Sqlite(_) => {
+            let _ = meta; // write transactions take turns already
+            Ok(())
+        }
+        #[cfg(feature = "postgres")]
+        Conn::Pg(c) => {
+            use diesel::RunQueryDsl;
+            diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+                .bind::<diesel::sql_types::Integer, _>(NAMES_LOCK)
+                .bind::<diesel::sql_types::Text, _>(meta.table)
+                .execute(*c)
+                .map(|_| ())
+                .map_err(Error::from)
+        }
     }
 }
