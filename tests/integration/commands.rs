@@ -87,6 +87,25 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         &[],
     );
     assert!(stdout(&out).contains("--empty"), "{}", stdout(&out));
+    // Each command's own help, with its options and the global ones, exit status 0.
+    for (command, option) in [
+        ("serve", "--bind"),
+        ("check", "--database"),
+        ("migrate", "--database"),
+        ("createsuperuser", "--username"),
+        ("openapi", "--prefix"),
+        ("routes", "--database"),
+    ] {
+        let out = run(&dir, "sqlite://unused.db", &[command, "--help"], &[]);
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(&format!(" {command} [OPTIONS]")), "{text}");
+        assert!(text.contains(option), "{command}: {text}");
+    }
+    assert!(
+        !dir.path().join("unused.db").exists(),
+        "--help opens no database"
+    );
     let out = run(&dir, "sqlite://unused.db", &["serve-all"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
