@@ -1,8 +1,10 @@
 //! Schema drift: the differences between the models and the tables that already exist (a
-//! missing column, a column of another type or nullability), found when the application
-//! starts, so that no request meets a `no such column`.
+//! missing column; a column of another type, nullability or a shorter length; a missing
+//! `UNIQUE` or foreign key), found when the application starts, so that no request meets a
+//! `no such column` or a value the table cannot hold, and no rule the model declares goes
+//! unenforced.
 
-use diesel::sql_types::{Integer, Text};
+use diesel::sql_types::{Integer, Nullable, Text};
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::{column, ident};
@@ -36,6 +38,77 @@ struct Found {
     ty: String,
     #[diesel(sql_type = Integer)]
     not_null: i32,
+    /// PostgreSQL: the most characters a `varchar(n)` or `char(n)` column holds (SQLite
+    /// stores any length whatever the declared type says).
+    #[diesel(sql_type = Nullable<Integer>)]
+    max_len: Option<i32>,
+}
+
+/// A pair of names the catalog gives: an index and one of its columns, or a foreign key's
+/// column and the table it refers to.
+#[derive(Debug, QueryableByName)]
+struct Pair {
+    #[diesel(sql_type = Text)]
+    a: String,
+    #[diesel(sql_type = Text)]
+    b: String,
+}
+
+/// The columns of `table` that a unique index of that one column covers (a `UNIQUE`
+/// constraint, or a unique index that is neither partial nor on an expression).
+fn unique_columns(conn: &mut Conn<'_>, table: &str) -> Result<Vec<String>, Error> {
+    let pairs: Vec<Pair> = match conn {
+        Conn::Sqlite(c) => diesel::sql_query(
+            "SELECT il.name AS a, ii.name AS b FROM pragma_index_list(?) AS il, \
+             pragma_index_info(il.name) AS ii WHERE il.\"unique\" = 1 AND il.partial = 0",
+        )
+        .bind::<Text, _>(table)
+        .load(*c)?,
+        #[cfg(feature = "postgres")]
+        Conn::Pg(c) => diesel::sql_query(
+            "SELECT i.indexrelid::text AS a, a.attname::text AS b FROM pg_index i \
+             JOIN pg_class t ON t.oid = i.indrelid \
+             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
+             WHERE t.relname = $1 AND i.indisunique \
+             AND t.relnamespace = \
+             (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) \
+             AND i.indpred IS NULL AND i.indexprs IS NULL",
+        )
+        .bind::<Text, _>(table)
+        .load(*c)?,
+    };
+    let single = |index: &str| pairs.iter().filter(|p| p.a == index).count() == 1;
+    Ok(pairs
+        .iter()
+        .filter(|p| single(&p.a))
+        .map(|p| p.b.clone())
+        .collect())
+}
+
+/// The foreign keys of one column of `table`: the column and the table it refers to.
+fn foreign_keys(conn: &mut Conn<'_>, table: &str) -> Result<Vec<Pair>, Error> {
+    Ok(match conn {
+        Conn::Sqlite(c) => diesel::sql_query(
+            "SELECT \"from\" AS a, \"table\" AS b FROM pragma_foreign_key_list(?) \
+             WHERE id IN (SELECT id FROM pragma_foreign_key_list(?) GROUP BY id \
+             HAVING COUNT(*) = 1)",
+        )
+        .bind::<Text, _>(table)
+        .bind::<Text, _>(table)
+        .load(*c)?,
+        #[cfg(feature = "postgres")]
+        Conn::Pg(c) => diesel::sql_query(
+            "SELECT a.attname::text AS a, r.relname::text AS b FROM pg_constraint k \
+             JOIN pg_class t ON t.oid = k.conrelid \
+             JOIN pg_class r ON r.oid = k.confrelid \
+             JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1] \
+             WHERE k.contype = 'f' AND cardinality(k.conkey) = 1 AND t.relname = $1 \
+             AND t.relnamespace = \
+             (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+        )
+        .bind::<Text, _>(table)
+        .load(*c)?,
+    })
 }
 
 /// Whether `table` exists.
@@ -47,14 +120,16 @@ pub fn table_exists(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
 fn columns(conn: &mut Conn<'_>, table: &str) -> Result<Vec<Found>, Error> {
     Ok(match conn {
         Conn::Sqlite(c) => diesel::sql_query(
-            "SELECT name, type AS ty, \"notnull\" AS not_null FROM pragma_table_info(?)",
+            "SELECT name, type AS ty, \"notnull\" AS not_null, NULL AS max_len \
+             FROM pragma_table_info(?)",
         )
         .bind::<Text, _>(table)
         .load(*c)?,
         #[cfg(feature = "postgres")]
         Conn::Pg(c) => diesel::sql_query(
             "SELECT column_name::text AS name, data_type::text AS ty, \
-             CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS not_null \
+             CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS not_null, \
+             character_maximum_length::integer AS max_len \
              FROM information_schema.columns \
              WHERE table_schema = current_schema() AND table_name = $1",
         )
@@ -108,6 +183,8 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
     if found.is_empty() {
         return Ok(out);
     }
+    let unique = unique_columns(conn, model.table)?;
+    let references = foreign_keys(conn, model.table)?;
     for field in model.fields {
         let column = found
             .iter()
@@ -133,6 +210,20 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
                 // SQLite reports an INTEGER PRIMARY KEY as nullable: the key is never NULL.
                 if !field.primary_key && (c.not_null == 1) == field.nullable {
                     out.push(nullability(model, field, engine));
+                }
+                out.extend(shorter(model, field, c));
+                let same = |name: &String| name.eq_ignore_ascii_case(field.column);
+                if field.unique && !field.primary_key && !unique.iter().any(same) {
+                    out.push(not_unique(model, field));
+                }
+                if let Some(target) = field.fk {
+                    let target = target().table;
+                    let kept = references
+                        .iter()
+                        .any(|r| same(&r.a) && r.b.eq_ignore_ascii_case(target));
+                    if !kept {
+                        out.push(no_reference(model, field, target, engine));
+                    }
                 }
             }
         }
@@ -173,6 +264,88 @@ fn missing(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Difference {
         ),
         fix: None,
         undo: None,
+    }
+}
+
+/// A text column that holds fewer characters than the model accepts (PostgreSQL's
+/// `varchar(n)`): a longer value would be a database error instead of a 400.
+fn shorter(model: &ModelMeta, field: &FieldMeta, found: &Found) -> Option<Difference> {
+    let limit = found.max_len.filter(|_| field.sql_type == SqlType::Text)?;
+    let c = &field.constraints;
+    let longest_choice = c.choices.iter().map(|v| v.chars().count()).max();
+    let accepted = match (c.max_len, longest_choice) {
+        (_, Some(n)) => Some(n),
+        (Some(n), None) => usize::try_from(n).ok(),
+        (None, None) => None,
+    };
+    if accepted.is_some_and(|n| usize::try_from(limit).is_ok_and(|limit| n <= limit)) {
+        return None;
+    }
+    let (table, name) = (ident(model.table), ident(field.column));
+    let alter = format!("ALTER TABLE {table} ALTER COLUMN {name} TYPE");
+    Some(Difference {
+        table: model.table,
+        what: format!(
+            "column {name} holds at most {limit} characters, the model's `{}` accepts {}",
+            field.name,
+            accepted.map_or("any length".to_owned(), |n| format!("up to {n}"))
+        ),
+        fix: Some(format!("{alter} TEXT")),
+        undo: Some(format!("{alter} {}({limit})", found.ty)),
+    })
+}
+
+/// A `#[rest(unique)]` column without its unique index.
+fn not_unique(model: &ModelMeta, field: &FieldMeta) -> Difference {
+    let (table, name) = (ident(model.table), ident(field.column));
+    let index = ident(&format!("{}_{}_unique", model.table, field.column));
+    Difference {
+        table: model.table,
+        what: format!(
+            "column {name} is not UNIQUE, the model's `{}` is unique (the fix fails while \
+             rows share a value: remove the duplicates first)",
+            field.name
+        ),
+        fix: Some(format!("CREATE UNIQUE INDEX {index} ON {table} ({name})")),
+        undo: Some(format!("DROP INDEX {index}")),
+    }
+}
+
+/// A `#[rest(fk = ...)]` column without its foreign key.
+fn no_reference(
+    model: &ModelMeta,
+    field: &FieldMeta,
+    target: &'static str,
+    engine: Engine,
+) -> Difference {
+    let (table, name) = (ident(model.table), ident(field.column));
+    let what = format!(
+        "column {name} has no foreign key to {}, the model's `{}` refers to it",
+        ident(target),
+        field.name
+    );
+    if engine == Engine::Sqlite {
+        return Difference {
+            table: model.table,
+            what: format!(
+                "{what}: SQLite cannot add one to a table, rebuild the table with a migration \
+                 of your own"
+            ),
+            fix: None,
+            undo: None,
+        };
+    }
+    let key = ident(&format!("{}_{}_fkey", model.table, field.column));
+    let pk = field.fk.map_or("id", |target| target().pk_field().column);
+    Difference {
+        table: model.table,
+        what: format!("{what} (the fix fails while a row refers to no row)"),
+        fix: Some(format!(
+            "ALTER TABLE {table} ADD CONSTRAINT {key} FOREIGN KEY ({name}) REFERENCES {} ({})",
+            ident(target),
+            ident(pk)
+        )),
+        undo: Some(format!("ALTER TABLE {table} DROP CONSTRAINT {key}")),
     }
 }
 
