@@ -380,3 +380,46 @@ fn createsuperuser_refuses_a_blank_password_and_asks_again_three_times() {
     );
     assert!(microblog_user(&db, "never").is_none());
 }
+
+#[test]
+fn a_removed_field_is_seen_by_check_and_dropped_only_when_asked() {
+    let (db, store) = fresh_database("");
+    let (dir, url) = (TempDir::new(), store.url());
+    db.run_blocking(|c| {
+        c.batch_execute(
+            "CREATE TABLE cmd_note (id INTEGER PRIMARY KEY, text TEXT NOT NULL, title TEXT, \
+             obsolete TEXT); INSERT INTO cmd_note (id, text, obsolete) VALUES (7, 'kept', 'x');",
+        )
+    })
+    .unwrap();
+    let out = run(&dir, &url, &["check"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("column \"obsolete\" is in the table, not in the model"),
+        "{}",
+        stdout(&out)
+    );
+    // No name needed; no drop unless asked.
+    let out = run(&dir, &url, &["makemigrations"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--allow-drop"), "{}", stderr(&out));
+    let out = run(&dir, &url, &["makemigrations", "--allow-drop"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Named from its changes: the missing tables first, then the drop.
+    let folder = stdout(&out)
+        .trim_end()
+        .trim_start_matches("wrote ")
+        .to_owned();
+    assert!(folder.ends_with("_plover_history_and_more"), "{folder}");
+    let up = std::fs::read_to_string(dir.path().join(&folder).join("up.sql")).unwrap();
+    assert!(
+        up.contains("ALTER TABLE \"cmd_note\" DROP COLUMN \"obsolete\";"),
+        "{up}"
+    );
+    let out = run(&dir, &url, &["migrate"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&dir, &url, &["check"], &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let kept = scalar(&db, "SELECT text FROM cmd_note WHERE id = 7");
+    assert_eq!(kept.as_deref(), Some("kept"));
+}

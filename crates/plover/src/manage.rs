@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `serve` (also with no command) | creates the missing tables, stops on [schema drift](crate::schema::differences), runs the start hooks, serves |
 //! | `check` | compares the models with the database and lists the migrations not applied; exit status 1 if either needs work |
-//! | `makemigrations NAME [--empty]` | writes a migration folder of the safe fixes ([`schema::migrations::make`]) |
+//! | `makemigrations [NAME] [--empty] [--allow-drop] [--default FIELD=VALUE] [--rename OLD=NEW]` | writes a migration folder of the fixes ([`schema::migrations::make_with`]) |
 //! | `migrate` | applies the migrations not applied yet ([`schema::migrations::apply`]) |
 //! | `createsuperuser [--username NAME] [--FIELD VALUE]` | creates an active administrator ([`Auth::create_user_with`]): the username and each field the user model requires without a default from its option, else `PLOVER_SUPERUSER_<NAME>`, else asked on the terminal; the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice (not echoed; three tries; never blank) |
 //! | `openapi [--prefix /api]` | prints the REST API's OpenAPI document |
@@ -80,11 +80,23 @@ enum Command {
     Check,
     /// Writes a migration folder with the statements that bring the database to the models
     Makemigrations {
-        /// The migration's name: lowercase letters, digits and _ (add_description)
-        name: String,
+        /// The migration's name: lowercase letters, digits and _ (add_description); without
+        /// it, a name made from the changes
+        name: Option<String>,
         /// Write the folder even where a difference needs statements written by hand
         #[arg(long)]
         empty: bool,
+        /// Drop the columns and tables the models no longer have, and their data
+        #[arg(long)]
+        allow_drop: bool,
+        /// A one-off value that the rows already there take in a new required column:
+        /// FIELD=VALUE or MODEL.FIELD=VALUE (repeatable)
+        #[arg(long = "default", value_name = "FIELD=VALUE", value_parser = pair)]
+        defaults: Vec<(String, String)>,
+        /// A field renamed: its column is renamed, its data kept (OLD=NEW or MODEL.OLD=NEW;
+        /// repeatable)
+        #[arg(long = "rename", value_name = "OLD=NEW", value_parser = pair)]
+        renames: Vec<(String, String)>,
     },
     /// Applies the migrations not applied yet, in order
     Migrate,
@@ -104,6 +116,16 @@ enum Command {
     },
     /// Prints the routes Plover mounts: REST, admin, accounts (not the application's own views)
     Routes,
+}
+
+/// `KEY=VALUE`, split.
+fn pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("expected NAME=VALUE, not {text:?}")),
+    }
 }
 
 /// What a start hook does: work on the database before the server starts.
@@ -342,10 +364,23 @@ impl<U: UserModel + Clone> Commands<U> {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
                 return self.check(&db, &mut out);
             }
-            Command::Makemigrations { name, empty } => {
+            Command::Makemigrations {
+                name,
+                empty,
+                allow_drop,
+                defaults,
+                renames,
+            } => {
                 let models = &self.models;
+                let options = migrations::Options {
+                    name: name.unwrap_or_default(),
+                    empty,
+                    allow_drop,
+                    defaults,
+                    renames,
+                };
                 let written =
-                    db.run_blocking(|c| migrations::make(c, models, dir, &name, empty))?;
+                    db.run_blocking(|c| migrations::make_with(c, models, dir, &options))?;
                 match written {
                     Some(folder) => writeln!(out, "wrote {}", folder.display())?,
                     None => writeln!(out, "no changes: the database matches the models")?,
@@ -436,6 +471,7 @@ impl<U: UserModel + Clone> Commands<U> {
                     missing.push(model.table);
                 }
             }
+            differences.extend(schema::leftover_tables(c, models)?);
             Ok((differences, missing, migrations::pending(c, dir)?))
         })?;
         for table in &missing {

@@ -26,6 +26,30 @@ pub struct Difference {
     pub fix: Option<String>,
     /// The statement that reverts `fix` (a migration's `down.sql`).
     pub undo: Option<String>,
+    /// The column it is about; `None` for a whole table.
+    pub column: Option<String>,
+    /// Whether `fix` deletes data: a column or a table the models no longer have, which a
+    /// migration drops only when asked (`makemigrations --allow-drop`).
+    pub drops: bool,
+    /// Whether the application works with the table as it is: a column the models no longer
+    /// have that inserts may leave out (it accepts NULL or has a default), or a table no model
+    /// has. The start goes on; `check` and `makemigrations` report it.
+    pub harmless: bool,
+}
+
+impl Difference {
+    /// A difference about `column`, to fill in (no fix, deletes nothing, stops the start).
+    fn about(column: &str) -> Difference {
+        Difference {
+            table: "",
+            what: String::new(),
+            fix: None,
+            undo: None,
+            column: Some(column.to_owned()),
+            drops: false,
+            harmless: false,
+        }
+    }
 }
 
 /// A column as the database describes it.
@@ -42,6 +66,9 @@ struct Found {
     /// stores any length whatever the declared type says).
     #[diesel(sql_type = Nullable<Integer>)]
     max_len: Option<i32>,
+    /// Whether the column has a default.
+    #[diesel(sql_type = Integer)]
+    has_default: i32,
 }
 
 /// A pair of names the catalog gives: an index and one of its columns, or a foreign key's
@@ -120,7 +147,8 @@ pub fn table_exists(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
 fn columns(conn: &mut Conn<'_>, table: &str) -> Result<Vec<Found>, Error> {
     Ok(match conn {
         Conn::Sqlite(c) => diesel::sql_query(
-            "SELECT name, type AS ty, \"notnull\" AS not_null, NULL AS max_len \
+            "SELECT name, type AS ty, \"notnull\" AS not_null, NULL AS max_len, \
+             CASE WHEN dflt_value IS NULL THEN 0 ELSE 1 END AS has_default \
              FROM pragma_table_info(?)",
         )
         .bind::<Text, _>(table)
@@ -129,7 +157,8 @@ fn columns(conn: &mut Conn<'_>, table: &str) -> Result<Vec<Found>, Error> {
         Conn::Pg(c) => diesel::sql_query(
             "SELECT column_name::text AS name, data_type::text AS ty, \
              CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS not_null, \
-             character_maximum_length::integer AS max_len \
+             character_maximum_length::integer AS max_len, \
+             CASE WHEN column_default IS NULL THEN 0 ELSE 1 END AS has_default \
              FROM information_schema.columns \
              WHERE table_schema = current_schema() AND table_name = $1",
         )
@@ -190,7 +219,7 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(field.column));
         match column {
-            None => out.push(missing(model, field, engine)),
+            None => out.push(missing(model, field, engine, None)),
             Some(c) => {
                 if !compatible(field.sql_type, &c.ty, engine) {
                     out.push(Difference {
@@ -205,6 +234,7 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
                         ),
                         fix: None,
                         undo: None,
+                        ..Difference::about(field.column)
                     });
                 }
                 // SQLite reports an INTEGER PRIMARY KEY as nullable: the key is never NULL.
@@ -228,42 +258,194 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
             }
         }
     }
+    for c in &found {
+        let modelled = model
+            .fields
+            .iter()
+            .any(|f| c.name.eq_ignore_ascii_case(f.column));
+        if !modelled {
+            out.push(removed(conn, model, c)?);
+        }
+    }
     Ok(out)
 }
 
-fn missing(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Difference {
+/// A column of the table that no field of the model has (a field removed from the model).
+fn removed(conn: &mut Conn<'_>, model: &ModelMeta, found: &Found) -> Result<Difference, Error> {
+    let (table, name) = (ident(model.table), ident(&found.name));
+    let harmless = found.not_null == 0 || found.has_default == 1;
+    let mut what = format!(
+        "column {name} is in the table, not in the model `{}` (a field removed? \
+         `makemigrations --allow-drop` drops it, `--rename {}=NEW_FIELD` renames it)",
+        model.name, found.name
+    );
+    if !harmless {
+        what.push_str(": it is NOT NULL without a default, so no row can be inserted");
+    }
+    let mut fix = String::new();
+    if conn.engine() == Engine::Sqlite {
+        // SQLite drops no column that an index covers: its indexes go first; a UNIQUE one
+        // (made with the table) cannot go without rebuilding the table.
+        for index in indexes_of(conn, model.table, &found.name)? {
+            if index.starts_with("sqlite_autoindex_") {
+                what.push_str(": SQLite cannot drop it (it is UNIQUE): rebuild the table");
+                return Ok(Difference {
+                    table: model.table,
+                    what,
+                    drops: true,
+                    harmless,
+                    ..Difference::about(&found.name)
+                });
+            }
+            fix.push_str(&format!("DROP INDEX {};\n", ident(&index)));
+        }
+    }
+    fix.push_str(&format!("ALTER TABLE {table} DROP COLUMN {name}"));
+    Ok(Difference {
+        table: model.table,
+        what,
+        fix: Some(fix),
+        // The data is gone; the column comes back empty.
+        undo: Some(format!(
+            "ALTER TABLE {table} ADD COLUMN {name} {}",
+            found.ty
+        )),
+        drops: true,
+        harmless,
+        ..Difference::about(&found.name)
+    })
+}
+
+/// SQLite: the indexes of `table` that cover `column`.
+fn indexes_of(conn: &mut Conn<'_>, table: &str, column: &str) -> Result<Vec<String>, Error> {
+    let pairs: Vec<Pair> = match conn {
+        Conn::Sqlite(c) => diesel::sql_query(
+            "SELECT il.name AS a, ii.name AS b FROM pragma_index_list(?) AS il, \
+             pragma_index_info(il.name) AS ii",
+        )
+        .bind::<Text, _>(table)
+        .load(*c)?,
+        #[cfg(feature = "postgres")]
+        Conn::Pg(_) => Vec::new(),
+    };
+    let mut out: Vec<String> = pairs
+        .into_iter()
+        .filter(|p| p.b.eq_ignore_ascii_case(column))
+        .map(|p| p.a)
+        .collect();
+    out.dedup();
+    Ok(out)
+}
+
+/// Whether `table` is Plover's or diesel's own (rate limits, idempotency keys, applied
+/// migrations) or the engine's: never a removed model's.
+fn own_table(table: &str) -> bool {
+    ["plover_", "__diesel_", "sqlite_"]
+        .iter()
+        .any(|prefix| table.starts_with(prefix))
+}
+
+/// The tables of the database that none of `models` has (models removed from the
+/// application), but for Plover's, diesel's and the engine's own: each a [`Difference`] whose
+/// fix drops the table (`makemigrations --allow-drop`).
+///
+/// # Errors
+/// The database's error.
+pub fn leftover_tables(
+    conn: &mut Conn<'_>,
+    models: &[&'static ModelMeta],
+) -> Result<Vec<Difference>, Error> {
+    let tables: Vec<Pair> = match conn {
+        Conn::Sqlite(c) => {
+            diesel::sql_query("SELECT name AS a, type AS b FROM sqlite_master WHERE type = 'table'")
+                .load(*c)?
+        }
+        #[cfg(feature = "postgres")]
+        Conn::Pg(c) => diesel::sql_query(
+            "SELECT table_name::text AS a, table_type::text AS b FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+        )
+        .load(*c)?,
+    };
+    Ok(tables
+        .into_iter()
+        .filter(|t| !own_table(&t.a))
+        .filter(|t| !models.iter().any(|m| m.table.eq_ignore_ascii_case(&t.a)))
+        .map(|t| Difference {
+            table: "",
+            what: format!(
+                "table {} has no model (a model removed? `makemigrations --allow-drop` drops it)",
+                ident(&t.a)
+            ),
+            fix: Some(format!("DROP TABLE {}", ident(&t.a))),
+            undo: None,
+            column: None,
+            drops: true,
+            harmless: true,
+        })
+        .collect())
+}
+
+/// The difference of `field`'s missing column. `one_off` is an SQL literal that the rows
+/// already there take (`makemigrations --default`), for a required column without a default
+/// of its own: on PostgreSQL the column has no default afterwards, as the model says.
+pub(super) fn missing(
+    model: &ModelMeta,
+    field: &FieldMeta,
+    engine: Engine,
+    one_off: Option<&str>,
+) -> Difference {
     let table = model.table;
     // Existing rows take the column's default, or NULL: a NOT NULL column needs a default.
-    if field.nullable || field.sql_default.is_some() {
+    let one_off = one_off.filter(|_| !field.nullable && field.sql_default.is_none());
+    if field.nullable || field.sql_default.is_some() || one_off.is_some() {
         let (table_name, name) = (ident(table), ident(field.column));
         let mut fix = format!("ALTER TABLE {table_name} ADD COLUMN ");
+        let definition = |unique: bool| {
+            let mut definition = column(field, engine, unique);
+            if let Some(literal) = one_off {
+                let with = format!(" NOT NULL DEFAULT {literal}");
+                definition = definition.replacen(" NOT NULL", &with, 1);
+            }
+            definition
+        };
         if field.unique && engine == Engine::Sqlite {
             // SQLite cannot add a UNIQUE column: the column, then a unique index.
             fix.push_str(&format!(
                 "{};\nCREATE UNIQUE INDEX {} ON {table_name} ({name})",
-                column(field, engine, false),
+                definition(false),
                 ident(&format!("{table}_{}_unique", field.column))
             ));
         } else {
-            fix.push_str(&column(field, engine, field.unique));
+            fix.push_str(&definition(field.unique));
+        }
+        if one_off.is_some() && engine == Engine::Postgres {
+            fix.push_str(&format!(
+                ";\nALTER TABLE {table_name} ALTER COLUMN {name} DROP DEFAULT"
+            ));
         }
         return Difference {
             table,
             what: format!("column {name} is missing"),
             fix: Some(fix),
             undo: Some(format!("ALTER TABLE {table_name} DROP COLUMN {name}")),
+            ..Difference::about(field.column)
         };
     }
     Difference {
         table,
         what: format!(
             "column {} is missing, and existing rows cannot take it: it is NOT NULL without a \
-             default. Make the field an Option, give it a literal #[rest(default = ...)], or add \
-             the column with values of your own",
-            ident(field.column)
+             default. Give the rows a value with `makemigrations --default {}.{}=VALUE`, make \
+             the field an Option, give it a literal #[rest(default = ...)], or add the column \
+             with values of your own",
+            ident(field.column),
+            model.name,
+            field.name
         ),
         fix: None,
         undo: None,
+        ..Difference::about(field.column)
     }
 }
 
@@ -292,6 +474,7 @@ fn shorter(model: &ModelMeta, field: &FieldMeta, found: &Found) -> Option<Differ
         ),
         fix: Some(format!("{alter} TEXT")),
         undo: Some(format!("{alter} {}({limit})", found.ty)),
+        ..Difference::about(field.column)
     })
 }
 
@@ -308,6 +491,7 @@ fn not_unique(model: &ModelMeta, field: &FieldMeta) -> Difference {
         ),
         fix: Some(format!("CREATE UNIQUE INDEX {index} ON {table} ({name})")),
         undo: Some(format!("DROP INDEX {index}")),
+        ..Difference::about(field.column)
     }
 }
 
@@ -333,6 +517,7 @@ fn no_reference(
             ),
             fix: None,
             undo: None,
+            ..Difference::about(field.column)
         };
     }
     let key = ident(&format!("{}_{}_fkey", model.table, field.column));
@@ -346,6 +531,7 @@ fn no_reference(
             ident(pk)
         )),
         undo: Some(format!("ALTER TABLE {table} DROP CONSTRAINT {key}")),
+        ..Difference::about(field.column)
     }
 }
 
@@ -371,6 +557,7 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
             ),
             fix,
             undo,
+            ..Difference::about(field.column)
         };
     }
     Difference {
@@ -382,6 +569,7 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
         ),
         fix: None,
         undo: None,
+        ..Difference::about(field.column)
     }
 }
 
@@ -390,7 +578,11 @@ fn nullability(model: &ModelMeta, field: &FieldMeta, engine: Engine) -> Differen
 pub(crate) fn check(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Result<(), Error> {
     let mut all = Vec::new();
     for model in models {
-        all.extend(differences(conn, model)?);
+        all.extend(
+            differences(conn, model)?
+                .into_iter()
+                .filter(|d| !d.harmless),
+        );
     }
     if all.is_empty() {
         return Ok(());
@@ -406,10 +598,15 @@ pub fn report(differences: &[Difference]) -> String {
         if differences.len() == 1 { "" } else { "s" }
     );
     for d in differences {
-        out.push_str(&format!("  - table {}: {}\n", ident(d.table), d.what));
+        if d.table.is_empty() {
+            out.push_str(&format!("  - {}\n", d.what));
+        } else {
+            out.push_str(&format!("  - table {}: {}\n", ident(d.table), d.what));
+        }
     }
     let fixes: Vec<&str> = differences
         .iter()
+        .filter(|d| !d.drops)
         .filter_map(|d| d.fix.as_deref())
         .collect();
     if !fixes.is_empty() {

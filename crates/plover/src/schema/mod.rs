@@ -65,7 +65,7 @@ mod drift;
 pub mod migrations;
 
 pub use crate::kind::SqlType;
-pub use drift::{differences, report, table_exists, Difference};
+pub use drift::{differences, leftover_tables, report, table_exists, Difference};
 
 use crate::db::{Conn, Engine};
 use crate::error::Error;
