@@ -7,19 +7,49 @@ use plover::accounts::{User, UserModel};
 use plover::prelude::*;
 use plover_tests::*;
 
-/// The application's program, run in `dir` (where its `migrations/` is) on `url`.
+/// The notes application's program, run in `dir` (where its `migrations/` is) on `url`.
 fn run(dir: &TempDir, url: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_plover-tests-commands"));
+    let program = env!("CARGO_BIN_EXE_plover-tests-commands");
+    run_program(program, dir, url, args, env, "")
+}
+
+/// The microblog's command line (its user model requires an e-mail address), `input` piped to
+/// its standard input.
+fn microblog(url: &str, args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
+    let program = env!("CARGO_BIN_EXE_plover-tests-microblog-commands");
+    run_program(program, &TempDir::new(), url, args, env, input)
+}
+
+fn run_program(
+    program: &str,
+    dir: &TempDir,
+    url: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: &str,
+) -> Output {
+    use std::io::Write;
+    let mut command = Command::new(program);
     command
         .args(args)
         .current_dir(dir.path())
         .env("DATABASE_URL", url)
         .env_remove("PLOVER_SUPERUSER_PASSWORD")
-        .env_remove("SECRET_KEY");
+        .env_remove("PLOVER_SUPERUSER_USERNAME")
+        .env_remove("PLOVER_SUPERUSER_EMAIL")
+        .env_remove("SECRET_KEY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     for (key, value) in env {
         command.env(key, value);
     }
-    command.output().expect("the commands' application runs")
+    let mut child = command.spawn().expect("the commands' application runs");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    // The program may stop before it reads everything: a closed pipe is no failure here.
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    child.wait_with_output().expect("the program ends")
 }
 
 fn stdout(out: &Output) -> String {
@@ -57,6 +87,25 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         &[],
     );
     assert!(stdout(&out).contains("--empty"), "{}", stdout(&out));
+    // Each command's own help, with its options and the global ones, exit status 0.
+    for (command, option) in [
+        ("serve", "--bind"),
+        ("check", "--database"),
+        ("migrate", "--database"),
+        ("createsuperuser", "--username"),
+        ("openapi", "--prefix"),
+        ("routes", "--database"),
+    ] {
+        let out = run(&dir, "sqlite://unused.db", &[command, "--help"], &[]);
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(&format!(" {command} [OPTIONS]")), "{text}");
+        assert!(text.contains(option), "{command}: {text}");
+    }
+    assert!(
+        !dir.path().join("unused.db").exists(),
+        "--help opens no database"
+    );
     let out = run(&dir, "sqlite://unused.db", &["serve-all"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
@@ -202,4 +251,175 @@ fn drift_then_makemigrations_and_migrate_then_a_clean_start_with_the_data_kept()
     // The admin's history table is there, though the application lists only its own models.
     let history = scalar(&db, "SELECT COUNT(*) FROM plover_history");
     assert_eq!(history.as_deref(), Some("0"));
+}
+
+/// The microblog's user with its e-mail address, if it exists.
+fn microblog_user(db: &Database, name: &str) -> Option<microblog::User> {
+    let auth = Auth::<microblog::User>::new(db.clone());
+    db.run_blocking(|c| auth.find_user(c, name)).unwrap()
+}
+
+#[test]
+fn createsuperuser_takes_the_fields_the_user_model_requires() {
+    let (db, store) = fresh_database("");
+    let url = store.url();
+    let password = ("PLOVER_SUPERUSER_PASSWORD", "a long passphrase");
+    // `--help` names the option of the e-mail the model requires.
+    let out = microblog(&url, &["createsuperuser", "--help"], &[], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("--email <EMAIL>"), "{}", stdout(&out));
+
+    // From the options.
+    let args = [
+        "createsuperuser",
+        "--username",
+        "root",
+        "--email",
+        "root@example.com",
+    ];
+    let out = microblog(&url, &args, &[password], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = microblog_user(&db, "root").expect("created");
+    assert_eq!(root.email, "root@example.com");
+    assert!(root.admin && root.active && root.password.starts_with("$2"));
+
+    // From the environment.
+    let env = [
+        password,
+        ("PLOVER_SUPERUSER_USERNAME", "env"),
+        ("PLOVER_SUPERUSER_EMAIL", "env@example.com"),
+    ];
+    let out = microblog(&url, &["createsuperuser"], &env, "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        microblog_user(&db, "env").expect("created").email,
+        "env@example.com"
+    );
+
+    // Asked, as Django's asks: the username, the e-mail, then the password twice.
+    let input = "asked\nasked@example.com\nsecret words\nsecret words\n";
+    let out = microblog(&url, &["createsuperuser"], &[], input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Username: Email: Password: Password (again): "),
+        "{}",
+        stderr(&out)
+    );
+    let asked = microblog_user(&db, "asked").expect("created");
+    assert_eq!(asked.email, "asked@example.com");
+    assert!(asked.check_password("secret words"));
+
+    // Nothing to ask on: a refusal that says where the e-mail comes from, nothing written.
+    let out = microblog(
+        &url,
+        &["createsuperuser", "--username", "none"],
+        &[password],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("give --email or set PLOVER_SUPERUSER_EMAIL"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(microblog_user(&db, "none").is_none());
+}
+
+#[test]
+fn createsuperuser_refuses_a_blank_password_and_asks_again_three_times() {
+    let (db, store) = fresh_database("");
+    let url = store.url();
+    let name = |n| {
+        [
+            "createsuperuser",
+            "--username",
+            n,
+            "--email",
+            "x@example.com",
+        ]
+    };
+    // From the environment: blank is a refusal, nothing written.
+    for blank in ["", "   "] {
+        let out = microblog(
+            &url,
+            &name("blank"),
+            &[("PLOVER_SUPERUSER_PASSWORD", blank)],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("PLOVER_SUPERUSER_PASSWORD is blank"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(microblog_user(&db, "blank").is_none());
+
+    // Typed: a blank one and a mismatch are asked again; the third try counts.
+    let input = "  \nfirst words\nother words\nthird words\nthird words\n";
+    let out = microblog(&url, &name("third"), &[], input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("Blank passwords are not allowed.").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(err.matches("The two passwords differ.").count(), 1, "{err}");
+    let third = microblog_user(&db, "third").expect("created");
+    assert!(third.check_password("third words"));
+
+    // Three failed tries: a refusal, nothing written, a fourth pair never read.
+    let input = "a\nb\n\nc\nd\nfour\nfour\n";
+    let out = microblog(&url, &name("never"), &[], input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no password after 3 tries"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(microblog_user(&db, "never").is_none());
+}
+
+#[test]
+fn a_removed_field_is_seen_by_check_and_dropped_only_when_asked() {
+    let (db, store) = fresh_database("");
+    let (dir, url) = (TempDir::new(), store.url());
+    db.run_blocking(|c| {
+        c.batch_execute(
+            "CREATE TABLE cmd_note (id INTEGER PRIMARY KEY, text TEXT NOT NULL, title TEXT, \
+             obsolete TEXT); INSERT INTO cmd_note (id, text, obsolete) VALUES (7, 'kept', 'x');",
+        )
+    })
+    .unwrap();
+    let out = run(&dir, &url, &["check"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("column \"obsolete\" is in the table, not in the model"),
+        "{}",
+        stdout(&out)
+    );
+    // No name needed; no drop unless asked.
+    let out = run(&dir, &url, &["makemigrations"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--allow-drop"), "{}", stderr(&out));
+    let out = run(&dir, &url, &["makemigrations", "--allow-drop"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Named from its changes: the missing tables first, then the drop.
+    let folder = stdout(&out)
+        .trim_end()
+        .trim_start_matches("wrote ")
+        .to_owned();
+    assert!(folder.ends_with("_plover_history_and_more"), "{folder}");
+    let up = std::fs::read_to_string(dir.path().join(&folder).join("up.sql")).unwrap();
+    assert!(
+        up.contains("ALTER TABLE \"cmd_note\" DROP COLUMN \"obsolete\";"),
+        "{up}"
+    );
+    let out = run(&dir, &url, &["migrate"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&dir, &url, &["check"], &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let kept = scalar(&db, "SELECT text FROM cmd_note WHERE id = 7");
+    assert_eq!(kept.as_deref(), Some("kept"));
 }

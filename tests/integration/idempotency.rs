@@ -308,3 +308,39 @@ async fn an_expired_key_is_ignored_and_removed() {
         Some("1")
     );
 }
+
+#[actix_web::test]
+async fn a_user_made_after_a_deleted_one_never_gets_its_stored_answers() {
+    let app = TestApp::new().await;
+    let first = app.user("carol", "pw");
+    let post =
+        || keyed("/api/patchable/", "retry-1", &sample("made")).insert_header(basic("carol", "pw"));
+    app.send(post()).await.expect(201);
+    // Carol and what she made are deleted; a new user joins under her name.
+    // (Not `app.sql`, which moves PostgreSQL's sequences back to the largest id.)
+    let delete = format!("DELETE FROM sample; DELETE FROM \"user\" WHERE id = {first}");
+    app.db.run_blocking(|c| c.batch_execute(&delete)).unwrap();
+    let second = app.user("carol", "pw");
+    // Tables Plover makes never give an id again (SQLite: AUTOINCREMENT).
+    assert_ne!(second, first, "the deleted user's id was given again");
+    // The same key and body from the new user: a create of her own, not the stored answer.
+    let resp = app.send(post()).await;
+    assert_eq!(resp.header("idempotent-replayed"), None, "{}", resp.text());
+    resp.expect(201);
+    assert_eq!(app.count("sample"), 1);
+
+    // A table made without AUTOINCREMENT gives an id again: another user on the first one's id
+    // (written here by hand) does not get the answer stored under it either.
+    app.sql(&format!(
+        "DELETE FROM sample; INSERT INTO \"user\" (id, username, password, email, join_date, \
+         active, admin) SELECT {first}, 'dave', password, email, join_date, active, admin \
+         FROM \"user\" WHERE id = {second}"
+    ));
+    let resp = app
+        .send(
+            keyed("/api/patchable/", "retry-1", &sample("made")).insert_header(basic("dave", "pw")),
+        )
+        .await;
+    assert_eq!(resp.header("idempotent-replayed"), None, "{}", resp.text());
+    resp.expect(201);
+}

@@ -195,7 +195,8 @@ async fn drift_stops_the_start_with_every_difference_and_the_safe_fixes() {
              UPDATE ticket SET priority = 3 WHERE priority IS NULL; \
              CREATE TABLE ticket2 (id INTEGER PRIMARY KEY, title TEXT NOT NULL, \
                priority INTEGER NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, \
-               secret_note TEXT NOT NULL, opened DATE NOT NULL, parent_id INTEGER); \
+               secret_note TEXT NOT NULL, opened DATE NOT NULL, \
+               parent_id INTEGER REFERENCES ticket (id)); \
              INSERT INTO ticket2 SELECT id, title, priority, status, body, secret_note, opened, \
                parent_id FROM ticket; DROP TABLE ticket; ALTER TABLE ticket2 RENAME TO ticket;"
         }
@@ -226,7 +227,8 @@ async fn a_column_of_another_type_is_drift_a_compatible_spelling_is_not() {
         c.batch_execute(
             "CREATE TABLE ticket (id INTEGER PRIMARY KEY, title VARCHAR(100) NOT NULL, \
              priority TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, \
-             secret_note TEXT NOT NULL, opened DATE NOT NULL, parent_id INTEGER)",
+             secret_note TEXT NOT NULL, opened DATE NOT NULL, \
+             parent_id INTEGER REFERENCES ticket (id))",
         )
     })
     .unwrap();
@@ -385,4 +387,269 @@ async fn a_migration_creates_the_tables_that_do_not_exist_in_foreign_key_order()
     assert_eq!(applied.len(), 1);
     db.run_blocking(move |c| schema::create_tables(c, &models))
         .expect("the tables match");
+}
+
+mod drifting {
+    use plover::prelude::*;
+
+    diesel::table! { dr_parent (id) { id -> Integer, } }
+    diesel::table! {
+        dr_child (id) { id -> Integer, code -> Text, name -> Text, short -> Text, parent_id -> Integer, }
+    }
+
+    /// Referred to.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = dr_parent)]
+    pub struct Parent {
+        pub id: i32,
+    }
+
+    /// A unique code, a name of any length, a short name, a foreign key.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = dr_child)]
+    pub struct Child {
+        pub id: i32,
+        #[rest(unique)]
+        pub code: String,
+        pub name: String,
+        #[rest(max_len = 5)]
+        pub short: String,
+        #[rest(fk = Parent)]
+        pub parent_id: i32,
+    }
+}
+
+/// The differences of `Child`'s table, made by Plover's own statements edited by `edit`.
+fn drift_of(edit: impl Fn(String) -> String) -> (Database, Vec<schema::Difference>, Store) {
+    use drifting::{Child, Parent};
+    let (db, store) = fresh_database("");
+    let engine = db.run_blocking(|c| Ok(c.engine())).unwrap();
+    let sql = edit(schema::script(&[Parent::meta(), Child::meta()], engine).unwrap());
+    db.run_blocking(|c| c.batch_execute(&sql)).unwrap();
+    let found = db
+        .run_blocking(|c| schema::differences(c, Child::meta()))
+        .unwrap();
+    (db, found, store)
+}
+
+#[test]
+fn a_shorter_column_a_dropped_unique_and_a_dropped_foreign_key_are_drift() {
+    use drifting::{Child, Parent};
+    // The statements as Plover writes them: no drift.
+    assert_eq!(drift_of(|sql| sql).1, []);
+
+    // A column narrowed to varchar(5): PostgreSQL would refuse a longer name with a 500.
+    let narrowed = |sql: String| {
+        sql.replace(r#""name" TEXT"#, r#""name" VARCHAR(5)"#)
+            .replace(r#""short" TEXT"#, r#""short" VARCHAR(5)"#)
+    };
+    let (db, found, _store) = drift_of(narrowed);
+    if on_postgres() {
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].what.contains(
+                "column \"name\" holds at most 5 characters, the model's `name` accepts any length"
+            ),
+            "{found:?}"
+        );
+        apply_fixes(&db, &found);
+    } else {
+        assert_eq!(found, [], "SQLite stores any length whatever the type says");
+    }
+
+    // No UNIQUE on the code.
+    let (db, found, _store) =
+        drift_of(|sql| sql.replace(r#""code" TEXT NOT NULL UNIQUE"#, r#""code" TEXT NOT NULL"#));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].what.contains("column \"code\" is not UNIQUE"),
+        "{found:?}"
+    );
+    apply_fixes(&db, &found);
+
+    // No foreign key on parent_id.
+    let (db, found, _store) = drift_of(|sql| sql.replace(r#" REFERENCES "dr_parent" ("id")"#, ""));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]
+            .what
+            .contains("column \"parent_id\" has no foreign key to \"dr_parent\""),
+        "{found:?}"
+    );
+    if on_postgres() {
+        apply_fixes(&db, &found);
+    } else {
+        assert_eq!(
+            found[0].fix, None,
+            "SQLite cannot add a foreign key to a table"
+        );
+    }
+    // The start stops on each.
+    let err = db
+        .run_blocking(|c| schema::create_tables(c, &[Parent::meta(), Child::meta()]))
+        .err();
+    assert_eq!(err.is_some(), !on_postgres(), "{err:?}");
+}
+
+/// Runs the fixes of `found`; then the table matches its model, and holds what it refused.
+fn apply_fixes(db: &Database, found: &[schema::Difference]) {
+    use drifting::{Child, Parent};
+    let fixes: Vec<String> = found
+        .iter()
+        .map(|d| d.fix.clone().expect("a fix"))
+        .collect();
+    let sql = fixes.join(";\n");
+    db.run_blocking(|c| c.batch_execute(&sql)).unwrap();
+    let left = db
+        .run_blocking(|c| schema::differences(c, Child::meta()))
+        .unwrap();
+    assert_eq!(left, [], "{sql}");
+    db.run_blocking(|c| schema::create_tables(c, &[Parent::meta(), Child::meta()]))
+        .expect("no drift left");
+    // The fixed table takes a long name, and refuses a second code and an unknown parent.
+    db.run_blocking(|c| {
+        c.batch_execute(
+            "INSERT INTO dr_parent (id) VALUES (1); INSERT INTO dr_child (code, name, short, \
+             parent_id) VALUES ('a', 'a name of sixteen', 'ab', 1)",
+        )
+    })
+    .unwrap();
+    for refused in [
+        "INSERT INTO dr_child (code, name, short, parent_id) VALUES ('a', 'n', 's', 1)",
+        "INSERT INTO dr_child (code, name, short, parent_id) VALUES ('b', 'n', 's', 9)",
+    ] {
+        assert!(
+            db.run_blocking(|c| c.batch_execute(refused)).is_err(),
+            "{refused}"
+        );
+    }
+}
+
+mod evolving {
+    use plover::prelude::*;
+
+    diesel::table! {
+        ev_item (id) { id -> Integer, name -> Text, label -> Nullable<Text>, size -> Integer, }
+    }
+
+    /// An item whose `old_label` became `label`, which gained a required `size` and lost
+    /// `gone`; the model of `ev_retired` was removed.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = ev_item)]
+    pub struct Item {
+        pub id: i32,
+        pub name: String,
+        pub label: Option<String>,
+        pub size: i32,
+    }
+}
+
+/// The database of the previous release, with rows.
+const PREVIOUS_RELEASE: &str = "CREATE TABLE ev_item (id INTEGER PRIMARY KEY, \
+     name TEXT NOT NULL, old_label TEXT, gone TEXT NOT NULL DEFAULT 'x'); \
+     CREATE TABLE ev_retired (id INTEGER PRIMARY KEY, what TEXT); \
+     INSERT INTO ev_item (id, name, old_label) VALUES (1, 'one', 'first'), (2, 'two', NULL); \
+     INSERT INTO ev_retired (id, what) VALUES (1, 'old');";
+
+#[test]
+fn removed_renamed_and_required_fields_make_a_migration_that_keeps_the_rows() {
+    use evolving::Item;
+    use schema::migrations::{self, Options};
+    let (db, _store) = fresh_database("");
+    let dir = TempDir::new();
+    db.run_blocking(|c| c.batch_execute(PREVIOUS_RELEASE))
+        .unwrap();
+    let models = [Item::meta()];
+    let make = |options: Options| {
+        let path = dir.path().to_owned();
+        db.run_blocking(move |c| migrations::make_with(c, &models, &path, &options))
+    };
+    // `check` sees the removed column and table (the start goes on past them: inserts may
+    // leave `gone` out; it stops on the required `size`).
+    let mut found = db
+        .run_blocking(|c| schema::differences(c, Item::meta()))
+        .unwrap();
+    found.extend(
+        db.run_blocking(|c| schema::leftover_tables(c, &models))
+            .unwrap(),
+    );
+    let report = schema::report(&found);
+    for expected in [
+        "column \"old_label\" is in the table, not in the model",
+        "column \"gone\" is in the table, not in the model",
+        "table \"ev_retired\" has no model",
+        "column \"size\" is missing",
+        "--default",
+    ] {
+        assert!(report.contains(expected), "{expected}: {report}");
+    }
+    let start = db
+        .run_blocking(|c| schema::create_tables(c, &models))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        start.contains("\"size\"") && !start.contains("\"gone\""),
+        "{start}"
+    );
+
+    // Dropping needs to be asked for; a required column needs a value; nothing is written.
+    let err = make(Options::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("--allow-drop") && err.contains("ev_retired"),
+        "{err}"
+    );
+    let dropping = || Options {
+        allow_drop: true,
+        renames: vec![("old_label".into(), "label".into())],
+        ..Options::default()
+    };
+    let err = make(dropping()).unwrap_err().to_string();
+    assert!(err.contains("--default"), "{err}");
+    assert!(!dir.path().join("sqlite").exists() && !dir.path().join("postgres").exists());
+    let err = make(Options {
+        defaults: vec![("ev_item.size".into(), "seven".into())],
+        ..dropping()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("a whole number"), "{err}");
+
+    // With a one-off value and the rename: a migration with a name of its own.
+    let folder = make(Options {
+        defaults: vec![("ev_item.size".into(), "7".into())],
+        ..dropping()
+    })
+    .unwrap()
+    .expect("a migration");
+    let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with("_rename_ev_item_label_and_more"), "{name}");
+    let path = dir.path().to_owned();
+    db.run_blocking(move |c| migrations::apply(c, &path))
+        .unwrap();
+    db.run_blocking(|c| schema::create_tables(c, &models))
+        .expect("the tables match the models");
+    let left = db
+        .run_blocking(|c| schema::differences(c, Item::meta()))
+        .unwrap();
+    assert_eq!(left, []);
+    assert_eq!(
+        db.run_blocking(|c| schema::leftover_tables(c, &models))
+            .unwrap(),
+        []
+    );
+    // The rows are kept, the renamed column with its data, the new one filled in.
+    for (id, label) in [(1, "first"), (2, "-")] {
+        let row = scalar(
+            &db,
+            &format!("SELECT name || '/' || COALESCE(label, '-') || '/' || size FROM ev_item WHERE id = {id}"),
+        );
+        let name = if id == 1 { "one" } else { "two" };
+        assert_eq!(row.as_deref(), Some(format!("{name}/{label}/7").as_str()));
+    }
+    assert!(db
+        .run_blocking(|c| c.batch_execute("SELECT gone FROM ev_item"))
+        .is_err());
+    assert!(db
+        .run_blocking(|c| c.batch_execute("SELECT * FROM ev_retired"))
+        .is_err());
 }

@@ -11,6 +11,25 @@
 //! ```
 
 use actix_web::App;
+
+/// What `--help` prints: the usage of the module documentation above.
+const USAGE: &str = "\
+The conformance app of Plover: the REST API, accounts and admin the black-box suite tests.
+
+Usage: plover-conformance-app [OPTIONS]
+
+Options:
+  --bind HOST:PORT          the address to serve on (default 127.0.0.1:8000)
+  --database URL            sqlite://FILE or postgres://... (default sqlite://conformance.db)
+  --admin USER:PASSWORD     creates this administrator if missing
+  --secret-key KEY          the session cookies' key (at least 32 bytes; default: random)
+  --max-body-bytes N        the largest request body
+  --body-timeout SECS       how long a request body may take to arrive
+  --send-timeout SECS       how long an answer may take to be read
+  --response-memory BYTES   the memory all answers being built may hold at once
+  --unthrottled-logins      no throttle of failed logins (for schema-driven testers)
+  -h, --help                prints this help
+";
 use microblog::{ensure_user, User};
 use plover::prelude::*;
 use plover_conformance_app::{api, models, v2};
@@ -28,7 +47,8 @@ struct Args {
     unthrottled_logins: bool,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The options, or `None` when `--help` asks for the usage.
+fn parse_args() -> Result<Option<Args>, String> {
     let mut args = Args {
         bind: "127.0.0.1:8000".into(),
         database: "sqlite://conformance.db".into(),
@@ -73,10 +93,11 @@ fn parse_args() -> Result<Args, String> {
                 args.response_memory = Some(bytes);
             }
             "--unthrottled-logins" => args.unthrottled_logins = true,
-            other => return Err(format!("unknown argument {other}")),
+            "--help" | "-h" => return Ok(None),
+            other => return Err(format!("unknown argument {other} (see --help)")),
         }
     }
-    Ok(args)
+    Ok(Some(args))
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -91,6 +112,10 @@ async fn main() -> std::io::Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args =
         parse_args().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let Some(args) = args else {
+        print!("{USAGE}");
+        return Ok(());
+    };
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
     db.run_blocking(|conn| plover::schema::create_tables(conn, &models::models()))
         .map_err(std::io::Error::other)?;

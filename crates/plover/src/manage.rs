@@ -5,9 +5,9 @@
 //! |---|---|
 //! | `serve` (also with no command) | creates the missing tables, stops on [schema drift](crate::schema::differences), runs the start hooks, serves |
 //! | `check` | compares the models with the database and lists the migrations not applied; exit status 1 if either needs work |
-//! | `makemigrations NAME [--empty]` | writes a migration folder of the safe fixes ([`schema::migrations::make`]) |
+//! | `makemigrations [NAME] [--empty] [--allow-drop] [--default FIELD=VALUE] [--rename OLD=NEW]` | writes a migration folder of the fixes ([`schema::migrations::make_with`]) |
 //! | `migrate` | applies the migrations not applied yet ([`schema::migrations::apply`]) |
-//! | `createsuperuser --username NAME` | creates an active administrator ([`Auth::create_user`]); the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice on the terminal |
+//! | `createsuperuser [--username NAME] [--FIELD VALUE]` | creates an active administrator ([`Auth::create_user_with`]): the username and each field the user model requires without a default from its option, else `PLOVER_SUPERUSER_<NAME>`, else asked on the terminal; the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice (not echoed; three tries; never blank) |
 //! | `openapi [--prefix /api]` | prints the REST API's OpenAPI document |
 //! | `routes` | prints the routes Plover mounts (REST, admin, accounts; not the application's own views) |
 //!
@@ -80,20 +80,33 @@ enum Command {
     Check,
     /// Writes a migration folder with the statements that bring the database to the models
     Makemigrations {
-        /// The migration's name: lowercase letters, digits and _ (add_description)
-        name: String,
+        /// The migration's name: lowercase letters, digits and _ (add_description); without
+        /// it, a name made from the changes
+        name: Option<String>,
         /// Write the folder even where a difference needs statements written by hand
         #[arg(long)]
         empty: bool,
+        /// Drop the columns and tables the models no longer have, and their data
+        #[arg(long)]
+        allow_drop: bool,
+        /// A one-off value that the rows already there take in a new required column:
+        /// FIELD=VALUE or MODEL.FIELD=VALUE (repeatable)
+        #[arg(long = "default", value_name = "FIELD=VALUE", value_parser = pair)]
+        defaults: Vec<(String, String)>,
+        /// A field renamed: its column is renamed, its data kept (OLD=NEW or MODEL.OLD=NEW;
+        /// repeatable)
+        #[arg(long = "rename", value_name = "OLD=NEW", value_parser = pair)]
+        renames: Vec<(String, String)>,
     },
     /// Applies the migrations not applied yet, in order
     Migrate,
-    /// Creates an active administrator (the password from PLOVER_SUPERUSER_PASSWORD, else
-    /// asked on the terminal)
+    /// Creates an active administrator. Each value from its option, else from
+    /// PLOVER_SUPERUSER_<NAME> (PLOVER_SUPERUSER_PASSWORD for the password), else asked on the
+    /// terminal
     Createsuperuser {
         /// The new user's name
         #[arg(long)]
-        username: String,
+        username: Option<String>,
     },
     /// Prints the REST API's OpenAPI document
     Openapi {
@@ -103,6 +116,16 @@ enum Command {
     },
     /// Prints the routes Plover mounts: REST, admin, accounts (not the application's own views)
     Routes,
+}
+
+/// `KEY=VALUE`, split.
+fn pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("expected NAME=VALUE, not {text:?}")),
+    }
 }
 
 /// What a start hook does: work on the database before the server starts.
@@ -238,17 +261,44 @@ impl<U: UserModel + Clone> Commands<U> {
         if !self.about.is_empty() {
             command = command.about(self.about.clone());
         }
+        // One option per field the user model requires beyond its name and password.
+        command = command.mut_subcommand("createsuperuser", |mut sub| {
+            // A field named as a global option is asked for or read from the environment.
+            let options =
+                superuser_fields::<U>().filter(|f| !["database", "bind"].contains(&f.name()));
+            for field in options {
+                sub = sub.arg(
+                    clap::Arg::new(field.name())
+                        .long(field.name().replace('_', "-"))
+                        .value_name(field.name().to_ascii_uppercase())
+                        .help(format!("The new user's {}", field.name().replace('_', " "))),
+                );
+            }
+            sub
+        });
         let parsed = command
             .try_get_matches_from(std::env::args_os())
-            .and_then(|matches| Cli::from_arg_matches(&matches));
-        let cli = match parsed {
-            Ok(cli) => cli,
+            .and_then(|matches| {
+                let extra: Vec<(&str, String)> = matches
+                    .subcommand_matches("createsuperuser")
+                    .map(|sub| {
+                        superuser_fields::<U>()
+                            .filter_map(|f| {
+                                Some((f.name(), sub.get_one::<String>(f.name())?.clone()))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Ok((Cli::from_arg_matches(&matches)?, extra))
+            });
+        let (cli, extra) = match parsed {
+            Ok(parsed) => parsed,
             Err(e) => {
                 let _ = e.print();
                 return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
             }
         };
-        match self.execute(cli, app) {
+        match self.execute(cli, &extra, app) {
             Ok(code) => code,
             Err(Failure(message)) if message.is_empty() => ExitCode::SUCCESS,
             Err(Failure(message)) => {
@@ -258,7 +308,7 @@ impl<U: UserModel + Clone> Commands<U> {
         }
     }
 
-    fn execute<F, R>(&self, cli: Cli, app: F) -> Result<ExitCode, Failure>
+    fn execute<F, R>(&self, cli: Cli, given: &[(&str, String)], app: F) -> Result<ExitCode, Failure>
     where
         F: FnOnce(&Database, &Auth<U>) -> R,
         R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
@@ -314,10 +364,23 @@ impl<U: UserModel + Clone> Commands<U> {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
                 return self.check(&db, &mut out);
             }
-            Command::Makemigrations { name, empty } => {
+            Command::Makemigrations {
+                name,
+                empty,
+                allow_drop,
+                defaults,
+                renames,
+            } => {
                 let models = &self.models;
+                let options = migrations::Options {
+                    name: name.unwrap_or_default(),
+                    empty,
+                    allow_drop,
+                    defaults,
+                    renames,
+                };
                 let written =
-                    db.run_blocking(|c| migrations::make(c, models, dir, &name, empty))?;
+                    db.run_blocking(|c| migrations::make_with(c, models, dir, &options))?;
                 match written {
                     Some(folder) => writeln!(out, "wrote {}", folder.display())?,
                     None => writeln!(out, "no changes: the database matches the models")?,
@@ -334,8 +397,25 @@ impl<U: UserModel + Clone> Commands<U> {
             }
             Command::Createsuperuser { username } => {
                 self.create_tables(&db)?;
-                let password = new_password()?;
-                let user = db.run_blocking(|c| auth.create_user(c, &username, &password, true))?;
+                let mut ask = Asker::stdin();
+                let username = match username {
+                    Some(name) => name,
+                    None => ask.value(U::USERNAME_FIELD, "--username")?,
+                };
+                let mut fields = Vec::new();
+                for field in superuser_fields::<U>() {
+                    let raw = match given.iter().find(|(name, _)| *name == field.name()) {
+                        Some((_, raw)) => raw.clone(),
+                        None => ask.value(field.name(), &format!("--{}", field.name()))?,
+                    };
+                    let value = text_value(field, &raw)
+                        .map_err(|message| Failure(format!("{}: {message}", field.name())))?;
+                    fields.push((field.name(), value));
+                }
+                let password = ask.new_password()?;
+                let user = db.run_blocking(|c| {
+                    auth.create_user_with(c, &username, &password, true, &fields)
+                })?;
                 writeln!(out, "created {} (id {})", user.username(), user.pk())?;
             }
             Command::Openapi { prefix } => {
@@ -391,6 +471,7 @@ impl<U: UserModel + Clone> Commands<U> {
                     missing.push(model.table);
                 }
             }
+            differences.extend(schema::leftover_tables(c, models)?);
             Ok((differences, missing, migrations::pending(c, dir)?))
         })?;
         for table in &missing {
@@ -428,23 +509,138 @@ where
     })
 }
 
-/// The new administrator's password: `PLOVER_SUPERUSER_PASSWORD`, else asked twice.
-fn new_password() -> Result<String, Failure> {
-    if let Ok(password) = std::env::var("PLOVER_SUPERUSER_PASSWORD") {
-        return Ok(password);
+/// The fields `createsuperuser` asks for beyond the username and the password: those the user
+/// model requires (no default, not an `Option`), as Django's asks for its `REQUIRED_FIELDS`.
+fn superuser_fields<U: UserModel>() -> impl Iterator<Item = &'static crate::model::FieldMeta> {
+    let own = [
+        Some(U::USERNAME_FIELD),
+        Some(U::PASSWORD_FIELD),
+        U::ACTIVE_FIELD,
+        U::ADMIN_FIELD,
+    ];
+    U::meta()
+        .fields()
+        .iter()
+        .filter(move |f| f.is_required() && !own.contains(&Some(f.name())))
+}
+
+/// The value of `field` that a person typed, as a REST body would give it.
+fn text_value(field: &crate::model::FieldMeta, raw: &str) -> Result<serde_json::Value, String> {
+    use crate::kind::FieldKind;
+    let trimmed = raw.trim();
+    Ok(match field.kind() {
+        FieldKind::Int32 | FieldKind::Int64 => trimmed
+            .parse::<i64>()
+            .map_err(|_| "enter a whole number")?
+            .into(),
+        FieldKind::Float => trimmed
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or("enter a number")?
+            .into(),
+        FieldKind::Bool => match trimmed.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" | "1" => true.into(),
+            "false" | "no" | "n" | "0" => false.into(),
+            _ => return Err("enter yes or no".into()),
+        },
+        FieldKind::Text => raw.into(),
+        FieldKind::Date | FieldKind::DateTime => trimmed.into(),
+    })
+}
+
+/// Where `createsuperuser` asks for what its options and environment do not give: the terminal
+/// (a password without echo), or the lines piped to its standard input.
+struct Asker {
+    terminal: bool,
+    input: std::io::StdinLock<'static>,
+}
+
+/// How many times a password is asked for before `createsuperuser` gives up.
+const PASSWORD_TRIES: usize = 3;
+
+impl Asker {
+    fn stdin() -> Asker {
+        use std::io::IsTerminal;
+        let input = std::io::stdin().lock();
+        Asker {
+            terminal: input.is_terminal(),
+            input,
+        }
     }
-    let ask = |prompt: &str| {
-        rpassword::prompt_password(prompt).map_err(|e| {
+
+    /// One line, after `prompt` on the standard error; `None` at the end of the input.
+    fn line(&mut self, prompt: &str, secret: bool) -> Result<Option<String>, Failure> {
+        use std::io::BufRead;
+        if secret && self.terminal {
+            return Ok(Some(rpassword::prompt_password(prompt)?));
+        }
+        eprint!("{prompt}");
+        let mut line = String::new();
+        if self.input.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let end = line.trim_end_matches(['\n', '\r']).len();
+        line.truncate(end);
+        Ok(Some(line))
+    }
+
+    /// The value of field `name`: `PLOVER_SUPERUSER_<NAME>`, else asked.
+    fn value(&mut self, name: &str, option: &str) -> Result<String, Failure> {
+        let variable = format!("PLOVER_SUPERUSER_{}", name.to_ascii_uppercase());
+        if let Ok(value) = std::env::var(&variable) {
+            return Ok(value);
+        }
+        let prompt = format!("{}: ", capitalized(&name.replace('_', " ")));
+        self.line(&prompt, false)?.ok_or_else(|| {
             Failure(format!(
-                "no terminal to ask the password on ({e}): set PLOVER_SUPERUSER_PASSWORD"
+                "no terminal to ask the {name} on: give {option} or set {variable}"
             ))
         })
-    };
-    let password = ask("Password: ")?;
-    if ask("Password (again): ")? != password {
-        return Err(Failure("the two passwords differ".into()));
     }
-    Ok(password)
+
+    /// The new administrator's password: `PLOVER_SUPERUSER_PASSWORD`, else asked twice, up to
+    /// three times while the two differ or it is blank (as Django's `createsuperuser`).
+    fn new_password(&mut self) -> Result<String, Failure> {
+        const VARIABLE: &str = "PLOVER_SUPERUSER_PASSWORD";
+        if let Ok(password) = std::env::var(VARIABLE) {
+            if password.trim().is_empty() {
+                return Err(Failure(format!(
+                    "{VARIABLE} is blank: blank passwords are not allowed"
+                )));
+            }
+            return Ok(password);
+        }
+        let no_terminal = || {
+            Failure(format!(
+                "no terminal to ask the password on: set {VARIABLE}"
+            ))
+        };
+        for _ in 0..PASSWORD_TRIES {
+            let password = self.line("Password: ", true)?.ok_or_else(no_terminal)?;
+            if password.trim().is_empty() {
+                eprintln!("Blank passwords are not allowed.");
+                continue;
+            }
+            let again = self
+                .line("Password (again): ", true)?
+                .ok_or_else(no_terminal)?;
+            if again == password {
+                return Ok(password);
+            }
+            eprintln!("The two passwords differ.");
+        }
+        Err(Failure(format!("no password after {PASSWORD_TRIES} tries")))
+    }
+}
+
+/// `text` with its first letter in upper case (a prompt).
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// The application's routes, as a trait object: the server below is compiled once in Plover,

@@ -313,18 +313,46 @@ impl<U: UserModel> Auth<U> {
         password: &str,
         admin: bool,
     ) -> Result<U, Error> {
+        self.create_user_with(conn, username, password, admin, &[])
+    }
+
+    /// [`create_user`](Auth::create_user) with values for the model's other fields, by field
+    /// name, as a REST body gives them (`("email", json!("root@example.com"))`): what the
+    /// `createsuperuser` command asks for when the user model requires more than a username
+    /// and a password.
+    ///
+    /// # Errors
+    /// As [`create_user`](Auth::create_user); a name that is no field of the model is an
+    /// [`Error::Validation`] naming it.
+    pub fn create_user_with(
+        &self,
+        conn: &mut Conn<'_>,
+        username: &str,
+        password: &str,
+        admin: bool,
+        fields: &[(&str, serde_json::Value)],
+    ) -> Result<U, Error> {
+        let mut errors = std::collections::BTreeMap::new();
+        let mut changes = U::Changes::default();
+        let meta = U::meta();
+        for (name, value) in fields {
+            let set = match meta.field(name) {
+                Some((i, _)) => U::set_json(&mut changes, i, value),
+                None => Err("the user model has no such field".to_owned()),
+            };
+            if let Err(message) = set {
+                errors.insert((*name).to_owned(), message);
+            }
+        }
         let hash = self
             .make_password(password)
             .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
-        let meta = U::meta();
-        let mut changes = U::Changes::default();
         let given = [
             (Some(U::USERNAME_FIELD), serde_json::Value::from(username)),
             (Some(U::PASSWORD_FIELD), serde_json::Value::from(hash)),
             (U::ACTIVE_FIELD, serde_json::Value::from(true)),
             (U::ADMIN_FIELD, serde_json::Value::from(admin)),
         ];
-        let mut errors = std::collections::BTreeMap::new();
         for (name, value) in given {
             let Some(name) = name else { continue };
             let Some((i, _)) = meta.field(name) else {

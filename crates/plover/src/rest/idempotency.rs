@@ -96,7 +96,9 @@ impl Once {
             return Err(bad("a key is visible ASCII characters"));
         }
         let owner = match (user, api_key()) {
-            (Some(user), _) => format!("user:{}", user.id),
+            // The name too: a user made on an id that a deleted one had (a SQLite table
+            // made without AUTOINCREMENT gives ids again) never inherits its keys.
+            (Some(user), _) => format!("user:{}:{}", user.id, user.username),
             (None, Some(api_key)) => format!("api-key:{api_key}"),
             (None, None) => format!("address:{}", address(req.client)),
         };

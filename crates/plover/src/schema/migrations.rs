@@ -47,10 +47,10 @@ use std::path::{Path, PathBuf};
 
 use diesel_migrations::{FileBasedMigrations, MigrationHarness};
 
-use super::{drift, fk_order, ident, statements};
+use super::{drift, fk_order, ident, statements, Difference};
 use crate::db::{Conn, Engine};
 use crate::error::Error;
-use crate::model::ModelMeta;
+use crate::model::{FieldMeta, ModelMeta};
 
 /// The folder of `engine`'s migrations under the migrations directory `dir`.
 pub fn engine_dir(dir: &Path, engine: Engine) -> PathBuf {
@@ -146,10 +146,144 @@ pub fn make(
     name: &str,
     empty: bool,
 ) -> Result<Option<PathBuf>, Error> {
+    let options = Options {
+        name: name.to_owned(),
+        empty,
+        ..Options::default()
+    };
+    make_with(conn, models, dir, &options)
+}
+
+/// What [`make_with`] writes beyond the safe fixes, as the `makemigrations` command's options
+/// give it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The migration's name, lowercase letters, digits and `_`; empty: a name made from the
+    /// changes, as Django's `makemigrations` makes one (`initial`, `note_title`,
+    /// `remove_note_title`, `alter_note_code`; `_and_more` when there are several).
+    pub name: String,
+    /// Write the folder even where a difference needs statements written by hand (its
+    /// comments list them).
+    pub empty: bool,
+    /// Drop the columns and tables the models no longer have (their data is lost). Without it
+    /// `make` refuses while there are any, naming them.
+    pub allow_drop: bool,
+    /// One-off values for new required columns without a default, by field (`size`, or
+    /// `item.size` where several models have the field; the model's name or its table): the
+    /// rows already there take the value, the column keeps no default.
+    pub defaults: Vec<(String, String)>,
+    /// Renamed fields, old column to new field (`label=title`, or `note.label=title`): the
+    /// column is renamed, its data kept, instead of one dropped and one added.
+    pub renames: Vec<(String, String)>,
+}
+
+/// Whether `key` (`field`, or `model.field` with the model's name or table) names `field` of
+/// `model`.
+fn key_names(model: &ModelMeta, key: &str, column: &str) -> bool {
+    match key.split_once('.') {
+        Some((owner, rest)) => {
+            (owner.eq_ignore_ascii_case(model.name) || owner.eq_ignore_ascii_case(model.table))
+                && rest.eq_ignore_ascii_case(column)
+        }
+        None => key.eq_ignore_ascii_case(column),
+    }
+}
+
+/// The SQL literal of `raw` for `field`'s column: a number, `TRUE`/`FALSE`, or quoted text
+/// (a date or date-time checked first).
+fn literal(field: &FieldMeta, raw: &str) -> Result<String, Error> {
+    use crate::kind::FieldKind;
+    let bad = |what: &str| {
+        Error::Internal(format!(
+            "--default {}={raw}: the field takes {what}",
+            field.name()
+        ))
+    };
+    let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    Ok(match field.kind() {
+        FieldKind::Int32 | FieldKind::Int64 => raw
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| bad("a whole number"))?
+            .to_string(),
+        FieldKind::Float => raw
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| bad("a number"))?
+            .to_string(),
+        FieldKind::Bool => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => "TRUE".to_owned(),
+            "false" | "0" => "FALSE".to_owned(),
+            _ => return Err(bad("true or false")),
+        },
+        FieldKind::Text => {
+            crate::value::check_text(raw).map_err(|_| bad("text without U+0000"))?;
+            quoted(raw)
+        }
+        FieldKind::Date => quoted(
+            &crate::value::parse_date(raw.trim())
+                .ok_or_else(|| bad("a date, YYYY-MM-DD"))?
+                .to_string(),
+        ),
+        FieldKind::DateTime => quoted(
+            &crate::value::parse_datetime(raw.trim())
+                .ok_or_else(|| bad("a date and time, YYYY-MM-DDTHH:MM:SS"))?
+                .format("%Y-%m-%d %H:%M:%S%.f")
+                .to_string(),
+        ),
+    })
+}
+
+/// The part of a migration's automatic name that stands for `difference`.
+fn slug(difference: &Difference) -> String {
+    let table = difference.table;
+    match (&difference.column, difference.drops) {
+        (None, true) => "delete_model".to_owned(),
+        (None, false) => table.to_owned(),
+        (Some(column), true) => format!("remove_{table}_{column}"),
+        (Some(column), false) if difference.what.contains("is missing") => {
+            format!("{table}_{column}")
+        }
+        (Some(column), false) => format!("alter_{table}_{column}"),
+    }
+}
+
+/// The automatic name of a migration of these parts: the one, or the first `_and_more`.
+fn auto_name(slugs: &[String]) -> String {
+    let name = match slugs {
+        [] => "auto".to_owned(),
+        [one] => one.clone(),
+        [first, ..] => format!("{first}_and_more"),
+    };
+    let name: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(60)
+        .collect();
+    name
+}
+
+/// Like [`make`], with the [`Options`] of the `makemigrations` command: an automatic name, the
+/// columns and tables the models no longer have dropped (only with `allow_drop`; otherwise a
+/// refusal that names them), one-off values for new required columns, renamed fields.
+///
+/// # Errors
+/// As [`make`]; also when a default or a rename names no field of the models, or a default's
+/// value does not fit its field.
+pub fn make_with(
+    conn: &mut Conn<'_>,
+    models: &[&'static ModelMeta],
+    dir: &Path,
+    options: &Options,
+) -> Result<Option<PathBuf>, Error> {
     let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
-    if name.is_empty() || !name.chars().all(valid) {
+    let given = &options.name;
+    if !given.chars().all(valid) {
         return Err(Error::Internal(format!(
-            "a migration's name is lowercase letters, digits and `_` (add_title), not {name:?}"
+            "a migration's name is lowercase letters, digits and `_` (add_title), not {given:?}"
         )));
     }
     let waiting = pending(conn, dir)?;
@@ -161,23 +295,109 @@ pub fn make(
     }
     let engine = conn.engine();
     let (mut up, mut down, mut manual) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut slugs, mut drops, mut used) = (Vec::new(), Vec::new(), Vec::new());
+    let mut created = 0;
     for model in fk_order(models)? {
         if !drift::table_exists(conn, model.table)? {
             up.extend(statements(model, engine));
             down.push(format!("DROP TABLE {}", ident(model.table)));
+            slugs.push(model.table.to_owned());
+            created += 1;
             continue;
         }
-        for difference in drift::differences(conn, model)? {
+        let mut found = drift::differences(conn, model)?;
+        // Renames first: the old column and the new field's are then one difference.
+        for (i, (old, new)) in options.renames.iter().enumerate() {
+            let gone = found.iter().position(|d| {
+                d.drops
+                    && d.column
+                        .as_deref()
+                        .is_some_and(|c| key_names(model, old, c))
+            });
+            let field = model
+                .fields
+                .iter()
+                .find(|f| new.eq_ignore_ascii_case(f.column) || new.eq_ignore_ascii_case(f.name));
+            let (Some(gone), Some(field)) = (gone, field) else {
+                continue;
+            };
+            let Some(added) = found
+                .iter()
+                .position(|d| !d.drops && d.column.as_deref() == Some(field.column))
+            else {
+                continue;
+            };
+            let old_column = found[gone].column.clone().unwrap_or_default();
+            let (table, from, to) = (ident(model.table), ident(&old_column), ident(field.column));
+            up.push(format!("ALTER TABLE {table} RENAME COLUMN {from} TO {to}"));
+            down.push(format!("ALTER TABLE {table} RENAME COLUMN {to} TO {from}"));
+            slugs.push(format!("rename_{}_{}", model.table, field.column));
+            used.push(i);
+            let (first, second) = (gone.max(added), gone.min(added));
+            found.remove(first);
+            found.remove(second);
+        }
+        for mut difference in found {
+            if difference.fix.is_none() && !difference.drops {
+                // A required column without a default: a one-off value, if given.
+                let field = model
+                    .fields
+                    .iter()
+                    .find(|f| difference.column.as_deref() == Some(f.column));
+                let value = field.and_then(|f| {
+                    options
+                        .defaults
+                        .iter()
+                        .find(|(key, _)| {
+                            key_names(model, key, f.column) || key_names(model, key, f.name)
+                        })
+                        .map(|(_, v)| (f, v))
+                });
+                let missing = difference.what.contains("is missing");
+                if let (Some((field, value)), true) = (value, missing) {
+                    let literal = literal(field, value)?;
+                    difference = drift::missing(model, field, engine, Some(&literal));
+                }
+            }
             match &difference.fix {
+                Some(_) if difference.drops => drops.push(difference),
                 Some(fix) => {
                     up.push(fix.clone());
-                    down.extend(difference.undo);
+                    down.extend(difference.undo.clone());
+                    slugs.push(slug(&difference));
                 }
                 None => manual.push(difference),
             }
         }
     }
+    for (i, (old, new)) in options.renames.iter().enumerate() {
+        if !used.contains(&i) {
+            return Err(Error::Internal(format!(
+                "--rename {old}={new}: no column {old} that the models no longer have, and no \
+                 new field {new} whose column is missing, in one table"
+            )));
+        }
+    }
+    drops.extend(drift::leftover_tables(conn, models)?);
+    if !drops.is_empty() && !options.allow_drop {
+        return Err(Error::Internal(format!(
+            "{}these columns or tables are not in the models: `makemigrations --allow-drop` \
+             drops them and their data; `--rename OLD=NEW` renames a column instead\n",
+            drift::report(&drops)
+        )));
+    }
+    for difference in drops {
+        up.push(difference.fix.clone().unwrap_or_default());
+        down.extend(difference.undo.clone());
+        slugs.push(slug(&difference));
+    }
+    let empty = options.empty;
     if !manual.is_empty() && !empty {
+        let name = if given.is_empty() {
+            "NAME".to_owned()
+        } else {
+            given.clone()
+        };
         return Err(Error::Internal(format!(
             "{}these need a migration written by hand: `makemigrations {name} --empty` writes \
              its folder\n",
@@ -187,6 +407,11 @@ pub fn make(
     if up.is_empty() && manual.is_empty() && !empty {
         return Ok(None);
     }
+    let name = match given.as_str() {
+        "" if created == models.len() && created > 0 => "initial".to_owned(),
+        "" => auto_name(&slugs),
+        given => given.to_owned(),
+    };
     let version = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
     let folder = engine_dir(dir, engine).join(format!("{version}_{name}"));
     if folder.exists() {

@@ -1,6 +1,7 @@
 //! The database schema, from the models (docs/contract.md#schema): `CREATE TABLE IF NOT EXISTS`
 //! and `CREATE INDEX IF NOT EXISTS` statements for SQLite and PostgreSQL, generated from what
-//! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key,
+//! `#[derive(RestModel)]` knows of each model: column types, `NOT NULL`, the primary key (on
+//! SQLite `INTEGER PRIMARY KEY AUTOINCREMENT`, so that no id is given twice, as on PostgreSQL),
 //! `DEFAULT` for a `#[rest(default = ...)]` that is a plain literal,
 //! `UNIQUE` (`#[rest(unique)]`), a `CHECK` of the field's constraints (`min`, `max`,
 //! `min_len`, `max_len`, `not_blank`, choices), `REFERENCES` plus an index for each foreign key (unless a
@@ -64,7 +65,7 @@ mod drift;
 pub mod migrations;
 
 pub use crate::kind::SqlType;
-pub use drift::{differences, report, table_exists, Difference};
+pub use drift::{differences, leftover_tables, report, table_exists, Difference};
 
 use crate::db::{Conn, Engine};
 use crate::error::Error;
@@ -79,13 +80,14 @@ fn ident(name: &str) -> String {
 fn column(field: &FieldMeta, engine: Engine, unique: bool) -> String {
     let name = ident(field.column);
     if field.primary_key {
-        // SQLite: `INTEGER PRIMARY KEY` is the rowid (numbered on insert) for both widths.
-        let ty = match (engine, field.sql_type) {
-            (Engine::Sqlite, _) => "INTEGER",
-            (Engine::Postgres, SqlType::BigInt) => "BIGSERIAL",
-            (Engine::Postgres, _) => "SERIAL",
+        // SQLite: `INTEGER PRIMARY KEY` is the rowid (numbered on insert) for both widths;
+        // `AUTOINCREMENT` never gives a deleted row's id again, as PostgreSQL's sequences do
+        // not (a new row must never inherit what was tied to a deleted one's id).
+        return match (engine, field.sql_type) {
+            (Engine::Sqlite, _) => format!("{name} INTEGER PRIMARY KEY AUTOINCREMENT"),
+            (Engine::Postgres, SqlType::BigInt) => format!("{name} BIGSERIAL PRIMARY KEY"),
+            (Engine::Postgres, _) => format!("{name} SERIAL PRIMARY KEY"),
         };
-        return format!("{name} {ty} PRIMARY KEY");
     }
     let mut out = format!("{name} {}", field.sql_type.name());
     if !field.nullable {
