@@ -316,7 +316,8 @@ pub trait RestModel: FromRow + Send + Sync {
     fn pk(&self) -> i64;
 
     /// The row as text for people (the admin's delete page and selects):
-    /// `#[rest(display = "{field} ...")]`, else `"<name> #<pk>"`.
+    /// `#[rest(display = "{field} ...")]`, else, or where that text is empty or only white
+    /// space, `"<name> #<pk>"`.
     fn display(&self) -> String;
 
     /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).
