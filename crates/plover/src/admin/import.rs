@@ -208,7 +208,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// more than `max_bulk_rows`, or rows to create without a column they need.
     fn read_sheet(&self, text: &str) -> Result<Sheet, String> {
         let meta = M::meta();
-        let importable = self.exportable();
+        let importable = self.importable();
         let columns = || {
             (importable.iter())
                 .map(|&i| meta.fields[i].name)
@@ -356,7 +356,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             title: format!("Import {}", self.name),
             action: format!("{url}import/"),
             url,
-            columns: (self.exportable().iter())
+            columns: (self.importable().iter())
                 .map(|&i| meta.fields[i].name.to_owned())
                 .collect(),
             key: meta.fields[meta.pk].name.to_owned(),
