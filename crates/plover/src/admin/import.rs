@@ -216,8 +216,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                 .join(", ")
         };
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(message) = broken_quote(text) {
+            return Err(message);
+        }
         let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-        let header = reader.headers().map_err(|e| csv_message(&e))?.clone();
+        let header = reader.headers().map_err(|e| csv_message(&e, text))?.clone();
         if header.iter().all(|name| name.trim().is_empty()) {
             return Err(format!(
                 "The file is empty: its first line names the columns ({}).",
@@ -250,7 +253,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     "The file has more than {max} rows; import at most {max} at once: split it."
                 ));
             }
-            records.push(record.map_err(|e| csv_message(&e))?);
+            records.push(record.map_err(|e| csv_message(&e, text))?);
         }
         if records.is_empty() {
             return Err("The file has no rows after its header.".into());
@@ -399,11 +402,19 @@ fn cell_value(field: &FieldMeta, cell: &str, creating: bool) -> Result<Option<Va
 }
 
 /// A CSV error as a message for people, naming the row as the preview numbers them (the first
-/// after the header is 1).
-fn csv_message(error: &csv::Error) -> String {
-    let place = match error.position().map(csv::Position::record) {
-        Some(0) | None => "The header".to_owned(),
-        Some(row) => format!("Row {row}"),
+/// after the header is 1) and the line of `text` it starts on.
+fn csv_message(error: &csv::Error, text: &str) -> String {
+    let place = match error.position().map(|p| (p.record(), p.byte())) {
+        Some((0, _)) | None => "The header".to_owned(),
+        Some((row, byte)) => {
+            // The line the row starts on (a quoted cell may span lines); the reader's position
+            // may be before the previous line's end (the `\n` of a `\r\n`).
+            let at = usize::try_from(byte).map_or(text.len(), |b| b.min(text.len()));
+            let (before, after) = text.split_at(text.floor_char_boundary(at));
+            let ends = after.chars().take_while(|c| matches!(c, '\r' | '\n'));
+            let lines = before.matches('\n').count() + ends.filter(|&c| c == '\n').count();
+            format!("Row {row} (line {})", lines + 1)
+        }
     };
     match error.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -414,6 +425,54 @@ fn csv_message(error: &csv::Error) -> String {
         ),
         _ => format!("{place} cannot be read as CSV: {error}"),
     }
+}
+
+/// What breaks the file's quoting (RFC 4180), naming the line: a quoted cell never closed, or
+/// text after a cell's closing quote. The CSV reader takes both without a word (an unclosed
+/// quote swallows the rest of the file into one cell; `"a"b` reads `ab`), so the file is
+/// checked first and refused as a whole. A quote inside a cell that does not start with one
+/// is text, as the reader reads it.
+fn broken_quote(text: &str) -> Option<String> {
+    let mut line = 1;
+    let mut chars = text.chars().peekable();
+    let mut cell_start = true;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if cell_start => {
+                let opened = line;
+                loop {
+                    match chars.next() {
+                        None => {
+                            return Some(format!(
+                                "Line {opened}: a quoted cell is never closed (a \" without \
+                                 its closing \"; a quote inside a quoted cell is written \"\")."
+                            ))
+                        }
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                        }
+                        Some('"') => break,
+                        Some('\n') => line += 1,
+                        Some(_) => {}
+                    }
+                }
+                if !matches!(chars.peek(), None | Some(',' | '\r' | '\n')) {
+                    return Some(format!(
+                        "Line {line}: text follows the closing quote of a cell (a quote inside \
+                         a quoted cell is written \"\")."
+                    ));
+                }
+                cell_start = false;
+            }
+            '\n' => {
+                line += 1;
+                cell_start = true;
+            }
+            ',' | '\r' => cell_start = true,
+            _ => cell_start = false,
+        }
+    }
+    None
 }
 
 /// A size for people: `2 MiB`, `512 KiB`, `100 bytes`.
