@@ -550,3 +550,39 @@ two lines', 'tab	in', '2000-01-01', '2000-01-01 00:00:00'),
         .collect();
     assert_eq!(after, before);
 }
+
+#[actix_web::test]
+async fn an_import_of_users_refuses_names_like_the_tables_and_the_files_own() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    app.user("alice", "pw");
+    let bob = app.user("bob", "pw");
+    let before = app.count("user");
+    // Row 1 looks like a stored name, row 3 like row 2's, row 6 like the name row 4 gives bob;
+    // row 5 takes bob's old name, free once row 4 renamed him.
+    let csv = format!(
+        "id,username,email\r\n,ALICE,a@x\r\n,carol,c@x\r\n,Car\u{043e}l,c2@x\r\n\
+         {bob},robert,b@x\r\n,bob,b2@x\r\n,ROBERT,r@x\r\n"
+    );
+    let html = upload(&root, "user", &csv).await.expect(400).text();
+    for (row, name) in [(1, "alice"), (3, "carol"), (6, "robert")] {
+        let text = preview_row(&html, row);
+        assert!(
+            text.contains(&format!("a user named '{name}' exists")),
+            "row {row}: {text}"
+        );
+    }
+    for row in [2, 4, 5] {
+        assert!(
+            !row_failed(&html, row),
+            "row {row}: {}",
+            preview_row(&html, row)
+        );
+    }
+    assert_eq!(app.count("user"), before);
+    assert_eq!(
+        app.query_text(&format!("SELECT username FROM \"user\" WHERE id = {bob}"))
+            .as_deref(),
+        Some("bob")
+    );
+}

@@ -27,9 +27,9 @@ use super::form::{parse_input, refusal};
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use super::views::{ImportPreview, ImportRow, ImportView};
-use crate::db::Conn;
+use crate::db::{cancel, Conn};
 use crate::error::Error;
-use crate::model::{FieldKind, FieldMeta, RestModel};
+use crate::model::{usernames, FieldKind, FieldMeta, RestModel};
 use crate::query::Select;
 
 /// A file read as far as its rows, before any value is parsed.
@@ -133,68 +133,73 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let key = meta.fields[meta.pk].name;
         let mut rolled_back = false;
-        let written = conn.transaction(|conn| {
-            // The rows the file updates, in one query.
-            let ids: Vec<i64> = rows.iter().filter_map(|p| p.row.pk).collect();
-            let existing: HashMap<i64, M> = if ids.is_empty() {
-                HashMap::new()
-            } else {
-                (M::load(conn, &Select::ids_in(meta.pk, &ids))?.into_iter())
-                    .map(|row| (row.pk(), row))
-                    .collect()
-            };
-            let mut updated: HashMap<i64, usize> = HashMap::new();
-            for parsed in rows.iter_mut() {
-                let row = &mut parsed.row;
-                if !row.errors.is_empty() {
-                    continue;
-                }
-                let current = match row.pk {
-                    None => None,
-                    Some(pk) => {
-                        if let Some(first) = updated.insert(pk, row.number) {
-                            row.errors.push((
-                                key.to_owned(),
-                                format!("row {first} updates this row already"),
-                            ));
-                            continue;
-                        }
-                        match existing.get(&pk) {
-                            Some(current) => Some(current),
-                            None => {
+        // Usernames are checked against one read of the user table (not one per row).
+        let written = usernames::in_bulk(|| {
+            conn.transaction(|conn| {
+                // The rows the file updates, in one query.
+                let ids: Vec<i64> = rows.iter().filter_map(|p| p.row.pk).collect();
+                let existing: HashMap<i64, M> = if ids.is_empty() {
+                    HashMap::new()
+                } else {
+                    (M::load(conn, &Select::ids_in(meta.pk, &ids))?.into_iter())
+                        .map(|row| (row.pk(), row))
+                        .collect()
+                };
+                let mut updated: HashMap<i64, usize> = HashMap::new();
+                for parsed in rows.iter_mut() {
+                    // A client that left gets nothing more: stop, and roll back.
+                    cancel::stop_if_client_gone()?;
+                    let row = &mut parsed.row;
+                    if !row.errors.is_empty() {
+                        continue;
+                    }
+                    let current = match row.pk {
+                        None => None,
+                        Some(pk) => {
+                            if let Some(first) = updated.insert(pk, row.number) {
                                 row.errors.push((
                                     key.to_owned(),
-                                    format!("there is no {} with {key} {pk}", self.name),
+                                    format!("row {first} updates this row already"),
                                 ));
                                 continue;
                             }
+                            match existing.get(&pk) {
+                                Some(current) => Some(current),
+                                None => {
+                                    row.errors.push((
+                                        key.to_owned(),
+                                        format!("there is no {} with {key} {pk}", self.name),
+                                    ));
+                                    continue;
+                                }
+                            }
                         }
+                    };
+                    let changes = std::mem::take(&mut parsed.changes);
+                    let Err(e) = self.save(cx, conn, changes, current) else {
+                        continue;
+                    };
+                    match refusal::<M>(e) {
+                        Ok(refused) if refused.fields.is_empty() => {
+                            let message = refused.message.unwrap_or_else(|| "Refused.".into());
+                            row.errors.push((String::new(), message));
+                        }
+                        Ok(refused) => row.errors.extend(refused.fields),
+                        Err(e) if e.status_code().is_client_error() => {
+                            row.errors.push((String::new(), e.public_message()));
+                        }
+                        Err(e) => return Err(e),
                     }
-                };
-                let changes = std::mem::take(&mut parsed.changes);
-                let Err(e) = self.save(cx, conn, changes, current) else {
-                    continue;
-                };
-                match refusal::<M>(e) {
-                    Ok(refused) if refused.fields.is_empty() => {
-                        let message = refused.message.unwrap_or_else(|| "Refused.".into());
-                        row.errors.push((String::new(), message));
-                    }
-                    Ok(refused) => row.errors.extend(refused.fields),
-                    Err(e) if e.status_code().is_client_error() => {
-                        row.errors.push((String::new(), e.public_message()));
-                    }
-                    Err(e) => return Err(e),
                 }
-            }
-            if commit && rows.iter().all(|p| p.row.errors.is_empty()) {
-                Ok(())
-            } else {
-                rolled_back = true;
-                Err(Error::Internal(
-                    "the import's preview is rolled back".into(),
-                ))
-            }
+                if commit && rows.iter().all(|p| p.row.errors.is_empty()) {
+                    Ok(())
+                } else {
+                    rolled_back = true;
+                    Err(Error::Internal(
+                        "the import's preview is rolled back".into(),
+                    ))
+                }
+            })
         });
         match written {
             Ok(()) => Ok(true),

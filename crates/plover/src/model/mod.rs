@@ -275,14 +275,19 @@ pub fn save<M: RestModel>(
     usernames::check::<M>(conn, &mut changes, existing)?;
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;
-    let Some(row) = existing else {
-        return M::insert_row(conn, changes);
+    let saved = match existing {
+        None => M::insert_row(conn, changes)?,
+        Some(row) => {
+            if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
+                M::update(conn, row.pk(), changes)?;
+            }
+            // Read back: the database may have changed more than was given (triggers,
+            // defaults).
+            M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)?
+        }
     };
-    if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
-        M::update(conn, row.pk(), changes)?;
-    }
-    // Read back: the database may have changed more than was given (triggers, defaults).
-    M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)
+    usernames::saved(&saved);
+    Ok(saved)
 }
 
 /// The given fields of `changes` (never the primary key), as the values a write binds.
