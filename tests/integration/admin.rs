@@ -1882,3 +1882,92 @@ async fn forms_take_their_widgets_and_html_constraints_from_the_model() {
     let resp = browser.get("/admin/ticket/?secret_note=call%20Bob").await;
     assert_eq!(resp.code(), 400);
 }
+
+#[actix_web::test]
+async fn export_offers_a_private_field_only_where_columns_names_it() {
+    use plover::admin::Column;
+    use plover_tests::Ticket;
+    let app = TestApp::with_seed(
+        "INSERT INTO ticket (id, title, priority, status, body, secret_note, opened)
+         VALUES (1, 'printer', 3, 'open', '', 'call 555-0199', '2024-01-01');",
+    )
+    .await;
+    let root = admin(&app).await;
+    // `ModelAdmin::<Ticket>::new()`: no `columns`, so no `secret_note` (#[rest(private)]).
+    let html = root.get("/admin/ticket/export/").await.expect(200).text();
+    let offered = export_columns(&html);
+    assert!(!offered.contains(&"secret_note".to_owned()), "{offered:?}");
+    assert!(offered.contains(&"title".to_owned()), "{offered:?}");
+    let all: Vec<&str> = offered.iter().map(String::as_str).collect();
+    for format in ["csv", "json"] {
+        let body = export(&root, "ticket", "", format, &all)
+            .await
+            .expect(200)
+            .text();
+        assert!(body.contains("printer") && !body.contains("555"), "{body}");
+        for fields in [&["secret_note"][..], &["id", "secret_note"]] {
+            let resp = export(&root, "ticket", "", format, fields).await;
+            assert!(!resp.text().contains("555"), "{}", resp.text());
+            resp.expect(400);
+        }
+        let resp = export(
+            &root,
+            "ticket",
+            "secret_note__like=call%25",
+            format,
+            &["id"],
+        )
+        .await;
+        resp.expect(400);
+    }
+
+    // Named in `columns`, it is offered and exported.
+    let mut custom = Admin::new(&app.auth);
+    let f = Ticket::FIELDS;
+    custom.register(
+        ModelAdmin::<Ticket>::new().columns([f.id, f.title, f.secret_note].map(Column::field)),
+    );
+    let service = plover_tests::TestService::new(
+        App::new()
+            .wrap(app.auth.session_middleware())
+            .configure(app.auth.setup())
+            .configure(custom.setup()),
+    )
+    .await;
+    let browser = service.browser();
+    browser.login("root", PW).await.expect(302);
+    let html = browser
+        .get("/admin/ticket/export/")
+        .await
+        .expect(200)
+        .text();
+    assert!(export_columns(&html).contains(&"secret_note".to_owned()));
+    let token = input_value(&html, "csrf_token").expect("a token");
+    let resp = browser
+        .post_form(
+            "/admin/ticket/export/",
+            &[
+                ("format", "json"),
+                ("fields", "secret_note"),
+                ("csrf_token", &token),
+            ],
+        )
+        .await;
+    assert_eq!(
+        resp.json_with(200),
+        json!([{"secret_note": "call 555-0199"}])
+    );
+}
+
+#[actix_web::test]
+#[should_panic(expected = "cannot search the private field `secret_note` unless the ticket admin")]
+async fn a_lookup_over_a_private_field_its_admin_does_not_show_stops_the_setup() {
+    use plover_tests::Ticket;
+    let app = TestApp::new().await;
+    let mut admin = Admin::new(&app.auth);
+    admin.register(
+        ModelAdmin::<Ticket>::new()
+            .foreign_key_lookup(Ticket::FIELDS.parent_id, Ticket::FIELDS.secret_note),
+    );
+    let _ = admin.setup();
+}

@@ -7,7 +7,7 @@ use actix_web::http::Method;
 use plover::history::{FieldChange, HistoryEntry, MASK};
 use plover::query::{Order, Select};
 use plover::RestModel;
-use plover_tests::{basic, json_request, unescape_html, TestApp, CHAINS};
+use plover_tests::{basic, json_request, unescape_html, AModel, BModel, TestApp, CHAINS};
 use serde_json::{json, Value};
 
 use super::admin::{admin, post, see_other};
@@ -520,4 +520,76 @@ fn the_history_table_is_in_the_schema_of_both_engines() {
             "{sql}"
         );
     }
+}
+
+#[actix_web::test]
+async fn an_object_whose_text_is_blank_reads_as_its_model_and_key_wherever_the_admin_names_it() {
+    // amodel's text is its `a_field`; entry 9 was recorded (elsewhere) with no text at all.
+    let app = TestApp::with_seed(
+        "INSERT INTO plover_history (created, user_id, username, source, object_table, \
+         object_id, object_text, action, changes) VALUES ('2024-01-02 00:00:00', NULL, NULL, \
+         'api', 'amodel', 9, ' ', 'delete', '[]');",
+    )
+    .await;
+    let root = admin(&app).await;
+    let location = see_other(&post(&root, "/admin/amodel/add/", &[("a_field", " \t ")]).await);
+    assert_eq!(location, "/admin/amodel/");
+    let id = app.query_i64("SELECT MAX(id) FROM amodel");
+    let name = format!("amodel #{id}");
+    assert_eq!(entries(&app).last().expect("the add").object_text, name);
+
+    let dashboard = root.get("/admin/").await.expect(200).text();
+    assert!(
+        dashboard.contains(&format!("/history/\">{name}</a>")),
+        "{dashboard}"
+    );
+    assert!(
+        dashboard.contains("/admin/amodel/9/history/\">amodel #9</a>"),
+        "{dashboard}"
+    );
+    assert!(!dashboard.contains("\"></a>"), "an empty link: {dashboard}");
+    let pages = [
+        (format!("/admin/amodel/{id}/"), format!("Edit {name}")),
+        (
+            format!("/admin/amodel/{id}/delete/"),
+            format!("<strong>{name}</strong>"),
+        ),
+        (
+            format!("/admin/amodel/{id}/history/"),
+            format!("History of {name}"),
+        ),
+        (
+            "/admin/amodel/9/history/".into(),
+            "History of amodel #9".into(),
+        ),
+        ("/admin/bmodel/add/".into(), format!("{name} (#{id})")),
+    ];
+    for (page, text) in pages {
+        let html = root.get(&page).await.expect(200).text();
+        assert!(html.contains(&text), "{page}: {html}");
+    }
+    // A type-ahead lookup of the foreign key names it so too.
+    let mut custom = plover::admin::Admin::new(&app.auth);
+    custom.register(
+        plover::admin::ModelAdmin::<BModel>::new()
+            .foreign_key_lookup(BModel::FIELDS.a_id, AModel::FIELDS.a_field),
+    );
+    let service = plover_tests::TestService::new(
+        actix_web::App::new()
+            .wrap(app.auth.session_middleware())
+            .configure(app.auth.setup())
+            .configure(custom.setup()),
+    )
+    .await;
+    let browser = service.browser();
+    browser.login("root", "pw").await.expect(302);
+    let found = browser
+        .get("/admin/bmodel/lookup/a_id/")
+        .await
+        .json_with(200);
+    assert_eq!(
+        found["objects"],
+        json!([{"id": id, "text": name}]),
+        "{found}"
+    );
 }

@@ -961,3 +961,88 @@ async fn messages_are_counted_by_author_and_never_grouped_by_an_address() {
         assert_eq!(browser.get(probe).await.code(), 400, "{probe}");
     }
 }
+
+impl Blog {
+    /// A client logged in as `root`, an admin (created here).
+    async fn admin(&self) -> Browser<'_> {
+        let root = self.user("root");
+        let changes = UserChanges {
+            admin: Some(true),
+            ..UserChanges::default()
+        };
+        self.db
+            .run_blocking(|conn| User::update(conn, i64::from(root), changes))
+            .expect("an admin");
+        self.logged_in("root").await
+    }
+
+    /// How many messages are stored.
+    fn messages(&self) -> i64 {
+        self.db
+            .run_blocking(|conn| {
+                Message::load(conn, &plover::query::Select::default())
+                    .map(|rows| i64::try_from(rows.len()).unwrap_or(i64::MAX))
+            })
+            .expect("the messages")
+    }
+}
+
+#[actix_web::test]
+async fn a_blank_message_is_refused_by_the_api_and_beside_its_row_on_the_users_admin_page() {
+    let blog = Blog::new().await;
+    let alice_id = blog.user("alice");
+    blog.message(alice_id, "first", 1);
+    let resp = blog
+        .browser()
+        .send(
+            plover_tests::json_request(
+                actix_web::http::Method::POST,
+                "/api/message/",
+                &serde_json::json!({"content": "  "}),
+            )
+            .insert_header(plover_tests::basic("alice", "pw")),
+        )
+        .await;
+    let body = resp.json_with(400);
+    assert_eq!(body["fields"]["content"], "must not be blank", "{body}");
+
+    let root = blog.admin().await;
+    let page = format!("/admin/user/{alice_id}/");
+    let token = root.csrf(&page).await;
+    for blank in ["", " \t "] {
+        let resp = root
+            .post_form(
+                &page,
+                &[
+                    ("csrf_token", &token),
+                    ("username", "alice2"),
+                    ("email", "alice@example.com"),
+                    ("join_date", "2024-01-01T00:00"),
+                    ("active", "1"),
+                    ("message-0-content", "a second one"),
+                    ("message-1-content", blank),
+                    ("message-1-pub_date", "2024-02-01T10:00"),
+                ],
+            )
+            .await;
+        let html = html_page(&resp, 400);
+        let row = &html[html.find("name=\"message-1-content\"").expect("the row")..];
+        let row = &row[..row.find("</tr>").expect("the row's end")];
+        assert!(row.contains("must not be blank"), "{html}");
+        // The values typed are shown again.
+        assert_eq!(
+            input_value(&html, "message-0-content").as_deref(),
+            Some("a second one")
+        );
+        assert_eq!(input_value(&html, "username").as_deref(), Some("alice2"));
+        // Nothing written: no message, the user as it was.
+        assert_eq!(blog.messages(), 1);
+        let name = blog
+            .db
+            .run_blocking(|conn| User::load_pk(conn, i64::from(alice_id)))
+            .expect("the user")
+            .expect("alice")
+            .username;
+        assert_eq!(name, "alice");
+    }
+}

@@ -226,3 +226,40 @@ async fn usernames_are_trimmed_by_every_writer_and_at_login() {
         .await;
     assert_eq!(resp.code(), 201, "{}", resp.text());
 }
+
+#[actix_web::test]
+async fn a_bulk_create_refuses_names_like_the_tables_and_the_bodys_own() {
+    let app = TestApp::new().await;
+    app.user_with("root", PW, true, true);
+    app.user("alice", PW);
+    let before = app.count("user");
+    let body = json!([
+        {"username": "carol", "password": "x", "email": "c@x"},
+        {"username": "Car\u{043e}l", "password": "x", "email": "c2@x"},
+        {"username": "ALICE", "password": "x", "email": "a@x"},
+        {"username": "dave", "password": "x", "email": "d@x"},
+    ]);
+    let resp = app
+        .send(
+            TestRequest::post()
+                .uri("/api/user/")
+                .insert_header(basic("root", PW))
+                .set_json(body),
+        )
+        .await;
+    let body: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+    assert_eq!(resp.code(), 400, "{body}");
+    let items = body["items"].as_object().expect("items by index");
+    let mut failed: Vec<&str> = items.keys().map(String::as_str).collect();
+    failed.sort_unstable();
+    assert_eq!(failed, ["1", "2"], "{body}");
+    for (index, name) in [("1", "carol"), ("2", "alice")] {
+        assert!(
+            items[index]["username"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("a user named '{name}' exists"))),
+            "{body}"
+        );
+    }
+    assert_eq!(app.count("user"), before, "nothing written");
+}

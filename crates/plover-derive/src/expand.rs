@@ -179,16 +179,23 @@ fn row_methods(model: &Model) -> TokenStream {
             )
         })
         .unzip();
+    // `<name> #<pk>`: the text without `display`, and with it when its text is blank (an
+    // empty link or title helps no one).
+    let fallback = format!("{} #{{}}", model.name);
+    let fallback = quote!(::std::format!(#fallback, self.#pk_ident));
     let display = match &model.display {
-        Some(lit) => quote_spanned!(lit.span()=> {
-            #[allow(unused_variables)]
-            let Self { #(#idents),* } = self;
-            ::std::format!(#lit)
-        }),
-        None => {
-            let text = format!("{} #{{}}", model.name);
-            quote!(::std::format!(#text, self.#pk_ident))
+        Some(lit) => {
+            let text = quote_spanned!(lit.span()=> {
+                #[allow(unused_variables)]
+                let Self { #(#idents),* } = self;
+                ::std::format!(#lit)
+            });
+            quote!({
+                let text: ::std::string::String = #text;
+                if text.trim().is_empty() { #fallback } else { text }
+            })
         }
+        None => fallback,
     };
     quote! {
         fn pk(&self) -> i64 {

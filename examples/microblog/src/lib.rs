@@ -70,7 +70,9 @@ pub struct Message {
     /// The author.
     #[rest(fk = User)]
     pub user_id: i32,
-    /// The text.
+    /// The text: never blank, whoever writes it (the pages, the API, the admin and its
+    /// inline on the user's page).
+    #[rest(not_blank)]
     pub content: String,
     /// When it was posted.
     #[rest(default = plover::value::now())]

@@ -351,7 +351,7 @@ async fn a_file_the_import_cannot_read_is_refused_as_a_whole() {
         ),
         (
             "id,a_field\r\n1,x\r\n2\r\n",
-            "Row 2 has 1 cells where the header has 2",
+            "Row 2 (line 3) has 1 cells where the header has 2",
         ),
     ] {
         let html = upload(&root, "amodel", csv).await.expect(400).text();
@@ -393,6 +393,58 @@ async fn a_file_the_import_cannot_read_is_refused_as_a_whole() {
         .text();
     assert!(html.contains("damaged"), "{html}");
     assert_eq!(app.count("amodel"), 1);
+}
+
+#[actix_web::test]
+async fn a_file_whose_quoting_is_broken_is_refused_as_a_whole_naming_the_line() {
+    let app = TestApp::with_seed("INSERT INTO amodel (id, a_field) VALUES (1, 'a1');").await;
+    let root = admin(&app).await;
+    for (csv, message) in [
+        // The reader would take the rest of the file as one cell: one row, "x\r\n,y...".
+        (
+            "a_field\r\nok\r\n\"x\r\ny\r\nz\r\n",
+            "Line 3: a quoted cell is never closed",
+        ),
+        (
+            "id,a_field\r\n,\"two\r\nlines\"\r\n,\"open\r\n",
+            "Line 4: a quoted cell is never closed",
+        ),
+        (
+            "a_field\r\n\"a\"b\r\n",
+            "Line 2: text follows the closing quote of a cell",
+        ),
+        (
+            "id,a_field\r\n,\"a\r\nb\"\r\n,x,y\r\n",
+            "Row 2 (line 4) has 3 cells where the header has 2",
+        ),
+    ] {
+        let html = upload(&root, "amodel", csv).await.expect(400).text();
+        assert!(
+            unescape_html(&html).contains(message),
+            "{csv:?}: {message}: {html}"
+        );
+        assert!(!html.contains("name=\"confirm\""), "no preview: {html}");
+        // The confirmation of the same file is refused too.
+        use base64::Engine as _;
+        let data = base64::engine::general_purpose::STANDARD.encode(csv);
+        let html = confirm_data(&root, "amodel", &data)
+            .await
+            .expect(400)
+            .text();
+        assert!(unescape_html(&html).contains(message), "{html}");
+        assert_eq!(app.count("amodel"), 1);
+    }
+    // Quotes written as RFC 4180 writes them, and a quote inside an unquoted cell, are read.
+    let html = upload(
+        &root,
+        "amodel",
+        "a_field\r\n\"say \"\"hi\"\"\"\r\n5\" screen\r\n",
+    )
+    .await
+    .expect(200)
+    .text();
+    assert!(preview_row(&html, 1).contains("say \"hi\""), "{html}");
+    assert!(preview_row(&html, 2).contains("5\" screen"), "{html}");
 }
 
 #[actix_web::test]
@@ -497,4 +549,40 @@ two lines', 'tab	in', '2000-01-01', '2000-01-01 00:00:00'),
         })
         .collect();
     assert_eq!(after, before);
+}
+
+#[actix_web::test]
+async fn an_import_of_users_refuses_names_like_the_tables_and_the_files_own() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    app.user("alice", "pw");
+    let bob = app.user("bob", "pw");
+    let before = app.count("user");
+    // Row 1 looks like a stored name, row 3 like row 2's, row 6 like the name row 4 gives bob;
+    // row 5 takes bob's old name, free once row 4 renamed him.
+    let csv = format!(
+        "id,username,email\r\n,ALICE,a@x\r\n,carol,c@x\r\n,Car\u{043e}l,c2@x\r\n\
+         {bob},robert,b@x\r\n,bob,b2@x\r\n,ROBERT,r@x\r\n"
+    );
+    let html = upload(&root, "user", &csv).await.expect(400).text();
+    for (row, name) in [(1, "alice"), (3, "carol"), (6, "robert")] {
+        let text = preview_row(&html, row);
+        assert!(
+            text.contains(&format!("a user named '{name}' exists")),
+            "row {row}: {text}"
+        );
+    }
+    for row in [2, 4, 5] {
+        assert!(
+            !row_failed(&html, row),
+            "row {row}: {}",
+            preview_row(&html, row)
+        );
+    }
+    assert_eq!(app.count("user"), before);
+    assert_eq!(
+        app.query_text(&format!("SELECT username FROM \"user\" WHERE id = {bob}"))
+            .as_deref(),
+        Some("bob")
+    );
 }

@@ -419,3 +419,81 @@ async fn an_inline_that_hides_a_required_field_stops_the_setup() {
     );
     let _ = admin.setup();
 }
+
+/// An admin of tickets whose pages edit the tickets under them (title and priority), over the
+/// database and sessions of `app`.
+async fn ticket_admin(app: &TestApp) -> plover_tests::TestService {
+    use plover_tests::Ticket;
+    let mut custom = Admin::new(&app.auth);
+    custom.register(
+        ModelAdmin::<Ticket>::new().inline(
+            Inline::<Ticket>::new(Ticket::FIELDS.parent_id)
+                .fields([Ticket::FIELDS.title, Ticket::FIELDS.priority]),
+        ),
+    );
+    plover_tests::TestService::new(
+        actix_web::App::new()
+            .wrap(app.auth.session_middleware())
+            .configure(app.auth.setup())
+            .configure(custom.setup()),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn an_inline_row_runs_the_constraints_and_a_refused_one_writes_nothing() {
+    let app = TestApp::with_seed(
+        "INSERT INTO ticket (id, title, priority, status, body, secret_note, opened)
+         VALUES (1, 'parent', 3, 'open', '', '', '2024-01-01');",
+    )
+    .await;
+    app.user_with("root", "pw", true, true);
+    let service = ticket_admin(&app).await;
+    let root = service.browser();
+    root.login("root", "pw").await.expect(302);
+    let token = root.csrf("/admin/ticket/1/").await;
+    // Each refused by the title's or the priority's constraints, as the form and REST are.
+    for (title, priority, field, message) in [
+        ("", "2", "title", "must not be blank"),
+        (" \t ", "2", "title", "must not be blank"),
+        ("ok", "9", "priority", "must be between 1 and 5"),
+    ] {
+        let resp = root
+            .post_form(
+                "/admin/ticket/1/",
+                &[
+                    ("csrf_token", &token),
+                    ("title", "parent changed"),
+                    ("ticket-0-title", "first"),
+                    ("ticket-0-priority", "1"),
+                    ("ticket-1-title", title),
+                    ("ticket-1-priority", priority),
+                ],
+            )
+            .await;
+        let html = resp.expect(400).text();
+        let row = row_html(&html, "ticket-1");
+        assert!(row.contains(message), "{row}");
+        assert!(row.contains(&format!("id=\"e-ticket-1-{field}\"")), "{row}");
+        assert!(
+            !row_html(&html, "ticket-0").contains("field-error"),
+            "{html}"
+        );
+        assert_eq!(input_value(&html, "ticket-1-title").as_deref(), Some(title));
+        assert_eq!(
+            input_value(&html, "ticket-0-title").as_deref(),
+            Some("first")
+        );
+        assert_eq!(
+            input_value(&html, "title").as_deref(),
+            Some("parent changed")
+        );
+        // Nothing written: neither the parent's change nor the valid row.
+        assert_eq!(app.count("ticket"), 1);
+        assert_eq!(
+            app.query_text("SELECT title FROM ticket").as_deref(),
+            Some("parent")
+        );
+        assert_eq!(app.count("plover_history"), 0);
+    }
+}

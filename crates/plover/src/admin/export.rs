@@ -178,9 +178,18 @@ impl Serialize for Object<'_> {
 }
 
 impl<M: RestModel> PreparedAdmin<M> {
-    /// The exportable (and importable) columns: the primary key and the form fields, in model
-    /// order.
+    /// The exportable columns, in model order: what the index may show, that is the primary
+    /// key and the form fields but a private field that `columns` does not name (the forms
+    /// show it; a file of every row's value is another matter).
     pub(super) fn exportable(&self) -> Vec<usize> {
+        (0..M::meta().fields.len())
+            .filter(|&i| self.list.exposed[i])
+            .collect()
+    }
+
+    /// The importable columns, in model order: the primary key and the form fields (private
+    /// ones too: an import writes them as the forms do, and shows no stored value).
+    pub(super) fn importable(&self) -> Vec<usize> {
         let pk = M::meta().pk;
         (0..M::meta().fields.len())
             .filter(|i| *i == pk || self.form_fields.contains(i))

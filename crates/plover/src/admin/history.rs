@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 
-use super::page::{plain_text, Reply};
+use super::page::{object_text, plain_text, Reply};
 use super::prepared::{AdminModel, Cx, PreparedAdmin};
 use super::views::{ChangeLine, HistoryItem, HistoryView};
 use crate::db::Conn;
@@ -86,7 +86,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let row = M::load_pk(conn, pk)?;
         let text = match (&row, entries.first()) {
             (Some(row), _) => row.display(),
-            (None, Some(entry)) => entry.object_text.clone(),
+            (None, Some(entry)) => object_text(entry.object_text.clone(), M::meta().name, pk),
             (None, None) if page == 1 => return Err(Error::NotFound),
             (None, None) => format!("{} #{pk}", self.name),
         };
@@ -176,7 +176,7 @@ pub(super) fn recent(
                 user: entry.username.clone(),
                 action: entry.action.clone(),
                 model: model.name().to_owned(),
-                object: entry.object_text.clone(),
+                object: object_text(entry.object_text.clone(), model.name(), entry.object_id),
                 history: format!("{prefix}/{}/{}/history/", model.name(), entry.object_id),
             })
         })

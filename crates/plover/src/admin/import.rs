@@ -27,9 +27,9 @@ use super::form::{parse_input, refusal};
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use super::views::{ImportPreview, ImportRow, ImportView};
-use crate::db::Conn;
+use crate::db::{cancel, Conn};
 use crate::error::Error;
-use crate::model::{FieldKind, FieldMeta, RestModel};
+use crate::model::{usernames, FieldKind, FieldMeta, RestModel};
 use crate::query::Select;
 
 /// A file read as far as its rows, before any value is parsed.
@@ -133,68 +133,73 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let key = meta.fields[meta.pk].name;
         let mut rolled_back = false;
-        let written = conn.transaction(|conn| {
-            // The rows the file updates, in one query.
-            let ids: Vec<i64> = rows.iter().filter_map(|p| p.row.pk).collect();
-            let existing: HashMap<i64, M> = if ids.is_empty() {
-                HashMap::new()
-            } else {
-                (M::load(conn, &Select::ids_in(meta.pk, &ids))?.into_iter())
-                    .map(|row| (row.pk(), row))
-                    .collect()
-            };
-            let mut updated: HashMap<i64, usize> = HashMap::new();
-            for parsed in rows.iter_mut() {
-                let row = &mut parsed.row;
-                if !row.errors.is_empty() {
-                    continue;
-                }
-                let current = match row.pk {
-                    None => None,
-                    Some(pk) => {
-                        if let Some(first) = updated.insert(pk, row.number) {
-                            row.errors.push((
-                                key.to_owned(),
-                                format!("row {first} updates this row already"),
-                            ));
-                            continue;
-                        }
-                        match existing.get(&pk) {
-                            Some(current) => Some(current),
-                            None => {
+        // Usernames are checked against one read of the user table (not one per row).
+        let written = usernames::in_bulk(|| {
+            conn.transaction(|conn| {
+                // The rows the file updates, in one query.
+                let ids: Vec<i64> = rows.iter().filter_map(|p| p.row.pk).collect();
+                let existing: HashMap<i64, M> = if ids.is_empty() {
+                    HashMap::new()
+                } else {
+                    (M::load(conn, &Select::ids_in(meta.pk, &ids))?.into_iter())
+                        .map(|row| (row.pk(), row))
+                        .collect()
+                };
+                let mut updated: HashMap<i64, usize> = HashMap::new();
+                for parsed in rows.iter_mut() {
+                    // A client that left gets nothing more: stop, and roll back.
+                    cancel::stop_if_client_gone()?;
+                    let row = &mut parsed.row;
+                    if !row.errors.is_empty() {
+                        continue;
+                    }
+                    let current = match row.pk {
+                        None => None,
+                        Some(pk) => {
+                            if let Some(first) = updated.insert(pk, row.number) {
                                 row.errors.push((
                                     key.to_owned(),
-                                    format!("there is no {} with {key} {pk}", self.name),
+                                    format!("row {first} updates this row already"),
                                 ));
                                 continue;
                             }
+                            match existing.get(&pk) {
+                                Some(current) => Some(current),
+                                None => {
+                                    row.errors.push((
+                                        key.to_owned(),
+                                        format!("there is no {} with {key} {pk}", self.name),
+                                    ));
+                                    continue;
+                                }
+                            }
                         }
+                    };
+                    let changes = std::mem::take(&mut parsed.changes);
+                    let Err(e) = self.save(cx, conn, changes, current) else {
+                        continue;
+                    };
+                    match refusal::<M>(e) {
+                        Ok(refused) if refused.fields.is_empty() => {
+                            let message = refused.message.unwrap_or_else(|| "Refused.".into());
+                            row.errors.push((String::new(), message));
+                        }
+                        Ok(refused) => row.errors.extend(refused.fields),
+                        Err(e) if e.status_code().is_client_error() => {
+                            row.errors.push((String::new(), e.public_message()));
+                        }
+                        Err(e) => return Err(e),
                     }
-                };
-                let changes = std::mem::take(&mut parsed.changes);
-                let Err(e) = self.save(cx, conn, changes, current) else {
-                    continue;
-                };
-                match refusal::<M>(e) {
-                    Ok(refused) if refused.fields.is_empty() => {
-                        let message = refused.message.unwrap_or_else(|| "Refused.".into());
-                        row.errors.push((String::new(), message));
-                    }
-                    Ok(refused) => row.errors.extend(refused.fields),
-                    Err(e) if e.status_code().is_client_error() => {
-                        row.errors.push((String::new(), e.public_message()));
-                    }
-                    Err(e) => return Err(e),
                 }
-            }
-            if commit && rows.iter().all(|p| p.row.errors.is_empty()) {
-                Ok(())
-            } else {
-                rolled_back = true;
-                Err(Error::Internal(
-                    "the import's preview is rolled back".into(),
-                ))
-            }
+                if commit && rows.iter().all(|p| p.row.errors.is_empty()) {
+                    Ok(())
+                } else {
+                    rolled_back = true;
+                    Err(Error::Internal(
+                        "the import's preview is rolled back".into(),
+                    ))
+                }
+            })
         });
         match written {
             Ok(()) => Ok(true),
@@ -208,7 +213,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// more than `max_bulk_rows`, or rows to create without a column they need.
     fn read_sheet(&self, text: &str) -> Result<Sheet, String> {
         let meta = M::meta();
-        let importable = self.exportable();
+        let importable = self.importable();
         let columns = || {
             (importable.iter())
                 .map(|&i| meta.fields[i].name)
@@ -216,8 +221,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                 .join(", ")
         };
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(message) = broken_quote(text) {
+            return Err(message);
+        }
         let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-        let header = reader.headers().map_err(|e| csv_message(&e))?.clone();
+        let header = reader.headers().map_err(|e| csv_message(&e, text))?.clone();
         if header.iter().all(|name| name.trim().is_empty()) {
             return Err(format!(
                 "The file is empty: its first line names the columns ({}).",
@@ -250,7 +258,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     "The file has more than {max} rows; import at most {max} at once: split it."
                 ));
             }
-            records.push(record.map_err(|e| csv_message(&e))?);
+            records.push(record.map_err(|e| csv_message(&e, text))?);
         }
         if records.is_empty() {
             return Err("The file has no rows after its header.".into());
@@ -356,7 +364,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             title: format!("Import {}", self.name),
             action: format!("{url}import/"),
             url,
-            columns: (self.exportable().iter())
+            columns: (self.importable().iter())
                 .map(|&i| meta.fields[i].name.to_owned())
                 .collect(),
             key: meta.fields[meta.pk].name.to_owned(),
@@ -399,11 +407,19 @@ fn cell_value(field: &FieldMeta, cell: &str, creating: bool) -> Result<Option<Va
 }
 
 /// A CSV error as a message for people, naming the row as the preview numbers them (the first
-/// after the header is 1).
-fn csv_message(error: &csv::Error) -> String {
-    let place = match error.position().map(csv::Position::record) {
-        Some(0) | None => "The header".to_owned(),
-        Some(row) => format!("Row {row}"),
+/// after the header is 1) and the line of `text` it starts on.
+fn csv_message(error: &csv::Error, text: &str) -> String {
+    let place = match error.position().map(|p| (p.record(), p.byte())) {
+        Some((0, _)) | None => "The header".to_owned(),
+        Some((row, byte)) => {
+            // The line the row starts on (a quoted cell may span lines); the reader's position
+            // may be before the previous line's end (the `\n` of a `\r\n`).
+            let at = usize::try_from(byte).map_or(text.len(), |b| b.min(text.len()));
+            let (before, after) = text.split_at(text.floor_char_boundary(at));
+            let ends = after.chars().take_while(|c| matches!(c, '\r' | '\n'));
+            let lines = before.matches('\n').count() + ends.filter(|&c| c == '\n').count();
+            format!("Row {row} (line {})", lines + 1)
+        }
     };
     match error.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -414,6 +430,54 @@ fn csv_message(error: &csv::Error) -> String {
         ),
         _ => format!("{place} cannot be read as CSV: {error}"),
     }
+}
+
+/// What breaks the file's quoting (RFC 4180), naming the line: a quoted cell never closed, or
+/// text after a cell's closing quote. The CSV reader takes both without a word (an unclosed
+/// quote swallows the rest of the file into one cell; `"a"b` reads `ab`), so the file is
+/// checked first and refused as a whole. A quote inside a cell that does not start with one
+/// is text, as the reader reads it.
+fn broken_quote(text: &str) -> Option<String> {
+    let mut line = 1;
+    let mut chars = text.chars().peekable();
+    let mut cell_start = true;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if cell_start => {
+                let opened = line;
+                loop {
+                    match chars.next() {
+                        None => {
+                            return Some(format!(
+                                "Line {opened}: a quoted cell is never closed (a \" without \
+                                 its closing \"; a quote inside a quoted cell is written \"\")."
+                            ))
+                        }
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                        }
+                        Some('"') => break,
+                        Some('\n') => line += 1,
+                        Some(_) => {}
+                    }
+                }
+                if !matches!(chars.peek(), None | Some(',' | '\r' | '\n')) {
+                    return Some(format!(
+                        "Line {line}: text follows the closing quote of a cell (a quote inside \
+                         a quoted cell is written \"\")."
+                    ));
+                }
+                cell_start = false;
+            }
+            '\n' => {
+                line += 1;
+                cell_start = true;
+            }
+            ',' | '\r' => cell_start = true,
+            _ => cell_start = false,
+        }
+    }
+    None
 }
 
 /// A size for people: `2 MiB`, `512 KiB`, `100 bytes`.

@@ -22,10 +22,10 @@ use super::model_admin::ModelAdmin;
 use super::page::plain_text;
 use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, PreparedAdmin};
 use super::views::{FormField, InlineRow, InlineView, Widget};
-use crate::db::Conn;
+use crate::db::{cancel, Conn};
 use crate::error::Error;
 use crate::history;
-use crate::model::{FieldKind, ModelMeta, RestModel};
+use crate::model::{usernames, FieldKind, ModelMeta, RestModel};
 use crate::query::{Filter, Op, Order, Param, Select};
 use crate::sql;
 
@@ -478,6 +478,7 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
             }
         }
         for row in posted.rows.iter_mut().filter(|r| !r.delete) {
+            cancel::stop_if_client_gone()?; // a client that left gets nothing more
             let mut changes = self.changes(row);
             if !row.errors.is_empty() {
                 continue;
@@ -654,31 +655,35 @@ impl<M: RestModel> PreparedAdmin<M> {
         posted: &mut [Posted],
     ) -> Result<bool, Error> {
         let mut failed = false;
-        let outcome = conn.transaction(|conn| {
-            let locked = self.current(cx, conn, row)?;
-            let mut parent = locked.as_ref().map(RestModel::pk);
-            if errors.is_empty() {
-                match self.save(cx, conn, changes, locked.as_ref()) {
-                    Ok(saved) => parent = Some(saved.pk()),
-                    Err(e) => {
-                        let refused = refusal::<M>(e)?;
-                        errors.extend(refused.fields);
-                        *message = refused.message;
-                        if errors.is_empty() && message.is_none() {
-                            *message = Some("Refused.".into());
+        // Usernames (of an inline of users) are checked against one read of the user table.
+        let outcome = usernames::in_bulk(|| {
+            conn.transaction(|conn| {
+                let locked = self.current(cx, conn, row)?;
+                let mut parent = locked.as_ref().map(RestModel::pk);
+                if errors.is_empty() {
+                    match self.save(cx, conn, changes, locked.as_ref()) {
+                        Ok(saved) => parent = Some(saved.pk()),
+                        Err(e) => {
+                            let refused = refusal::<M>(e)?;
+                            errors.extend(refused.fields);
+                            *message = refused.message;
+                            if errors.is_empty() && message.is_none() {
+                                *message = Some("Refused.".into());
+                            }
                         }
                     }
                 }
-            }
-            for (inline, posted) in self.inlines.iter().zip(posted.iter_mut()) {
-                inline.save(cx, conn, parent, posted)?;
-            }
-            if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors()) {
-                Ok(())
-            } else {
-                failed = true;
-                Err(Error::Internal("the inlines' save is rolled back".into()))
-            }
+                for (inline, posted) in self.inlines.iter().zip(posted.iter_mut()) {
+                    inline.save(cx, conn, parent, posted)?;
+                }
+                if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors())
+                {
+                    Ok(())
+                } else {
+                    failed = true;
+                    Err(Error::Internal("the inlines' save is rolled back".into()))
+                }
+            })
         });
         match outcome {
             Ok(()) => Ok(true),

@@ -3,7 +3,7 @@
 use actix_web::http::StatusCode;
 use serde_json::json;
 
-use super::page::Reply;
+use super::page::{object_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
@@ -67,7 +67,9 @@ impl<M: RestModel> PreparedAdmin<M> {
                     serde_json::Value::Null => String::new(),
                     other => other.to_string(),
                 };
-                json!({"id": r.pop().unwrap_or_default(), "text": text})
+                let id = r.pop().unwrap_or_default();
+                let text = object_text(text, target.name, &id);
+                json!({"id": id, "text": text})
             })
             .collect();
         let body = json!({"objects": objects, "page": page, "has_next": has_next});

@@ -263,6 +263,17 @@ impl<M: RestModel> ModelAdmin<M> {
                     "plover admin: `foreign_key_lookups` cannot search the write-only field `{}`",
                     searched.name
                 );
+                // A private field's values are listed only where its own admin's index shows
+                // them (`columns` names it).
+                let shown = (exposures.get(&(target.type_id)()))
+                    .is_some_and(|e| e.exposed.get(column) == Some(&true));
+                assert!(
+                    !searched.private || shown,
+                    "plover admin: `foreign_key_lookups` cannot search the private field `{}` \
+                     unless the {} admin's `columns` names it",
+                    searched.name,
+                    target.name
+                );
                 (idx, Lookup { target, column })
             })
             .collect();

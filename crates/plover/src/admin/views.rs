@@ -421,7 +421,8 @@ pub struct ExportView {
     pub url: String,
     /// Where the form (`fields` checkboxes, `format` `csv` or `json`) posts.
     pub action: String,
-    /// The exportable columns: the primary key and the form fields.
+    /// The exportable columns: the primary key and the form fields, but a private field
+    /// that the model admin's `columns` does not name.
     pub columns: Vec<String>,
     /// The filters the export applies (`field__op`, value).
     pub filters: Vec<(String, String)>,

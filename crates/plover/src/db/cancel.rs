@@ -121,6 +121,22 @@ pub(crate) fn interrupted() -> Option<Interrupted> {
     CURRENT.with(|c| c.borrow().as_ref().and_then(|unit| unit.interrupted()))
 }
 
+/// Stops work that runs between statements (a loop over rows, computing in Rust) once the
+/// client of this thread's unit has gone: the error of a statement interrupted for that reason
+/// (503 "The query took too long; try again", which no one reads), so that the write rolls
+/// back as one interrupted statement would make it. The time budget is left to the
+/// statements.
+pub(crate) fn stop_if_client_gone() -> Result<(), crate::error::Error> {
+    let gone = CURRENT.with(|c| c.borrow().as_ref().is_some_and(|unit| unit.is_cancelled()));
+    if !gone {
+        return Ok(());
+    }
+    let message = Box::new(Interrupted::ClientGone.to_string());
+    Err(crate::error::Error::Database(
+        diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::Unknown, message),
+    ))
+}
+
 /// A duplicate of a client connection's socket, to notice that the client went away while its
 /// request runs. Plover's [`Server`](crate::server::Server) attaches one to every connection.
 #[derive(Debug, Clone)]
@@ -310,6 +326,28 @@ fn watcher() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_between_statements_stops_once_the_client_has_gone_not_at_the_budget() {
+        use actix_web::ResponseError;
+        assert!(stop_if_client_gone().is_ok(), "no unit: nothing to stop");
+        let unit = Unit::new(Duration::from_nanos(1));
+        let _entered = enter(unit.clone());
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(
+            stop_if_client_gone().is_ok(),
+            "past its budget: left to the statements"
+        );
+        unit.cancel();
+        let Err(error) = stop_if_client_gone() else {
+            panic!("the client has gone: the work stops");
+        };
+        assert_eq!(error.status_code(), 503);
+        assert!(
+            error.to_string().contains(crate::error::INTERRUPTED),
+            "{error}"
+        );
+    }
 
     #[test]
     fn a_unit_is_interrupted_when_cancelled_or_past_its_budget() {

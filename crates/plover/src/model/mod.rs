@@ -276,14 +276,19 @@ pub fn save<M: RestModel>(
     usernames::check::<M>(conn, &changes, existing)?;
     M::validate(conn, &changes, existing)?;
     M::before_save(conn, &mut changes, existing)?;
-    let Some(row) = existing else {
-        return M::insert_row(conn, changes);
+    let saved = match existing {
+        None => M::insert_row(conn, changes)?,
+        Some(row) => {
+            if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
+                M::update(conn, row.pk(), changes)?;
+            }
+            // Read back: the database may have changed more than was given (triggers,
+            // defaults).
+            M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)?
+        }
     };
-    if (0..M::meta().fields.len()).any(|i| M::is_set(&changes, i)) {
-        M::update(conn, row.pk(), changes)?;
-    }
-    // Read back: the database may have changed more than was given (triggers, defaults).
-    M::load_pk(conn, row.pk())?.ok_or(Error::NotFound)
+    usernames::saved(&saved);
+    Ok(saved)
 }
 
 /// The given fields of `changes` (never the primary key), as the values a write binds.
@@ -317,7 +322,8 @@ pub trait RestModel: FromRow + Send + Sync {
     fn pk(&self) -> i64;
 
     /// The row as text for people (the admin's delete page and selects):
-    /// `#[rest(display = "{field} ...")]`, else `"<name> #<pk>"`.
+    /// `#[rest(display = "{field} ...")]`, else, or where that text is empty or only white
+    /// space, `"<name> #<pk>"`.
     fn display(&self) -> String;
 
     /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).

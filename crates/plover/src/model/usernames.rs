@@ -2,6 +2,9 @@
 //! skeletons), for every writer of a user model ([`save`](super::save)), which an
 //! [`Auth`](crate::accounts::Auth) registers here.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::Value;
@@ -130,6 +133,50 @@ pub(crate) fn check<M: RestModel>(
     }
     lock_names(conn, M::meta())?;
     let wanted = LookAlike::of(&name);
+    let skip = existing.map(RestModel::pk);
+    let found = match in_bulk_index::<M, _>(conn, field, |index| index.find(&wanted, skip))? {
+        Some(found) => found,
+        None => scan_for::<M>(conn, field, &wanted, skip)?,
+    };
+    match found {
+        None => Ok(()),
+        Some(other) => Err(Error::FieldConflict {
+            field: M::meta().fields[field].name.to_owned(),
+            message: if other == name {
+                format!("a user named '{other}' exists")
+            } else {
+                format!("a user named '{other}' exists, and this name looks like it")
+            },
+        }),
+    }
+}
+
+/// The name of a row but `skip` that looks like `wanted`, read from the table.
+fn scan_for<M: RestModel>(
+    conn: &mut Conn<'_>,
+    field: usize,
+    wanted: &LookAlike,
+    skip: Option<i64>,
+) -> Result<Option<String>, Error> {
+    let mut found = None;
+    each_name::<M>(conn, field, &mut |pk, other| {
+        if skip != Some(pk) && wanted.matches(&LookAlike::of(&other)) {
+            found = Some(other);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    Ok(found)
+}
+
+/// Calls `visit` with the key and name of every row of the user table `M`, key ascending,
+/// [`BATCH`] rows a query, until it breaks. Stops (with the error of an interrupted statement)
+/// once the request's client has gone.
+fn each_name<M: RestModel>(
+    conn: &mut Conn<'_>,
+    field: usize,
+    visit: &mut dyn FnMut(i64, String) -> ControlFlow<()>,
+) -> Result<(), Error> {
     let meta = M::meta();
     let pk = meta.pk;
     let mut columns = vec![false; meta.fields.len()];
@@ -142,21 +189,12 @@ pub(crate) fn check<M: RestModel>(
         ..Select::default()
     };
     loop {
+        crate::db::cancel::stop_if_client_gone()?;
         let rows = M::load(conn, &select)?;
         for row in &rows {
-            if existing.is_some_and(|e| e.pk() == row.pk()) {
-                continue;
-            }
-            if let Value::String(other) = row.field_json(field) {
-                if wanted.matches(&LookAlike::of(&other)) {
-                    return Err(Error::FieldConflict {
-                        field: meta.fields[field].name.to_owned(),
-                        message: if other == name {
-                            format!("a user named '{other}' exists")
-                        } else {
-                            format!("a user named '{other}' exists, and this name looks like it")
-                        },
-                    });
+            if let Value::String(name) = row.field_json(field) {
+                if visit(row.pk(), name).is_break() {
+                    return Ok(());
                 }
             }
         }
@@ -196,4 +234,127 @@ fn lock_names(conn: &mut Conn<'_>, meta: &ModelMeta) -> Result<(), Error> {
                 .map_err(Error::from)
         }
     }
+}
+
+thread_local! {
+    /// The look-alike indexes of the bulk write this thread runs ([`in_bulk`]), one per user
+    /// table, each made at its first check; `None` outside a bulk write.
+    static BULK: RefCell<Option<Vec<NameIndex>>> = const { RefCell::new(None) };
+}
+
+/// The usernames of one user table as a bulk write sees them: each row's name, and the rows
+/// by each of the two forms names are compared by ([`LookAlike`]).
+struct NameIndex {
+    meta: &'static ModelMeta,
+    names: HashMap<i64, String>,
+    forms: HashMap<String, Vec<i64>>,
+}
+
+impl NameIndex {
+    /// The index of every row of `M`: one read of the table.
+    fn read<M: RestModel>(conn: &mut Conn<'_>, field: usize) -> Result<NameIndex, Error> {
+        let mut index = NameIndex {
+            meta: M::meta(),
+            names: HashMap::new(),
+            forms: HashMap::new(),
+        };
+        each_name::<M>(conn, field, &mut |pk, name| {
+            index.set(pk, name);
+            ControlFlow::Continue(())
+        })?;
+        Ok(index)
+    }
+
+    /// Row `pk` is named `name` now.
+    fn set(&mut self, pk: i64, name: String) {
+        if let Some(old) = self.names.remove(&pk) {
+            let LookAlike(a, b) = LookAlike::of(&old);
+            for form in [a, b] {
+                if let Some(rows) = self.forms.get_mut(&form) {
+                    rows.retain(|&r| r != pk);
+                }
+            }
+        }
+        let LookAlike(a, b) = LookAlike::of(&name);
+        for form in [a, b] {
+            let rows = self.forms.entry(form).or_default();
+            if !rows.contains(&pk) {
+                rows.push(pk);
+            }
+        }
+        self.names.insert(pk, name);
+    }
+
+    /// The name of a row but `skip` that looks like `wanted` (one of its forms is one of
+    /// `wanted`'s, as [`LookAlike::matches`] compares them).
+    fn find(&self, wanted: &LookAlike, skip: Option<i64>) -> Option<String> {
+        [&wanted.0, &wanted.1]
+            .into_iter()
+            .filter_map(|form| self.forms.get(form))
+            .flatten()
+            .find(|&&pk| skip != Some(pk))
+            .and_then(|pk| self.names.get(pk).cloned())
+    }
+}
+
+/// Runs `f` with the look-alike index of the user table `M` when a bulk write runs on this
+/// thread (reading it at the first call); `None` outside one.
+fn in_bulk_index<M: RestModel, R>(
+    conn: &mut Conn<'_>,
+    field: usize,
+    f: impl FnOnce(&mut NameIndex) -> R,
+) -> Result<Option<R>, Error> {
+    let meta = M::meta();
+    let (active, built) = BULK.with(|b| match &*b.borrow() {
+        None => (false, false),
+        Some(indexes) => (true, indexes.iter().any(|i| std::ptr::eq(i.meta, meta))),
+    });
+    if !active {
+        return Ok(None);
+    }
+    if !built {
+        let index = NameIndex::read::<M>(conn, field)?;
+        BULK.with(|b| {
+            if let Some(indexes) = b.borrow_mut().as_mut() {
+                indexes.push(index);
+            }
+        });
+    }
+    Ok(BULK.with(|b| {
+        (b.borrow_mut().as_mut())
+            .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, meta)))
+            .map(f)
+    }))
+}
+
+/// Runs `f`, a write of many rows in one transaction on this thread (the admin's import and
+/// inlines), checking usernames against an index of the table read once, at the first check,
+/// and kept up to date by the writes ([`saved`]): each row costs a lookup instead of a read of
+/// every user (1,000 new users on a table of 7,000 read it 1,000 times). The index is only
+/// valid inside the transaction whose writes it follows: `f` must be that whole transaction.
+pub(crate) fn in_bulk<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            BULK.with(|b| *b.borrow_mut() = None);
+        }
+    }
+    BULK.with(|b| *b.borrow_mut() = Some(Vec::new()));
+    let _reset = Reset;
+    f()
+}
+
+/// Tells the index of a bulk write running on this thread, if any, that `row` was written.
+pub(crate) fn saved<M: RestModel>(row: &M) {
+    let Some(field) = username_field(M::meta()) else {
+        return;
+    };
+    BULK.with(|b| {
+        let mut bulk = b.borrow_mut();
+        let index = (bulk.as_mut())
+            .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, M::meta())));
+        if let (Some(index), Value::String(name)) = (index, row.field_json(field)) {
+            index.set(row.pk(), name);
+        }
+    });
 }

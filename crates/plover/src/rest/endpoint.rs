@@ -672,6 +672,8 @@ impl<M: RestModel> Prepared<M> {
         let mut parsed = Vec::with_capacity(items.len());
         let owner = self.owner_user(cx)?;
         for (index, data) in items.into_iter().enumerate() {
+            // Parsing may hash a password per object: none more once the client has gone.
+            crate::db::cancel::stop_if_client_gone()?;
             let item = self.parse_create(cx, db, data);
             let item = item.and_then(|(mut item, children)| {
                 if let Some((user, idx)) = owner {
@@ -689,38 +691,42 @@ impl<M: RestModel> Prepared<M> {
         if !errors.is_empty() {
             return Err(Error::Items(errors));
         }
+        // Usernames are checked against one read of the user table, not one per object.
         once.write(db, |conn| {
-            let mut rows = Vec::with_capacity(parsed.len());
-            let mut created = Vec::with_capacity(parsed.len());
-            for (index, (item, children)) in parsed.into_iter().enumerate() {
-                let saved = conn.transaction(|conn| {
-                    Self::check_references(conn, &item.data, &item.sent)?;
-                    let row = save::<M>(conn, item.changes, None)?;
-                    self.record(cx, conn, None, Some(&row))?;
-                    let children = children.write(cx, conn, row.pk())?;
-                    Ok((row, children))
-                });
-                match saved {
-                    Ok((row, children)) => {
-                        rows.push(row);
-                        created.push(children);
-                    }
-                    Err(e) => {
-                        errors.insert(index, e.item_fields().ok_or(e)?);
+            crate::model::usernames::in_bulk(|| {
+                let mut rows = Vec::with_capacity(parsed.len());
+                let mut created = Vec::with_capacity(parsed.len());
+                for (index, (item, children)) in parsed.into_iter().enumerate() {
+                    crate::db::cancel::stop_if_client_gone()?;
+                    let saved = conn.transaction(|conn| {
+                        Self::check_references(conn, &item.data, &item.sent)?;
+                        let row = save::<M>(conn, item.changes, None)?;
+                        self.record(cx, conn, None, Some(&row))?;
+                        let children = children.write(cx, conn, row.pk())?;
+                        Ok((row, children))
+                    });
+                    match saved {
+                        Ok((row, children)) => {
+                            rows.push(row);
+                            created.push(children);
+                        }
+                        Err(e) => {
+                            errors.insert(index, e.item_fields().ok_or(e)?);
+                        }
                     }
                 }
-            }
-            if !errors.is_empty() {
-                return Err(Error::Items(std::mem::take(&mut errors)));
-            }
-            let objects = self.serialize(cx, conn, &rows, None, b"[".to_vec())?;
-            let mut body = if self.children.is_empty() {
-                objects.buf
-            } else {
-                CreatedChildren::add_to_each(objects, created)
-            };
-            body.push(b']');
-            Ok(Reply::created(body, None))
+                if !errors.is_empty() {
+                    return Err(Error::Items(std::mem::take(&mut errors)));
+                }
+                let objects = self.serialize(cx, conn, &rows, None, b"[".to_vec())?;
+                let mut body = if self.children.is_empty() {
+                    objects.buf
+                } else {
+                    CreatedChildren::add_to_each(objects, created)
+                };
+                body.push(b']');
+                Ok(Reply::created(body, None))
+            })
         })
     }
 

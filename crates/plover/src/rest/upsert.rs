@@ -45,6 +45,8 @@ impl<M: RestModel> Prepared<M> {
         let mut errors = BTreeMap::new();
         let mut parsed = Vec::with_capacity(items.len());
         for (index, data) in items.into_iter().enumerate() {
+            // Hooks may hash a password per object: none more once the client has gone.
+            crate::db::cancel::stop_if_client_gone()?;
             let item = self.upsert_item(data, on);
             match item.and_then(|(p, value)| Ok((self.changes_to_save(cx, db, p)?, value))) {
                 Ok((item, value)) => parsed.push((index, item, value)),
@@ -57,32 +59,36 @@ impl<M: RestModel> Prepared<M> {
         if !errors.is_empty() {
             return Err(Error::Items(errors));
         }
+        // Usernames are checked against one read of the user table, not one per object.
         let (body, created, location) = db.write(|conn| {
-            let mut written = Vec::with_capacity(parsed.len());
-            for (index, item, value) in parsed {
-                // Each object in a savepoint: every object's errors are found.
-                let item = conn.transaction(|conn| self.upsert_one(cx, conn, item, on, value));
-                match item {
-                    Ok(item) => written.push(item),
-                    Err(e) if one => return Err(e),
-                    Err(e) => {
-                        errors.insert(index, e.item_fields().ok_or(e)?);
+            crate::model::usernames::in_bulk(|| {
+                let mut written = Vec::with_capacity(parsed.len());
+                for (index, item, value) in parsed {
+                    crate::db::cancel::stop_if_client_gone()?;
+                    // Each object in a savepoint: every object's errors are found.
+                    let item = conn.transaction(|conn| self.upsert_one(cx, conn, item, on, value));
+                    match item {
+                        Ok(item) => written.push(item),
+                        Err(e) if one => return Err(e),
+                        Err(e) => {
+                            errors.insert(index, e.item_fields().ok_or(e)?);
+                        }
                     }
                 }
-            }
-            if !errors.is_empty() {
-                return Err(Error::Items(std::mem::take(&mut errors)));
-            }
-            let created = written.iter().any(|w| w.created);
-            let rows: Vec<M> = written.into_iter().map(|w| w.row).collect();
-            if one {
-                let location = created.then(|| format!("{}{}/", req.list_path, rows[0].pk()));
-                let body = self.serialize(cx, conn, &rows, None, Vec::new())?.buf;
-                return Ok((body, created, location));
-            }
-            let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
-            body.push(b']');
-            Ok((body, created, None))
+                if !errors.is_empty() {
+                    return Err(Error::Items(std::mem::take(&mut errors)));
+                }
+                let created = written.iter().any(|w| w.created);
+                let rows: Vec<M> = written.into_iter().map(|w| w.row).collect();
+                if one {
+                    let location = created.then(|| format!("{}{}/", req.list_path, rows[0].pk()));
+                    let body = self.serialize(cx, conn, &rows, None, Vec::new())?.buf;
+                    return Ok((body, created, location));
+                }
+                let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+                body.push(b']');
+                Ok((body, created, None))
+            })
         })?;
         Ok(Reply {
             status: if created {
