@@ -1101,11 +1101,25 @@ struct AuthorSpec {
     messages: Vec<(i64, u8, Index, String, NaiveDateTime)>,
 }
 
+/// A message's content: text that is not blank (`Message.content` is `not_blank`, a CHECK
+/// of the table).
+fn content() -> impl Strategy<Value = String> {
+    text().prop_map(|t| {
+        if t.trim_matches([' ', '\t', '\n', '\u{b}', '\u{c}', '\r'])
+            .is_empty()
+        {
+            t + "."
+        } else {
+            t
+        }
+    })
+}
+
 fn author_rows() -> impl Strategy<Value = AuthorSpec> {
     (
         prop::collection::vec((text(), prop::bool::weighted(0.6), stamp()), 1..=4),
         prop::collection::vec(
-            (1i64..=3, any::<u8>(), any::<Index>(), text(), stamp()),
+            (1i64..=3, any::<u8>(), any::<Index>(), content(), stamp()),
             0..=12,
         ),
     )
