@@ -7,9 +7,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use diesel::sql_types::{BigInt, Integer, Text};
 use diesel::RunQueryDsl;
 
-use super::throttle::Count;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
+
+/// A count of failures and the time of the last one, in milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Count {
+    pub(crate) failures: u32,
+    pub(crate) last: u64,
+}
 
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS plover_login_failure (\
      bucket TEXT PRIMARY KEY, failures INTEGER NOT NULL, last_ms BIGINT NOT NULL)";

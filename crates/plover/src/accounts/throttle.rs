@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::failures;
+use super::failures::{self, Count};
 use crate::client::ClientKey;
 use crate::db::{Engine, LazyConn};
 
@@ -66,13 +66,6 @@ const CAPACITY: usize = 100_000;
 
 /// The longest username kept in a count (longer ones are cut: they are counted all the same).
 const MAX_NAME: usize = 150;
-
-/// A count of failures and the time of the last one, in milliseconds since the Unix epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Count {
-    pub(crate) failures: u32,
-    pub(crate) last: u64,
-}
 
 /// Where the counts are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
