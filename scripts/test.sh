@@ -49,11 +49,15 @@ cargo deny check licenses bans sources 2>&1 | tail -n 1
 
 # Headless Chromium and ChromeDriver for the browser tests, and npm to fetch the axe-core they
 # run (Debian packages).
-if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1 \
-    || ! command -v npm >/dev/null 2>&1; then
+# Only what is missing: a machine whose npm comes with its own Node.js cannot take Debian's npm.
+browser_missing=()
+command -v chromium >/dev/null 2>&1 || browser_missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || browser_missing+=(chromium-driver)
+command -v npm >/dev/null 2>&1 || browser_missing+=(npm)
+if [ ${#browser_missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver npm >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${browser_missing[@]}" >/dev/null
     else
         echo "test.sh: the browser tests need chromium, chromium-driver and npm (apt-get install)" >&2
         exit 1
