@@ -842,36 +842,48 @@ def log_lines(app):
         return sum(1 for _ in f)
 
 
+def slow_users(port, names, set_hash):
+    """Creates users `names` (as the admin) whose password is SLOW_PASSWORD hashed at bcrypt
+    cost 10; False (after a failed check) when one cannot be created."""
+    c = Client(port)
+    for user in names:
+        r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                             "password": "unused"}, auth=ADMIN)
+        if not check(r.status == 201, "POST /api/user/: %s %s" % (r.status, r.text()[:200])):
+            return False
+        set_hash(user, SLOW_HASH)
+    return True
+
+
+def correct_logins(port, names, source):
+    """One correct login of each of `names` from `source`, each on a new connection,
+    alternately by Basic credentials (a POST of a message) and the login form: the statuses
+    and the milliseconds each took."""
+    codes, ms = [], []
+    for k, user in enumerate(names):
+        v = Client(port, source=source)
+        started = time.monotonic()
+        if k % 2:
+            r = v.request("POST", "/api/message/", {"content": "hi"},
+                          auth=(user, SLOW_PASSWORD))
+        else:
+            name, token = csrf_of(v, "/accounts/login/")
+            r = v.request("POST", "/accounts/login/", form={
+                "username": user, "password": SLOW_PASSWORD, name: token})
+        codes.append(r.status)
+        ms.append((time.monotonic() - started) * 1000)
+        v.close()
+    return codes, ms
+
+
 def check_login_flood(app, seconds, set_hash):
     """Correct logins (Basic and the login form, each user once, so that no cache helps) from
     127.0.0.3, alone and while 20 connections from 127.0.0.2 send wrong passwords."""
     users = ["victim-%d-%s" % (i, uuid.uuid4().hex[:6]) for i in range(16)]
-    c = Client(app.port)
-    for user in users:
-        r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
-                                             "password": "unused"}, auth=ADMIN)
-        if not check(r.status == 201, "POST /api/user/: %s %s" % (r.status, r.text()[:200])):
-            report("8 login flood", False, "no users")
-            return
-        set_hash(user, SLOW_HASH)
-
-    def logins(names):
-        codes, ms = [], []
-        for k, user in enumerate(names):
-            v = Client(app.port, source="127.0.0.3")
-            started = time.monotonic()
-            if k % 2:
-                r = v.request("POST", "/api/message/", {"content": "hi"},
-                              auth=(user, SLOW_PASSWORD))
-                codes.append(r.status)
-            else:
-                name, token = csrf_of(v, "/accounts/login/")
-                r = v.request("POST", "/accounts/login/", form={
-                    "username": user, "password": SLOW_PASSWORD, name: token})
-                codes.append(r.status)
-            ms.append((time.monotonic() - started) * 1000)
-            v.close()
-        return codes, ms
+    if not slow_users(app.port, users, set_hash):
+        report("8 login flood", False, "no users")
+        return
+    logins = lambda names: correct_logins(app.port, names, "127.0.0.3")
 
     quiet_codes, quiet_ms = logins(users[:6])
     lines_before = log_lines(app)
@@ -942,31 +954,10 @@ def check_spread_flood(app, seconds, set_hash):
     tag = uuid.uuid4().hex[:6]
     users = ["spread-%d-%s" % (i, tag) for i in range(16)]
     targets = ["target-%d-%s" % (i, tag) for i in range(8)]
-    c = Client(app.port)
-    for user in users + targets:
-        r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
-                                             "password": "unused"}, auth=ADMIN)
-        if not check(r.status == 201, "POST /api/user/: %s %s" % (r.status, r.text()[:200])):
-            report("8b spread login flood", False, "no users")
-            return
-        set_hash(user, SLOW_HASH)
-
-    def logins(names):
-        codes, ms = [], []
-        for k, user in enumerate(names):
-            v = Client(app.port, source="127.0.0.4")
-            started = time.monotonic()
-            if k % 2:
-                r = v.request("POST", "/api/message/", {"content": "hi"},
-                              auth=(user, SLOW_PASSWORD))
-            else:
-                name, token = csrf_of(v, "/accounts/login/")
-                r = v.request("POST", "/accounts/login/", form={
-                    "username": user, "password": SLOW_PASSWORD, name: token})
-            codes.append(r.status)
-            ms.append((time.monotonic() - started) * 1000)
-            v.close()
-        return codes, ms
+    if not slow_users(app.port, users + targets, set_hash):
+        report("8b spread login flood", False, "no users")
+        return
+    logins = lambda names: correct_logins(app.port, names, "127.0.0.4")
 
     quiet_codes, quiet_ms = logins(users[:6])
     flood = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--spread-flood",
