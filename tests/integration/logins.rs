@@ -136,19 +136,24 @@ async fn login_each(browsers: &[Browser<'_>], names: &[String]) -> (Vec<u16>, Du
     (statuses, times[times.len() / 2])
 }
 
-#[actix_web::test]
-async fn a_wrong_password_flood_from_one_address_does_not_lock_out_another() {
-    // The throttle is set high, so that the flood keeps costing password checks: this tests
-    // the fair share of the checks, which holds even for a flood the throttle would not stop
-    // (one spread over many usernames below the limits, say).
-    let app = TestApp::with_auth(|auth| {
+/// An application that runs one password check at a time and throttles no failure, so that a
+/// flood keeps costing password checks: the tests of the checks' queue, which must hold even
+/// for a flood the throttle would not stop (one spread over many usernames below the limits).
+async fn one_check_at_a_time_unthrottled() -> TestApp {
+    TestApp::with_auth(|auth| {
         auth.password_checks(1).login_limits(LoginLimits {
             per_username: u32::MAX,
             per_address: u32::MAX,
             ..LoginLimits::default()
         })
     })
-    .await;
+    .await
+}
+
+#[actix_web::test]
+async fn a_wrong_password_flood_from_one_address_does_not_lock_out_another() {
+    // The fair share of the checks, without the throttle's help.
+    let app = one_check_at_a_time_unthrottled().await;
     let names: Vec<String> = (0..20).map(|i| format!("user{i}")).collect();
     costly_users(&app, &names);
     costly_users(&app, &["victim".to_owned()]);
@@ -378,14 +383,7 @@ async fn two_processes_on_one_database_share_the_failure_counts() {
 /// user's correct login, whose username has no failure, takes the reserved lane and succeeds.
 #[actix_web::test]
 async fn a_flood_from_many_addresses_does_not_lock_out_known_users() {
-    let app = TestApp::with_auth(|auth| {
-        auth.password_checks(1).login_limits(LoginLimits {
-            per_username: u32::MAX,
-            per_address: u32::MAX,
-            ..LoginLimits::default()
-        })
-    })
-    .await;
+    let app = one_check_at_a_time_unthrottled().await;
     let names: Vec<String> = (0..20).map(|i| format!("user{i}")).collect();
     costly_users(&app, &names);
     let targets: Vec<String> = (0..8).map(|i| format!("target{i}")).collect();
