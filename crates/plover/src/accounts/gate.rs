@@ -248,6 +248,26 @@ mod tests {
         ClientKey::of(Some(std::net::IpAddr::from([127, 0, 0, last])))
     }
 
+    /// A check of 127.0.0.2 that holds the gate's one permit once this returns, until the
+    /// barrier returned is passed: its thread and that barrier.
+    fn hold_the_permit(
+        gate: &Arc<Gate>,
+    ) -> (std::thread::JoinHandle<Result<(), Refused>>, Arc<Barrier>) {
+        let start = Arc::new(Barrier::new(2));
+        let release = Arc::new(Barrier::new(2));
+        let holder = {
+            let (gate, start, release) = (gate.clone(), start.clone(), release.clone());
+            std::thread::spawn(move || {
+                gate.run(client(2), None, || {
+                    start.wait();
+                    release.wait();
+                })
+            })
+        };
+        start.wait();
+        (holder, release)
+    }
+
     #[test]
     fn no_more_than_the_permits_run_at_once_and_all_queued_work_runs() {
         let gate = Arc::new(Gate::new(2, 1.0, FORGET));
@@ -285,18 +305,7 @@ mod tests {
         // 1 permit + 16 waiting places, an eighth each: 2 places per address.
         let gate = Arc::new(Gate::new(1, 0.125, FORGET));
         assert_eq!(gate.share, 2);
-        let start = Arc::new(Barrier::new(2));
-        let release = Arc::new(Barrier::new(2));
-        let holder = {
-            let (gate, start, release) = (gate.clone(), start.clone(), release.clone());
-            std::thread::spawn(move || {
-                gate.run(client(2), None, || {
-                    start.wait();
-                    release.wait();
-                })
-            })
-        };
-        start.wait(); // the one permit is taken by 127.0.0.2
+        let (holder, release) = hold_the_permit(&gate); // by 127.0.0.2
         let waiter = {
             let gate = gate.clone();
             std::thread::spawn(move || gate.run(client(2), None, || "second of .2"))
@@ -326,18 +335,7 @@ mod tests {
     #[test]
     fn a_full_queue_refuses_at_once() {
         let gate = Arc::new(Gate::new(1, 1.0, FORGET));
-        let start = Arc::new(Barrier::new(2));
-        let release = Arc::new(Barrier::new(2));
-        let holder = {
-            let (gate, start, release) = (gate.clone(), start.clone(), release.clone());
-            std::thread::spawn(move || {
-                gate.run(client(2), None, || {
-                    start.wait();
-                    release.wait();
-                })
-            })
-        };
-        start.wait(); // the one permit is taken
+        let (holder, release) = hold_the_permit(&gate);
         gate.lock().waiting[SHARED] = (0..16).collect(); // as if 16 checks were queued
         assert_eq!(
             gate.run(client(3), None, || ()),
@@ -357,18 +355,7 @@ mod tests {
     #[test]
     fn a_known_username_without_failures_goes_ahead_of_a_full_shared_lane() {
         let gate = Arc::new(Gate::new(1, 1.0, FORGET));
-        let start = Arc::new(Barrier::new(2));
-        let release = Arc::new(Barrier::new(2));
-        let holder = {
-            let (gate, start, release) = (gate.clone(), start.clone(), release.clone());
-            std::thread::spawn(move || {
-                gate.run(client(2), None, || {
-                    start.wait();
-                    release.wait();
-                })
-            })
-        };
-        start.wait(); // the one permit is taken by the flood
+        let (holder, release) = hold_the_permit(&gate); // by the flood
         gate.lock().waiting[SHARED] = (1000..1016).collect(); // and its queue is full
         assert_eq!(gate.run(client(3), None, || ()), Err(Refused::Full));
         let known = {
