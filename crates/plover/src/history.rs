@@ -21,6 +21,7 @@
 //!
 //! [`Resource::history`]: crate::rest::Resource::history
 
+use plover_derive::RestModel;
 use serde_json::{json, Map, Value};
 
 use crate::db::Conn;
@@ -44,7 +45,7 @@ pub const MAX_TEXT_CHARS: usize = 200;
 /// One recorded write: a row of the table `plover_history`. The index over `object_table`,
 /// `object_id` and `id` serves an object's history, newest first; the newest entries of all
 /// are read by the primary key.
-#[derive(Debug, Clone, crate::RestModel)]
+#[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_history)]
 #[rest(table, display = "{action} {object_table} #{object_id}")]
 #[rest(index = "object_table, object_id, id")]

@@ -544,12 +544,14 @@ mod tests {
     use std::thread;
     use std::time::Duration;
 
+    use plover_derive::RestModel;
+
     use super::*;
 
     diesel::table! { tuser (id) { id -> Integer, username -> Text, password -> Text } }
 
     /// A user whose password check counts its calls and, while `HOLD` is set, waits.
-    #[derive(Clone, crate::RestModel)]
+    #[derive(Clone, RestModel)]
     #[diesel(table_name = tuser)]
     struct TUser {
         id: i32,

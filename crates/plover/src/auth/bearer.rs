@@ -4,6 +4,7 @@
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::http::Method;
 use base64::Engine as _;
+use plover_derive::RestModel;
 use rand::Rng;
 
 use super::{
@@ -19,7 +20,7 @@ use crate::model::RestModel;
 /// ([`Auth::issue_token`]). Revoke a token by setting `revoked` (the admin's form of this model
 /// does it) or deleting its row. Create the table with the application's own:
 /// `plover::schema::create_tables(conn, &[..., plover::auth::Token::meta()])`.
-#[derive(Debug, Clone, crate::RestModel)]
+#[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_token)]
 #[rest(table, display = "{name}")]
 pub struct Token {

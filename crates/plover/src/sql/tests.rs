@@ -2,13 +2,14 @@
 #![allow(clippy::unwrap_used)]
 
 use diesel::{Connection, RunQueryDsl, SqliteConnection};
+use plover_derive::RestModel;
 
 use super::*;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param};
 
 /// Texts, for the texts' tests only (no table is declared to diesel).
-#[derive(Debug, crate::RestModel)]
+#[derive(Debug, RestModel)]
 #[diesel(table_name = note)]
 struct Note {
     id: i32,
@@ -17,7 +18,7 @@ struct Note {
 }
 
 /// Refers to a note, for the texts of joins.
-#[derive(Debug, crate::RestModel)]
+#[derive(Debug, RestModel)]
 #[diesel(table_name = remark)]
 struct Remark {
     id: i32,
@@ -198,13 +199,15 @@ fn a_text_is_kept_per_shape_and_the_values_are_bound() {
 
 /// The text of aggregates (`sql/aggregate.rs`).
 mod aggregates {
+    use plover_derive::RestModel;
+
     use crate::model::RestModel;
     use crate::query::{Aggregate, Func, Operand, Select};
     use crate::query::{Filter, Op, Param, Within};
     use crate::sql::aggregate::aggregate_text;
 
     /// A model of the texts' tests only (no table is declared to diesel).
-    #[derive(Debug, crate::RestModel)]
+    #[derive(Debug, RestModel)]
     #[diesel(table_name = tally)]
     struct Tally {
         id: i32,
@@ -212,7 +215,7 @@ mod aggregates {
     }
 
     /// Refers to a tally, for the texts of joins.
-    #[derive(Debug, crate::RestModel)]
+    #[derive(Debug, RestModel)]
     #[diesel(table_name = line)]
     struct Line {
         id: i32,
