@@ -33,11 +33,13 @@
 //! | `admin` | on | the admin area (`plover::admin`); turns on `accounts` |
 //! | `accounts` | on | cookie sessions: the login and logout views, `LoggedInUser`, CSRF tokens; turns on `html` |
 //! | `html` | on | HTML pages of application views: `views::render`, `views::object_list`, `views::HtmlError` (askama) |
+//! | `manage` | on | the command line of an application (`plover::manage`): `serve`, `check`, `makemigrations`, `migrate`, `createsuperuser`, `openapi`, `routes` (clap); turns on `accounts` |
 //! | `postgres` | off | PostgreSQL next to the embedded SQLite (needs libpq) |
+//! | `testing` | off | not for applications: hooks of Plover's own tests and benchmarks, no part of the public API |
 //!
 //! With `default-features = false` Plover is a REST back end alone: the REST API, every
 //! authentication (users with passwords, API keys), the schema and the `views` query helpers;
-//! neither askama nor actix-session is compiled.
+//! none of askama, actix-session and clap is compiled.
 //!
 //! # Templates
 //!
