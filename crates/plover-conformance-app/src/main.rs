@@ -137,7 +137,7 @@ async fn main() -> std::io::Result<()> {
     let v2 = v2(db, &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
     let admin = plover_conformance_app::admin(&auth).setup();
-    let mut limits = plover::server::Limits::default();
+    let mut limits = plover::server::ServerLimits::default();
     limits.max_body_bytes = args.max_body_bytes;
     if let Some(s) = args.send_timeout {
         limits.send_timeout = std::time::Duration::from_secs_f64(s);

@@ -60,7 +60,6 @@ pub mod accounts;
 pub mod admin;
 pub mod auth;
 mod body;
-pub mod client;
 mod convert;
 pub mod db;
 mod digest;

@@ -23,6 +23,9 @@
 //! - every response carries `X-Content-Type-Options: nosniff`, and HTML pages forbid framing
 //!   (`X-Frame-Options: DENY`, `Content-Security-Policy: frame-ancestors 'none'`).
 //!
+//! [`ClientKey`] is how a client is told apart from another: by the guard's fair shares of
+//! response memory, the login throttles and the rate limits of resources.
+//!
 //! ```no_run
 //! use actix_web::{web, App};
 //! use plover::server::{Guard, Server};
@@ -39,6 +42,7 @@
 //! # }
 //! ```
 
+mod client;
 #[cfg(feature = "manage")]
 mod except;
 mod guard;
@@ -58,6 +62,7 @@ use actix_service::{
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
 
+pub use client::ClientKey;
 #[cfg(feature = "manage")]
 pub(crate) use except::{under_prefix, Except};
 pub use guard::{Counted, Guard, ResponseMemory};
@@ -69,7 +74,7 @@ use crate::error::Error;
 /// Time limits and sizes of a [`Server`]; every field has a default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Limits {
+pub struct ServerLimits {
     /// Time for the request line and headers to arrive (default 5 s): 408 after it.
     pub header_timeout: Duration,
     /// Time a response may wait for the client to read it (default 30 s): the connection is
@@ -82,9 +87,9 @@ pub struct Limits {
     pub max_body_bytes: usize,
 }
 
-impl Default for Limits {
+impl Default for ServerLimits {
     fn default() -> Self {
-        Limits {
+        ServerLimits {
             header_timeout: Duration::from_secs(5),
             send_timeout: Duration::from_secs(30),
             keep_alive: Duration::from_secs(5),
@@ -96,11 +101,11 @@ impl Default for Limits {
 /// The type parameters a [`Server`] carries without holding values of them.
 type Types<I, S, B> = fn() -> (I, S, B);
 
-/// An HTTP/1.1 server for an actix-web `App` factory, with the bounds of [`Limits`]. Its type
+/// An HTTP/1.1 server for an actix-web `App` factory, with the bounds of [`ServerLimits`]. Its type
 /// parameters are those of actix-web's `HttpServer`.
 pub struct Server<F, I, S, B> {
     factory: F,
-    limits: Limits,
+    limits: ServerLimits,
     builder: ServerBuilder,
     addrs: Vec<std::net::SocketAddr>,
     _types: PhantomData<Types<I, S, B>>,
@@ -126,11 +131,11 @@ where
     B: MessageBody + 'static,
 {
     /// A server for the apps that `factory` makes (one per worker thread), with the default
-    /// [`Limits`].
+    /// [`ServerLimits`].
     pub fn new(factory: F) -> Self {
         Server {
             factory,
-            limits: Limits::default(),
+            limits: ServerLimits::default(),
             builder: ServerBuilder::default(),
             addrs: Vec::new(),
             _types: PhantomData,
@@ -138,7 +143,7 @@ where
     }
 
     /// Sets the limits; call before [`Server::bind`].
-    pub fn limits(mut self, limits: Limits) -> Self {
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
         self
     }

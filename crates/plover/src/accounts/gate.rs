@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::client::ClientKey;
+use crate::server::ClientKey;
 
 /// At most `permits` checks run at once; at most `queue` more wait in each of two lanes, first
 /// come first served, each for at most `wait`. One client address holds at most `share` of

@@ -6,8 +6,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::failures::{self, Count};
-use crate::client::ClientKey;
 use crate::db::{Engine, LazyConn};
+use crate::server::ClientKey;
 
 /// How failed logins are throttled ([`Auth::login_limits`](super::Auth::login_limits)).
 ///

@@ -12,12 +12,12 @@ use super::gate::{Gate, Refused};
 use super::password::{check_password, make_password, PasswordError, DEFAULT_COST};
 use super::settings::Settings;
 use super::throttle::{LoginLimits, Refusal, Store, Throttle};
-use crate::client::ClientKey;
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
 use crate::kind::FieldKind;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
+use crate::server::ClientKey;
 
 /// A model that is a user of the accounts component (flask-peewee's `BaseUser`).
 ///

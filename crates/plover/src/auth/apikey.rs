@@ -9,11 +9,11 @@ use subtle::ConstantTimeEq;
 use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
 use crate::accounts::throttle::{Refusal, Store, Throttle};
 use crate::accounts::LoginLimits;
-use crate::client::ClientKey;
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
+use crate::server::ClientKey;
 
 /// Checks a `key`/`secret` pair against the rows of the model `K`. The pair is read from the
 /// query string, then from headers named `key` and `secret`, then from form fields; the first

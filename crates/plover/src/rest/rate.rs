@@ -11,9 +11,9 @@ use diesel::sql_types::{BigInt, Integer, Text};
 use diesel::RunQueryDsl;
 
 use crate::auth::AuthUser;
-use crate::client::ClientKey;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
+use crate::server::ClientKey;
 
 /// A rate limit: at most `requests` per client in each window of time; over it a request is
 /// answered 429 with `Retry-After` (the seconds until the window ends) and nothing else runs.

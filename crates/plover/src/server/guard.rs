@@ -21,7 +21,7 @@ use actix_web::web::Bytes;
 use actix_web::{HttpMessage, ResponseError};
 use futures_util::{Stream, StreamExt};
 
-use crate::client::ClientKey;
+use super::client::ClientKey;
 use crate::error::Error;
 
 /// Middleware for an actix-web `App`: a time limit on request bodies, a bound on the memory

@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv6Addr};
 /// unknown (a Unix socket, a test request without one) share one key.
 ///
 /// ```
-/// use plover::client::ClientKey;
+/// use plover::server::ClientKey;
 ///
 /// let a = ClientKey::of("2001:db8::1".parse().ok());
 /// let b = ClientKey::of("2001:db8::2".parse().ok());
