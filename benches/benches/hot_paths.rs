@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use plover::__private::{rows_text, ListParser};
-use plover::accounts::{CredentialCache, Credentials};
+use plover::__private::{rows_text, CredentialCache, ListParser};
+use plover::accounts::Credentials;
 use plover::model::RestModel;
 use plover::rest::Resource;
 use plover_tests::{Message, TestApp, User};

@@ -4,6 +4,8 @@ pub use diesel;
 pub use inventory;
 pub use serde_json;
 
+/// For Plover's benchmarks: the cache every `Auth` keeps of verified credentials.
+pub use crate::accounts::cache::CredentialCache;
 pub use crate::accounts::UserModel;
 use crate::convert::{from_json_required, FromJson};
 pub use crate::convert::{to_json, write_json};

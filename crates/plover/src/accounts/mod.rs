@@ -1,7 +1,7 @@
 //! Users, passwords and the accounts component (docs/contract.md#accounts): session login and
 //! logout, `login_required` views through [`LoggedInUser`], and CSRF tokens for forms.
 
-mod cache;
+pub(crate) mod cache;
 mod failures;
 mod flight;
 mod gate;
@@ -18,7 +18,6 @@ mod users;
 mod views;
 
 pub use crate::model::usernames::{confusable_usernames, normalize_username};
-pub use cache::CredentialCache;
 #[cfg(feature = "accounts")]
 pub use next::safe_next;
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
