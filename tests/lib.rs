@@ -121,8 +121,7 @@ impl plover::model::Rules for Deposit {
         let Some(vault) = changes.vault_id else {
             return Ok(());
         };
-        let select = plover::query::Select::ids_in(Vault::meta().pk_index(), &[i64::from(vault)]);
-        match Vault::load(conn, &select)?.first() {
+        match Vault::load_pk(conn, i64::from(vault))? {
             Some(v) if v.label.starts_with("closed") => {
                 Err(Error::field("vault_id", "this vault is closed"))
             }
@@ -143,8 +142,7 @@ impl plover::model::Rules for Deposit {
             .amount
             .or(existing.map(|d| d.amount))
             .unwrap_or_default();
-        let select = plover::query::Select::ids_in(Vault::meta().pk_index(), &[i64::from(vault)]);
-        let Some(current) = Vault::load(conn, &select)?.into_iter().next() else {
+        let Some(current) = Vault::load_pk(conn, i64::from(vault))? else {
             return Ok(()); // the foreign-key check reports it
         };
         let label = format!("{}+{amount}", current.label);

@@ -5,7 +5,7 @@
 
 use actix_web::http::Method;
 use plover::history::{FieldChange, HistoryEntry, MASK};
-use plover::query::{Order, Select};
+use plover::views::Query;
 use plover::RestModel;
 use plover_tests::{basic, json_request, unescape_html, AModel, BModel, TestApp, CHAINS};
 use serde_json::{json, Value};
@@ -14,12 +14,9 @@ use super::admin::{admin, post, see_other};
 
 /// Every history entry, oldest first.
 fn entries(app: &TestApp) -> Vec<HistoryEntry> {
-    let select = Select {
-        order: vec![Order::asc(HistoryEntry::FIELDS.id.index())],
-        ..Select::default()
-    };
+    let oldest_first = Query::<HistoryEntry>::new().order_by(HistoryEntry::FIELDS.id);
     app.db
-        .run_blocking(|c| HistoryEntry::load(c, &select))
+        .run_blocking(|c| oldest_first.all(c))
         .expect("the history")
 }
 

@@ -979,10 +979,7 @@ impl Blog {
     /// How many messages are stored.
     fn messages(&self) -> i64 {
         self.db
-            .run_blocking(|conn| {
-                Message::load(conn, &plover::query::Select::default())
-                    .map(|rows| i64::try_from(rows.len()).unwrap_or(i64::MAX))
-            })
+            .run_blocking(|conn| Query::<Message>::new().count(conn))
             .expect("the messages")
     }
 }

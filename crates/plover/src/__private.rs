@@ -16,7 +16,7 @@ use crate::meta::ModelOps;
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };
-use crate::query::Select;
+pub use crate::query::select::Select;
 #[cfg(feature = "testing")]
 pub use crate::rest::{registrations, ListParser, Registration};
 pub use crate::schema::SqlType;

@@ -301,7 +301,10 @@ fn given<M: RestModel>(changes: &M::Changes) -> Vec<(usize, Arg<'_>)> {
 }
 
 /// A model with REST metadata. Implemented by `#[derive(RestModel)]`; see the reference in
-/// `docs/reference.md` for the attributes.
+/// `docs/reference.md` for the attributes. Rows are selected with
+/// [`views::Query`](crate::views::Query) (or by key, [`RestModel::load_pk`]) and written with
+/// [`save`]; the methods that take a field's position are hooks of the generated code, not
+/// shown here.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Plover model",
     label = "not a model",
@@ -327,12 +330,15 @@ pub trait RestModel: FromRow + Send + Sync {
     fn display(&self) -> String;
 
     /// One field as a JSON value (date-times as `YYYY-MM-DD HH:MM:SS`).
+    #[doc(hidden)]
     fn field_json(&self, field: usize) -> Value;
 
     /// Appends one field as JSON text (what `field_json` gives, without building a value).
+    #[doc(hidden)]
     fn write_field(&self, field: usize, out: &mut Vec<u8>);
 
     /// Parses `value` into field `field` of `changes`; the error is a message for the client.
+    #[doc(hidden)]
     fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
 
     /// Field `field` of `changes` as the value a write binds, if given.
@@ -340,17 +346,20 @@ pub trait RestModel: FromRow + Send + Sync {
     fn change(changes: &Self::Changes, field: usize) -> Option<Arg<'_>>;
 
     /// Whether field `field` of `changes` was given.
+    #[doc(hidden)]
     fn is_set(changes: &Self::Changes, field: usize) -> bool {
         Self::change(changes, field).is_some()
     }
 
     /// Field `field` of `changes` as JSON, if given.
+    #[doc(hidden)]
     fn changes_json(changes: &Self::Changes, field: usize) -> Option<Value>;
 
     /// Fills the fields that were not given with their defaults (`None` for nullable fields).
     fn fill_defaults(changes: &mut Self::Changes);
 
     /// Loads the rows of a selection.
+    #[doc(hidden)]
     fn load(conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Self>, Error> {
         sql::rows(conn, Self::meta(), select)
     }
@@ -364,6 +373,7 @@ pub trait RestModel: FromRow + Send + Sync {
     /// Loads the row whose field `field`, a unique text field (`#[rest(unique)]` on a
     /// `String`), equals `value`: a query of fixed shape, as [`RestModel::load_pk`]. An error
     /// for any other field.
+    #[doc(hidden)]
     fn load_unique(conn: &mut Conn<'_>, field: usize, value: &str) -> Result<Option<Self>, Error> {
         let meta = Self::meta();
         match meta.fields.get(field) {
