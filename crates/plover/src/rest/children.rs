@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::endpoint::Parsed;
+use super::body::Parsed;
 use super::hooks::Context;
 use super::joins::Joins;
 use super::prepared::Prepared;
@@ -36,7 +36,7 @@ fn under(path: &str, e: Error, errors: &mut BTreeMap<String, String>) -> Result<
 impl<M: RestModel> Prepared<M> {
     /// The relation whose body key is `key`.
     fn relation(&self, key: &str) -> Option<&Relation> {
-        self.children.iter().find(|r| r.key == key)
+        self.writes.children.iter().find(|r| r.key == key)
     }
 
     /// What a body key that names no field of `M` is told: create-only for a relation's key.
@@ -54,13 +54,13 @@ impl<M: RestModel> Prepared<M> {
         &self,
         objects: impl IntoIterator<Item = &'o Map<String, Value>>,
     ) -> Result<(), Error> {
-        if self.children.is_empty() {
+        if self.writes.children.is_empty() {
             return Ok(());
         }
         let max = self.list.limits.max_bulk_rows;
         let mut count = 0usize;
         for object in objects {
-            for relation in &self.children {
+            for relation in &self.writes.children {
                 if let Some(Value::Array(items)) = object.get(&relation.key) {
                     count = count.saturating_add(items.len());
                 }
@@ -82,7 +82,7 @@ impl<M: RestModel> Prepared<M> {
         errors: &mut BTreeMap<String, String>,
     ) -> Result<NewChildren<'_>, Error> {
         let mut out = Vec::new();
-        for relation in &self.children {
+        for relation in &self.writes.children {
             // A relation not sent has no children: the answer shows `[]`.
             let value = (data.shift_remove(&relation.key)).unwrap_or(Value::Array(Vec::new()));
             let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
@@ -195,7 +195,7 @@ impl<C: RestModel> IntoChildResource for ChildSpec<Resource<C>> {
         resource.history |= history;
         let mut resource = Prepared::new(resource);
         // The parent sets it: never required of, nor written by, the client.
-        resource.writable[fk] = false;
+        resource.writes.writable[fk] = false;
         Arc::new(Child { resource, fk })
     }
 }
@@ -241,8 +241,8 @@ impl<C: RestModel> ChildResource for Child<C> {
     fn doc(&self) -> ChildDoc<'_> {
         ChildDoc {
             shape: self.resource.shape(),
-            writable: &self.resource.writable,
-            owner: self.resource.owner,
+            writable: &self.resource.writes.writable,
+            owner: self.resource.writes.owner,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::endpoint::Parsed;
+use super::body::Parsed;
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
@@ -71,8 +71,10 @@ impl<M: RestModel> Prepared<M> {
             }
             let ids: Vec<i64> = rows.iter().map(RestModel::pk).collect();
             match self.actor(cx) {
-                Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive),
-                None => delete_rows(conn, M::meta(), &ids, self.delete_recursive),
+                Some(actor) => {
+                    history::delete::<M>(conn, &actor, &ids, self.writes.delete_recursive)
+                }
+                None => delete_rows(conn, M::meta(), &ids, self.writes.delete_recursive),
             }
         })?;
         Ok(Reply::ok(format!("{{\"deleted\":{deleted}}}").into_bytes()))
@@ -83,7 +85,7 @@ impl<M: RestModel> Prepared<M> {
     /// there are too many). A request without a condition, or with a list parameter that
     /// does not select rows (a page, an ordering), is a 400.
     fn matching(&self, cx: &Context<'_>, req: &ApiRequest) -> Result<Select, Error> {
-        let max = self.max_affected.unwrap_or_default();
+        let max = self.access.max_affected.unwrap_or_default();
         let kept = |key: &str| is_filter(key) || CREDENTIALS.contains(&key);
         if let Some((key, _)) = req.query.iter().find(|(k, _)| !kept(k) && !is_condition(k)) {
             return Err(Error::param(key, "a write by filter takes only filters"));
@@ -104,7 +106,7 @@ impl<M: RestModel> Prepared<M> {
     /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
     /// a 400.
     fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
-        let max = self.max_affected.unwrap_or_default();
+        let max = self.access.max_affected.unwrap_or_default();
         let rows: Vec<M> = locked(conn, M::meta(), select)?;
         if rows.len() > max {
             return Err(Error::TooManyAffected(max));

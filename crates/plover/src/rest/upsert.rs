@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::endpoint::{Parsed, REQUIRED};
+use super::body::{Parsed, REQUIRED};
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Objects, Reply};
@@ -128,15 +128,15 @@ impl<M: RestModel> Prepared<M> {
         let meta = M::meta();
         meta.fields[idx].unique
             && idx != meta.pk
-            && Some(idx) != self.owner
-            && self.writable[idx]
+            && Some(idx) != self.writes.owner
+            && self.writes.writable[idx]
             && allowed(&self.list, &[idx], &*self.joins)
     }
 
     /// The fields an upsert may find rows by, where this resource upserts.
     pub(super) fn upsert_fields(&self) -> impl Iterator<Item = usize> + '_ {
         let fields = 0..M::meta().fields.len();
-        fields.filter(move |&idx| self.upsert && self.finds_rows(idx))
+        fields.filter(move |&idx| self.access.upsert && self.finds_rows(idx))
     }
 
     /// One object of an upsert parsed as the changes of an update (the fields a create needs
