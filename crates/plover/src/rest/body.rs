@@ -29,8 +29,15 @@ pub(super) enum Body<M: RestModel> {
 
 /// A parsed body: the changes, and the key the client sent for each field given.
 pub(super) struct Parsed<M: RestModel> {
-    /// The body as sent (without nested children).
+    /// The body as sent (without nested children), for the hooks' `save_object`.
     pub(super) data: Map<String, Value>,
+    pub(super) changes: M::Changes,
+    pub(super) sent: Vec<(usize, String)>,
+}
+
+/// The changes of a body after the hooks' `save_object`, ready to save, and the key the
+/// client sent for each field given (a foreign key to no row is named under it).
+pub(super) struct ToSave<M: RestModel> {
     pub(super) changes: M::Changes,
     pub(super) sent: Vec<(usize, String)>,
 }
@@ -127,12 +134,14 @@ impl<M: RestModel> Prepared<M> {
                 errors.insert(name.to_owned(), REQUIRED.to_owned());
             }
         }
-        // The field constraints of the values that parsed (`save` checks them again): one
-        // answer names every mistake, and a body that could never be written is a 400 before
-        // any condition or row is looked at.
+        // The field constraints of the typed values that parsed, the check `save` makes (again
+        // on what the hooks and the model make of them): one answer names every mistake, and
+        // a body that could never be written is a 400 before any condition or row is looked at.
         for (idx, key) in &sent {
-            let violation = constraints::violation(&meta.fields[*idx], &data[key.as_str()]);
-            if let Some(message) = violation {
+            let value = M::change(&changes, *idx);
+            if let Some(message) =
+                value.and_then(|v| constraints::violation(&meta.fields[*idx], &v))
+            {
                 errors.insert(key.clone(), message);
             }
         }
@@ -177,13 +186,17 @@ impl<M: RestModel> Prepared<M> {
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
-        mut parsed: Parsed<M>,
-    ) -> Result<Parsed<M>, Error> {
+        parsed: Parsed<M>,
+    ) -> Result<ToSave<M>, Error> {
         if self.writes.custom_hooks {
             db.release();
         }
-        self.hooks
-            .save_object(cx, &mut parsed.changes, &parsed.data)?;
-        Ok(parsed)
+        let Parsed {
+            data,
+            mut changes,
+            sent,
+        } = parsed;
+        self.hooks.save_object(cx, &mut changes, &data)?;
+        Ok(ToSave { changes, sent })
     }
 }

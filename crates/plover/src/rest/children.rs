@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::body::Parsed;
+use super::body::ToSave;
 use super::hooks::Context;
 use super::joins::Joins;
 use super::prepared::Prepared;
@@ -98,7 +98,7 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         mut data: Map<String, Value>,
-    ) -> Result<(Parsed<M>, NewChildren<'_>), Error> {
+    ) -> Result<(ToSave<M>, NewChildren<'_>), Error> {
         let mut errors = BTreeMap::new();
         let children = self.take_children(cx, db, &mut data, &mut errors)?;
         let parsed = self
@@ -120,7 +120,7 @@ impl<M: RestModel> Prepared<M> {
         db: &mut LazyConn<'_>,
         fk: usize,
         mut data: Map<String, Value>,
-    ) -> Result<Parsed<M>, Error> {
+    ) -> Result<ToSave<M>, Error> {
         let field = &M::meta().fields[fk];
         let named: Vec<String> = data
             .keys()
@@ -132,7 +132,7 @@ impl<M: RestModel> Prepared<M> {
             data.shift_remove(&key);
             errors.insert(key, "set by the parent".to_owned());
         }
-        let mut parsed = match self.parse_changes(data, true) {
+        let parsed = match self.parse_changes(data, true) {
             Ok(parsed) if errors.is_empty() => parsed,
             Ok(_) => return Err(validation(errors)),
             Err(e) => {
@@ -141,11 +141,11 @@ impl<M: RestModel> Prepared<M> {
                 return Err(validation(own));
             }
         };
-        parsed = self.changes_to_save(cx, db, parsed)?;
+        let mut item = self.changes_to_save(cx, db, parsed)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
-            self.hooks.set_owner(&mut parsed.changes, user, idx)?;
+            self.hooks.set_owner(&mut item.changes, user, idx)?;
         }
-        Ok(parsed)
+        Ok(item)
     }
 }
 
@@ -254,7 +254,7 @@ impl<C: RestModel> ChildResource for Child<C> {
 /// The parsed children of one relation, by their index in the body.
 struct Pending<'s, C: RestModel> {
     child: &'s Child<C>,
-    items: Vec<(usize, Parsed<C>)>,
+    items: Vec<(usize, ToSave<C>)>,
     /// Their body path (`children`).
     path: String,
 }
@@ -271,16 +271,11 @@ impl<C: RestModel> PendingChildren for Pending<'_, C> {
         let resource = &child.resource;
         let parent = Value::from(parent);
         let mut rows = Vec::with_capacity(items.len());
-        for (index, item) in items {
-            let Parsed {
-                data,
-                mut changes,
-                sent,
-            } = item;
-            C::set_json(&mut changes, child.fk, &parent).map_err(Error::Internal)?;
+        for (index, mut item) in items {
+            C::set_json(&mut item.changes, child.fk, &parent).map_err(Error::Internal)?;
             let saved = conn.transaction(|conn| {
-                Prepared::<C>::check_references(conn, &data, &sent)?;
-                let row = save::<C>(conn, changes, None)?;
+                Prepared::<C>::check_references(conn, &item)?;
+                let row = save::<C>(conn, item.changes, None)?;
                 resource.record(cx, conn, None, Some(&row))?;
                 Ok(row)
             });

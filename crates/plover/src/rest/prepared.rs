@@ -356,7 +356,7 @@ impl<M: RestModel> Prepared<M> {
             if let (Some(include), true) = (include, self.output.exposed[idx] && shown(idx)) {
                 let mut ids: Vec<i64> = rows
                     .iter()
-                    .filter_map(|r| r.field_json(idx).as_i64())
+                    .filter_map(|r| r.field_arg(idx).as_key())
                     .collect();
                 ids.sort_unstable();
                 ids.dedup();
@@ -399,7 +399,7 @@ impl<M: RestModel> Prepared<M> {
                         match nested_of(*idx) {
                             Some(objects) => {
                                 let obj =
-                                    row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                                    row.field_arg(*idx).as_key().and_then(|id| objects.get(id));
                                 out.buf.extend_from_slice(obj.unwrap_or(b"null"));
                             }
                             None => row.write_field(*idx, &mut out.buf),
@@ -426,7 +426,7 @@ impl<M: RestModel> Prepared<M> {
             let field = &meta.fields[*idx];
             match nested_of(*idx) {
                 Some(objects) => {
-                    let obj = row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                    let obj = row.field_arg(*idx).as_key().and_then(|id| objects.get(id));
                     let value = obj.and_then(|text| serde_json::from_slice(text).ok());
                     map.insert(field.name.to_owned(), value.unwrap_or(Value::Null));
                 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::body::{Body, Parsed};
+use super::body::{Body, ToSave};
 use super::conditional;
 use super::hooks::Context;
 use super::idempotency::Once;
@@ -23,14 +23,10 @@ use crate::sql::rows_locked;
 
 impl<M: RestModel> Prepared<M> {
     /// Checks that every foreign key given refers to an existing row (400 on the sent key).
-    pub(super) fn check_references(
-        conn: &mut Conn<'_>,
-        data: &Map<String, Value>,
-        sent: &[(usize, String)],
-    ) -> Result<(), Error> {
+    pub(super) fn check_references(conn: &mut Conn<'_>, item: &ToSave<M>) -> Result<(), Error> {
         let meta = M::meta();
-        for (idx, key) in sent {
-            if let Some(id) = data.get(key).and_then(Value::as_i64) {
+        for (idx, key) in &item.sent {
+            if let Some(id) = M::change(&item.changes, *idx).and_then(|v| v.as_key()) {
                 check_reference(conn, &meta.fields[*idx], key, id)?;
             }
         }
@@ -55,22 +51,17 @@ impl<M: RestModel> Prepared<M> {
         if let Some(replay) = once.replay(db)? {
             return Ok(replay);
         }
-        let (parsed, children) = match body.unwrap_or_else(|| self.read_create(req))? {
+        let (mut item, children) = match body.unwrap_or_else(|| self.read_create(req))? {
             Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
             Body::Parent(data) => self.parse_create(cx, db, data)?,
             Body::Many(items) => return self.create_many(cx, db, items, &once),
         };
-        let Parsed {
-            data,
-            mut changes,
-            sent,
-        } = parsed;
         if let Some((user, idx)) = self.owner_user(cx)? {
-            self.hooks.set_owner(&mut changes, user, idx)?;
+            self.hooks.set_owner(&mut item.changes, user, idx)?;
         }
         once.write(db, |conn| {
-            Self::check_references(conn, &data, &sent)?;
-            let row = save::<M>(conn, changes, None)?;
+            Self::check_references(conn, &item)?;
+            let row = save::<M>(conn, item.changes, None)?;
             self.record(cx, conn, None, Some(&row))?;
             let pk = row.pk();
             let children = children.write(cx, conn, pk)?;
@@ -94,15 +85,11 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         self.check_if_match_sent(req)?;
-        let Parsed {
-            data,
-            changes,
-            sent,
-        } = self.changes_to_save(cx, db, self.one_body(req, body)?)?;
+        let item = self.changes_to_save(cx, db, self.one_body(req, body)?)?;
         let obj = db.write(|conn| {
             let obj = self.current(cx, req, conn, obj)?;
-            Self::check_references(conn, &data, &sent)?;
-            let row = save::<M>(conn, changes, Some(&obj))?;
+            Self::check_references(conn, &item)?;
+            let row = save::<M>(conn, item.changes, Some(&obj))?;
             self.record(cx, conn, Some(&obj), Some(&row))?;
             self.one(cx, conn, row)
         })?;
@@ -186,7 +173,7 @@ impl<M: RestModel> Prepared<M> {
                 for (index, (item, children)) in parsed.into_iter().enumerate() {
                     crate::db::cancel::stop_if_client_gone()?;
                     let saved = conn.transaction(|conn| {
-                        Self::check_references(conn, &item.data, &item.sent)?;
+                        Self::check_references(conn, &item)?;
                         let row = save::<M>(conn, item.changes, None)?;
                         self.record(cx, conn, None, Some(&row))?;
                         let children = children.write(cx, conn, row.pk())?;
