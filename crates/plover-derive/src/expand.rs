@@ -179,6 +179,8 @@ fn row_methods(model: &Model) -> TokenStream {
             )
         })
         .unzip();
+    let arg_arms =
+        (idents.iter().enumerate()).map(|(i, id)| quote!(#i => __p::Column::arg(&self.#id),));
     // `<name> #<pk>`: the text without `display`, and with it when its text is blank (an
     // empty link or title helps no one).
     let fallback = format!("{} #{{}}", model.name);
@@ -220,6 +222,13 @@ fn row_methods(model: &Model) -> TokenStream {
                 _ => out.extend_from_slice(b"null"),
             }
         }
+
+        fn field_arg(&self, field: usize) -> __p::Arg<'_> {
+            match field {
+                #(#arg_arms)*
+                _ => __p::Arg::Null(__p::SqlType::BigInt),
+            }
+        }
     }
 }
 
@@ -242,6 +251,10 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
     let changes_json_arms = data_fields.iter().map(|(i, f)| {
         let (id, span) = (&f.ident, f.ty.span());
         quote_spanned!(span=> #i => changes.#id.as_ref().map(__p::to_json),)
+    });
+    let copies = data_fields.iter().map(|(_, f)| {
+        let id = &f.ident;
+        quote!(#id: changes.#id.as_ref().map(__p::Column::copy),)
     });
     let defaults = data_fields.iter().filter_map(|(_, f)| match &f.default {
         Default::Expr(e) => {
@@ -286,6 +299,10 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
                 #(#changes_json_arms)*
                 _ => ::core::option::Option::None,
             }
+        }
+
+        fn copy_changes(changes: &#changes) -> #changes {
+            #changes { #(#copies)* }
         }
 
         fn fill_defaults(changes: &mut #changes) {

@@ -54,6 +54,9 @@ macro_rules! __fallback_model {
                 fn write_field(&self, _: usize, _: &mut ::std::vec::Vec<u8>) {
                     ::core::unreachable!()
                 }
+                fn field_arg(&self, _: usize) -> __p::Arg<'_> {
+                    ::core::unreachable!()
+                }
                 fn set_json(
                     _: &mut $changes,
                     _: usize,
@@ -68,6 +71,9 @@ macro_rules! __fallback_model {
                     _: &$changes,
                     _: usize,
                 ) -> ::core::option::Option<__p::serde_json::Value> {
+                    ::core::unreachable!()
+                }
+                fn copy_changes(_: &$changes) -> $changes {
                     ::core::unreachable!()
                 }
                 fn fill_defaults(_: &mut $changes) {

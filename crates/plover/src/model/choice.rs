@@ -57,6 +57,9 @@ impl<T: Choice> Column for T {
     fn arg(&self) -> Arg<'_> {
         Arg::Text(Cow::Borrowed(self.choice()))
     }
+    fn copy(&self) -> Self {
+        T::from_choice(self.choice()).unwrap_or_else(T::first)
+    }
     fn absent() -> Self {
         T::first()
     }

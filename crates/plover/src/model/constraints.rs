@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::RestModel;
 use crate::error::Error;
 use crate::meta::{Bound, Constraints, FieldMeta};
+use crate::sql::arg::decimal;
+use crate::sql::Arg;
 
 /// Checks every given field of `changes` against its constraints.
 pub(crate) fn check<M: RestModel>(changes: &M::Changes) -> Result<(), Error> {
@@ -17,10 +17,8 @@ pub(crate) fn check<M: RestModel>(changes: &M::Changes) -> Result<(), Error> {
         if field.constraints == Constraints::NONE {
             continue;
         }
-        if let Some(value) = M::changes_json(changes, idx) {
-            if let Some(message) = violation(field, &value) {
-                fields.insert(field.name.to_owned(), message);
-            }
+        if let Some(message) = M::change(changes, idx).and_then(|v| violation(field, &v)) {
+            fields.insert(field.name.to_owned(), message);
         }
     }
     if fields.is_empty() {
@@ -33,29 +31,55 @@ pub(crate) fn check<M: RestModel>(changes: &M::Changes) -> Result<(), Error> {
     }
 }
 
-/// What is wrong with `value` for `field`, if anything (`null` is never out of bounds).
-pub(crate) fn violation(field: &FieldMeta, value: &Value) -> Option<String> {
-    let c = &field.constraints;
-    match value {
-        Value::Number(n) => {
-            let below = |bound: Bound| match (bound, n.as_i64()) {
-                (Bound::Int(b), Some(v)) => v < b,
-                (b, _) => n.as_f64().is_some_and(|v| v < b.as_f64()),
-            };
-            let above = |bound: Bound| match (bound, n.as_i64()) {
-                (Bound::Int(b), Some(v)) => v > b,
-                (b, _) => n.as_f64().is_some_and(|v| v > b.as_f64()),
-            };
-            match (c.min, c.max) {
-                (Some(min), Some(max)) if below(min) || above(max) => {
-                    Some(format!("must be between {min} and {max}"))
-                }
-                (Some(min), None) if below(min) => Some(format!("must be at least {min}")),
-                (None, Some(max)) if above(max) => Some(format!("must be at most {max}")),
-                _ => None,
-            }
+/// A number to compare with a bound: an integer exactly, else as a float.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    fn as_f64(self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        match self {
+            Number::Int(v) => v as f64,
+            Number::Float(v) => v,
         }
-        Value::String(text) => text_violation(c, text),
+    }
+
+    fn below(self, bound: Bound) -> bool {
+        match (self, bound) {
+            (Number::Int(v), Bound::Int(b)) => v < b,
+            (n, b) => n.as_f64() < b.as_f64(),
+        }
+    }
+
+    fn above(self, bound: Bound) -> bool {
+        match (self, bound) {
+            (Number::Int(v), Bound::Int(b)) => v > b,
+            (n, b) => n.as_f64() > b.as_f64(),
+        }
+    }
+}
+
+/// What is wrong with the typed `value` of `field`, if anything (NULL is never out of
+/// bounds). An `f32` is compared by the decimal its objects show.
+pub(crate) fn violation(field: &FieldMeta, value: &Arg<'_>) -> Option<String> {
+    let c = &field.constraints;
+    let number = match value {
+        Arg::I32(v) => Number::Int(i64::from(*v)),
+        Arg::I64(v) => Number::Int(*v),
+        Arg::F32(v) => Number::Float(decimal(*v)),
+        Arg::F64(v) => Number::Float(*v),
+        Arg::Text(text) => return text_violation(c, text),
+        _ => return None,
+    };
+    match (c.min, c.max) {
+        (Some(min), Some(max)) if number.below(min) || number.above(max) => {
+            Some(format!("must be between {min} and {max}"))
+        }
+        (Some(min), None) if number.below(min) => Some(format!("must be at least {min}")),
+        (None, Some(max)) if number.above(max) => Some(format!("must be at most {max}")),
         _ => None,
     }
 }
@@ -85,10 +109,12 @@ fn text_violation(c: &Constraints, text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::kind::{FieldKind, SqlType};
+
+    fn text(value: &str) -> Arg<'_> {
+        Arg::Text(value.into())
+    }
 
     fn field(constraints: Constraints) -> FieldMeta {
         FieldMeta::new("f", "f", "f", FieldKind::Int64, SqlType::BigInt)
@@ -103,10 +129,19 @@ mod tests {
             max: Some(Bound::Int(5)),
             ..Constraints::NONE
         });
-        for ok in [json!(1), json!(5), json!(3), Value::Null] {
-            assert_eq!(violation(&f, &ok), None, "{ok}");
+        for ok in [
+            Arg::I64(1),
+            Arg::I64(5),
+            Arg::I32(3),
+            Arg::Null(SqlType::BigInt),
+        ] {
+            assert_eq!(violation(&f, &ok), None, "{ok:?}");
         }
-        for bad in [json!(0), json!(6), json!(-9_223_372_036_854_775_807_i64)] {
+        for bad in [
+            Arg::I64(0),
+            Arg::I32(6),
+            Arg::I64(-9_223_372_036_854_775_807),
+        ] {
             assert_eq!(
                 violation(&f, &bad).as_deref(),
                 Some("must be between 1 and 5")
@@ -117,17 +152,25 @@ mod tests {
             ..Constraints::NONE
         });
         assert_eq!(
-            violation(&floor, &json!(0.25)).as_deref(),
+            violation(&floor, &Arg::F64(0.25)).as_deref(),
             Some("must be at least 0.5")
         );
-        assert_eq!(violation(&floor, &json!(0.5)), None);
+        assert_eq!(violation(&floor, &Arg::F64(0.5)), None);
+        // An f32 by the decimal its objects show: 0.5 and 0.1 are inside, as shown.
+        assert_eq!(violation(&floor, &Arg::F32(0.5)), None);
+        let tenth = field(Constraints {
+            max: Some(Bound::Float(0.1)),
+            ..Constraints::NONE
+        });
+        assert_eq!(violation(&tenth, &Arg::F32(0.1)), None);
+        assert!(violation(&tenth, &Arg::F32(0.11)).is_some());
         // The largest i64 is compared exactly, not through a float.
         let top = field(Constraints {
             max: Some(Bound::Int(i64::MAX - 1)),
             ..Constraints::NONE
         });
-        assert_eq!(violation(&top, &json!(i64::MAX - 1)), None);
-        assert!(violation(&top, &json!(i64::MAX)).is_some());
+        assert_eq!(violation(&top, &Arg::I64(i64::MAX - 1)), None);
+        assert!(violation(&top, &Arg::I64(i64::MAX)).is_some());
     }
 
     #[test]
@@ -139,25 +182,25 @@ mod tests {
             ..Constraints::NONE
         });
         assert_eq!(
-            violation(&f, &json!("éé")),
+            violation(&f, &text("éé")),
             None,
             "two characters, four bytes"
         );
         assert_eq!(
-            violation(&f, &json!("abcd")).as_deref(),
+            violation(&f, &text("abcd")).as_deref(),
             Some("must have 2 to 3 characters")
         );
         assert_eq!(
-            violation(&f, &json!(" \t\u{a0}")).as_deref(),
+            violation(&f, &text(" \t\u{a0}")).as_deref(),
             Some("must not be blank")
         );
         let choice = field(Constraints {
             choices: &["open", "closed"],
             ..Constraints::NONE
         });
-        assert_eq!(violation(&choice, &json!("open")), None);
+        assert_eq!(violation(&choice, &text("open")), None);
         assert_eq!(
-            violation(&choice, &json!("Open")).as_deref(),
+            violation(&choice, &text("Open")).as_deref(),
             Some("must be one of: open, closed")
         );
     }

@@ -337,6 +337,11 @@ pub trait RestModel: FromRow + Send + Sync {
     #[doc(hidden)]
     fn write_field(&self, field: usize, out: &mut Vec<u8>);
 
+    /// One field as the value a write binds: a typed read (of a foreign key, say) that builds
+    /// no JSON.
+    #[doc(hidden)]
+    fn field_arg(&self, field: usize) -> Arg<'_>;
+
     /// Parses `value` into field `field` of `changes`; the error is a message for the client.
     #[doc(hidden)]
     fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
@@ -354,6 +359,10 @@ pub trait RestModel: FromRow + Send + Sync {
     /// Field `field` of `changes` as JSON, if given.
     #[doc(hidden)]
     fn changes_json(changes: &Self::Changes, field: usize) -> Option<Value>;
+
+    /// A copy of `changes`, value by value (a change written on several rows).
+    #[doc(hidden)]
+    fn copy_changes(changes: &Self::Changes) -> Self::Changes;
 
     /// Fills the fields that were not given with their defaults (`None` for nullable fields).
     fn fill_defaults(changes: &mut Self::Changes);

@@ -18,7 +18,7 @@ pub(crate) const AGGREGATE: &str = "aggregate";
 impl<M: RestModel> Prepared<M> {
     /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
     pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
-        self.aggregates && pk == Some(AGGREGATE)
+        self.access.aggregates && pk == Some(AGGREGATE)
     }
 
     /// The groups of a request's aggregate, under the list's checks, filters and scope.

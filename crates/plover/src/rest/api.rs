@@ -10,7 +10,8 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
-use super::endpoint::{ApiDefaults, Endpoint};
+use super::checks::ApiDefaults;
+use super::endpoint::Endpoint;
 use super::idempotency::{DEFAULT_IDEMPOTENCY_TTL, REPLAYED};
 use super::joins::Joins;
 use super::prepared::Prepared;
@@ -204,7 +205,8 @@ impl RestApi {
                 M::meta().name
             );
         }
-        if prepared.require_if_match && (prepared.upsert || prepared.max_affected.is_some()) {
+        let access = &prepared.access;
+        if prepared.writes.require_if_match && (access.upsert || access.max_affected.is_some()) {
             panic!(
                 "plover: the resource '{}' requires If-Match on writes, which writes by filter \
                  and upserts cannot send (they name no one version): turn off \
@@ -212,7 +214,7 @@ impl RestApi {
                 prepared.name
             );
         }
-        if prepared.upsert && prepared.upsert_fields().next().is_none() {
+        if access.upsert && prepared.upsert_fields().next().is_none() {
             panic!(
                 "plover: the resource '{}' upserts (Resource::upsert) but has no field to find \
                  rows by: mark a field of `{}` #[rest(unique)] that the resource lets clients \

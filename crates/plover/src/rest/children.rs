@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::endpoint::Parsed;
+use super::body::ToSave;
 use super::hooks::Context;
 use super::joins::Joins;
 use super::prepared::Prepared;
@@ -36,7 +36,7 @@ fn under(path: &str, e: Error, errors: &mut BTreeMap<String, String>) -> Result<
 impl<M: RestModel> Prepared<M> {
     /// The relation whose body key is `key`.
     fn relation(&self, key: &str) -> Option<&Relation> {
-        self.children.iter().find(|r| r.key == key)
+        self.writes.children.iter().find(|r| r.key == key)
     }
 
     /// What a body key that names no field of `M` is told: create-only for a relation's key.
@@ -54,13 +54,13 @@ impl<M: RestModel> Prepared<M> {
         &self,
         objects: impl IntoIterator<Item = &'o Map<String, Value>>,
     ) -> Result<(), Error> {
-        if self.children.is_empty() {
+        if self.writes.children.is_empty() {
             return Ok(());
         }
         let max = self.list.limits.max_bulk_rows;
         let mut count = 0usize;
         for object in objects {
-            for relation in &self.children {
+            for relation in &self.writes.children {
                 if let Some(Value::Array(items)) = object.get(&relation.key) {
                     count = count.saturating_add(items.len());
                 }
@@ -82,7 +82,7 @@ impl<M: RestModel> Prepared<M> {
         errors: &mut BTreeMap<String, String>,
     ) -> Result<NewChildren<'_>, Error> {
         let mut out = Vec::new();
-        for relation in &self.children {
+        for relation in &self.writes.children {
             // A relation not sent has no children: the answer shows `[]`.
             let value = (data.shift_remove(&relation.key)).unwrap_or(Value::Array(Vec::new()));
             let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
@@ -98,7 +98,7 @@ impl<M: RestModel> Prepared<M> {
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         mut data: Map<String, Value>,
-    ) -> Result<(Parsed<M>, NewChildren<'_>), Error> {
+    ) -> Result<(ToSave<M>, NewChildren<'_>), Error> {
         let mut errors = BTreeMap::new();
         let children = self.take_children(cx, db, &mut data, &mut errors)?;
         let parsed = self
@@ -120,7 +120,7 @@ impl<M: RestModel> Prepared<M> {
         db: &mut LazyConn<'_>,
         fk: usize,
         mut data: Map<String, Value>,
-    ) -> Result<Parsed<M>, Error> {
+    ) -> Result<ToSave<M>, Error> {
         let field = &M::meta().fields[fk];
         let named: Vec<String> = data
             .keys()
@@ -132,7 +132,7 @@ impl<M: RestModel> Prepared<M> {
             data.shift_remove(&key);
             errors.insert(key, "set by the parent".to_owned());
         }
-        let mut parsed = match self.parse_changes(data, true) {
+        let parsed = match self.parse_changes(data, true) {
             Ok(parsed) if errors.is_empty() => parsed,
             Ok(_) => return Err(validation(errors)),
             Err(e) => {
@@ -141,11 +141,11 @@ impl<M: RestModel> Prepared<M> {
                 return Err(validation(own));
             }
         };
-        parsed = self.changes_to_save(cx, db, parsed)?;
+        let mut item = self.changes_to_save(cx, db, parsed)?;
         if let Some((user, idx)) = self.owner_user(cx)? {
-            self.hooks.set_owner(&mut parsed.changes, user, idx)?;
+            self.hooks.set_owner(&mut item.changes, user, idx)?;
         }
-        Ok(parsed)
+        Ok(item)
     }
 }
 
@@ -195,7 +195,7 @@ impl<C: RestModel> IntoChildResource for ChildSpec<Resource<C>> {
         resource.history |= history;
         let mut resource = Prepared::new(resource);
         // The parent sets it: never required of, nor written by, the client.
-        resource.writable[fk] = false;
+        resource.writes.writable[fk] = false;
         Arc::new(Child { resource, fk })
     }
 }
@@ -241,8 +241,8 @@ impl<C: RestModel> ChildResource for Child<C> {
     fn doc(&self) -> ChildDoc<'_> {
         ChildDoc {
             shape: self.resource.shape(),
-            writable: &self.resource.writable,
-            owner: self.resource.owner,
+            writable: &self.resource.writes.writable,
+            owner: self.resource.writes.owner,
         }
     }
 
@@ -254,7 +254,7 @@ impl<C: RestModel> ChildResource for Child<C> {
 /// The parsed children of one relation, by their index in the body.
 struct Pending<'s, C: RestModel> {
     child: &'s Child<C>,
-    items: Vec<(usize, Parsed<C>)>,
+    items: Vec<(usize, ToSave<C>)>,
     /// Their body path (`children`).
     path: String,
 }
@@ -271,16 +271,11 @@ impl<C: RestModel> PendingChildren for Pending<'_, C> {
         let resource = &child.resource;
         let parent = Value::from(parent);
         let mut rows = Vec::with_capacity(items.len());
-        for (index, item) in items {
-            let Parsed {
-                data,
-                mut changes,
-                sent,
-            } = item;
-            C::set_json(&mut changes, child.fk, &parent).map_err(Error::Internal)?;
+        for (index, mut item) in items {
+            C::set_json(&mut item.changes, child.fk, &parent).map_err(Error::Internal)?;
             let saved = conn.transaction(|conn| {
-                Prepared::<C>::check_references(conn, &data, &sent)?;
-                let row = save::<C>(conn, changes, None)?;
+                Prepared::<C>::check_references(conn, &item)?;
+                let row = save::<C>(conn, item.changes, None)?;
                 resource.record(cx, conn, None, Some(&row))?;
                 Ok(row)
             });

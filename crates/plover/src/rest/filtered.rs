@@ -2,9 +2,7 @@
 //! change every row the query's filters match, each under the checks and rules of a single
 //! write of it, in one transaction, at most `max_affected` rows.
 
-use serde_json::{Map, Value};
-
-use super::endpoint::Parsed;
+use super::body::ToSave;
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
@@ -29,21 +27,16 @@ impl<M: RestModel> Prepared<M> {
         let parsed = self.read_body(req, false)?;
         // The hooks' `save_object` runs once (it may hash a password); each row then gets a
         // copy of what it made.
-        let Parsed {
-            data,
-            changes,
-            sent,
-        } = self.changes_to_save(cx, db, parsed)?;
-        let given = given_json::<M>(&changes);
+        let item: ToSave<M> = self.changes_to_save(cx, db, parsed)?;
         let updated = db.write(|conn| {
             let rows = self.matched_rows(conn, &select)?;
-            Self::check_references(conn, &data, &sent)?;
+            Self::check_references(conn, &item)?;
             for row in &rows {
                 self.check_owner(cx, row)?;
                 if !self.hooks.check_put(cx, row) {
                     return Err(Error::Forbidden);
                 }
-                let changes = changes_from::<M>(&given)?;
+                let changes = M::copy_changes(&item.changes);
                 let saved = save::<M>(conn, changes, Some(row)).map_err(|e| on_row(e, row.pk()))?;
                 self.record(cx, conn, Some(row), Some(&saved))?;
             }
@@ -71,8 +64,10 @@ impl<M: RestModel> Prepared<M> {
             }
             let ids: Vec<i64> = rows.iter().map(RestModel::pk).collect();
             match self.actor(cx) {
-                Some(actor) => history::delete::<M>(conn, &actor, &ids, self.delete_recursive),
-                None => delete_rows(conn, M::meta(), &ids, self.delete_recursive),
+                Some(actor) => {
+                    history::delete::<M>(conn, &actor, &ids, self.writes.delete_recursive)
+                }
+                None => delete_rows(conn, M::meta(), &ids, self.writes.delete_recursive),
             }
         })?;
         Ok(Reply::ok(format!("{{\"deleted\":{deleted}}}").into_bytes()))
@@ -83,7 +78,7 @@ impl<M: RestModel> Prepared<M> {
     /// there are too many). A request without a condition, or with a list parameter that
     /// does not select rows (a page, an ordering), is a 400.
     fn matching(&self, cx: &Context<'_>, req: &ApiRequest) -> Result<Select, Error> {
-        let max = self.max_affected.unwrap_or_default();
+        let max = self.access.max_affected.unwrap_or_default();
         let kept = |key: &str| is_filter(key) || CREDENTIALS.contains(&key);
         if let Some((key, _)) = req.query.iter().find(|(k, _)| !kept(k) && !is_condition(k)) {
             return Err(Error::param(key, "a write by filter takes only filters"));
@@ -104,7 +99,7 @@ impl<M: RestModel> Prepared<M> {
     /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
     /// a 400.
     fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
-        let max = self.max_affected.unwrap_or_default();
+        let max = self.access.max_affected.unwrap_or_default();
         let rows: Vec<M> = locked(conn, M::meta(), select)?;
         if rows.len() > max {
             return Err(Error::TooManyAffected(max));
@@ -117,26 +112,6 @@ impl<M: RestModel> Prepared<M> {
 fn is_condition(key: &str) -> bool {
     use crate::listing::{NOT, OR, SEARCH};
     [SEARCH, OR, NOT].contains(&key)
-}
-
-/// The fields `changes` gives, as JSON: what each row's copy is made from.
-fn given_json<M: RestModel>(changes: &M::Changes) -> Map<String, Value> {
-    let fields = M::meta().fields.iter().enumerate();
-    fields
-        .filter_map(|(idx, field)| Some((field.name.to_owned(), M::changes_json(changes, idx)?)))
-        .collect()
-}
-
-/// Changes giving the fields of `given` (as [`given_json`] wrote them).
-fn changes_from<M: RestModel>(given: &Map<String, Value>) -> Result<M::Changes, Error> {
-    let meta = M::meta();
-    let mut changes = M::Changes::default();
-    for (name, value) in given {
-        if let Some((idx, _)) = meta.field(name) {
-            M::set_json(&mut changes, idx, value).map_err(|message| Error::field(name, message))?;
-        }
-    }
-    Ok(changes)
 }
 
 /// A row's refusal by the model's rules, naming the row.

@@ -124,7 +124,7 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     /// With an owner field: whether `user` owns `obj` (default: the owner field holds the
     /// user's primary key).
     fn validate_owner(&self, user: &AuthUser, obj: &M, owner_field: usize) -> bool {
-        obj.field_json(owner_field).as_i64() == Some(user.id)
+        obj.field_arg(owner_field).as_key() == Some(user.id)
     }
 
     /// With an owner field: stamps `user` as the owner of a new object.

@@ -2,6 +2,8 @@
 
 mod aggregate;
 mod api;
+mod body;
+mod checks;
 mod children;
 mod conditional;
 mod data;
@@ -18,6 +20,7 @@ mod request;
 mod resource;
 mod sparse;
 mod upsert;
+mod write;
 
 pub use crate::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;

@@ -12,7 +12,7 @@ use super::hooks::{Context, Hooks};
 use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
-use super::relation::Relation;
+use super::relation::{IntoChildResource, Relation};
 use super::resource::Resource;
 use super::sparse::Sparse;
 use crate::auth::Authenticator;
@@ -23,43 +23,75 @@ use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
 use crate::query::{Filter, Order, Select};
 
-/// A resource ready to serve.
+/// A resource ready to serve: what its list reads, what its objects show, who may call which
+/// verb, and what its writes take.
 pub(crate) struct Prepared<M: RestModel> {
+    /// The URL name.
     pub(crate) name: String,
+    pub(crate) hooks: Arc<dyn Hooks<M>>,
+    /// The list's parameters, limits and counting.
+    pub(crate) list: ListPlan,
+    /// Whether the list pages by cursor where its ordering allows ([`Resource::keyset_pagination`]).
+    pub(crate) keyset: bool,
+    /// The rules of the API's resources that joins obey (filled when the API is set up).
+    pub(crate) joins: Arc<Joins>,
+    /// What the objects show.
+    pub(crate) output: Output,
+    /// Who may call which verb, how often.
+    pub(crate) access: Access,
+    /// What a write takes and does.
+    pub(crate) writes: Writes,
+}
+
+/// Per field: the resource its object is included from, if any.
+pub(crate) type Includes = Vec<Option<Arc<dyn Nested>>>;
+
+/// What a resource's objects show (docs/contract.md#objects).
+pub(crate) struct Output {
+    /// Per field: whether the objects show it.
     pub(crate) exposed: Vec<bool>,
-    /// Per field: whether a client may write it here (not read-only, within `writable`).
-    pub(crate) writable: Vec<bool>,
     /// The exposed fields in output order, with their JSON key text (`"user_id":`).
     keys: Vec<(usize, Vec<u8>)>,
-    pub(crate) includes: Vec<Option<Arc<dyn Nested>>>,
-    /// The writable nested relations ([`Resource::nested_children`]).
-    pub(crate) children: Vec<Relation>,
-    pub(crate) list: ListPlan,
-    pub(crate) owner: Option<usize>,
+    /// Per field: the resource its object is included from ([`Resource::include`]).
+    pub(crate) includes: Includes,
+    /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
+    /// hooks read hidden fields or every field is shown (`None`: all).
+    columns: Option<Arc<[bool]>>,
+}
+
+/// Who may call which verb of a resource, and how often.
+pub(crate) struct Access {
+    /// Its own authentication (`None`: the API's).
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    /// Its own rate limit (`None`: the API's, if any).
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
-    pub(crate) hooks: Arc<dyn Hooks<M>>,
-    /// Whether `hooks` are the user's: their `save_object` may take long (hash a password).
-    pub(crate) custom_hooks: bool,
-    pub(crate) keyset: bool,
     /// Whether `aggregate/` is served ([`Resource::aggregates`]).
     pub(crate) aggregates: bool,
+    /// Whether PUT on the list path upserts ([`Resource::upsert`]).
+    pub(crate) upsert: bool,
+    /// The most rows a PATCH or DELETE by filters may change, where they are served
+    /// ([`Resource::filtered_writes`]).
+    pub(crate) max_affected: Option<usize>,
+}
+
+/// What a resource's writes take and do.
+pub(crate) struct Writes {
+    /// Per field: whether a client may write it here (not read-only, within `writable`).
+    pub(crate) writable: Vec<bool>,
+    /// The field that records who owns a row ([`Resource::owner_field`]).
+    pub(crate) owner: Option<usize>,
+    /// The writable nested relations ([`Resource::nested_children`]).
+    pub(crate) children: Vec<Relation>,
+    /// Whether the hooks are the user's: their `save_object` may take long (hash a password).
+    pub(crate) custom_hooks: bool,
     /// Whether writes are recorded in the history ([`Resource::history`]).
     pub(crate) history: bool,
     /// Whether writes need `If-Match` ([`Resource::require_if_match`]).
     pub(crate) require_if_match: bool,
-    /// The most rows a PATCH or DELETE by filters may change, where they are served
-    /// ([`Resource::filtered_writes`]).
-    pub(crate) max_affected: Option<usize>,
-    /// Whether PUT on the list path upserts ([`Resource::upsert`]).
-    pub(crate) upsert: bool,
+    /// Whether a DELETE takes the rows that depend on the record along
+    /// ([`Resource::delete_recursive`]).
     pub(crate) delete_recursive: bool,
-    /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
-    /// hooks read hidden fields or every field is shown (`None`: all).
-    pub(crate) columns: Option<Arc<[bool]>>,
-    /// The rules of the API's resources that joins obey (filled when the API is set up).
-    pub(crate) joins: Arc<Joins>,
 }
 
 /// Per field: `base(field)`, and listed in `only` when that option is given.
@@ -114,14 +146,81 @@ fn check_write_only<M: RestModel>(resource: &Resource<M>) {
     }
 }
 
+/// The included resources by field ([`Resource::include`]), each checked to be the resource
+/// of the model its foreign key refers to, and the list rules of each (filters through it).
+fn prepare_includes(
+    meta: &'static ModelMeta,
+    include: Vec<(usize, Box<dyn IntoNested>)>,
+) -> (Includes, HashMap<usize, ListPlan>) {
+    let mut includes: Includes = vec![None; meta.fields.len()];
+    let mut nested_rules = HashMap::new();
+    for (idx, nested) in include {
+        let nested = nested.prepare();
+        let field = meta.fields[idx].name;
+        let target = match meta.fields[idx].fk {
+            Some(target) => target(),
+            None => panic!(
+                "plover: include_resources: `{field}` of `{}` is not a foreign key",
+                meta.name
+            ),
+        };
+        if (target.type_id)() != (nested.meta().type_id)() {
+            panic!(
+                "plover: include_resources: `{field}` of `{}` refers to `{}`, not `{}`",
+                meta.name,
+                target.name,
+                nested.meta().name
+            );
+        }
+        nested_rules.insert(idx, nested.list().clone());
+        includes[idx] = Some(nested);
+    }
+    (includes, nested_rules)
+}
+
+/// The writable nested relations ([`Resource::nested_children`]), each under a body key that
+/// names no field nor another relation; their writes are recorded where the parent's are.
+fn prepare_children(
+    meta: &'static ModelMeta,
+    specs: Vec<(String, Box<dyn IntoChildResource>)>,
+    history: bool,
+) -> Vec<Relation> {
+    let mut children: Vec<Relation> = Vec::new();
+    for (key, child) in specs {
+        if meta.field(&key).is_some() || children.iter().any(|r| r.key == key) {
+            panic!(
+                "plover: nested_children: `{key}` already names a field or a relation of `{}`",
+                meta.name
+            );
+        }
+        let child = child.prepare(meta, &key, history);
+        children.push(Relation { key, child });
+    }
+    children
+}
+
+/// The exposed fields in output order, with their JSON key text (`"user_id":`).
+fn output_keys(meta: &ModelMeta, exposed: &[bool], includes: &Includes) -> Vec<(usize, Vec<u8>)> {
+    (0..meta.fields.len())
+        .filter(|&i| exposed[i])
+        .map(|i| {
+            let key = key_of(&meta.fields[i], includes[i].is_some());
+            let mut text = serde_json::to_vec(key).unwrap_or_default();
+            text.push(b':');
+            (i, text)
+        })
+        .collect()
+}
+
 impl<M: RestModel> Prepared<M> {
     /// The field that the objects show under `key`.
     pub(crate) fn key_index(&self, key: &str) -> Option<usize> {
         let fields = &M::meta().fields;
-        self.keys
+        self.output
+            .keys
             .iter()
             .map(|(idx, _)| *idx)
-            .find(|&idx| key_of(&fields[idx], self.includes[idx].is_some()) == key)
+            .find(|&idx| key_of(&fields[idx], self.output.includes[idx].is_some()) == key)
     }
 
     /// Checks the options of `resource`; a misconfiguration panics with a clear message,
@@ -145,41 +244,8 @@ impl<M: RestModel> Prepared<M> {
         filter_paths
             .exclude
             .extend(resource.write_only.iter().map(|&idx| vec![idx]));
-
-        let mut includes: Vec<Option<Arc<dyn Nested>>> = vec![None; n];
-        let mut nested_rules = HashMap::new();
-        for (idx, nested) in resource.include {
-            let nested = nested.prepare();
-            let field = meta.fields[idx].name;
-            let target = match meta.fields[idx].fk {
-                Some(target) => target(),
-                None => panic!(
-                    "plover: include_resources: `{field}` of `{}` is not a foreign key",
-                    meta.name
-                ),
-            };
-            if (target.type_id)() != (nested.meta().type_id)() {
-                panic!(
-                    "plover: include_resources: `{field}` of `{}` refers to `{}`, not `{}`",
-                    meta.name,
-                    target.name,
-                    nested.meta().name
-                );
-            }
-            nested_rules.insert(idx, nested.list().clone());
-            includes[idx] = Some(nested);
-        }
-        let mut children: Vec<Relation> = Vec::new();
-        for (key, child) in resource.children {
-            if meta.field(&key).is_some() || children.iter().any(|r| r.key == key) {
-                panic!(
-                    "plover: nested_children: `{key}` already names a field or a relation of `{}`",
-                    meta.name
-                );
-            }
-            let child = child.prepare(meta, &key, resource.history);
-            children.push(Relation { key, child });
-        }
+        let (includes, nested_rules) = prepare_includes(meta, resource.include);
+        let children = prepare_children(meta, resource.children, resource.history);
         if let Some(idx) = resource.owner_field {
             assert!(
                 meta.fields[idx].fk.is_some(),
@@ -198,42 +264,40 @@ impl<M: RestModel> Prepared<M> {
             resource.list.paginate_by,
         );
         list.count = resource.list.count;
-        let keys = (0..n)
-            .filter(|&i| exposed[i])
-            .map(|i| {
-                let key = key_of(&meta.fields[i], includes[i].is_some());
-                let mut text = serde_json::to_vec(key).unwrap_or_default();
-                text.push(b':');
-                (i, text)
-            })
-            .collect();
         let custom_hooks = !resource.hooks.is_empty();
         let hooks = super::hooks::combine(resource.hooks);
         let columns = (!hooks.reads_hidden_fields() && exposed.contains(&false))
             .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
+        let keys = output_keys(meta, &exposed, &includes);
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
-            exposed,
-            writable,
-            keys,
-            includes,
-            children,
-            list,
-            owner: resource.owner_field,
-            auth: resource.auth,
-            rate: resource.rate,
-            allowed_methods: resource.allowed_methods,
             hooks,
-            custom_hooks,
+            list,
             keyset: resource.keyset,
-            aggregates: resource.aggregates,
-            history: resource.history,
-            require_if_match: resource.require_if_match,
-            max_affected: resource.filtered_writes.then_some(resource.max_affected),
-            upsert: resource.upsert,
-            delete_recursive: resource.delete_recursive,
-            columns,
             joins: Arc::default(),
+            output: Output {
+                exposed,
+                keys,
+                includes,
+                columns,
+            },
+            access: Access {
+                auth: resource.auth,
+                rate: resource.rate,
+                allowed_methods: resource.allowed_methods,
+                aggregates: resource.aggregates,
+                upsert: resource.upsert,
+                max_affected: resource.filtered_writes.then_some(resource.max_affected),
+            },
+            writes: Writes {
+                writable,
+                owner: resource.owner_field,
+                children,
+                custom_hooks,
+                history: resource.history,
+                require_if_match: resource.require_if_match,
+                delete_recursive: resource.delete_recursive,
+            },
         }
     }
 
@@ -241,7 +305,7 @@ impl<M: RestModel> Prepared<M> {
     /// registration).
     pub(crate) fn share_joins(&mut self, joins: &Arc<Joins>) {
         self.joins = joins.clone();
-        for relation in &mut self.children {
+        for relation in &mut self.writes.children {
             if let Some(child) = Arc::get_mut(&mut relation.child) {
                 child.share_joins(joins);
             }
@@ -263,6 +327,18 @@ impl<M: RestModel> Prepared<M> {
         self.serialize_under(&self.joins, cx, conn, rows, sparse, buf)
     }
 
+    /// One object as JSON text, nested resources included.
+    pub(crate) fn one(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        obj: M,
+    ) -> Result<Vec<u8>, Error> {
+        self.serialize(cx, conn, std::slice::from_ref(&obj), None, Vec::new())?
+            .into_single()
+            .ok_or_else(|| Error::Internal("serialization lost the object".into()))
+    }
+
     /// [`Prepared::serialize`], the included objects under the scopes of `joins` (the API's,
     /// which a nested resource does not hold itself).
     fn serialize_under(
@@ -276,11 +352,11 @@ impl<M: RestModel> Prepared<M> {
     ) -> Result<Serialized, Error> {
         let shown = |idx: usize| sparse.is_none_or(|s| s.shown[idx]);
         let mut nested: Vec<(usize, NestedObjects)> = Vec::new();
-        for (idx, include) in self.includes.iter().enumerate() {
-            if let (Some(include), true) = (include, self.exposed[idx] && shown(idx)) {
+        for (idx, include) in self.output.includes.iter().enumerate() {
+            if let (Some(include), true) = (include, self.output.exposed[idx] && shown(idx)) {
                 let mut ids: Vec<i64> = rows
                     .iter()
-                    .filter_map(|r| r.field_json(idx).as_i64())
+                    .filter_map(|r| r.field_arg(idx).as_key())
                     .collect();
                 ids.sort_unstable();
                 ids.dedup();
@@ -314,7 +390,7 @@ impl<M: RestModel> Prepared<M> {
                 None => {
                     out.buf.push(b'{');
                     let mut first = true;
-                    for (idx, key) in self.keys.iter().filter(|(idx, _)| shown(*idx)) {
+                    for (idx, key) in self.output.keys.iter().filter(|(idx, _)| shown(*idx)) {
                         if !first {
                             out.buf.push(b',');
                         }
@@ -323,7 +399,7 @@ impl<M: RestModel> Prepared<M> {
                         match nested_of(*idx) {
                             Some(objects) => {
                                 let obj =
-                                    row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                                    row.field_arg(*idx).as_key().and_then(|id| objects.get(id));
                                 out.buf.extend_from_slice(obj.unwrap_or(b"null"));
                             }
                             None => row.write_field(*idx, &mut out.buf),
@@ -346,11 +422,11 @@ impl<M: RestModel> Prepared<M> {
     ) -> Map<String, Value> {
         let meta = M::meta();
         let mut map = Map::new();
-        for (idx, _) in self.keys.iter().filter(|(idx, _)| shown(*idx)) {
+        for (idx, _) in self.output.keys.iter().filter(|(idx, _)| shown(*idx)) {
             let field = &meta.fields[*idx];
             match nested_of(*idx) {
                 Some(objects) => {
-                    let obj = row.field_json(*idx).as_i64().and_then(|id| objects.get(id));
+                    let obj = row.field_arg(*idx).as_key().and_then(|id| objects.get(id));
                     let value = obj.and_then(|text| serde_json::from_slice(text).ok());
                     map.insert(field.name.to_owned(), value.unwrap_or(Value::Null));
                 }
@@ -366,16 +442,17 @@ impl<M: RestModel> Prepared<M> {
     /// the included resources.
     pub(crate) fn shape(&self) -> Shape<'_> {
         let nested = self
+            .output
             .includes
             .iter()
             .enumerate()
             .filter_map(|(idx, include)| {
-                let include = include.as_ref().filter(|_| self.exposed[idx])?;
+                let include = include.as_ref().filter(|_| self.output.exposed[idx])?;
                 Some((idx, include.shape()))
             });
         Shape {
             meta: M::meta(),
-            exposed: &self.exposed,
+            exposed: &self.output.exposed,
             nested: nested.collect(),
         }
     }
@@ -408,10 +485,10 @@ impl<M: RestModel> Prepared<M> {
             };
             let idx = self
                 .key_index(head)
-                .filter(|&idx| rest.is_none() || self.includes[idx].is_some())
+                .filter(|&idx| rest.is_none() || self.output.includes[idx].is_some())
                 .ok_or_else(|| name.to_owned())?;
             sparse.shown[idx] = true;
-            if self.includes[idx].is_none() {
+            if self.output.includes[idx].is_none() {
                 continue;
             }
             let at = match dotted.iter().position(|(i, _, _)| *i == idx) {
@@ -430,7 +507,7 @@ impl<M: RestModel> Prepared<M> {
             if whole {
                 continue;
             }
-            let include = self.includes[idx].as_ref().ok_or_else(String::new)?;
+            let include = self.output.includes[idx].as_ref().ok_or_else(String::new)?;
             let head = meta.fields[idx].name;
             let inner = include
                 .sparse(&names)
@@ -452,7 +529,7 @@ impl<M: RestModel> Prepared<M> {
                 let ordered = order.iter().filter_map(Order::own_field);
                 Some(sparse.columns(M::meta().pk, ordered))
             }
-            _ => self.columns.clone(),
+            _ => self.output.columns.clone(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::endpoint::{Parsed, REQUIRED};
+use super::body::{Parsed, ToSave, REQUIRED};
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Objects, Reply};
@@ -128,15 +128,15 @@ impl<M: RestModel> Prepared<M> {
         let meta = M::meta();
         meta.fields[idx].unique
             && idx != meta.pk
-            && Some(idx) != self.owner
-            && self.writable[idx]
+            && Some(idx) != self.writes.owner
+            && self.writes.writable[idx]
             && allowed(&self.list, &[idx], &*self.joins)
     }
 
     /// The fields an upsert may find rows by, where this resource upserts.
     pub(super) fn upsert_fields(&self) -> impl Iterator<Item = usize> + '_ {
         let fields = 0..M::meta().fields.len();
-        fields.filter(move |&idx| self.upsert && self.finds_rows(idx))
+        fields.filter(move |&idx| self.access.upsert && self.finds_rows(idx))
     }
 
     /// One object of an upsert parsed as the changes of an update (the fields a create needs
@@ -148,8 +148,8 @@ impl<M: RestModel> Prepared<M> {
     ) -> Result<(Parsed<M>, Param), Error> {
         let field = &M::meta().fields[on];
         let parsed = self.parse_changes(data, false)?;
-        let value = M::changes_json(&parsed.changes, on)
-            .and_then(|v| param_of(field.kind, &v))
+        let value = M::change(&parsed.changes, on)
+            .and_then(|v| v.to_param())
             .ok_or_else(|| Error::field(field.json_key(), "needed to find the row (on=)"))?;
         Ok((parsed, value))
     }
@@ -168,15 +168,10 @@ impl<M: RestModel> Prepared<M> {
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
-        item: Parsed<M>,
+        item: ToSave<M>,
         on: usize,
         value: Param,
     ) -> Result<Written<M>, Error> {
-        let Parsed {
-            data,
-            changes,
-            sent,
-        } = item;
         let mut select = Select {
             filters: vec![Filter {
                 path: vec![on],
@@ -189,11 +184,13 @@ impl<M: RestModel> Prepared<M> {
         self.add_scope(cx, &mut select)?;
         // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
         let found = locked::<M>(conn, M::meta(), &select)?.pop();
-        Self::check_references(conn, &data, &sent)?;
+        Self::check_references(conn, &item)?;
+        let changes = item.changes;
         if let Some(row) = found {
             return self.upsert_update(cx, conn, &row, changes);
         }
-        let create = copy_changes::<M>(&changes)?;
+        // A create that a concurrent writer forestalls leaves the changes for the update.
+        let create = M::copy_changes(&changes);
         match conn.transaction(|conn| self.upsert_create(cx, conn, create)) {
             Err(e) if e.unique_column() == Some(M::meta().fields[on].column) => {
                 // Created meanwhile by a concurrent writer that committed: update it (a row
@@ -253,29 +250,5 @@ impl<M: RestModel> Prepared<M> {
         let saved = save::<M>(conn, changes, None)?;
         self.record(cx, conn, None, Some(&saved))?;
         Ok(saved)
-    }
-}
-
-/// A copy of `changes`, each given field read back from its JSON form (which every field
-/// type reads as it writes it): a create that a concurrent writer forestalls leaves the
-/// object's changes for the update that follows.
-fn copy_changes<M: RestModel>(changes: &M::Changes) -> Result<M::Changes, Error> {
-    let mut copy = M::Changes::default();
-    for field in 0..M::meta().fields.len() {
-        if let Some(value) = M::changes_json(changes, field) {
-            M::set_json(&mut copy, field, &value)
-                .map_err(|e| Error::Internal(format!("a change does not read back: {e}")))?;
-        }
-    }
-    Ok(copy)
-}
-
-/// The filter value of a field's JSON value (as `changes_json` gives it); `None` for null.
-fn param_of(kind: crate::kind::FieldKind, value: &Value) -> Option<Param> {
-    match value {
-        Value::Null => None,
-        Value::String(text) => Param::parse(kind, text).ok(),
-        Value::Bool(b) => Some(Param::Bool(*b)),
-        other => Param::parse(kind, &other.to_string()).ok(),
     }
 }

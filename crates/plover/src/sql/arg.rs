@@ -39,6 +39,12 @@ pub enum Arg<'a> {
     List(List),
 }
 
+/// An `f32` as the shortest decimal that reads back as it (0.1, not its widened binary value):
+/// the number its objects show.
+pub(crate) fn decimal(value: f32) -> f64 {
+    value.to_string().parse().unwrap_or(f64::NAN)
+}
+
 /// The values of a PostgreSQL array parameter.
 #[cfg(feature = "postgres")]
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +94,33 @@ impl Arg<'_> {
             SqlType::BigInt => Some(Arg::I64(key)),
             _ => None,
         }
+    }
+
+    /// An integer value as an `i64` (the inverse of [`Arg::key`]); `None` for NULL and the
+    /// values of other types.
+    pub(crate) fn as_key(&self) -> Option<i64> {
+        match self {
+            Arg::I32(v) => Some(i64::from(*v)),
+            Arg::I64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The filter value that finds this value (the inverse of [`Arg::of`]); `None` for NULL.
+    pub(crate) fn to_param(&self) -> Option<Param> {
+        Some(match self {
+            Arg::Null(_) => return None,
+            Arg::Bool(v) => Param::Bool(*v),
+            Arg::I32(v) => Param::Int(i64::from(*v)),
+            Arg::I64(v) => Param::Int(*v),
+            Arg::F32(v) => Param::Float(decimal(*v)),
+            Arg::F64(v) => Param::Float(*v),
+            Arg::Text(v) => Param::Text(v.to_string()),
+            Arg::Date(v) => Param::Date(*v),
+            Arg::DateTime(v) => Param::DateTime(*v),
+            #[cfg(feature = "postgres")]
+            Arg::List(_) => return None,
+        })
     }
 
     /// Binds this value on SQLite.

@@ -32,6 +32,9 @@ pub trait Column: Sized {
     const SQL_TYPE: SqlType;
     /// The value as a bound argument.
     fn arg(&self) -> Arg<'_>;
+    /// A copy of the value (a change written on several rows, or again after a create that
+    /// gave way), whether or not the type is `Clone`.
+    fn copy(&self) -> Self;
     /// The value of a column a list leaves out (never shown).
     fn absent() -> Self;
     /// Reads an SQLite value (`None`: NULL).
@@ -50,6 +53,9 @@ macro_rules! column {
             const SQL_TYPE: SqlType = SqlType::$kind;
             fn arg(&self) -> Arg<'_> {
                 Arg::$variant(self.clone().into())
+            }
+            fn copy(&self) -> Self {
+                self.clone()
             }
             fn absent() -> Self {
                 $absent
@@ -92,6 +98,9 @@ impl Column for String {
     fn arg(&self) -> Arg<'_> {
         Arg::Text(Cow::Borrowed(self))
     }
+    fn copy(&self) -> Self {
+        self.clone()
+    }
     fn absent() -> Self {
         String::new()
     }
@@ -115,6 +124,9 @@ impl<T: Column> Column for Option<T> {
     const SQL_TYPE: SqlType = T::SQL_TYPE;
     fn arg(&self) -> Arg<'_> {
         self.as_ref().map_or(Arg::Null(T::SQL_TYPE), Column::arg)
+    }
+    fn copy(&self) -> Self {
+        self.as_ref().map(T::copy)
     }
     fn absent() -> Self {
         None
