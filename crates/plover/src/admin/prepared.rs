@@ -14,7 +14,7 @@ use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
-use crate::listing::{FilterPaths, ListPlan};
+use crate::listing::{Counting, FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
 use crate::urlencoded::encode;
@@ -154,8 +154,8 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     pub(crate) inlines: Vec<Box<dyn InlineModel>>,
     /// The index's facets (`list_filter`).
     pub(crate) facets: Facets,
-    /// Up to how many rows the index counts exactly.
-    pub(crate) count_exact_up_to: i64,
+    /// How the index counts its rows (exact up to `count_exact_up_to`).
+    pub(crate) count: Counting,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -297,7 +297,7 @@ impl<M: RestModel> ModelAdmin<M> {
             password_field: None,
             inlines,
             facets,
-            count_exact_up_to: self.count_exact_up_to,
+            count: Counting::ExactUpTo(self.count_exact_up_to),
         }
     }
 }

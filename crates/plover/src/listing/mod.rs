@@ -2,9 +2,11 @@
 //! under the filter rules of a resource or model admin.
 
 mod aggregate;
-pub(crate) mod cursor;
+mod cursor;
 mod filters;
 mod groups;
+pub(crate) mod links;
+pub(crate) mod page;
 mod parse;
 mod plan;
 mod spec;
@@ -13,6 +15,11 @@ pub(crate) use aggregate::{
     AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS, MAX_VALUES as MAX_AGGREGATE_VALUES,
 };
 pub(crate) use groups::{NOT, OR};
+pub(crate) use links::Links;
+#[cfg(feature = "admin")]
+pub(crate) use page::{offset, Counting, Page};
+#[cfg(feature = "admin")]
+pub(crate) use parse::positive;
 pub(crate) use plan::allowed;
 pub(crate) use plan::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]

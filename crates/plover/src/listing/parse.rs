@@ -1,8 +1,9 @@
 //! List query strings (docs/contract.md#filters, #ordering and #pagination) to a [`Select`].
 
 use super::filters::parse_conditions;
-use super::plan::{allowed, too_many_joins, JoinRules, ListPlan, ListQuery};
-use super::{path_parts, COUNT, ORDERING, PAGE};
+use super::page::{offset, Counting, ListQuery};
+use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
+use super::{path_parts, COUNT, LIMIT, ORDERING, PAGE};
 use crate::error::Error;
 use crate::query::{Count, Order, Select};
 
@@ -33,6 +34,17 @@ impl ListPlan {
     }
 }
 
+/// The value of the parameter `name` (`page`, `limit`) as an integer from 1, if given.
+pub(crate) fn positive(name: &str, value: Option<&str>) -> Result<Option<i64>, Error> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(Error::param(name, "expected an integer >= 1")),
+        },
+    }
+}
+
 fn parse_list_query(
     pairs: &[(String, String)],
     rules: &ListPlan,
@@ -45,20 +57,8 @@ fn parse_list_query(
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    let positive = |name: &str| -> Result<Option<i64>, Error> {
-        match first(name) {
-            None => Ok(None),
-            Some(v) => match v.parse::<i64>() {
-                Ok(n) if n >= 1 => Ok(Some(n)),
-                _ => Err(Error::param(name, "expected an integer >= 1")),
-            },
-        }
-    };
-    let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
-    let page = positive(PAGE)?.unwrap_or(1);
-    // A page too far for the offset to be represented is past the end all the same: the
-    // saturated offset skips every row (a page past the end is empty: docs/contract.md#pagination).
-    let offset = (page - 1).saturating_mul(limit);
+    let limit = positive(LIMIT, first(LIMIT))?.map_or(paginate_by, |l| l.min(paginate_by));
+    let page = positive(PAGE, first(PAGE))?.unwrap_or(1);
 
     let (filters, groups) = parse_conditions(pairs, rules, joins)?;
     let mut select = Select {
@@ -68,12 +68,14 @@ fn parse_list_query(
             Some(v) => parse_ordering(v, rules, joins)?,
             None => Vec::new(),
         },
-        limit: Some(limit + 1),
-        offset,
+        limit: None,
+        // A page past the end is empty (docs/contract.md#pagination).
+        offset: offset(page, limit),
         any_of: Vec::new(),
         columns: None,
         within: Vec::new(),
     };
+    let ordered = select.order.len();
     let pk = rules.meta.pk;
     if !select.order.iter().any(|o| o.own_field() == Some(pk)) {
         select.order.push(Order::asc(pk));
@@ -89,7 +91,10 @@ fn parse_list_query(
         select,
         page,
         limit,
-        count,
+        count: count.map(Counting::from),
+        ordered,
+        keyset: false,
+        from_cursor: false,
     })
 }
 
