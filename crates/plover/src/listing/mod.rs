@@ -8,6 +8,7 @@ mod groups;
 pub(crate) mod links;
 pub(crate) mod page;
 mod parse;
+mod path;
 mod plan;
 mod spec;
 

@@ -2,8 +2,9 @@
 
 use super::filters::parse_conditions;
 use super::page::{offset, Counting, ListQuery};
+use super::path::{walk, Refused};
 use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
-use super::{path_parts, COUNT, LIMIT, ORDERING, PAGE};
+use super::{COUNT, LIMIT, ORDERING, PAGE};
 use crate::error::Error;
 use crate::query::{Count, Order, Select};
 
@@ -137,20 +138,12 @@ fn parse_ordering(
 fn order_term(name: &str, rules: &ListPlan, joins: &dyn JoinRules) -> Result<Order, Error> {
     // The name is not echoed: it is arbitrary client text.
     let refused = || Error::param(ORDERING, "not a column of this resource");
-    let mut path = Vec::new();
-    let mut meta = rules.meta;
-    let mut parts = path_parts(name).peekable();
-    while let Some(part) = parts.next() {
-        let (idx, field) = meta.field(part).ok_or_else(refused)?;
-        path.push(idx);
-        if parts.peek().is_some() {
-            meta = field.fk.ok_or_else(refused)?();
-        }
-    }
-    // Bounded before the rules walk the path (one step per join).
-    if path.len() > rules.limits.max_joins + 1 {
-        return Err(too_many_joins(ORDERING, &rules.limits));
-    }
+    let mut path = walk(rules.meta, name, rules.limits.max_joins, |_| false)
+        .map_err(|refused_as| match refused_as {
+            Refused::TooManyJoins => too_many_joins(ORDERING, &rules.limits),
+            _ => refused(),
+        })?
+        .path;
     let (&first, _) = path.split_first().ok_or_else(refused)?;
     if path.len() == 1 {
         let shown = rules.exposed[first] && !rules.meta.fields[first].excluded;
