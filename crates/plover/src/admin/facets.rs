@@ -269,6 +269,9 @@ fn next_month(day: NaiveDate) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(y, m, 1)
 }
 
+/// The years a date facet lists (`None`: NULL), each with its count when counted.
+type Years = Vec<(Option<i32>, Option<i64>)>;
+
 /// A chosen date range: a year, or a month of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chosen {
@@ -523,99 +526,17 @@ impl<'a> FacetCx<'a> {
     /// column answers without reading the table) and the twelve months.
     fn date(&self, conn: &mut Conn<'_>, field: usize) -> Result<Facet, Error> {
         let chosen = self.chosen_date();
-        let year = match chosen {
-            Some(Chosen::Year(y) | Chosen::Month(y, _)) => Some(y),
-            None => None,
-        };
-        let mut values = Vec::new();
-        if let Some(year) = year {
-            values.push(FacetValue {
-                label: year.to_string(),
-                link: self.range_link(year, None),
-                current: chosen == Some(Chosen::Year(year)),
-                count: None,
-                nested: false,
-            });
-            let months: Vec<(u32, Option<i64>)> = if self.counting {
-                let within = self.range(year, None);
-                let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
-                if let Some(first) = values.first_mut() {
-                    first.count = Some(rows.iter().map(|r| r.count).sum());
-                }
-                rows.into_iter()
-                    .filter_map(|r| Some((u32::try_from(r.value.as_i64()?).ok()?, Some(r.count))))
-                    .collect()
-            } else {
-                (1..=12).map(|m| (m, None)).collect()
-            };
-            for (month, count) in months {
-                let Some(day) = NaiveDate::from_ymd_opt(year, month, 1) else {
-                    continue;
-                };
-                values.push(FacetValue {
-                    label: day.format("%B %Y").to_string(),
-                    link: self.range_link(year, Some(month)),
-                    current: chosen == Some(Chosen::Month(year, month)),
-                    count,
-                    nested: true,
-                });
-            }
+        if let Some(Chosen::Year(year) | Chosen::Month(year, _)) = chosen {
+            let values = self.months(conn, field, year, chosen)?;
             return Ok(self.facet(values, None));
         }
-        let years: Vec<(Option<i32>, Option<i64>)> = if self.counting {
-            let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
-            // NULL first, then the years ascending: at most the first MAX_YEARS.
-            let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
-            let mut years: Vec<(Option<i32>, Option<i64>)> = rows
-                .iter()
-                .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
-                .collect();
-            years.truncate(MAX_YEARS as usize);
-            years.extend(null.map(|n| (None, Some(n))));
-            years
+        let years = if self.counting {
+            self.counted_years(conn, field)?
         } else {
-            let span = Aggregate {
-                values: vec![
-                    (
-                        Func::Min,
-                        Operand {
-                            through: Vec::new(),
-                            field,
-                        },
-                    ),
-                    (
-                        Func::Max,
-                        Operand {
-                            through: Vec::new(),
-                            field,
-                        },
-                    ),
-                ],
-                limit: 1,
-                ..Aggregate::default()
-            };
-            let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
-            let year = |v: Option<&Value>| {
-                v.and_then(Value::as_str)
-                    .and_then(date_of)
-                    .map(|d| d.year())
-            };
-            let row = rows.first();
-            let mut years = Vec::new();
-            if let (Some(least), Some(greatest)) = (
-                year(row.and_then(|r| r.first())),
-                year(row.and_then(|r| r.get(1))),
-            ) {
-                let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
-                years.extend((least..=until).map(|y| (Some(y), None)));
-            }
-            if self.field.nullable {
-                years.push((None, None));
-            }
-            years
+            self.year_span(conn, field)?
         };
-        for (year, count) in years {
-            values.push(match year {
+        let values = (years.into_iter())
+            .map(|(year, count)| match year {
                 Some(year) => FacetValue {
                     label: year.to_string(),
                     link: self.range_link(year, None),
@@ -633,9 +554,100 @@ impl<'a> FacetCx<'a> {
                         nested: false,
                     }
                 }
+            })
+            .collect();
+        Ok(self.facet(values, None))
+    }
+
+    /// The values of a chosen year: the year, then its months (with counts, those that have
+    /// rows, in one `GROUP BY`; without, all twelve).
+    fn months(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        year: i32,
+        chosen: Option<Chosen>,
+    ) -> Result<Vec<FacetValue>, Error> {
+        let mut values = vec![FacetValue {
+            label: year.to_string(),
+            link: self.range_link(year, None),
+            current: chosen == Some(Chosen::Year(year)),
+            count: None,
+            nested: false,
+        }];
+        let months: Vec<(u32, Option<i64>)> = if self.counting {
+            let within = self.range(year, None);
+            let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
+            if let Some(first) = values.first_mut() {
+                first.count = Some(rows.iter().map(|r| r.count).sum());
+            }
+            rows.into_iter()
+                .filter_map(|r| Some((u32::try_from(r.value.as_i64()?).ok()?, Some(r.count))))
+                .collect()
+        } else {
+            (1..=12).map(|m| (m, None)).collect()
+        };
+        for (month, count) in months {
+            let Some(day) = NaiveDate::from_ymd_opt(year, month, 1) else {
+                continue;
+            };
+            values.push(FacetValue {
+                label: day.format("%B %Y").to_string(),
+                link: self.range_link(year, Some(month)),
+                current: chosen == Some(Chosen::Month(year, month)),
+                count,
+                nested: true,
             });
         }
-        Ok(self.facet(values, None))
+        Ok(values)
+    }
+
+    /// The years with rows and their counts (one `GROUP BY`): NULL last, the years ascending,
+    /// at most the first [`MAX_YEARS`].
+    fn counted_years(&self, conn: &mut Conn<'_>, field: usize) -> Result<Years, Error> {
+        let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
+        let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
+        let mut years: Years = rows
+            .iter()
+            .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
+            .collect();
+        years.truncate(MAX_YEARS as usize);
+        years.extend(null.map(|n| (None, Some(n))));
+        Ok(years)
+    }
+
+    /// The years between the table's least and greatest dates (one query of two aggregates,
+    /// which an index on the column answers without reading the table), at most
+    /// [`MAX_YEARS`], uncounted; then NULL where the field may be.
+    fn year_span(&self, conn: &mut Conn<'_>, field: usize) -> Result<Years, Error> {
+        let of_field = Operand {
+            through: Vec::new(),
+            field,
+        };
+        let span = Aggregate {
+            values: vec![(Func::Min, of_field.clone()), (Func::Max, of_field)],
+            limit: 1,
+            ..Aggregate::default()
+        };
+        let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
+        let year = |v: Option<&Value>| {
+            v.and_then(Value::as_str)
+                .and_then(date_of)
+                .map(|d| d.year())
+        };
+        let row = rows.first();
+        let mut years = Vec::new();
+        if let (Some(least), Some(greatest)) = (
+            year(row.and_then(|r| r.first())),
+            year(row.and_then(|r| r.get(1))),
+        ) {
+            let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
+            years.extend((least..=until).map(|y| (Some(y), None)));
+        }
+        if self.field.nullable {
+            years.push((None, None));
+        }
+        Ok(years)
     }
 }
 
