@@ -196,7 +196,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     pub(super) fn importable(&self) -> Vec<usize> {
         let pk = M::meta().pk;
         (0..M::meta().fields.len())
-            .filter(|i| *i == pk || self.form_fields.contains(i))
+            .filter(|i| *i == pk || self.forms.fields.contains(i))
             .collect()
     }
 

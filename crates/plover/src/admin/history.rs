@@ -93,7 +93,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         // What the forms hide, the History page does not show either.
         let meta = M::meta();
         let shown = |name: &str| {
-            (self.form_fields.iter()).any(|&i| meta.fields[i].name == name)
+            (self.forms.fields.iter()).any(|&i| meta.fields[i].name == name)
                 || meta.pk_field().name == name
         };
         let items = entries

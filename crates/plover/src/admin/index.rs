@@ -34,13 +34,13 @@ impl<M: RestModel> PreparedAdmin<M> {
             return Ok(Reply::Redirect(links.adding(form, key, value)));
         }
         // `_facets` asks for the facets' counts: kept in every link, never a filter.
-        let counting = self.facets.counting(&cx.req.query)?;
+        let counting = self.index.facets.counting(&cx.req.query)?;
         let conditions: Vec<(String, String)> = (cx.req.query.iter())
             .filter(|(k, _)| k != FACETS)
             .cloned()
             .collect();
         let mut query = self.list.parse(&conditions, &())?;
-        query.count = Some(self.count);
+        query.count = Some(self.index.count);
         let page = query.run::<M>(conn)?;
         let count = (page.count).ok_or_else(|| Error::Internal("the index is counted".into()))?;
         let rows = self.rows(conn, &page.rows, &url)?;
@@ -60,7 +60,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .filter(|(k, _)| condition(k) || k == SEARCH || k == FACETS)
             .cloned()
             .collect();
-        let facets = (self.facets).views(conn, meta, &self.list, &links, counting)?;
+        let facets = (self.index.facets).views(conn, meta, &self.list, &links, counting)?;
         let view = IndexView {
             chrome: cx.chrome.clone(),
             title: self.name.clone(),
@@ -80,7 +80,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             previous: page.previous(&links),
             next: page.next(&links),
             action: cx.req.path_and_query(),
-            actions: (self.actions.iter())
+            actions: (self.index.actions.iter())
                 .map(|a| (a.name.clone(), a.label.clone()))
                 .collect(),
             import: format!("{url}import/"),
@@ -89,7 +89,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             count,
             facets,
             facets_counted: counting,
-            facets_toggle: self.facets.toggle(&links, counting),
+            facets_toggle: self.index.facets.toggle(&links, counting),
             url,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
@@ -97,8 +97,8 @@ impl<M: RestModel> PreparedAdmin<M> {
 
     /// The rows of the table: each column's cells, and the link to the row's edit page.
     fn rows(&self, conn: &mut Conn<'_>, rows: &[M], url: &str) -> Result<Vec<Row>, Error> {
-        let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.columns.len());
-        for column in &self.columns {
+        let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.index.columns.len());
+        for column in &self.index.columns {
             columns.push(match column {
                 PreparedColumn::Field(idx) => self.field_cells(conn, rows, *idx)?,
                 PreparedColumn::Computed(_, value) => rows.iter().map(|r| value(r)).collect(),
@@ -133,7 +133,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             [term] if term.through.is_empty() => Some(term),
             _ => None,
         };
-        (self.columns.iter())
+        (self.index.columns.iter())
             .map(|c| match c {
                 PreparedColumn::Field(idx) => {
                     let name = meta.fields[*idx].name;
@@ -212,6 +212,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             };
             let lookup = self
                 .lookups
+                .by_field
                 .contains_key(&idx)
                 .then(|| self.lookup_url(cx, field));
             for op in ops {

@@ -24,7 +24,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let lookup = meta
             .field(field)
-            .and_then(|(idx, _)| self.lookups.get(&idx))
+            .and_then(|(idx, _)| self.lookups.by_field.get(&idx))
             .ok_or(Error::NotFound)?;
         let page = positive(PAGE, cx.req.param(PAGE))?.unwrap_or(1);
         let target = lookup.target;
@@ -34,7 +34,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .check_value(q)
             .and_then(|()| crate::value::check_text(q))
             .map_err(|m| Error::param(SEARCH, m))?;
-        let per_page = self.filter_paginate_by;
+        let per_page = self.lookups.per_page;
         let mut select = Select {
             filters: if q.is_empty() {
                 Vec::new()
