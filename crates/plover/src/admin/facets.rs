@@ -12,7 +12,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;
 use crate::listing::page::grouped;
-use crate::listing::{allowed, Links, ListPlan, Page};
+use crate::listing::{allowed, first, Links, ListPlan, Page};
 use crate::model::{FieldKind, FieldMeta, ModelMeta};
 use crate::query::{Aggregate, Func, Operand, Order, Select};
 use crate::sql::{facet_counts, FacetRow, FacetTerm};
@@ -129,11 +129,7 @@ impl Facets {
 
     /// Whether the index of this request shows counts (the request's `_facets`: `1` or `0`).
     pub(crate) fn counting(&self, pairs: &[(String, String)]) -> Result<bool, Error> {
-        let asked = match pairs
-            .iter()
-            .find(|(k, _)| k == FACETS)
-            .map(|(_, v)| v.as_str())
-        {
+        let asked = match first(pairs, FACETS) {
             None | Some("0") => false,
             Some("1") => true,
             Some(_) => return Err(Error::param(FACETS, "expected 1 (show counts) or 0")),

@@ -7,7 +7,7 @@ use super::page::{object_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{offset, positive, Page, PAGE, SEARCH};
+use crate::listing::{check_search_text, offset, positive, Page, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
@@ -29,11 +29,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let page = positive(PAGE, cx.req.param(PAGE))?.unwrap_or(1);
         let target = lookup.target;
         let q = cx.req.param(SEARCH).unwrap_or_default();
-        self.list
-            .limits
-            .check_value(q)
-            .and_then(|()| crate::value::check_text(q))
-            .map_err(|m| Error::param(SEARCH, m))?;
+        check_search_text(&self.list.limits, q)?;
         let per_page = self.lookups.per_page;
         let mut select = Select {
             filters: if q.is_empty() {

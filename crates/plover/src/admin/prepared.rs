@@ -14,7 +14,7 @@ use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
-use crate::listing::{Counting, FilterPaths, ListPlan};
+use crate::listing::{first, Counting, FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
 use crate::urlencoded::encode;
@@ -40,18 +40,12 @@ pub(crate) struct AdminRequest {
 impl AdminRequest {
     /// The first value of a form field.
     pub(crate) fn field(&self, name: &str) -> Option<&str> {
-        self.form
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.form, name)
     }
 
     /// The first value of a query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.query, name)
     }
 
     /// The path with the query string, as requested.

@@ -102,7 +102,7 @@ pub(super) fn parse_conditions(
             Group::Any(terms)
         });
     }
-    if let Some(q) = pairs.iter().find(|(k, _)| k == SEARCH).map(|(_, v)| v) {
+    if let Some(q) = super::first(pairs, SEARCH) {
         groups.extend(parse_search(q, rules, &mut budget)?);
     }
     Ok((filters, groups))
@@ -160,11 +160,7 @@ fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Ve
     if rules.search.is_empty() {
         return Err(Error::param(SEARCH, "this list has no search fields"));
     }
-    rules
-        .limits
-        .check_value(q)
-        .and_then(|()| crate::value::check_text(q))
-        .map_err(|m| Error::param(SEARCH, m))?;
+    check_search_text(&rules.limits, q)?;
     let words = rules.search_words();
     if q.split_whitespace().nth(words).is_some() {
         return Err(Error::param(SEARCH, format!("at most {words} words")));
@@ -182,6 +178,14 @@ fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Ve
         groups.push(Group::Any(terms.collect()));
     }
     Ok(groups)
+}
+
+/// Checks a search text (`q`, a lookup's) against the bounds on one value: 400 on `q`.
+pub(crate) fn check_search_text(limits: &Limits, q: &str) -> Result<(), Error> {
+    limits
+        .check_value(q)
+        .and_then(|()| crate::value::check_text(q))
+        .map_err(|m| Error::param(SEARCH, m))
 }
 
 fn parse_filters(

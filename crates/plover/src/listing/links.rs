@@ -44,9 +44,7 @@ impl<'a> Links<'a> {
     /// The first value of a parameter of the request.
     #[cfg(feature = "admin")]
     pub(crate) fn param(&self, name: &str) -> Option<&'a str> {
-        (self.pairs.iter())
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        super::first(self.pairs, name)
     }
 
     /// The list with the parameters that carry over and that `keep` keeps, then `name=value`.

@@ -4,7 +4,7 @@ use super::filters::parse_conditions;
 use super::page::{offset, Counting, ListQuery};
 use super::path::{walk, Refused};
 use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
-use super::{COUNT, LIMIT, ORDERING, PAGE};
+use super::{first, COUNT, LIMIT, ORDERING, PAGE};
 use crate::error::Error;
 use crate::query::{Count, Order, Select};
 
@@ -52,12 +52,7 @@ fn parse_list_query(
     joins: &dyn JoinRules,
 ) -> Result<ListQuery, Error> {
     let paginate_by = rules.paginate_by;
-    let first = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let first = |name: &str| first(pairs, name);
     let limit = positive(LIMIT, first(LIMIT))?.map_or(paginate_by, |l| l.min(paginate_by));
     let page = positive(PAGE, first(PAGE))?.unwrap_or(1);
 

@@ -13,6 +13,7 @@ use crate::auth::Headers;
 use crate::body::multipart_pairs;
 use crate::digest::Tag;
 use crate::error::Error;
+use crate::listing::first;
 use crate::urlencoded::pairs;
 
 /// A request body, read in full, as its content type says.
@@ -99,10 +100,7 @@ impl ApiRequest {
 
     /// The first value of a query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.query, name)
     }
 }
 
