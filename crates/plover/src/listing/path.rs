@@ -88,3 +88,61 @@ pub(crate) fn names(meta: &'static ModelMeta, path: &[usize]) -> String {
     }
     names.join("__")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::RestModel;
+
+    /// A model for the walks only (no table is declared to diesel).
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = walk_note)]
+    struct Note {
+        id: i32,
+        title: String,
+    }
+
+    /// Refers to a note.
+    #[derive(Debug, crate::RestModel)]
+    #[diesel(table_name = walk_remark)]
+    struct Remark {
+        id: i32,
+        #[rest(fk = Note)]
+        note_id: i32,
+    }
+
+    fn is_op(name: &str) -> bool {
+        crate::query::Op::from_name(name).is_some()
+    }
+
+    #[test]
+    fn a_walk_follows_foreign_keys_to_the_field_and_its_end() {
+        let meta = Remark::meta();
+        let (fk, _) = meta
+            .field("note_id")
+            .unwrap_or_else(|| panic!("no note_id"));
+        let (title, _) = Note::meta()
+            .field("title")
+            .unwrap_or_else(|| panic!("no title"));
+        let walked = walk(meta, "note_id__title__ilike", 8, is_op);
+        let walked = walked.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(walked.path, [fk, title]);
+        assert_eq!(walked.leaf().map(|f| f.name), Some("title"));
+        assert_eq!(walked.end, Some("ilike"));
+        let expected = format!("{}__title", meta.fields[fk].name);
+        assert_eq!(names(meta, &walked.path), expected);
+    }
+
+    #[test]
+    fn a_walk_says_why_a_path_names_no_field() {
+        let meta = Remark::meta();
+        let refused = |name, max_joins| walk(meta, name, max_joins, is_op).err();
+        assert_eq!(refused("nope", 8), Some(Refused::Unknown("nope")));
+        assert_eq!(refused("", 8), Some(Refused::Unknown("")));
+        assert_eq!(refused("note_id__nope", 8), Some(Refused::Unknown("nope")));
+        assert_eq!(refused("id__title", 8), Some(Refused::NotJoined("title")));
+        assert_eq!(refused("id__lt__x", 8), Some(Refused::AfterEnd));
+        assert_eq!(refused("note_id__title", 0), Some(Refused::TooManyJoins));
+        assert_eq!(refused("note_id__title", 1), None);
+    }
+}
