@@ -27,7 +27,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let action = match name {
             "delete" => None,
             _ => Some(
-                (self.actions.iter())
+                (self.index.actions.iter())
                     .find(|a| a.name == name)
                     .ok_or_else(|| bad_request(format!("unknown action '{name}'")))?,
             ),
@@ -36,7 +36,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let back = cx.req.path_and_query();
         let Some(action) = action else {
             if !ids.is_empty() {
-                history::delete::<M>(conn, &cx.req.actor, &ids, self.delete_recursive)?;
+                history::delete::<M>(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
             }
             return Ok(Reply::Redirect(back));
         };

@@ -27,14 +27,14 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let pk = row.pk();
         if cx.req.post {
-            let recursive = self.delete_recursive;
+            let recursive = self.deletes.recursive;
             if history::delete::<M>(conn, &cx.req.actor, &[pk], recursive)? == 0 {
                 return Err(Error::NotFound); // a concurrent delete came first
             }
             return Ok(Reply::Redirect(self.url(cx)));
         }
         let mut groups = Vec::new();
-        if self.delete_collect_objects {
+        if self.deletes.collect_objects {
             for dependents in collect_dependents(conn, meta, &[pk])? {
                 let shown = &dependents.ids[..dependents.ids.len().min(LISTED)];
                 let model = dependents.model;
@@ -55,8 +55,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             action: format!("{url}{pk}/delete/"),
             url,
             groups,
-            collected: self.delete_collect_objects,
-            recursive: self.delete_recursive,
+            collected: self.deletes.collect_objects,
+            recursive: self.deletes.recursive,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.delete(&view)?))
     }

@@ -33,12 +33,16 @@ use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::views::ExportView;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::{FIELDS, LIMIT, ORDERING, PAGE};
 use crate::meta::LoadFields;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
 /// Rows loaded per query while exporting (keyset on the primary key).
 const CHUNK: i64 = 1000;
+
+/// The form field that names the file format (`csv` or `json`).
+const FORMAT: &str = "format";
 
 /// The file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +196,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     pub(super) fn importable(&self) -> Vec<usize> {
         let pk = M::meta().pk;
         (0..M::meta().fields.len())
-            .filter(|i| *i == pk || self.form_fields.contains(i))
+            .filter(|i| *i == pk || self.forms.fields.contains(i))
             .collect()
     }
 
@@ -205,7 +209,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .req
             .query
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "ordering" | "page" | "limit" | FACETS))
+            .filter(|(k, _)| ![ORDERING, PAGE, LIMIT, FACETS].contains(&k.as_str()))
             .cloned()
             .collect();
         let select = self.list.conditions(&filters, &())?;
@@ -225,7 +229,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             return Ok(Reply::Html(StatusCode::OK, self.templates.export(&view)?));
         }
         let mut chosen = Vec::new();
-        for (_, name) in cx.req.form.iter().filter(|(k, _)| k == "fields") {
+        for (_, name) in cx.req.form.iter().filter(|(k, _)| k == FIELDS) {
             match meta.field(name) {
                 Some((idx, _)) if exportable.contains(&idx) => chosen.push(idx),
                 _ => return Err(bad_request(format!("'{name}' is not a column to export"))),
@@ -236,7 +240,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         if chosen.is_empty() {
             return Err(bad_request("choose at least one column"));
         }
-        let (format, content_type, extension) = match cx.req.field("format").unwrap_or_default() {
+        let (format, content_type, extension) = match cx.req.field(FORMAT).unwrap_or_default() {
             "csv" => (Format::Csv, "text/csv; charset=utf-8", "csv"),
             "json" => (Format::Json, "application/json", "json"),
             _ => return Err(bad_request("the format is csv or json")),

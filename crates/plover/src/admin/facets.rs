@@ -10,11 +10,12 @@ use serde_json::Value;
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{allowed, ListPlan, PAGE};
+use crate::listing::links::with_query;
+use crate::listing::page::grouped;
+use crate::listing::{allowed, first, Links, ListPlan, Page};
 use crate::model::{FieldKind, FieldMeta, ModelMeta};
 use crate::query::{Aggregate, Func, Operand, Order, Select};
 use crate::sql::{facet_counts, FacetRow, FacetTerm};
-use crate::urlencoded::encode;
 
 /// The query parameter that asks for the facets' counts (`_facets=1`). It is no filter: the
 /// index and the export ignore it, and every link of the index keeps it.
@@ -128,11 +129,7 @@ impl Facets {
 
     /// Whether the index of this request shows counts (the request's `_facets`: `1` or `0`).
     pub(crate) fn counting(&self, pairs: &[(String, String)]) -> Result<bool, Error> {
-        let asked = match pairs
-            .iter()
-            .find(|(k, _)| k == FACETS)
-            .map(|(_, v)| v.as_str())
-        {
+        let asked = match first(pairs, FACETS) {
             None | Some("0") => false,
             Some("1") => true,
             Some(_) => return Err(Error::param(FACETS, "expected 1 (show counts) or 0")),
@@ -145,33 +142,30 @@ impl Facets {
     }
 
     /// The link that shows or hides the counts (with `ShowFacets::Allow` and facets only).
-    pub(crate) fn toggle(
-        &self,
-        url: &str,
-        pairs: &[(String, String)],
-        counting: bool,
-    ) -> Option<String> {
+    pub(crate) fn toggle(&self, links: &Links<'_>, counting: bool) -> Option<String> {
         if self.fields.is_empty() || self.show != ShowFacets::Allow {
             return None;
         }
-        let mut kept: Vec<(String, String)> =
-            pairs.iter().filter(|(k, _)| k != FACETS).cloned().collect();
+        // The page too is kept.
+        let mut kept: Vec<(String, String)> = (links.pairs.iter())
+            .filter(|(k, _)| k != FACETS)
+            .cloned()
+            .collect();
         if !counting {
             kept.push((FACETS.to_owned(), "1".to_owned()));
         }
-        Some(with_query(url, &kept))
+        Some(with_query(links.path, &kept))
     }
 
-    /// The facets of the index at `url` for a request's query pairs (`_facets` included, as
-    /// the links keep it), counted or not. `plan` parses each facet's conditions: the request's
-    /// filters and search but the facet's own.
+    /// The facets of the index whose links are `links` (`_facets` kept in them), counted or
+    /// not. `plan` parses each facet's conditions: the request's filters and search but the
+    /// facet's own.
     pub(crate) fn views(
         &self,
         conn: &mut Conn<'_>,
         meta: &'static ModelMeta,
         plan: &ListPlan,
-        url: &str,
-        pairs: &[(String, String)],
+        links: &Links<'_>,
         counting: bool,
     ) -> Result<Vec<Facet>, Error> {
         let mut out = Vec::with_capacity(self.fields.len());
@@ -181,8 +175,7 @@ impl Facets {
                 meta,
                 plan,
                 field,
-                url,
-                pairs,
+                links,
                 counting,
             };
             out.push(match facet.kind {
@@ -248,62 +241,12 @@ pub struct FacetValue {
     pub nested: bool,
 }
 
-/// The index count: the rows its filters and search match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RowCount {
-    /// The number of rows (with `estimated`, PostgreSQL's planner estimate).
-    pub rows: i64,
-    /// Whether `rows` is an estimate (more rows than `count_exact_up_to` match, on
-    /// PostgreSQL).
-    pub estimated: bool,
-}
-
-impl RowCount {
-    /// `37 messages`, `1 message`, `about 120,000 messages`, for the model admin `name`.
-    pub fn text(&self, name: &str) -> String {
-        let about = if self.estimated { "about " } else { "" };
-        let plural = if self.rows == 1 || name.ends_with('s') {
-            ""
-        } else {
-            "s"
-        };
-        format!("{about}{} {name}{plural}", grouped(self.rows))
-    }
-}
-
-/// `n` with a comma between groups of three digits.
-fn grouped(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
-    if n < 0 {
-        out.push('-');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `url` with the query `pairs`.
-fn with_query(url: &str, pairs: &[(String, String)]) -> String {
-    if pairs.is_empty() {
-        url.to_owned()
-    } else {
-        format!("{url}?{}", encode(pairs))
-    }
-}
-
 /// What the values of one facet are made from.
 struct FacetCx<'a> {
     meta: &'static ModelMeta,
     plan: &'a ListPlan,
     field: &'static FieldMeta,
-    url: &'a str,
-    pairs: &'a [(String, String)],
+    links: &'a Links<'a>,
     counting: bool,
 }
 
@@ -321,6 +264,9 @@ fn next_month(day: NaiveDate) -> Option<NaiveDate> {
     };
     NaiveDate::from_ymd_opt(y, m, 1)
 }
+
+/// The years a date facet lists (`None`: NULL), each with its count when counted.
+type Years = Vec<(Option<i32>, Option<i64>)>;
 
 /// A chosen date range: a year, or a month of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,8 +291,8 @@ impl<'a> FacetCx<'a> {
 
     /// The request's pairs without this facet's filters and the page.
     fn others(&self) -> Vec<(String, String)> {
-        (self.pairs.iter())
-            .filter(|(k, _)| k != PAGE && !self.own(k))
+        (self.links.kept())
+            .filter(|(k, _)| !self.own(k))
             .cloned()
             .collect()
     }
@@ -355,14 +301,12 @@ impl<'a> FacetCx<'a> {
     fn link(&self, filter: &[(String, &str)]) -> String {
         let mut pairs = self.others();
         pairs.extend(filter.iter().map(|(k, v)| (k.clone(), (*v).to_owned())));
-        with_query(self.url, &pairs)
+        with_query(self.links.path, &pairs)
     }
 
     /// The value of the request's parameter `key`.
     fn param(&self, key: &str) -> Option<&'a str> {
-        (self.pairs.iter())
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.links.param(key)
     }
 
     /// The filter of a value: `name=value`, or `name__is=null`.
@@ -486,14 +430,13 @@ impl<'a> FacetCx<'a> {
                     .collect()
             };
         } else {
-            let first = Select {
+            let mut first = Select {
                 order: vec![Order::asc(target.pk)],
-                limit: Some(FOREIGN_KEY_VALUES + 1),
                 ..Select::default()
             };
-            let mut rows = (target.ops.load_display)(conn, &first)?;
-            more = (rows.len() as i64 > FOREIGN_KEY_VALUES).then(|| "and more".to_owned());
-            rows.truncate(FOREIGN_KEY_VALUES as usize);
+            let load = |s: &Select| (target.ops.load_display)(conn, s);
+            let Page { rows, has_next } = Page::read(&mut first, FOREIGN_KEY_VALUES, load)?;
+            more = has_next.then(|| "and more".to_owned());
             listed = rows.iter().map(|(id, _)| (Some(*id), None)).collect();
             texts = rows.into_iter().collect();
             if let Some(id) = chosen.filter(|c| !texts.contains_key(c)) {
@@ -579,99 +522,17 @@ impl<'a> FacetCx<'a> {
     /// column answers without reading the table) and the twelve months.
     fn date(&self, conn: &mut Conn<'_>, field: usize) -> Result<Facet, Error> {
         let chosen = self.chosen_date();
-        let year = match chosen {
-            Some(Chosen::Year(y) | Chosen::Month(y, _)) => Some(y),
-            None => None,
-        };
-        let mut values = Vec::new();
-        if let Some(year) = year {
-            values.push(FacetValue {
-                label: year.to_string(),
-                link: self.range_link(year, None),
-                current: chosen == Some(Chosen::Year(year)),
-                count: None,
-                nested: false,
-            });
-            let months: Vec<(u32, Option<i64>)> = if self.counting {
-                let within = self.range(year, None);
-                let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
-                if let Some(first) = values.first_mut() {
-                    first.count = Some(rows.iter().map(|r| r.count).sum());
-                }
-                rows.into_iter()
-                    .filter_map(|r| Some((u32::try_from(r.value.as_i64()?).ok()?, Some(r.count))))
-                    .collect()
-            } else {
-                (1..=12).map(|m| (m, None)).collect()
-            };
-            for (month, count) in months {
-                let Some(day) = NaiveDate::from_ymd_opt(year, month, 1) else {
-                    continue;
-                };
-                values.push(FacetValue {
-                    label: day.format("%B %Y").to_string(),
-                    link: self.range_link(year, Some(month)),
-                    current: chosen == Some(Chosen::Month(year, month)),
-                    count,
-                    nested: true,
-                });
-            }
+        if let Some(Chosen::Year(year) | Chosen::Month(year, _)) = chosen {
+            let values = self.months(conn, field, year, chosen)?;
             return Ok(self.facet(values, None));
         }
-        let years: Vec<(Option<i32>, Option<i64>)> = if self.counting {
-            let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
-            // NULL first, then the years ascending: at most the first MAX_YEARS.
-            let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
-            let mut years: Vec<(Option<i32>, Option<i64>)> = rows
-                .iter()
-                .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
-                .collect();
-            years.truncate(MAX_YEARS as usize);
-            years.extend(null.map(|n| (None, Some(n))));
-            years
+        let years = if self.counting {
+            self.counted_years(conn, field)?
         } else {
-            let span = Aggregate {
-                values: vec![
-                    (
-                        Func::Min,
-                        Operand {
-                            through: Vec::new(),
-                            field,
-                        },
-                    ),
-                    (
-                        Func::Max,
-                        Operand {
-                            through: Vec::new(),
-                            field,
-                        },
-                    ),
-                ],
-                limit: 1,
-                ..Aggregate::default()
-            };
-            let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
-            let year = |v: Option<&Value>| {
-                v.and_then(Value::as_str)
-                    .and_then(date_of)
-                    .map(|d| d.year())
-            };
-            let row = rows.first();
-            let mut years = Vec::new();
-            if let (Some(least), Some(greatest)) = (
-                year(row.and_then(|r| r.first())),
-                year(row.and_then(|r| r.get(1))),
-            ) {
-                let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
-                years.extend((least..=until).map(|y| (Some(y), None)));
-            }
-            if self.field.nullable {
-                years.push((None, None));
-            }
-            years
+            self.year_span(conn, field)?
         };
-        for (year, count) in years {
-            values.push(match year {
+        let values = (years.into_iter())
+            .map(|(year, count)| match year {
                 Some(year) => FacetValue {
                     label: year.to_string(),
                     link: self.range_link(year, None),
@@ -689,9 +550,100 @@ impl<'a> FacetCx<'a> {
                         nested: false,
                     }
                 }
+            })
+            .collect();
+        Ok(self.facet(values, None))
+    }
+
+    /// The values of a chosen year: the year, then its months (with counts, those that have
+    /// rows, in one `GROUP BY`; without, all twelve).
+    fn months(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        year: i32,
+        chosen: Option<Chosen>,
+    ) -> Result<Vec<FacetValue>, Error> {
+        let mut values = vec![FacetValue {
+            label: year.to_string(),
+            link: self.range_link(year, None),
+            current: chosen == Some(Chosen::Year(year)),
+            count: None,
+            nested: false,
+        }];
+        let months: Vec<(u32, Option<i64>)> = if self.counting {
+            let within = self.range(year, None);
+            let (rows, _) = self.counts(conn, FacetTerm::Month(field), false, 12, &within)?;
+            if let Some(first) = values.first_mut() {
+                first.count = Some(rows.iter().map(|r| r.count).sum());
+            }
+            rows.into_iter()
+                .filter_map(|r| Some((u32::try_from(r.value.as_i64()?).ok()?, Some(r.count))))
+                .collect()
+        } else {
+            (1..=12).map(|m| (m, None)).collect()
+        };
+        for (month, count) in months {
+            let Some(day) = NaiveDate::from_ymd_opt(year, month, 1) else {
+                continue;
+            };
+            values.push(FacetValue {
+                label: day.format("%B %Y").to_string(),
+                link: self.range_link(year, Some(month)),
+                current: chosen == Some(Chosen::Month(year, month)),
+                count,
+                nested: true,
             });
         }
-        Ok(self.facet(values, None))
+        Ok(values)
+    }
+
+    /// The years with rows and their counts (one `GROUP BY`): NULL last, the years ascending,
+    /// at most the first [`MAX_YEARS`].
+    fn counted_years(&self, conn: &mut Conn<'_>, field: usize) -> Result<Years, Error> {
+        let (rows, _) = self.counts(conn, FacetTerm::Year(field), false, MAX_YEARS + 1, &[])?;
+        let null = rows.iter().find(|r| r.value.is_null()).map(|r| r.count);
+        let mut years: Years = rows
+            .iter()
+            .filter_map(|r| Some((Some(i32::try_from(r.value.as_i64()?).ok()?), Some(r.count))))
+            .collect();
+        years.truncate(MAX_YEARS as usize);
+        years.extend(null.map(|n| (None, Some(n))));
+        Ok(years)
+    }
+
+    /// The years between the table's least and greatest dates (one query of two aggregates,
+    /// which an index on the column answers without reading the table), at most
+    /// [`MAX_YEARS`], uncounted; then NULL where the field may be.
+    fn year_span(&self, conn: &mut Conn<'_>, field: usize) -> Result<Years, Error> {
+        let of_field = Operand {
+            through: Vec::new(),
+            field,
+        };
+        let span = Aggregate {
+            values: vec![(Func::Min, of_field.clone()), (Func::Max, of_field)],
+            limit: 1,
+            ..Aggregate::default()
+        };
+        let rows = crate::sql::aggregate(conn, self.meta, &Select::default(), &span)?;
+        let year = |v: Option<&Value>| {
+            v.and_then(Value::as_str)
+                .and_then(date_of)
+                .map(|d| d.year())
+        };
+        let row = rows.first();
+        let mut years = Vec::new();
+        if let (Some(least), Some(greatest)) = (
+            year(row.and_then(|r| r.first())),
+            year(row.and_then(|r| r.get(1))),
+        ) {
+            let until = greatest.min(least.saturating_add(MAX_YEARS as i32 - 1));
+            years.extend((least..=until).map(|y| (Some(y), None)));
+        }
+        if self.field.nullable {
+            years.push((None, None));
+        }
+        Ok(years)
     }
 }
 
@@ -699,22 +651,6 @@ impl<'a> FacetCx<'a> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn counts_read_with_thousands_and_plurals() {
-        let count = |rows, estimated| RowCount { rows, estimated };
-        assert_eq!(count(0, false).text("message"), "0 messages");
-        assert_eq!(count(1, false).text("message"), "1 message");
-        assert_eq!(count(37, false).text("message"), "37 messages");
-        assert_eq!(
-            count(1234567, true).text("message"),
-            "about 1,234,567 messages"
-        );
-        assert_eq!(count(100_000, false).text("status"), "100,000 status");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1000), "1,000");
-        assert_eq!(grouped(-12345), "-12,345");
-    }
 
     #[test]
     fn months_roll_over_the_year() {

@@ -117,7 +117,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let mut changes = M::Changes::default();
         let mut errors = BTreeMap::new();
-        for &idx in &self.form_fields {
+        for &idx in &self.forms.fields {
             let field = &meta.fields[idx];
             if field.read_only {
                 continue; // shown disabled, never taken from a form
@@ -144,7 +144,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 errors.insert(field.name.to_owned(), message);
             }
         }
-        if let (Some(idx), Some(hashed)) = (self.password_field, &cx.req.new_password) {
+        if let (Some(idx), Some(hashed)) = (self.forms.password, &cx.req.new_password) {
             match hashed {
                 Ok(hash) => {
                     let _ = M::set_json(&mut changes, idx, &Value::String(hash.clone()));
@@ -169,7 +169,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     ) -> Result<M, Error> {
         let meta = M::meta();
         conn.transaction(|conn| {
-            for &idx in &self.form_fields {
+            for &idx in &self.forms.fields {
                 if let Some(id) = M::changes_json(&changes, idx).and_then(|v| v.as_i64()) {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
                 }
@@ -229,7 +229,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         } = self.parse_form(cx, adding);
         let mut message = None;
         let mut posted = self.parse_inlines(cx)?;
-        if !self.inlines.is_empty() {
+        if !self.forms.inlines.is_empty() {
             let (row, errors, message) = (row.as_ref(), &mut errors, &mut message);
             if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut posted)? {
                 return Ok(Reply::Redirect(self.url(cx)));
@@ -321,8 +321,8 @@ impl<M: RestModel> PreparedAdmin<M> {
         errors: &BTreeMap<String, String>,
     ) -> Result<Vec<FormField>, Error> {
         let meta = M::meta();
-        let mut out = Vec::with_capacity(self.form_fields.len());
-        for &idx in &self.form_fields {
+        let mut out = Vec::with_capacity(self.forms.fields.len());
+        for &idx in &self.forms.fields {
             let field = &meta.fields[idx];
             let current = value(idx).unwrap_or(Value::Null);
             let text = plain_text(&current);
@@ -330,7 +330,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 _ if field.read_only => (Widget::ReadOnly, "Read-only."),
                 (_, Some(target)) => {
                     let target = target();
-                    match self.lookups.get(&idx) {
+                    match self.lookups.by_field.get(&idx) {
                         Some(_) => {
                             // Stored (a number) or submitted (text) key.
                             let key = current
@@ -385,7 +385,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 attrs,
             });
         }
-        if self.password_field.is_some() {
+        if self.forms.password.is_some() {
             out.push(FormField {
                 name: NEW_PASSWORD.to_owned(),
                 widget: Widget::Password,

@@ -11,7 +11,7 @@ use super::views::{ChangeLine, HistoryItem, HistoryView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{explained, HistoryEntry, MASK};
-use crate::listing::PAGE;
+use crate::listing::{offset, positive, Links, Page, PAGE};
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
@@ -62,27 +62,22 @@ impl<M: RestModel> PreparedAdmin<M> {
         raw_pk: &str,
     ) -> Result<Reply, Error> {
         let pk = raw_pk.parse::<i64>().map_err(|_| Error::NotFound)?;
-        let page = match cx.req.param(PAGE) {
-            None => 1,
-            Some(raw) => match raw.parse::<i64>() {
-                Ok(n) if n >= 1 => n,
-                _ => return Err(Error::param(PAGE, "expected an integer >= 1")),
-            },
-        };
+        let page = positive(PAGE, cx.req.param(PAGE))?.unwrap_or(1);
         let f = HistoryEntry::FIELDS;
-        let select = Select {
+        let mut select = Select {
             filters: vec![
                 equals(f.object_table, Param::Text(M::meta().table.to_owned())),
                 equals(f.object_id, Param::Int(pk)),
             ],
             order: vec![Order::desc(f.id.index())],
-            limit: Some(PER_PAGE + 1),
-            offset: (page - 1).saturating_mul(PER_PAGE),
+            offset: offset(page, PER_PAGE),
             ..Select::default()
         };
-        let mut entries = HistoryEntry::load(conn, &select).map_err(explained)?;
-        let has_next = entries.len() as i64 > PER_PAGE;
-        entries.truncate(PER_PAGE as usize);
+        let load = |s: &Select| HistoryEntry::load(conn, s).map_err(explained);
+        let Page {
+            rows: entries,
+            has_next,
+        } = Page::read(&mut select, PER_PAGE, load)?;
         let row = M::load_pk(conn, pk)?;
         let text = match (&row, entries.first()) {
             (Some(row), _) => row.display(),
@@ -93,7 +88,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         // What the forms hide, the History page does not show either.
         let meta = M::meta();
         let shown = |name: &str| {
-            (self.form_fields.iter()).any(|&i| meta.fields[i].name == name)
+            (self.forms.fields.iter()).any(|&i| meta.fields[i].name == name)
                 || meta.pk_field().name == name
         };
         let items = entries
@@ -123,7 +118,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             .collect();
         let url = self.url(cx);
         let here = format!("{url}{pk}/history/");
-        let page_link = |n: i64| format!("{here}?{PAGE}={n}");
+        // The page is the History page's one parameter.
+        let links = Links::admin(&here, &[]);
         let view = HistoryView {
             chrome: cx.chrome.clone(),
             title: format!("History of {text}"),
@@ -131,8 +127,10 @@ impl<M: RestModel> PreparedAdmin<M> {
             url,
             entries: items,
             page,
-            previous: (page > 1).then(|| page_link(page - 1)),
-            next: has_next.then(|| page_link(page.saturating_add(1))),
+            previous: links.page(page - 1),
+            next: has_next
+                .then(|| links.page(page.saturating_add(1)))
+                .flatten(),
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.history(&view)?))
     }

@@ -270,7 +270,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 .is_none_or(|cell| cell.trim().is_empty())
         });
         if creates {
-            let missing = (self.form_fields.iter().copied()).find(|&i| {
+            let missing = (self.forms.fields.iter().copied()).find(|&i| {
                 let field = &meta.fields[i];
                 field.required && !field.read_only && !fields.contains(&i)
             });

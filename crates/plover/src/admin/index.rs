@@ -5,49 +5,105 @@ use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 
-use super::facets::{RowCount, FACETS};
+use super::facets::FACETS;
 use super::page::{display_value, Reply};
 use super::prepared::{Cx, PreparedAdmin, PreparedColumn};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{allowed, is_filter, NOT, OR, ORDERING, PAGE, SEARCH};
+use crate::listing::links::with_query;
+use crate::listing::{allowed, is_filter, Links, NOT, OR, ORDERING, SEARCH};
 use crate::model::RestModel;
-use crate::query::Select;
-use crate::sql::{count, count_up_to, estimate};
-use crate::urlencoded::{encode, link};
+use crate::query::{Order, Select};
+
+/// The parameters of the filter form: a `field__op` key and its value.
+const FILTER_KEY: &str = "_fk";
+const FILTER_VALUE: &str = "_fv";
 
 impl<M: RestModel> PreparedAdmin<M> {
     /// `GET {prefix}/{name}/`.
     pub(crate) fn index_page(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         let meta = M::meta();
+        let url = self.url(cx);
+        let links = Links::admin(&url, &cx.req.query);
         // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
         // index with that filter added, in the REST syntax.
-        if let Some(key) = cx.req.param("_fk") {
-            let kept =
-                (cx.req.query.iter()).filter(|(k, _)| !matches!(k.as_str(), "_fk" | "_fv" | PAGE));
-            let value = cx.req.param("_fv").unwrap_or_default();
-            return Ok(Reply::Redirect(link(&self.url(cx), kept, (key, value))));
+        if let Some(key) = links.param(FILTER_KEY) {
+            let value = links.param(FILTER_VALUE).unwrap_or_default();
+            let form = |k: &str| k != FILTER_KEY && k != FILTER_VALUE;
+            return Ok(Reply::Redirect(links.adding(form, key, value)));
         }
         // `_facets` asks for the facets' counts: kept in every link, never a filter.
-        let counting = self.facets.counting(&cx.req.query)?;
+        let counting = self.index.facets.counting(&cx.req.query)?;
         let conditions: Vec<(String, String)> = (cx.req.query.iter())
             .filter(|(k, _)| k != FACETS)
             .cloned()
             .collect();
-        let query = self.list.parse(&conditions, &())?;
-        let count = self.row_count(conn, &query.select.conditions_only())?;
-        let mut rows = M::load(conn, &query.select)?;
-        let has_next = rows.len() as i64 > query.limit;
-        rows.truncate(query.limit as usize);
+        let mut query = self.list.parse(&conditions, &())?;
+        query.count = Some(self.index.count);
+        let page = query.run::<M>(conn)?;
+        let count = (page.count).ok_or_else(|| Error::Internal("the index is counted".into()))?;
+        let rows = self.rows(conn, &page.rows, &url)?;
+        let pairs = &cx.req.query;
+        // Filters and groups are chips; the search has its box. All of them go to the export
+        // (and `_facets`, which the export ignores).
+        let condition = |k: &str| (is_filter(k) && k != FACETS) || k == OR || k == NOT;
+        let filters = (pairs.iter().enumerate())
+            .filter(|(_, (k, _))| condition(k))
+            .map(|(i, (k, v))| ActiveFilter {
+                key: k.clone(),
+                value: v.clone(),
+                remove: links.without(i),
+            })
+            .collect();
+        let filter_query: Vec<(String, String)> = (pairs.iter())
+            .filter(|(k, _)| condition(k) || k == SEARCH || k == FACETS)
+            .cloned()
+            .collect();
+        let facets = (self.index.facets).views(conn, meta, &self.list, &links, counting)?;
+        let view = IndexView {
+            chrome: cx.chrome.clone(),
+            title: self.name.clone(),
+            name: self.name.clone(),
+            headers: self.headers(&page.query.select.order[..page.query.ordered], &links),
+            rows,
+            filters,
+            filter_keys: self.filter_keys(cx),
+            keep: links.kept().cloned().collect(),
+            search: (!self.list.search.is_empty())
+                .then(|| links.param(SEARCH).unwrap_or_default().to_owned()),
+            search_keep: (links.kept())
+                .filter(|(k, _)| k != SEARCH)
+                .cloned()
+                .collect(),
+            page: page.query.page,
+            previous: page.previous(&links),
+            next: page.next(&links),
+            action: cx.req.path_and_query(),
+            actions: (self.index.actions.iter())
+                .map(|a| (a.name.clone(), a.label.clone()))
+                .collect(),
+            import: format!("{url}import/"),
+            export: with_query(&format!("{url}export/"), &filter_query),
+            count_text: count.text(&self.name),
+            count,
+            facets,
+            facets_counted: counting,
+            facets_toggle: self.index.facets.toggle(&links, counting),
+            url,
+        };
+        Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
+    }
 
-        let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.columns.len());
-        for column in &self.columns {
+    /// The rows of the table: each column's cells, and the link to the row's edit page.
+    fn rows(&self, conn: &mut Conn<'_>, rows: &[M], url: &str) -> Result<Vec<Row>, Error> {
+        let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.index.columns.len());
+        for column in &self.index.columns {
             columns.push(match column {
-                PreparedColumn::Field(idx) => self.field_cells(conn, &rows, *idx)?,
+                PreparedColumn::Field(idx) => self.field_cells(conn, rows, *idx)?,
                 PreparedColumn::Computed(_, value) => rows.iter().map(|r| value(r)).collect(),
                 PreparedColumn::Page(title, values) => {
-                    let cells = values(conn, &rows)?;
+                    let cells = values(conn, rows)?;
                     if cells.len() != rows.len() {
                         return Err(Error::Internal(format!(
                             "column {title} gave {} values for {} rows",
@@ -59,36 +115,32 @@ impl<M: RestModel> PreparedAdmin<M> {
                 }
             });
         }
-        let url = self.url(cx);
-        let table_rows = rows
-            .iter()
-            .enumerate()
+        Ok((rows.iter().enumerate())
             .map(|(n, row)| Row {
                 pk: row.pk(),
                 cells: columns.iter().map(|c| c[n].clone()).collect(),
                 edit: format!("{url}{}/", row.pk()),
             })
-            .collect();
+            .collect())
+    }
 
-        let pairs = &cx.req.query;
-        let ordering = cx.req.param(ORDERING).unwrap_or_default();
-        // This index with `key` set to `value`, on its first page (but for a page link).
-        let with = |key: &str, value: &str| {
-            let kept = pairs.iter().filter(|(k, _)| k != key && k != PAGE);
-            link(&url, kept, (key, value))
+    /// The column headers: a field's sorts by it (descending when the index is sorted by it
+    /// ascending), and shows the direction of `ordering` (the terms the request's `ordering`
+    /// named) when it names this field alone.
+    fn headers(&self, ordering: &[Order], links: &Links<'_>) -> Vec<Header> {
+        let meta = M::meta();
+        let sorted_by = match ordering {
+            [term] if term.through.is_empty() => Some(term),
+            _ => None,
         };
-        let headers = self
-            .columns
-            .iter()
+        (self.index.columns.iter())
             .map(|c| match c {
                 PreparedColumn::Field(idx) => {
                     let name = meta.fields[*idx].name;
-                    let sorted = if ordering == name {
-                        "asc"
-                    } else if ordering.strip_prefix('-') == Some(name) {
-                        "desc"
-                    } else {
-                        ""
+                    let sorted = match sorted_by {
+                        Some(term) if term.field == *idx && term.desc => "desc",
+                        Some(term) if term.field == *idx => "asc",
+                        _ => "",
                     };
                     let next = if sorted == "asc" {
                         format!("-{name}")
@@ -97,7 +149,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     };
                     Header {
                         title: name.to_owned(),
-                        sort: Some(with(ORDERING, &next)),
+                        sort: Some(links.with(ORDERING, &next)),
                         sorted,
                     }
                 }
@@ -107,97 +159,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                     sorted: "",
                 },
             })
-            .collect();
-        // Filters and groups are chips; the search has its box. All of them go to the export
-        // (and `_facets`, which the export ignores).
-        let condition = |k: &str| (is_filter(k) && k != FACETS) || k == OR || k == NOT;
-        let filters = pairs
-            .iter()
-            .enumerate()
-            .filter(|(_, (k, _))| condition(k))
-            .map(|(i, (k, v))| {
-                let rest: Vec<(String, String)> = pairs
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, (key, _))| *j != i && key != PAGE)
-                    .map(|(_, p)| p.clone())
-                    .collect();
-                ActiveFilter {
-                    key: k.clone(),
-                    value: v.clone(),
-                    remove: format!("{url}?{}", encode(&rest)),
-                }
-            })
-            .collect();
-        let page_link = |page: i64| with(PAGE, &page.to_string());
-        let filter_query: Vec<(String, String)> = pairs
-            .iter()
-            .filter(|(k, _)| condition(k) || k == SEARCH || k == FACETS)
-            .cloned()
-            .collect();
-        let facets = (self.facets).views(conn, meta, &self.list, &url, pairs, counting)?;
-        let view = IndexView {
-            chrome: cx.chrome.clone(),
-            title: self.name.clone(),
-            name: self.name.clone(),
-            headers,
-            rows: table_rows,
-            filters,
-            filter_keys: self.filter_keys(cx),
-            keep: pairs.iter().filter(|(k, _)| k != PAGE).cloned().collect(),
-            search: (!self.list.search.is_empty())
-                .then(|| cx.req.param(SEARCH).unwrap_or_default().to_owned()),
-            search_keep: (pairs.iter())
-                .filter(|(k, _)| k != PAGE && k != SEARCH)
-                .cloned()
-                .collect(),
-            page: query.page,
-            previous: (query.page > 1).then(|| page_link(query.page - 1)),
-            next: has_next.then(|| page_link(query.page.saturating_add(1))),
-            action: cx.req.path_and_query(),
-            actions: (self.actions.iter())
-                .map(|a| (a.name.clone(), a.label.clone()))
-                .collect(),
-            import: format!("{url}import/"),
-            export: if filter_query.is_empty() {
-                format!("{url}export/")
-            } else {
-                format!("{url}export/?{}", encode(&filter_query))
-            },
-            count_text: count.text(&self.name),
-            count,
-            facets,
-            facets_counted: counting,
-            facets_toggle: self.facets.toggle(&url, pairs, counting),
-            url,
-        };
-        Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
-    }
-
-    /// The rows a selection's conditions match. On PostgreSQL, exact up to
-    /// `count_exact_up_to` (a count that stops one row after it), above it the planner's
-    /// estimate (never below the bound); on SQLite, which has no estimate, one exact count.
-    fn row_count(&self, conn: &mut Conn<'_>, select: &Select) -> Result<RowCount, Error> {
-        let meta = M::meta();
-        if conn.engine() == crate::db::Engine::Sqlite {
-            return Ok(RowCount {
-                rows: count(conn, meta, select)?,
-                estimated: false,
-            });
-        }
-        let bound = self.count_exact_up_to;
-        let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
-        Ok(if rows <= bound {
-            RowCount {
-                rows,
-                estimated: false,
-            }
-        } else {
-            RowCount {
-                rows: estimate(conn, meta, select)?.max(rows),
-                estimated: true,
-            }
-        })
+            .collect()
     }
 
     /// The cells of a field column: the value, or for a foreign key the related row's text
@@ -250,6 +212,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             };
             let lookup = self
                 .lookups
+                .by_field
                 .contains_key(&idx)
                 .then(|| self.lookup_url(cx, field));
             for op in ops {

@@ -102,8 +102,8 @@ impl<C: RestModel> InlineSetup for Inline<C> {
             }
         };
         let mut inner = child_admin.prepare(exposures);
-        inner.form_fields.retain(|&i| i != fk);
-        assert!(!inner.form_fields.is_empty(), "{at}: `fields` is empty");
+        inner.forms.fields.retain(|&i| i != fk);
+        assert!(!inner.forms.fields.is_empty(), "{at}: `fields` is empty");
         let registered = exposures.get(&TypeId::of::<C>());
         Box::new(PreparedInline::<C> {
             prefix: meta.name.to_owned(),
@@ -170,7 +170,7 @@ struct PreparedInline<C: RestModel> {
 
 impl<C: RestModel> PreparedInline<C> {
     fn fields(&self) -> &[usize] {
-        &self.inner.form_fields
+        &self.inner.forms.fields
     }
 
     /// Whether a checkbox's text means checked, as the forms read it.
@@ -610,8 +610,8 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// beyond, and for a malformed key).
     pub(super) fn parse_inlines(&self, cx: &Cx<'_>) -> Result<Vec<Posted>, Error> {
         let mut room = self.list.limits.max_bulk_rows;
-        let mut out = Vec::with_capacity(self.inlines.len());
-        for inline in &self.inlines {
+        let mut out = Vec::with_capacity(self.forms.inlines.len());
+        for inline in &self.forms.inlines {
             let posted = inline.parse(cx.req, room)?;
             room -= posted.rows.len().min(room);
             out.push(posted);
@@ -630,7 +630,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     ) -> Result<Vec<InlineView>, Error> {
         let parent = row.map(RestModel::pk);
         let max_rows = self.list.limits.max_bulk_rows;
-        (self.inlines.iter().enumerate())
+        (self.forms.inlines.iter().enumerate())
             .map(|(i, inline)| {
                 let posted = posted.and_then(|p| p.get(i));
                 inline.view(cx, conn, parent, posted, max_rows)
@@ -673,7 +673,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                         }
                     }
                 }
-                for (inline, posted) in self.inlines.iter().zip(posted.iter_mut()) {
+                for (inline, posted) in self.forms.inlines.iter().zip(posted.iter_mut()) {
                     inline.save(cx, conn, parent, posted)?;
                 }
                 if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors())

@@ -7,6 +7,7 @@ use super::page::{object_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::{check_search_text, offset, positive, Page, PAGE, SEARCH};
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
@@ -23,24 +24,14 @@ impl<M: RestModel> PreparedAdmin<M> {
         let meta = M::meta();
         let lookup = meta
             .field(field)
-            .and_then(|(idx, _)| self.lookups.get(&idx))
+            .and_then(|(idx, _)| self.lookups.by_field.get(&idx))
             .ok_or(Error::NotFound)?;
-        let page = match cx.req.param("page") {
-            None => 1,
-            Some(raw) => match raw.parse::<i64>() {
-                Ok(n) if n >= 1 => n,
-                _ => return Err(Error::param("page", "expected an integer >= 1")),
-            },
-        };
+        let page = positive(PAGE, cx.req.param(PAGE))?.unwrap_or(1);
         let target = lookup.target;
-        let q = cx.req.param("q").unwrap_or_default();
-        self.list
-            .limits
-            .check_value(q)
-            .and_then(|()| crate::value::check_text(q))
-            .map_err(|m| Error::param("q", m))?;
-        let per_page = self.filter_paginate_by;
-        let select = Select {
+        let q = cx.req.param(SEARCH).unwrap_or_default();
+        check_search_text(&self.list.limits, q)?;
+        let per_page = self.lookups.per_page;
+        let mut select = Select {
             filters: if q.is_empty() {
                 Vec::new()
             } else {
@@ -51,13 +42,12 @@ impl<M: RestModel> PreparedAdmin<M> {
                 }]
             },
             order: vec![Order::asc(lookup.column), Order::asc(target.pk)],
-            limit: Some(per_page + 1),
-            offset: (page - 1).saturating_mul(per_page),
+            offset: offset(page, per_page),
             ..Select::default()
         };
-        let mut rows = (target.ops.load_fields)(conn, &select, &[target.pk, lookup.column])?;
-        let has_next = rows.len() as i64 > per_page;
-        rows.truncate(per_page as usize);
+        let columns = [target.pk, lookup.column];
+        let load = |s: &Select| (target.ops.load_fields)(conn, s, &columns);
+        let Page { rows, has_next } = Page::read(&mut select, per_page, load)?;
         let objects: Vec<serde_json::Value> = rows
             .into_iter()
             .map(|mut r| {

@@ -135,7 +135,7 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
             .flatten();
         self.registrations.push(Box::new(move |exposures| {
             let mut prepared = model_admin.prepare(exposures);
-            prepared.password_field = password_field;
+            prepared.forms.password = password_field;
             Arc::new(prepared) as Arc<dyn AdminModel>
         }));
         self

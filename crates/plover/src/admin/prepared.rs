@@ -14,7 +14,7 @@ use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
-use crate::listing::{FilterPaths, ListPlan};
+use crate::listing::{first, Counting, FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
 use crate::urlencoded::encode;
@@ -40,18 +40,12 @@ pub(crate) struct AdminRequest {
 impl AdminRequest {
     /// The first value of a form field.
     pub(crate) fn field(&self, name: &str) -> Option<&str> {
-        self.form
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.form, name)
     }
 
     /// The first value of a query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.query, name)
     }
 
     /// The path with the query string, as requested.
@@ -134,28 +128,59 @@ pub(crate) struct Lookup {
     pub(crate) column: usize,
 }
 
-/// A `ModelAdmin` after set-up.
+/// A `ModelAdmin` after set-up, its options grouped by the pages that use them.
 pub(crate) struct PreparedAdmin<M: RestModel> {
+    /// The URL name.
     pub(crate) name: String,
-    pub(crate) columns: Vec<PreparedColumn<M>>,
-    /// The fields of the add and edit forms, in model order (never the primary key).
-    pub(crate) form_fields: Vec<usize>,
+    /// What the index, its filters, the lookups and the export may show and filter.
     pub(crate) list: ListPlan,
-    pub(crate) filter_paginate_by: i64,
-    pub(crate) lookups: HashMap<usize, Lookup>,
-    pub(crate) delete_collect_objects: bool,
-    pub(crate) delete_recursive: bool,
+    pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
+    /// The index page.
+    pub(crate) index: IndexOptions<M>,
+    /// The add and edit pages.
+    pub(crate) forms: FormOptions,
+    /// The type-ahead lookups of foreign keys.
+    pub(crate) lookups: Lookups,
+    /// The delete page and the bulk delete.
+    pub(crate) deletes: DeleteOptions,
+}
+
+/// What the index shows besides its rows.
+pub(crate) struct IndexOptions<M> {
+    /// The columns, in order.
+    pub(crate) columns: Vec<PreparedColumn<M>>,
     /// The application's actions on selected rows.
     pub(crate) actions: Vec<Action<M>>,
-    pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
-    /// For the user model: its password field, set from the forms' `new_password` input.
-    pub(crate) password_field: Option<usize>,
-    /// The children its add and edit pages edit, in order.
-    pub(crate) inlines: Vec<Box<dyn InlineModel>>,
-    /// The index's facets (`list_filter`).
+    /// The facets (`list_filter`).
     pub(crate) facets: Facets,
-    /// Up to how many rows the index counts exactly.
-    pub(crate) count_exact_up_to: i64,
+    /// How it counts its rows (exact up to `count_exact_up_to`).
+    pub(crate) count: Counting,
+}
+
+/// What the add and edit forms edit.
+pub(crate) struct FormOptions {
+    /// The fields, in model order (never the primary key).
+    pub(crate) fields: Vec<usize>,
+    /// For the user model: its password field, set from the forms' `new_password` input.
+    pub(crate) password: Option<usize>,
+    /// The children the forms edit, in order.
+    pub(crate) inlines: Vec<Box<dyn InlineModel>>,
+}
+
+/// The foreign keys chosen by a type-ahead lookup.
+pub(crate) struct Lookups {
+    /// Per foreign-key field index, what its lookup searches.
+    pub(crate) by_field: HashMap<usize, Lookup>,
+    /// Related rows a lookup page (`filter_paginate_by`).
+    pub(crate) per_page: i64,
+}
+
+/// How rows are deleted.
+pub(crate) struct DeleteOptions {
+    /// Whether the delete page lists the dependent rows deleted along.
+    pub(crate) collect_objects: bool,
+    /// Whether deletes take dependent rows along (else a referenced row is not deleted).
+    pub(crate) recursive: bool,
 }
 
 /// What one registration shows in forms, known before every model is prepared (joins from
@@ -200,7 +225,7 @@ impl<M: RestModel> ModelAdmin<M> {
 
     /// Checks the options against the model and builds the tables. Misconfigurations panic
     /// here, at start.
-    pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
+    pub(crate) fn prepare(mut self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
         let meta = M::meta();
         let exposure = self.exposure();
         // The forms, a trusted surface, show and edit private fields too.
@@ -220,8 +245,7 @@ impl<M: RestModel> ModelAdmin<M> {
                 field.name
             );
         }
-        let mut columns: Vec<PreparedColumn<M>> = self
-            .columns
+        let mut columns: Vec<PreparedColumn<M>> = std::mem::take(&mut self.columns)
             .into_iter()
             .map(|c| match c {
                 Column::Field(idx) => {
@@ -243,7 +267,43 @@ impl<M: RestModel> ModelAdmin<M> {
                 .map(PreparedColumn::Field)
                 .collect();
         }
-        let lookups = self
+        let lookups = self.lookups(exposures);
+        let name = self.name.unwrap_or_else(|| meta.name.to_owned());
+        check_names(&name, &self.actions);
+        let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
+        list.check_search(&name, &());
+        let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
+        let facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
+        PreparedAdmin {
+            name,
+            list,
+            templates: self.templates,
+            index: IndexOptions {
+                columns,
+                actions: self.actions,
+                facets,
+                count: Counting::ExactUpTo(self.count_exact_up_to),
+            },
+            forms: FormOptions {
+                fields: form_fields,
+                password: None,
+                inlines,
+            },
+            lookups: Lookups {
+                by_field: lookups,
+                per_page: self.filter_paginate_by,
+            },
+            deletes: DeleteOptions {
+                collect_objects: self.delete_collect_objects,
+                recursive: self.delete_recursive,
+            },
+        }
+    }
+    /// The `foreign_key_lookups`, checked: each a foreign key into the model named, searching a
+    /// field that is neither write-only nor private (unless its own admin's `columns` names it).
+    fn lookups(&self, exposures: &HashMap<TypeId, Exposure>) -> HashMap<usize, Lookup> {
+        let meta = M::meta();
+        self
             .foreign_key_lookups
             .iter()
             .map(|&(idx, related, column)| {
@@ -276,29 +336,7 @@ impl<M: RestModel> ModelAdmin<M> {
                 );
                 (idx, Lookup { target, column })
             })
-            .collect();
-        let name = self.name.unwrap_or_else(|| meta.name.to_owned());
-        check_names(&name, &self.actions);
-        let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
-        list.check_search(&name, &());
-        let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
-        let facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
-        PreparedAdmin {
-            name,
-            columns,
-            form_fields,
-            list,
-            filter_paginate_by: self.filter_paginate_by,
-            lookups,
-            delete_collect_objects: self.delete_collect_objects,
-            delete_recursive: self.delete_recursive,
-            actions: self.actions,
-            templates: self.templates,
-            password_field: None,
-            inlines,
-            facets,
-            count_exact_up_to: self.count_exact_up_to,
-        }
+            .collect()
     }
 }
 
@@ -375,7 +413,7 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
         M::meta().table
     }
     fn takes_password(&self) -> bool {
-        self.password_field.is_some()
+        self.forms.password.is_some()
     }
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         self.index_page(cx, conn)

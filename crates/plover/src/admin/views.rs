@@ -12,7 +12,8 @@ use askama::Template;
 
 use crate::error::Error;
 
-pub use super::facets::{Facet, FacetValue, RowCount};
+pub use super::facets::{Facet, FacetValue};
+pub use crate::listing::page::RowCount;
 
 /// The frame of every admin page: who is logged in, the models to navigate to.
 #[derive(Debug, Clone)]

@@ -1,11 +1,10 @@
 //! An aggregate request's query string (docs/contract.md#aggregates): `group`, `count`, `sum`,
 //! `avg`, `min` and `max` on fields the list lets clients filter, and the list's filters.
 
-use super::{
-    allowed, path_parts, JoinRules, ListPlan, COUNT, CURSOR, FIELDS, LIMIT, ORDERING, PAGE,
-};
+use super::path::{walk, Refused};
+use super::{allowed, JoinRules, ListPlan, COUNT, CURSOR, FIELDS, LIMIT, ORDERING, PAGE};
 use crate::error::Error;
-use crate::model::{FieldKind, FieldMeta, ModelMeta};
+use crate::model::{FieldKind, FieldMeta};
 use crate::query::{Aggregate, Func, Operand, Select};
 
 /// The parameter that names the fields of a group.
@@ -178,27 +177,19 @@ impl<'a> Parsed<'a> {
     ) -> Result<(Operand, String, &'static FieldMeta), Error> {
         let refused = || Error::param(param, "not a field of this resource");
         let max_joins = self.rules.limits.max_joins;
-        let mut path = Vec::new();
-        let mut key = Vec::new();
-        let mut meta: &'static ModelMeta = self.rules.meta;
-        let mut parts = path_parts(name).peekable();
-        while let Some(part) = parts.next() {
-            // Bounded before the rules walk the path (one step per join).
-            if path.len() > max_joins {
-                return Err(too_many_joins(param, max_joins));
-            }
-            let (idx, field) = meta.field(part).ok_or_else(refused)?;
-            path.push(idx);
-            if parts.peek().is_some() {
-                key.push(field.name);
-                meta = field.fk.ok_or_else(refused)?();
-            } else if path.len() == 1 && self.rules.nested.contains_key(&idx) {
-                // A foreign key this resource includes shows under its name (`user`).
-                key.push(field.name);
-            } else {
-                key.push(field.json_key());
-            }
-        }
+        let walked = walk(self.rules.meta, name, max_joins, |_| false).map_err(|e| match e {
+            Refused::TooManyJoins => too_many_joins(param, max_joins),
+            _ => refused(),
+        })?;
+        // The key: the names of the fields joined through, then the field's key; a foreign key
+        // this resource includes shows under its name (`user`).
+        let (&leaf, through) = walked.fields.split_last().ok_or_else(refused)?;
+        let mut key: Vec<&str> = through.iter().map(|f| f.name).collect();
+        let mut path = walked.path;
+        key.push(match path.as_slice() {
+            [idx] if self.rules.nested.contains_key(idx) => leaf.name,
+            _ => leaf.json_key(),
+        });
         if !allowed(self.rules, &path, self.joins) {
             return Err(Error::param(
                 param,
@@ -206,7 +197,6 @@ impl<'a> Parsed<'a> {
             ));
         }
         let field = path.pop().ok_or_else(refused)?;
-        let leaf = meta.fields.get(field).ok_or_else(refused)?;
         for depth in 1..=path.len() {
             if !self.joined.iter().any(|p| p[..] == path[..depth]) {
                 self.joined.push(path[..depth].to_vec());

@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::CURSOR;
 use crate::error::Error;
 use crate::model::{FieldKind, ModelMeta};
 use crate::query::{Filter, Op, Order, Param};
@@ -40,7 +41,7 @@ pub(crate) fn decode(
     meta: &ModelMeta,
     order: &[Order],
 ) -> Result<(i64, Vec<Vec<Filter>>), Error> {
-    let bad = || Error::param("cursor", "not a cursor of this list");
+    let bad = || Error::param(CURSOR, "not a cursor of this list");
     let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
     let json: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let (page, values) = match json.as_array().map(Vec::as_slice) {

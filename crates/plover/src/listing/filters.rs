@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::groups::{self, Syntax, NOT, OR};
+use super::path::{walk, Refused};
 use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
 use super::{is_filter, path_parts, SEARCH};
 use crate::error::Error;
@@ -101,7 +102,7 @@ pub(super) fn parse_conditions(
             Group::Any(terms)
         });
     }
-    if let Some(q) = pairs.iter().find(|(k, _)| k == SEARCH).map(|(_, v)| v) {
+    if let Some(q) = super::first(pairs, SEARCH) {
         groups.extend(parse_search(q, rules, &mut budget)?);
     }
     Ok((filters, groups))
@@ -159,11 +160,7 @@ fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Ve
     if rules.search.is_empty() {
         return Err(Error::param(SEARCH, "this list has no search fields"));
     }
-    rules
-        .limits
-        .check_value(q)
-        .and_then(|()| crate::value::check_text(q))
-        .map_err(|m| Error::param(SEARCH, m))?;
+    check_search_text(&rules.limits, q)?;
     let words = rules.search_words();
     if q.split_whitespace().nth(words).is_some() {
         return Err(Error::param(SEARCH, format!("at most {words} words")));
@@ -181,6 +178,14 @@ fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Ve
         groups.push(Group::Any(terms.collect()));
     }
     Ok(groups)
+}
+
+/// Checks a search text (`q`, a lookup's) against the bounds on one value: 400 on `q`.
+pub(crate) fn check_search_text(limits: &Limits, q: &str) -> Result<(), Error> {
+    limits
+        .check_value(q)
+        .and_then(|()| crate::value::check_text(q))
+        .map_err(|m| Error::param(SEARCH, m))
 }
 
 fn parse_filters(
@@ -230,35 +235,21 @@ fn parse_filter(
     if path_parts(key).any(str::is_empty) {
         return Err(bad("malformed filter"));
     }
-    let mut parts = path_parts(key).peekable();
-    let mut meta = rules.meta;
-    let mut path = Vec::new();
-    let mut op = Op::Eq;
-    while let Some(part) = parts.next() {
-        let (idx, field) = meta
-            .field(part)
-            .ok_or_else(|| bad(&format!("unknown field '{part}'")))?;
-        path.push(idx);
-        let Some(&next) = parts.peek() else { break };
-        match (field.fk, Op::from_name(next)) {
-            (_, Some(found)) => {
-                parts.next();
-                if parts.next().is_some() {
-                    return Err(bad("the operator must come last"));
-                }
-                op = found;
-            }
-            (Some(target), None) => meta = target(),
-            (None, None) => return Err(bad(&format!("unknown operator '{next}'"))),
-        }
-    }
-    if path.len() > rules.limits.max_joins + 1 {
-        return Err(too_many_joins(key, &rules.limits));
-    }
+    let walked = walk(rules.meta, key, rules.limits.max_joins, |n| {
+        Op::from_name(n).is_some()
+    })
+    .map_err(|refused| match refused {
+        Refused::Unknown(part) => bad(&format!("unknown field '{part}'")),
+        Refused::NotJoined(next) => bad(&format!("unknown operator '{next}'")),
+        Refused::AfterEnd => bad("the operator must come last"),
+        Refused::TooManyJoins => too_many_joins(key, &rules.limits),
+    })?;
+    let op = walked.end.and_then(Op::from_name).unwrap_or(Op::Eq);
+    let leaf = walked.leaf().ok_or_else(|| bad("malformed filter"))?;
+    let path = walked.path;
     if !allowed(rules, &path, joins) {
         return Err(bad("filtering on this field is not allowed"));
     }
-    let leaf = &meta.fields[path[path.len() - 1]];
     let kind = leaf.kind;
     if matches!(op, Op::Like | Op::ILike) && kind != FieldKind::Text {
         return Err(bad("like and ilike apply to text fields only"));

@@ -2,17 +2,27 @@
 //! under the filter rules of a resource or model admin.
 
 mod aggregate;
-pub(crate) mod cursor;
+mod cursor;
 mod filters;
 mod groups;
+pub(crate) mod links;
+pub(crate) mod page;
 mod parse;
+mod path;
 mod plan;
 mod spec;
 
 pub(crate) use aggregate::{
     AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS, MAX_VALUES as MAX_AGGREGATE_VALUES,
 };
+#[cfg(feature = "admin")]
+pub(crate) use filters::check_search_text;
 pub(crate) use groups::{NOT, OR};
+pub(crate) use links::Links;
+#[cfg(feature = "admin")]
+pub(crate) use page::{offset, Counting, Page};
+#[cfg(feature = "admin")]
+pub(crate) use parse::positive;
 pub(crate) use plan::allowed;
 pub(crate) use plan::{JoinRules, ListPlan};
 #[cfg(feature = "admin")]
@@ -47,6 +57,13 @@ pub(crate) fn is_filter(key: &str) -> bool {
     ![ORDERING, LIMIT, PAGE, CURSOR, COUNT].contains(&key)
         && !RESERVED.contains(&key)
         && !CREDENTIALS.contains(&key)
+}
+
+/// The first value of the parameter `name` among a query string's decoded pairs.
+pub(crate) fn first<'p>(pairs: &'p [(String, String)], name: &str) -> Option<&'p str> {
+    (pairs.iter())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// The field names of a `__`-separated path (`user__username`), as `path.split("__")` gives

@@ -1,8 +1,10 @@
 //! List query strings (docs/contract.md#filters, #ordering and #pagination) to a [`Select`].
 
 use super::filters::parse_conditions;
-use super::plan::{allowed, too_many_joins, JoinRules, ListPlan, ListQuery};
-use super::{path_parts, COUNT, ORDERING, PAGE};
+use super::page::{offset, Counting, ListQuery};
+use super::path::{walk, Refused};
+use super::plan::{allowed, too_many_joins, JoinRules, ListPlan};
+use super::{first, COUNT, LIMIT, ORDERING, PAGE};
 use crate::error::Error;
 use crate::query::{Count, Order, Select};
 
@@ -33,32 +35,26 @@ impl ListPlan {
     }
 }
 
+/// The value of the parameter `name` (`page`, `limit`) as an integer from 1, if given.
+pub(crate) fn positive(name: &str, value: Option<&str>) -> Result<Option<i64>, Error> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(Error::param(name, "expected an integer >= 1")),
+        },
+    }
+}
+
 fn parse_list_query(
     pairs: &[(String, String)],
     rules: &ListPlan,
     joins: &dyn JoinRules,
 ) -> Result<ListQuery, Error> {
     let paginate_by = rules.paginate_by;
-    let first = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let positive = |name: &str| -> Result<Option<i64>, Error> {
-        match first(name) {
-            None => Ok(None),
-            Some(v) => match v.parse::<i64>() {
-                Ok(n) if n >= 1 => Ok(Some(n)),
-                _ => Err(Error::param(name, "expected an integer >= 1")),
-            },
-        }
-    };
-    let limit = positive("limit")?.map_or(paginate_by, |l| l.min(paginate_by));
-    let page = positive(PAGE)?.unwrap_or(1);
-    // A page too far for the offset to be represented is past the end all the same: the
-    // saturated offset skips every row (a page past the end is empty: docs/contract.md#pagination).
-    let offset = (page - 1).saturating_mul(limit);
+    let first = |name: &str| first(pairs, name);
+    let limit = positive(LIMIT, first(LIMIT))?.map_or(paginate_by, |l| l.min(paginate_by));
+    let page = positive(PAGE, first(PAGE))?.unwrap_or(1);
 
     let (filters, groups) = parse_conditions(pairs, rules, joins)?;
     let mut select = Select {
@@ -68,12 +64,14 @@ fn parse_list_query(
             Some(v) => parse_ordering(v, rules, joins)?,
             None => Vec::new(),
         },
-        limit: Some(limit + 1),
-        offset,
+        limit: None,
+        // A page past the end is empty (docs/contract.md#pagination).
+        offset: offset(page, limit),
         any_of: Vec::new(),
         columns: None,
         within: Vec::new(),
     };
+    let ordered = select.order.len();
     let pk = rules.meta.pk;
     if !select.order.iter().any(|o| o.own_field() == Some(pk)) {
         select.order.push(Order::asc(pk));
@@ -89,7 +87,10 @@ fn parse_list_query(
         select,
         page,
         limit,
-        count,
+        count: count.map(Counting::from),
+        ordered,
+        keyset: false,
+        from_cursor: false,
     })
 }
 
@@ -132,20 +133,12 @@ fn parse_ordering(
 fn order_term(name: &str, rules: &ListPlan, joins: &dyn JoinRules) -> Result<Order, Error> {
     // The name is not echoed: it is arbitrary client text.
     let refused = || Error::param(ORDERING, "not a column of this resource");
-    let mut path = Vec::new();
-    let mut meta = rules.meta;
-    let mut parts = path_parts(name).peekable();
-    while let Some(part) = parts.next() {
-        let (idx, field) = meta.field(part).ok_or_else(refused)?;
-        path.push(idx);
-        if parts.peek().is_some() {
-            meta = field.fk.ok_or_else(refused)?();
-        }
-    }
-    // Bounded before the rules walk the path (one step per join).
-    if path.len() > rules.limits.max_joins + 1 {
-        return Err(too_many_joins(ORDERING, &rules.limits));
-    }
+    let mut path = walk(rules.meta, name, rules.limits.max_joins, |_| false)
+        .map_err(|refused_as| match refused_as {
+            Refused::TooManyJoins => too_many_joins(ORDERING, &rules.limits),
+            _ => refused(),
+        })?
+        .path;
     let (&first, _) = path.split_first().ok_or_else(refused)?;
     if path.len() == 1 {
         let shown = rules.exposed[first] && !rules.meta.fields[first].excluded;

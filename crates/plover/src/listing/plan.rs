@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::error::Error;
 use crate::model::ModelMeta;
-use crate::query::{Count, Limits, Select};
+use crate::query::{Count, Limits};
 
 /// A list compiled once at set-up: what a resource or model admin allows to filter and order
 /// on, as field indexes, and its page size; it parses each request's query string.
@@ -32,19 +32,6 @@ pub(crate) struct ListPlan {
     pub(crate) count: Option<Count>,
     /// `search_fields`: the text fields `q` searches, as paths of field indexes.
     pub(crate) search: Vec<Vec<usize>>,
-}
-
-/// A parsed list request.
-#[derive(Debug, Clone)]
-pub(crate) struct ListQuery {
-    /// Filters and ordering; `limit` is one more than the page size (to know `next`).
-    pub(crate) select: Select,
-    /// The page number, from 1.
-    pub(crate) page: i64,
-    /// The page size.
-    pub(crate) limit: i64,
-    /// Whether and how to count the matching rows.
-    pub(crate) count: Option<Count>,
 }
 
 impl ListPlan {

@@ -115,20 +115,11 @@ impl ListPlan {
     pub(crate) fn check_search(&self, name: &str, joins: &dyn JoinRules) {
         for path in &self.search {
             if !super::allowed(self, path, joins) {
-                let mut meta = self.meta;
-                let mut names = Vec::with_capacity(path.len());
-                for &idx in path {
-                    let field = &meta.fields[idx];
-                    names.push(field.name);
-                    if let Some(target) = field.fk {
-                        meta = target();
-                    }
-                }
                 panic!(
                     "plover: search_fields of `{name}`: `{}` is not a field clients may filter \
                      here (hidden, private, excluded, or refused by the joined model's \
                      resource): search only what they may filter",
-                    names.join("__")
+                    super::path::names(self.meta, path)
                 );
             }
         }

@@ -28,9 +28,7 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         conn: &mut Conn<'_>,
     ) -> Result<Reply, Error> {
-        if !self.hooks.check_get(cx, None) {
-            return Err(Error::Forbidden);
-        }
+        self.check_list_read(cx)?;
         let meta = M::meta();
         let AggregateQuery {
             mut select,

@@ -1,7 +1,7 @@
 //! The five REST operations of a prepared resource (docs/contract.md#endpoints), dispatched in
 //! the order of checks of docs/contract.md#order-of-checks: verb, authentication, record
 //! lookup, `check_*` hooks, input. The checks live in `checks`, the body's parsing in `body`,
-//! the writes in `write`, `upsert`, `filtered` and `children`.
+//! the list in `list`, the writes in `write`, `upsert`, `filtered` and `children`.
 
 use actix_web::http::Method;
 
@@ -14,11 +14,10 @@ use super::rate::RateState;
 use super::request::{ApiRequest, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::listing::{cursor, ListPlan, CURSOR};
+use crate::listing::ListPlan;
 use crate::model::RestModel;
 use crate::openapi::ResourceDoc;
-use crate::query::{Count, Param};
-use crate::sql::{count, estimate};
+use crate::query::Param;
 
 /// A registered resource, with its model type erased.
 pub(crate) trait Endpoint: Send + Sync {
@@ -139,21 +138,6 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 }
 
-/// The `meta` of a list page (docs/contract.md#lists).
-#[derive(serde::Serialize)]
-struct PageMeta<'a> {
-    model: &'a str,
-    page: i64,
-    previous: &'a str,
-    next: &'a str,
-    /// The rows the filters match, when counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    count: Option<i64>,
-    /// The pages of `limit` rows they fill, when counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pages: Option<i64>,
-}
-
 impl<M: RestModel> Prepared<M> {
     /// The record that a detail path's key names, if this request sees it (else 404; a key
     /// that is not a value of the primary key's type names no record).
@@ -179,79 +163,5 @@ impl<M: RestModel> Prepared<M> {
         let sparse = self.sparse_of(&req.query)?;
         let body = self.serialize(cx, conn, &[obj], sparse.as_ref(), Vec::new())?;
         Ok(Reply::ok(body.buf))
-    }
-
-    fn list(
-        &self,
-        cx: &Context<'_>,
-        req: &ApiRequest,
-        conn: &mut Conn<'_>,
-    ) -> Result<Reply, Error> {
-        if !self.hooks.check_get(cx, None) {
-            return Err(Error::Forbidden);
-        }
-        let meta = M::meta();
-        let mut query = self.list.parse(&req.query, &*self.joins)?;
-        let sparse = self.sparse_of(&req.query)?;
-        query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
-        self.add_scope(cx, &mut query.select)?;
-        query.select.within = self.joins.within(cx, meta, &query.select)?;
-        let keyset = self.keyset && cursor::supports(meta, &query.select.order);
-        let from_cursor = match req.param(CURSOR) {
-            Some(token) if keyset => {
-                let (page, any_of) = cursor::decode(token, meta, &query.select.order)?;
-                query.page = page;
-                query.select.offset = 0;
-                query.select.any_of = any_of;
-                true
-            }
-            Some(_) => return Err(Error::param(CURSOR, "this list does not page by cursor")),
-            None => false,
-        };
-        let mut rows = M::load(conn, &query.select)?;
-        let has_next = rows.len() as i64 > query.limit;
-        rows.truncate(query.limit as usize);
-        let next = match rows.last() {
-            Some(last) if has_next && keyset => {
-                let values = query.select.order.iter().map(|o| last.field_json(o.field));
-                req.link(
-                    CURSOR,
-                    &cursor::encode(query.page.saturating_add(1), values.collect()),
-                )
-            }
-            _ if has_next => req.page_link(query.page.saturating_add(1)),
-            _ => String::new(),
-        };
-        // Cursor pages lead forward only.
-        let previous = if from_cursor {
-            String::new()
-        } else {
-            req.page_link(query.page - 1)
-        };
-        let count = match query.count {
-            None => None,
-            // A numbered page that ends the list tells the count without a query.
-            Some(_) if !has_next && !from_cursor && (query.page == 1 || !rows.is_empty()) => {
-                Some(query.select.offset.saturating_add(rows.len() as i64))
-            }
-            Some(Count::Exact) => Some(count(conn, meta, &query.select.conditions_only())?),
-            Some(Count::Estimated) => Some(estimate(conn, meta, &query.select.conditions_only())?),
-        };
-        let meta = PageMeta {
-            model: &self.name,
-            page: query.page,
-            previous: &previous,
-            next: &next,
-            count,
-            pages: count.map(|n| n.saturating_add(query.limit - 1) / query.limit),
-        };
-        // The page in one buffer: the meta, then the objects written in place.
-        let mut body = Vec::with_capacity(256 + rows.len() * 128);
-        body.extend_from_slice(b"{\"meta\":");
-        serde_json::to_writer(&mut body, &meta).map_err(|e| Error::Internal(e.to_string()))?;
-        body.extend_from_slice(b",\"objects\":[");
-        let mut body = self.serialize(cx, conn, &rows, sparse.as_ref(), body)?.buf;
-        body.extend_from_slice(b"]}");
-        Ok(Reply::ok(body))
     }
 }

@@ -12,6 +12,7 @@ mod filtered;
 mod hooks;
 mod idempotency;
 mod joins;
+mod list;
 mod nested;
 mod prepared;
 mod rate;

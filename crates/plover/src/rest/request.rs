@@ -13,8 +13,8 @@ use crate::auth::Headers;
 use crate::body::multipart_pairs;
 use crate::digest::Tag;
 use crate::error::Error;
-use crate::listing::{kept_in_links, PAGE};
-use crate::urlencoded::{link, pairs};
+use crate::listing::first;
+use crate::urlencoded::pairs;
 
 /// A request body, read in full, as its content type says.
 #[derive(Debug)]
@@ -98,28 +98,9 @@ impl ApiRequest {
         parsed.map_err(|e| Error::BadBody(format!("the body is not valid JSON: {e}")))
     }
 
-    /// A link to page `page` of this list with every other parameter kept (but `key` and
-    /// `secret`), or `""` for page 0.
-    pub(crate) fn page_link(&self, page: i64) -> String {
-        if page < 1 {
-            return String::new();
-        }
-        self.link(PAGE, &page.to_string())
-    }
-
-    /// A link to this list with every parameter kept but the page position (`page`, `cursor`)
-    /// and the credentials (`key`, `secret`), and `name=value` added.
-    pub(crate) fn link(&self, name: &str, value: &str) -> String {
-        let kept = self.query.iter().filter(|(k, _)| kept_in_links(k));
-        link(&self.list_path, kept, (name, value))
-    }
-
     /// The first value of a query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first(&self.query, name)
     }
 }
 

@@ -497,7 +497,6 @@ pub(crate) fn count(conn: &mut Conn<'_>, meta: &ModelMeta, s: &Select) -> Result
 /// The number of rows a selection's conditions match, counted up to `bound` and no further:
 /// `SELECT COUNT(*) FROM (SELECT 1 ... LIMIT ?)` reads at most `bound` rows, so the answer is
 /// exact below `bound`, and `bound` itself means "at least that many".
-#[cfg(feature = "admin")]
 pub(crate) fn count_up_to(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,

@@ -1,0 +1,330 @@
+//! Running one page of a list (docs/contract.md#pagination): its rows, whether more follow,
+//! and the number of matching rows, counted as the list's [`Counting`] says. REST lists, the
+//! admin index, its facets and its lookups all read their pages here.
+
+use serde_json::Value;
+
+use super::cursor;
+use super::links::Links;
+use super::CURSOR;
+use crate::db::{Conn, Engine};
+use crate::error::Error;
+use crate::model::{ModelMeta, RestModel};
+use crate::query::{Count, Select};
+use crate::sql::{count, count_up_to, estimate};
+
+/// At most `size` rows, and whether more follow them.
+#[derive(Debug)]
+pub(crate) struct Page<T> {
+    /// The rows, at most `size`.
+    pub(crate) rows: Vec<T>,
+    /// Whether the selection has rows after these.
+    pub(crate) has_next: bool,
+}
+
+impl<T> Page<T> {
+    /// Reads at most `size` rows of `select` with `load`, which is given the selection with its
+    /// limit set one row beyond `size`: that row, when it comes, tells that more follow, and is
+    /// dropped.
+    pub(crate) fn read(
+        select: &mut Select,
+        size: i64,
+        load: impl FnOnce(&Select) -> Result<Vec<T>, Error>,
+    ) -> Result<Page<T>, Error> {
+        select.limit = Some(size.saturating_add(1));
+        let mut rows = load(select)?;
+        let has_next = rows.len() as i64 > size;
+        rows.truncate(usize::try_from(size).unwrap_or(0));
+        Ok(Page { rows, has_next })
+    }
+}
+
+/// The rows skipped before page `page` (from 1) of `size` rows. A page too far for the offset
+/// to be represented is past the end all the same: the saturated offset skips every row.
+pub(crate) fn offset(page: i64, size: i64) -> i64 {
+    (page - 1).saturating_mul(size)
+}
+
+/// How a list counts the rows its conditions match: REST's `count=exact|estimated` (and a
+/// resource's default), the admin index's exact count up to a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counting {
+    /// One exact `COUNT`.
+    Exact,
+    /// The PostgreSQL planner's estimate; an exact count on SQLite.
+    Estimated,
+    /// On PostgreSQL, exact up to this many rows (a count that stops one row after it), above
+    /// it the planner's estimate (never below the bound); on SQLite, which has no estimate, one
+    /// exact count.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    ExactUpTo(i64),
+}
+
+impl From<Count> for Counting {
+    fn from(count: Count) -> Counting {
+        match count {
+            Count::Exact => Counting::Exact,
+            Count::Estimated => Counting::Estimated,
+        }
+    }
+}
+
+impl Counting {
+    /// Whether a number of rows known without a query is what this policy would answer: an
+    /// exact number it would not have estimated.
+    fn takes(self, rows: i64) -> bool {
+        match self {
+            Counting::Exact | Counting::Estimated => true,
+            Counting::ExactUpTo(bound) => rows <= bound,
+        }
+    }
+
+    /// The rows the conditions of `select` match, counted under this policy.
+    fn count(
+        self,
+        conn: &mut Conn<'_>,
+        meta: &ModelMeta,
+        select: &Select,
+    ) -> Result<RowCount, Error> {
+        let exact = |rows| RowCount {
+            rows,
+            estimated: false,
+        };
+        let estimated = conn.engine() != Engine::Sqlite;
+        match self {
+            Counting::Exact => Ok(exact(count(conn, meta, select)?)),
+            Counting::Estimated => Ok(RowCount {
+                rows: estimate(conn, meta, select)?,
+                estimated,
+            }),
+            Counting::ExactUpTo(_) if !estimated => Ok(exact(count(conn, meta, select)?)),
+            Counting::ExactUpTo(bound) => {
+                let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
+                if rows <= bound {
+                    return Ok(exact(rows));
+                }
+                Ok(RowCount {
+                    rows: estimate(conn, meta, select)?.max(rows),
+                    estimated: true,
+                })
+            }
+        }
+    }
+}
+
+/// The rows a list's filters and search match, as counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+#[cfg_attr(not(feature = "admin"), allow(unreachable_pub))]
+pub struct RowCount {
+    /// The number of rows (with `estimated`, PostgreSQL's planner estimate).
+    pub rows: i64,
+    /// Whether `rows` is an estimate (in the admin: more rows than `count_exact_up_to` match,
+    /// on PostgreSQL).
+    pub estimated: bool,
+}
+
+#[cfg(feature = "admin")]
+impl RowCount {
+    /// `37 messages`, `1 message`, `about 120,000 messages`, for the model admin `name`.
+    pub fn text(&self, name: &str) -> String {
+        let about = if self.estimated { "about " } else { "" };
+        let plural = if self.rows == 1 || name.ends_with('s') {
+            ""
+        } else {
+            "s"
+        };
+        format!("{about}{} {name}{plural}", grouped(self.rows))
+    }
+}
+
+/// `n` with a comma between groups of three digits.
+#[cfg(feature = "admin")]
+pub(crate) fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A parsed list request.
+#[derive(Debug, Clone)]
+pub(crate) struct ListQuery {
+    /// Filters, ordering and offset; the page runner sets the limit ([`ListQuery::run`]).
+    pub(crate) select: Select,
+    /// The page number, from 1.
+    pub(crate) page: i64,
+    /// The page size.
+    pub(crate) limit: i64,
+    /// Whether and how to count the matching rows.
+    pub(crate) count: Option<Counting>,
+    /// How many terms of `select.order` the request's `ordering` named (the primary key that
+    /// ends every ordering is added after them when they lack it).
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(crate) ordered: usize,
+    /// Whether the page after this one is named by a cursor (keyset pagination).
+    pub(crate) keyset: bool,
+    /// Whether this page was named by a cursor.
+    pub(crate) from_cursor: bool,
+}
+
+impl ListQuery {
+    /// Pages by cursor where the list allows it (`allowed`) and its ordering supports it: the
+    /// next page's link then carries a cursor, and the request's cursor `token`, if any, names
+    /// this page instead of its number and offset. A cursor where the list does not page by
+    /// cursor is a 400.
+    pub(crate) fn page_by_cursor(
+        &mut self,
+        meta: &ModelMeta,
+        allowed: bool,
+        token: Option<&str>,
+    ) -> Result<(), Error> {
+        self.keyset = allowed && cursor::supports(meta, &self.select.order);
+        let Some(token) = token else {
+            return Ok(());
+        };
+        if !self.keyset {
+            return Err(Error::param(CURSOR, "this list does not page by cursor"));
+        }
+        let (page, any_of) = cursor::decode(token, meta, &self.select.order)?;
+        self.page = page;
+        self.select.offset = 0;
+        self.select.any_of = any_of;
+        self.from_cursor = true;
+        Ok(())
+    }
+}
+
+/// One page of a list request, as run.
+#[derive(Debug)]
+pub(crate) struct ListPage<'q, M> {
+    /// The request it answers.
+    pub(crate) query: &'q ListQuery,
+    /// The rows, at most the page size.
+    pub(crate) rows: Vec<M>,
+    /// Whether rows follow this page.
+    pub(crate) has_next: bool,
+    /// The rows the request's conditions match, if it counts them.
+    pub(crate) count: Option<RowCount>,
+}
+
+impl ListQuery {
+    /// Runs this page: its rows (one more read to know whether more follow), and the count
+    /// its policy asks for. A numbered page that ends the list tells the count without a
+    /// query, where the policy would have answered that exact number.
+    pub(crate) fn run<M: RestModel>(
+        &mut self,
+        conn: &mut Conn<'_>,
+    ) -> Result<ListPage<'_, M>, Error> {
+        let size = self.limit;
+        let Page { rows, has_next } = Page::read(&mut self.select, size, |s| M::load(conn, s))?;
+        let count = match self.count {
+            None => None,
+            Some(counting) => {
+                Some(self.count_rows(conn, M::meta(), counting, has_next, rows.len())?)
+            }
+        };
+        Ok(ListPage {
+            query: self,
+            rows,
+            has_next,
+            count,
+        })
+    }
+
+    fn count_rows(
+        &self,
+        conn: &mut Conn<'_>,
+        meta: &ModelMeta,
+        counting: Counting,
+        has_next: bool,
+        shown: usize,
+    ) -> Result<RowCount, Error> {
+        if !has_next && !self.from_cursor && (self.page == 1 || shown > 0) {
+            let rows = self.select.offset.saturating_add(shown as i64);
+            if counting.takes(rows) {
+                return Ok(RowCount {
+                    rows,
+                    estimated: false,
+                });
+            }
+        }
+        counting.count(conn, meta, &self.select.conditions_only())
+    }
+}
+
+impl<M: RestModel> ListPage<'_, M> {
+    /// The link to the page before, if there is one: none before the first, and none from a
+    /// cursor page (cursor pages lead forward only).
+    pub(crate) fn previous(&self, links: &Links<'_>) -> Option<String> {
+        if self.query.from_cursor {
+            return None;
+        }
+        links.page(self.query.page - 1)
+    }
+
+    /// The link to the page after, if rows follow: by cursor where the list pages by cursor
+    /// (the ordering values of this page's last row), else by number.
+    pub(crate) fn next(&self, links: &Links<'_>) -> Option<String> {
+        if !self.has_next {
+            return None;
+        }
+        let page = self.query.page.saturating_add(1);
+        match self.rows.last() {
+            Some(last) if self.query.keyset => {
+                let order = &self.query.select.order;
+                let values: Vec<Value> = order.iter().map(|o| last.field_json(o.field)).collect();
+                Some(links.with(CURSOR, &cursor::encode(page, values)))
+            }
+            _ => links.page(page),
+        }
+    }
+
+    /// The pages of the page size that the counted rows fill.
+    pub(crate) fn pages(&self) -> Option<i64> {
+        let limit = self.query.limit;
+        self.count.map(|n| n.rows.saturating_add(limit - 1) / limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "admin")]
+    #[test]
+    fn counts_read_with_thousands_and_plurals() {
+        let count = |rows, estimated| RowCount { rows, estimated };
+        assert_eq!(count(0, false).text("message"), "0 messages");
+        assert_eq!(count(1, false).text("message"), "1 message");
+        assert_eq!(count(37, false).text("message"), "37 messages");
+        assert_eq!(
+            count(1234567, true).text("message"),
+            "about 1,234,567 messages"
+        );
+        assert_eq!(count(100_000, false).text("status"), "100,000 status");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(-12345), "-12,345");
+    }
+
+    #[test]
+    fn a_page_reads_one_row_more_and_keeps_its_size() -> Result<(), Error> {
+        let mut select = Select::default();
+        let page = Page::read(&mut select, 2, |s| Ok((0..s.limit.unwrap_or(0)).collect()))?;
+        assert_eq!((page.rows, page.has_next), (vec![0, 1], true));
+        let page = Page::read(&mut select, 2, |_| Ok(vec![0, 1]))?;
+        assert_eq!((page.rows, page.has_next), (vec![0, 1], false));
+        assert_eq!(offset(3, 20), 40);
+        assert_eq!(offset(i64::MAX, 20), i64::MAX);
+        Ok(())
+    }
+}
