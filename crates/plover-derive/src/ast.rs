@@ -180,16 +180,18 @@ impl Gathered {
             self.indexes.push(vec![(column, false)]);
         }
         let constraints = check::constraints(cx, &fa, scalar.kind);
-        if matches!(fa.user_role, Some((UserRole::Password, _)))
-            && matches!(fa.default, Default::None)
-        {
-            // No usable password until one is set (the admin's forms set it apart).
-            fa.default = Default::Expr(syn::parse_quote!(String::new()));
-        }
-        let sql_default = match &fa.default {
+        let mut sql_default = match &fa.default {
             Default::Expr(expr) => sql_literal(expr),
             _ => None,
         };
+        if matches!(fa.user_role, Some((UserRole::Password, _)))
+            && matches!(fa.default, Default::None)
+        {
+            // No usable password until one is set (the admin's forms set it apart): empty
+            // text, named by its absolute path (a model may live without the prelude).
+            fa.default = Default::Expr(syn::parse_quote!(::std::string::String::new()));
+            sql_default = Some("''".to_owned());
+        }
         let (mut excluded, mut unique) = (fa.exclude, fa.unique);
         if let Some((role, path)) = &fa.user_role {
             check::user_role(cx, (*role, path), scalar.kind, nullable, &fa, &self.roles);
