@@ -7,6 +7,7 @@
 fn ui() {
     let t = trybuild::TestCases::new();
     t.pass("ui/pass_all_attributes.rs");
+    t.pass("ui/pass_no_implicit_prelude.rs");
     t.compile_fail("ui/unknown_struct_key.rs");
     t.compile_fail("ui/unknown_field_key.rs");
     t.compile_fail("ui/read_only_and_write_only.rs");

@@ -1,14 +1,14 @@
-//! The model as the derive understands it, checked: every error is collected and reported
-//! at the span that caused it.
+//! The model as the derive understands it, built from the struct and the attributes `attr`
+//! parsed. The rules it must follow are in `check`, called here as each part is read.
 
 use proc_macro2::{Span, TokenStream};
-use syn::{Data, DeriveInput, Fields, Ident, Path, Visibility};
+use syn::{DeriveInput, Ident, Path, Visibility};
 
-use crate::attr::{self, Default, UserRole};
+use crate::attr::{self, Default, FieldAttrs, UserRole};
 use crate::check;
 use crate::ctxt::Ctxt;
 pub(crate) use crate::field::Field;
-use crate::types::{option_inner, scalar_of, sql_literal, Kind, SUPPORTED};
+use crate::types::{option_inner, sql_literal, Kind};
 
 pub(crate) struct Model {
     pub(crate) ident: Ident,
@@ -40,194 +40,70 @@ pub(crate) struct UserFields {
     pub(crate) admin: Option<usize>,
 }
 
+/// A field as `attr` read it: the declaration, its name and its attributes.
+struct Parsed<'a> {
+    field: &'a syn::Field,
+    ident: Ident,
+    attrs: FieldAttrs,
+}
+
+/// What reading the fields gathers besides the fields: the user roles (each with its key and
+/// the index of its field) and the single-column indexes.
+#[derive(std::default::Default)]
+struct Gathered {
+    fields: Vec<Field>,
+    roles: Vec<(UserRole, Path, usize)>,
+    indexes: Vec<Vec<(String, bool)>>,
+}
+
 impl Model {
+    /// Reads and checks the model: `attr` parses the attributes, this builds the model and
+    /// `check` applies the rules as each part is read, so that the errors come in the order
+    /// of the source. Every error is collected; `Err` holds them all.
     pub(crate) fn from_input(input: &DeriveInput) -> Result<Model, TokenStream> {
         let mut cx = Ctxt::default();
-        let named = match &input.data {
-            Data::Struct(s) => match &s.fields {
-                Fields::Named(named) => Some(named),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some(named) = named else {
-            cx.error(
-                &input.ident,
-                "RestModel can only be derived for a struct with named fields, one per column",
-            );
+        let Some(named) = check::named_fields(&mut cx, input) else {
             return Err(cx.check().err().unwrap_or_default());
         };
-        if !input.generics.params.is_empty() {
-            cx.error(
-                &input.generics,
-                "RestModel cannot be derived for a generic struct",
-            );
-        }
+        check::not_generic(&mut cx, input);
         let attrs = attr::struct_attrs(&mut cx, &input.attrs);
-        let parsed: Vec<(&syn::Field, Ident, attr::FieldAttrs)> = named
+        let parsed: Vec<Parsed<'_>> = named
             .named
             .iter()
-            .filter_map(|f| Some((f, f.ident.clone()?, attr::field_attrs(&mut cx, &f.attrs))))
-            .collect();
-        // The primary key: the field marked #[rest(primary_key)], else the field named `id`.
-        let marked: Vec<&Ident> = parsed
-            .iter()
-            .filter(|(_, _, fa)| fa.primary_key)
-            .map(|(_, ident, _)| ident)
-            .collect();
-        let pk_ident = marked
-            .first()
-            .copied()
-            .or_else(|| {
-                parsed
-                    .iter()
-                    .map(|(_, ident, _)| ident)
-                    .find(|i| *i == "id")
+            .filter_map(|f| {
+                let ident = f.ident.clone()?;
+                let attrs = attr::field_attrs(&mut cx, &f.attrs);
+                Some(Parsed {
+                    field: f,
+                    ident,
+                    attrs,
+                })
             })
-            .cloned();
-        check::primary_keys(&mut cx, &input.ident, &marked, pk_ident.is_some());
-        let mut fields: Vec<Field> = Vec::new();
-        let mut roles: Vec<(UserRole, Path, usize)> = Vec::new();
-        let mut indexes: Vec<Vec<(String, bool)>> = Vec::new();
-        for (f, ident, mut fa) in parsed {
-            let (value_ty, nullable) = match option_inner(&f.ty) {
-                Some(inner) => (inner.clone(), true),
-                None => (f.ty.clone(), false),
-            };
-            let Some(scalar) = scalar_of(&value_ty) else {
-                let message = if pk_ident.as_ref() == Some(&ident) {
-                    check::PK_TYPE.to_owned()
-                } else {
-                    format!("unsupported field type for RestModel; use {SUPPORTED}")
-                };
-                cx.error(&f.ty, message);
-                continue;
-            };
-            let column = ident.to_string();
-            let name = match (&fa.name, &fa.fk) {
-                (Some(lit), _) => lit.value(),
-                (None, Some(_)) => column.strip_suffix("_id").unwrap_or(&column).to_owned(),
-                (None, None) => column.clone(),
-            };
-            let key = if fa.fk.is_some() {
-                format!("{name}_id")
-            } else {
-                name.clone()
-            };
-            if fa.index {
-                indexes.push(vec![(column.clone(), false)]);
-            }
-            let constraints = check::constraints(&mut cx, &fa, scalar.kind);
-            if matches!(fa.user_role, Some((UserRole::Password, _)))
-                && matches!(fa.default, Default::None)
-            {
-                // No usable password until one is set (the admin's forms set it apart).
-                fa.default = Default::Expr(syn::parse_quote!(String::new()));
-            }
-            let long = fa.long.is_some() && scalar.kind == crate::types::Kind::Text;
-            let sql_default = match &fa.default {
-                Default::Expr(expr) => sql_literal(expr),
-                _ => None,
-            };
-            let (mut excluded, mut unique) = (fa.exclude, fa.unique);
-            if let Some((role, path)) = &fa.user_role {
-                let wanted = match role {
-                    UserRole::Username | UserRole::Password => Kind::Text,
-                    UserRole::Active | UserRole::Admin => Kind::Bool,
-                };
-                if scalar.kind != wanted || nullable {
-                    let ty = if wanted == Kind::Text {
-                        "String"
-                    } else {
-                        "bool"
-                    };
-                    cx.error(
-                        path,
-                        format!("`#[rest({})]` marks a `{ty}` field", role.key()),
-                    );
-                }
-                match role {
-                    // The hash is never shown: write-only, as `Auth::new` requires.
-                    UserRole::Password if fa.private || fa.read_only => {
-                        cx.error(path, check::PASSWORD_SHOWN);
-                    }
-                    UserRole::Password => excluded = true,
-                    UserRole::Username => unique = true,
-                    _ => {}
-                }
-                if roles.iter().any(|(r, _, _)| r == role) {
-                    cx.error(path, format!("only one field is `#[rest({})]`", role.key()));
-                }
-                roles.push((*role, path.clone(), fields.len()));
-            }
-            fields.push(Field {
-                kind: scalar.kind,
-                sql_type: scalar.sql_type,
-                diesel_type: scalar.diesel_type,
-                sql_default,
-                ident,
-                ty: f.ty.clone(),
-                value_ty,
-                nullable,
-                name,
-                key,
-                fk: fa.fk,
-                default: fa.default,
-                excluded,
-                read_only: fa.read_only,
-                unique,
-                doc: doc_comment(&f.attrs),
-                constraints,
-                long,
-                private: fa.private,
-            });
+            .collect();
+        let pk_ident = primary_key(&mut cx, &input.ident, &parsed);
+        let mut gathered = Gathered::default();
+        for field in parsed {
+            let is_pk = pk_ident.as_ref() == Some(&field.ident);
+            gathered.read(&mut cx, field, is_pk);
         }
+        let Gathered {
+            mut fields,
+            roles,
+            mut indexes,
+        } = gathered;
         let pk = pk_ident.and_then(|pk| fields.iter().position(|f| f.ident == pk));
         check::fields(&mut cx, &fields, pk);
         for (name, lit) in &attrs.exclude {
-            match fields
-                .iter_mut()
-                .find(|f| &f.name == name || f.ident == name)
-            {
-                Some(f) if f.read_only => cx.error(lit, crate::attr::READ_AND_WRITE_ONLY),
-                Some(f) if f.private => cx.error(lit, crate::attr::PRIVATE_AND_WRITE_ONLY),
-                Some(f) => f.excluded = true,
-                None => cx.error(lit, check::not_a_field("exclude", name, input, &fields)),
+            if let Some(at) = check::exclude(&mut cx, input, &fields, name, lit) {
+                fields[at].excluded = true;
             }
         }
-        for lit in &attrs.indexes {
-            let mut columns = Vec::new();
-            for entry in lit.value().split(',').map(str::trim) {
-                // `-name`: the column in descending order, as in `ordering`.
-                let (name, descending) = match entry.strip_prefix('-') {
-                    Some(name) => (name, true),
-                    None => (entry, false),
-                };
-                match fields.iter().find(|f| f.name == name || f.ident == name) {
-                    Some(f) => columns.push((f.ident.to_string(), descending)),
-                    None => cx.error(lit, check::not_a_field("index", name, input, &fields)),
-                }
-            }
-            indexes.push(columns);
-        }
+        indexes
+            .extend((attrs.indexes.iter()).map(|lit| declared_index(&mut cx, input, &fields, lit)));
         let user = user_fields(&mut cx, &input.ident, &roles);
-        // Without `#[diesel(table_name = ..)]`, the table is the struct's name in lowercase.
-        let table = attrs.table.or_else(|| {
-            let lowercase = input.ident.to_string().to_lowercase();
-            let default = syn::parse_str::<syn::Ident>(&lowercase)
-                .ok()
-                .map(Path::from);
-            if default.is_none() && !attrs.table_malformed {
-                cx.error(
-                    &input.ident,
-                    format!(
-                        "`{lowercase}` cannot name this model's table: add \
-                         #[diesel(table_name = <table>)]"
-                    ),
-                );
-            }
-            default
-        });
+        let table = attrs
+            .table
+            .or_else(|| default_table(&mut cx, input, attrs.table_malformed));
         cx.check()?;
         let (Some(table), Some(pk)) = (table, pk) else {
             return Err(
@@ -259,6 +135,132 @@ impl Model {
     }
 }
 
+/// The primary key's name: the field marked `#[rest(primary_key)]`, else the field named `id`.
+fn primary_key(cx: &mut Ctxt, model: &Ident, parsed: &[Parsed<'_>]) -> Option<Ident> {
+    let marked: Vec<&Ident> = parsed
+        .iter()
+        .filter(|p| p.attrs.primary_key)
+        .map(|p| &p.ident)
+        .collect();
+    let pk = (marked.first().copied())
+        .or_else(|| parsed.iter().map(|p| &p.ident).find(|i| *i == "id"))
+        .cloned();
+    check::primary_keys(cx, model, &marked, pk.is_some());
+    pk
+}
+
+impl Gathered {
+    /// Reads one field (nothing for a type Plover does not support): its names, column type,
+    /// constraints, default and user role.
+    fn read(&mut self, cx: &mut Ctxt, parsed: Parsed<'_>, is_pk: bool) {
+        let Parsed {
+            field: f,
+            ident,
+            attrs: mut fa,
+        } = parsed;
+        let (value_ty, nullable) = match option_inner(&f.ty) {
+            Some(inner) => (inner.clone(), true),
+            None => (f.ty.clone(), false),
+        };
+        let Some(scalar) = check::field_type(cx, &f.ty, &value_ty, is_pk) else {
+            return;
+        };
+        let column = ident.to_string();
+        let name = match (&fa.name, &fa.fk) {
+            (Some(lit), _) => lit.value(),
+            (None, Some(_)) => column.strip_suffix("_id").unwrap_or(&column).to_owned(),
+            (None, None) => column.clone(),
+        };
+        let key = if fa.fk.is_some() {
+            format!("{name}_id")
+        } else {
+            name.clone()
+        };
+        if fa.index {
+            self.indexes.push(vec![(column, false)]);
+        }
+        let constraints = check::constraints(cx, &fa, scalar.kind);
+        let mut sql_default = match &fa.default {
+            Default::Expr(expr) => sql_literal(expr),
+            _ => None,
+        };
+        if matches!(fa.user_role, Some((UserRole::Password, _)))
+            && matches!(fa.default, Default::None)
+        {
+            // No usable password until one is set (the admin's forms set it apart): empty
+            // text, named by its absolute path (a model may live without the prelude).
+            fa.default = Default::Expr(syn::parse_quote!(::std::string::String::new()));
+            sql_default = Some("''".to_owned());
+        }
+        let (mut excluded, mut unique) = (fa.exclude, fa.unique);
+        if let Some((role, path)) = &fa.user_role {
+            check::user_role(cx, (*role, path), scalar.kind, nullable, &fa, &self.roles);
+            match role {
+                // The hash is never shown: write-only, as `Auth::new` requires.
+                UserRole::Password => excluded = true,
+                UserRole::Username => unique = true,
+                _ => {}
+            }
+            self.roles.push((*role, path.clone(), self.fields.len()));
+        }
+        self.fields.push(Field {
+            kind: scalar.kind,
+            sql_type: scalar.sql_type,
+            diesel_type: scalar.diesel_type,
+            sql_default,
+            ident,
+            ty: f.ty.clone(),
+            value_ty,
+            nullable,
+            name,
+            key,
+            fk: fa.fk,
+            default: fa.default,
+            excluded,
+            read_only: fa.read_only,
+            unique,
+            doc: doc_comment(&f.attrs),
+            constraints,
+            long: fa.long.is_some() && scalar.kind == Kind::Text,
+            private: fa.private,
+        });
+    }
+}
+
+/// The columns of one `#[rest(index = "a, -b")]`: `-name` is the column in descending order,
+/// as in `ordering`. A name that is no field is reported and left out.
+fn declared_index(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    fields: &[Field],
+    lit: &syn::LitStr,
+) -> Vec<(String, bool)> {
+    let mut columns = Vec::new();
+    for entry in lit.value().split(',').map(str::trim) {
+        let (name, descending) = match entry.strip_prefix('-') {
+            Some(name) => (name, true),
+            None => (entry, false),
+        };
+        if let Some(f) = check::index_field(cx, input, fields, name, lit) {
+            columns.push((f.ident.to_string(), descending));
+        }
+    }
+    columns
+}
+
+/// Without `#[diesel(table_name = ..)]`, the table is the struct's name in lowercase (an
+/// error when that is no identifier, unless a malformed `table_name` was reported already).
+fn default_table(cx: &mut Ctxt, input: &DeriveInput, malformed: bool) -> Option<Path> {
+    let lowercase = input.ident.to_string().to_lowercase();
+    let default = syn::parse_str::<syn::Ident>(&lowercase)
+        .ok()
+        .map(Path::from);
+    if default.is_none() && !malformed {
+        check::table_name(cx, &input.ident, &lowercase);
+    }
+    default
+}
+
 /// The user model's fields, if any field has a part in one: the username and the password
 /// are required then.
 fn user_fields(
@@ -276,26 +278,7 @@ fn user_fields(
         return None;
     }
     let (username, password) = (find(UserRole::Username), find(UserRole::Password));
-    for (role, found) in [
-        (UserRole::Username, username),
-        (UserRole::Password, password),
-    ] {
-        if found.is_none() {
-            cx.error(
-                ident,
-                format!(
-                    "a user model marks its username and its password hash: add `#[rest({})]` \
-                     to the field that holds the {}",
-                    role.key(),
-                    if role == UserRole::Username {
-                        "username"
-                    } else {
-                        "password hash"
-                    }
-                ),
-            );
-        }
-    }
+    check::user_model(cx, ident, username.is_some(), password.is_some());
     Some(UserFields {
         username: username?,
         password: password?,

@@ -1,16 +1,68 @@
-//! The derive's second step: the checks of a model that `ast` has read, each error at the span
-//! that caused it and saying what to write instead. `ast` reads the struct and its attributes
-//! (reporting only what it cannot read); the rules between fields and attributes live here.
+//! The derive's checks: every rule of a model, each error at the span that caused it and
+//! saying what to write instead. `attr` parses the attributes (reporting only what it cannot
+//! read), `ast` builds the model and calls these as it reads each part, so that the errors come
+//! in the order of the source; `expand` generates code from a model that passed them all.
 
-use syn::{DeriveInput, Ident};
+use syn::{DeriveInput, FieldsNamed, Ident, LitStr, Path, Type};
 
-use crate::attr::{Default, FieldAttrs, Number};
+use crate::attr::{
+    Default, FieldAttrs, Number, UserRole, PRIVATE_AND_WRITE_ONLY, READ_AND_WRITE_ONLY,
+};
 use crate::ctxt::Ctxt;
 use crate::field::{Constraints, Field};
-use crate::types::Kind;
+use crate::types::{scalar_of, Kind, Scalar, SUPPORTED};
+
+/// The named fields of a struct; an error (and `None`) for anything else.
+pub(crate) fn named_fields<'a>(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<&'a FieldsNamed> {
+    match &input.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(named),
+            ..
+        }) => Some(named),
+        _ => {
+            cx.error(
+                &input.ident,
+                "RestModel can only be derived for a struct with named fields, one per column",
+            );
+            None
+        }
+    }
+}
+
+/// A model is one table: no type parameters.
+pub(crate) fn not_generic(cx: &mut Ctxt, input: &DeriveInput) {
+    if !input.generics.params.is_empty() {
+        cx.error(
+            &input.generics,
+            "RestModel cannot be derived for a generic struct",
+        );
+    }
+}
+
+/// What the field's value type `value_ty` (`T` of `Option<T>`) maps to; an error at the
+/// declared type `ty` when Plover does not support it.
+pub(crate) fn field_type(
+    cx: &mut Ctxt,
+    ty: &Type,
+    value_ty: &Type,
+    primary_key: bool,
+) -> Option<&'static Scalar> {
+    let scalar = scalar_of(value_ty);
+    if scalar.is_none() {
+        if primary_key {
+            cx.error(ty, PK_TYPE);
+        } else {
+            cx.error(
+                ty,
+                format!("unsupported field type for RestModel; use {SUPPORTED}"),
+            );
+        }
+    }
+    scalar
+}
 
 /// The message for a primary key of another type.
-pub(crate) const PK_TYPE: &str = "the primary key must be an i32 or i64 field";
+const PK_TYPE: &str = "the primary key must be an i32 or i64 field";
 
 /// One primary key: at most one field marked `#[rest(primary_key)]`, and some field (marked,
 /// or named `id`) at all.
@@ -66,8 +118,44 @@ pub(crate) fn fields(cx: &mut Ctxt, fields: &[Field], pk: Option<usize>) {
     }
 }
 
+/// The field that `#[rest(exclude = "...")]` names by `name`, if it can be made write-only:
+/// an error when it names no field, or a field that is read-only or private.
+pub(crate) fn exclude(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    fields: &[Field],
+    name: &str,
+    lit: &LitStr,
+) -> Option<usize> {
+    let at = fields
+        .iter()
+        .position(|f| f.name == name || f.ident == name);
+    match at.map(|i| &fields[i]) {
+        Some(f) if f.read_only => cx.error(lit, READ_AND_WRITE_ONLY),
+        Some(f) if f.private => cx.error(lit, PRIVATE_AND_WRITE_ONLY),
+        Some(_) => return at,
+        None => cx.error(lit, not_a_field("exclude", name, input, fields)),
+    }
+    None
+}
+
+/// The field that `#[rest(index = "...")]` names by `name`; an error when there is none.
+pub(crate) fn index_field<'a>(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    fields: &'a [Field],
+    name: &str,
+    lit: &LitStr,
+) -> Option<&'a Field> {
+    let found = fields.iter().find(|f| f.name == name || f.ident == name);
+    if found.is_none() {
+        cx.error(lit, not_a_field("index", name, input, fields));
+    }
+    found
+}
+
 /// The message for an attribute (`exclude`, `index`) that names no field of the model.
-pub(crate) fn not_a_field(key: &str, name: &str, input: &DeriveInput, fields: &[Field]) -> String {
+fn not_a_field(key: &str, name: &str, input: &DeriveInput, fields: &[Field]) -> String {
     let names: Vec<String> = fields.iter().map(|f| f.ident.to_string()).collect();
     match key {
         "index" => format!(
@@ -84,12 +172,98 @@ pub(crate) fn not_a_field(key: &str, name: &str, input: &DeriveInput, fields: &[
     }
 }
 
+/// The model's table defaults to its name in lowercase, `lowercase`, which is no identifier.
+pub(crate) fn table_name(cx: &mut Ctxt, model: &Ident, lowercase: &str) {
+    cx.error(
+        model,
+        format!(
+            "`{lowercase}` cannot name this model's table: add \
+             #[diesel(table_name = <table>)]"
+        ),
+    );
+}
+
+/// The part `role` (with its key `path`) a field of `kind` plays in a user model: the type it
+/// needs, a password hash never shown, and one field per part (`roles`: the parts met so far).
+pub(crate) fn user_role(
+    cx: &mut Ctxt,
+    (role, path): (UserRole, &Path),
+    kind: Kind,
+    nullable: bool,
+    fa: &FieldAttrs,
+    roles: &[(UserRole, Path, usize)],
+) {
+    let wanted = match role {
+        UserRole::Username | UserRole::Password => Kind::Text,
+        UserRole::Active | UserRole::Admin => Kind::Bool,
+    };
+    if kind != wanted || nullable {
+        let ty = if wanted == Kind::Text {
+            "String"
+        } else {
+            "bool"
+        };
+        cx.error(
+            path,
+            format!("`#[rest({})]` marks a `{ty}` field", role.key()),
+        );
+    }
+    if role == UserRole::Password && (fa.private || fa.read_only) {
+        cx.error(path, PASSWORD_SHOWN);
+    }
+    if roles.iter().any(|(r, _, _)| *r == role) {
+        cx.error(path, format!("only one field is `#[rest({})]`", role.key()));
+    }
+}
+
+/// A user model (`model`, some field of which plays a part) marks its username and its
+/// password hash.
+pub(crate) fn user_model(cx: &mut Ctxt, model: &Ident, username: bool, password: bool) {
+    for (role, found) in [
+        (UserRole::Username, username),
+        (UserRole::Password, password),
+    ] {
+        if !found {
+            cx.error(
+                model,
+                format!(
+                    "a user model marks its username and its password hash: add `#[rest({})]` \
+                     to the field that holds the {}",
+                    role.key(),
+                    if role == UserRole::Username {
+                        "username"
+                    } else {
+                        "password hash"
+                    }
+                ),
+            );
+        }
+    }
+}
+
 /// The constraints of a field of `kind`, each key checked against the type: bounds on
 /// numbers, lengths, blankness, choices and `long` on text.
 pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constraints {
-    let number = matches!(kind, Kind::Int32 | Kind::Int64 | Kind::Float);
     let text = kind == Kind::Text;
     let mut out = Constraints::default();
+    bounds(cx, fa, kind, &mut out);
+    lengths(cx, fa, kind, &mut out);
+    text_only(cx, fa, text);
+    if text {
+        out.not_blank = fa.not_blank.is_some();
+        out.choices = fa
+            .choices
+            .as_ref()
+            .map(|(list, _)| list.iter().map(syn::LitStr::value).collect())
+            .unwrap_or_default();
+    }
+    out
+}
+
+/// `min` and `max`, on a number field (floats for a float field), `max` not below `min`.
+fn bounds(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind, out: &mut Constraints) {
+    let number = matches!(kind, Kind::Int32 | Kind::Int64 | Kind::Float);
+    let text = kind == Kind::Text;
     for (key, bound, slot) in [
         ("min", &fa.min, &mut out.min),
         ("max", &fa.max, &mut out.max),
@@ -130,6 +304,12 @@ pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constra
             cx.error(expr, "`max` is below `min`: nothing could be accepted");
         }
     }
+}
+
+/// `min_len` and `max_len`, on a text field, `max_len` not below `min_len`.
+fn lengths(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind, out: &mut Constraints) {
+    let number = matches!(kind, Kind::Int32 | Kind::Int64 | Kind::Float);
+    let text = kind == Kind::Text;
     for (key, lit, slot) in [
         ("min_len", &fa.min_len, &mut out.min_len),
         ("max_len", &fa.max_len, &mut out.max_len),
@@ -163,7 +343,11 @@ pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constra
             );
         }
     }
-    let text_only = [
+}
+
+/// `not_blank`, `long` and `choices`, on a text field only.
+fn text_only(cx: &mut Ctxt, fa: &FieldAttrs, text: bool) {
+    let given = [
         (
             "not_blank",
             fa.not_blank.as_ref().map(quote::ToTokens::to_token_stream),
@@ -179,7 +363,7 @@ pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constra
                 .map(|(_, e)| quote::ToTokens::to_token_stream(e)),
         ),
     ];
-    for (key, tokens) in text_only {
+    for (key, tokens) in given {
         if let (Some(tokens), false) = (tokens, text) {
             let what = match key {
                 "long" => "marks text of several lines (a textarea in the admin)",
@@ -195,16 +379,8 @@ pub(crate) fn constraints(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind) -> Constra
             );
         }
     }
-    if text {
-        out.not_blank = fa.not_blank.is_some();
-        out.choices = fa
-            .choices
-            .as_ref()
-            .map(|(list, _)| list.iter().map(syn::LitStr::value).collect())
-            .unwrap_or_default();
-    }
-    out
 }
 
-pub(crate) const PASSWORD_SHOWN: &str = "the password hash is write-only (`#[rest(password)]` \
+/// The message for a password hash marked `private` or `read_only`.
+const PASSWORD_SHOWN: &str = "the password hash is write-only (`#[rest(password)]` \
      makes it so): remove `private` or `read_only` from this field";

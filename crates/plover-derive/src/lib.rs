@@ -1,14 +1,16 @@
 //! `#[derive(RestModel)]`: field metadata, serializer, deserializer, and typed filter and
 //! ordering tables for Plover, generated at compile time.
 //!
-//! The pipeline is `ast` (parse the struct and its attributes, collecting every error) then
-//! `expand` (generate). Errors point at the user's span and say what to write instead.
+//! The pipeline, as serde's derive: `attr` parses the attributes into typed values, `ast`
+//! builds the model from the struct and them, `check` holds every rule of a model (`ast` calls
+//! each as it reads the part it concerns, so that errors come in the order of the source), and
+//! `expand` generates code from a model that passed them all. Every error is collected (`ctxt`),
+//! points at the user's span and says what to write instead.
 
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 mod ast;
 mod attr;
-
 mod check;
 mod choice;
 mod ctxt;

@@ -60,3 +60,67 @@ fn expansion() {
     });
     assert_snapshot("expansion.rs.txt", &actual);
 }
+
+/// Every attribute the derive accepts (attr.rs's `STRUCT_KEYS` and `FIELD_KEYS`, both forms of
+/// `default`, `table_name`, a user model's four parts) and a field of a `Choice` type.
+#[test]
+fn expansion_of_every_attribute() {
+    let actual = expand(syn::parse_quote! {
+        /// A member of the club.
+        ///
+        /// Only the first paragraph describes the resource.
+        #[derive(Debug, RestModel)]
+        #[diesel(table_name = member)]
+        #[rest(name = "members", display = "{login} ({pk})", rules, table)]
+        #[rest(exclude = "secret", index = "handle, -score", index = "team")]
+        pub struct Member {
+            #[rest(primary_key)]
+            pub pk: i64,
+            /// The name the member signs in with.
+            #[rest(username, name = "handle", min_len = 3, max_len = 30, not_blank)]
+            pub login: String,
+            #[rest(password)]
+            pub hash: String,
+            #[rest(active, default = true)]
+            pub enabled: bool,
+            #[rest(admin, default)]
+            pub staff: bool,
+            #[rest(fk = Team, index)]
+            pub team_id: Option<i32>,
+            #[rest(read_only, min = 0, max = 100, default = 0)]
+            pub score: i32,
+            #[rest(min = -1.5, max = 9.5)]
+            pub ratio: Option<f64>,
+            #[rest(long, choices = ["short", "long"], default = "short".to_owned())]
+            pub bio: String,
+            #[rest(private, unique)]
+            pub code: Option<String>,
+            #[rest(write_only)]
+            pub token: Option<String>,
+            #[rest(exclude, default = String::new())]
+            pub legacy: String,
+            pub secret: String,
+            pub mood: Mood,
+            pub born: Option<chrono::NaiveDate>,
+            #[rest(default = plover::value::now())]
+            pub joined: chrono::NaiveDateTime,
+        }
+    });
+    assert_snapshot("every_attribute.rs.txt", &actual);
+}
+
+/// `#[derive(Choice)]` with its one attribute, `rename`.
+#[test]
+fn choice_expansion() {
+    let input: syn::DeriveInput = syn::parse_quote! {
+        pub enum Mood {
+            Calm,
+            OnHold,
+            #[rest(rename = "on-edge")]
+            Edgy,
+        }
+    };
+    let file: syn::File =
+        syn::parse2(crate::choice::derive(&input)).expect("the expansion parses as a file");
+    assert_snapshot("choice.rs.txt", &prettyplease::unparse(&file));
+}

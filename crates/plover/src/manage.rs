@@ -313,52 +313,13 @@ impl<U: UserModel + Clone> Commands<U> {
         F: FnOnce(&Database, &Auth<U>) -> R,
         R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
     {
-        let url = cli.database.unwrap_or_else(|| self.database.clone());
-        let db = Database::from_url(&url).map_err(|e| Failure(e.to_string()))?;
-        let mut auth = Auth::<U>::new(db.clone());
-        if let Ok(key) = std::env::var("SECRET_KEY") {
-            if key.len() < 32 {
-                return Err(Failure("SECRET_KEY needs at least 32 bytes".into()));
-            }
-            auth = auth.secret_key(key.as_bytes());
-        }
-        let auth = (self.auth)(auth);
+        let (db, auth) = self.open(cli.database)?;
         let dir = &self.migrations;
         let mut out = std::io::stdout().lock();
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => {
                 let bind = cli.bind.unwrap_or_else(|| self.bind.clone());
-                let waiting = db.run_blocking(|c| migrations::pending(c, dir))?;
-                if let Err(Failure(mut message)) = self.create_tables(&db) {
-                    if !waiting.is_empty() {
-                        message.push_str(&format!(
-                            "migrations are not applied yet ({}): run `migrate` first\n",
-                            waiting.join(", ")
-                        ));
-                    }
-                    return Err(Failure(message));
-                }
-                if !waiting.is_empty() {
-                    log::warn!("migrations not applied yet (run `migrate`): {waiting:?}");
-                }
-                for hook in &self.on_start {
-                    hook(&db, &auth)?;
-                }
-                let routes = app(&db, &auth);
-                drop(out);
-                // The REST APIs' requests skip the session middleware (server::Except).
-                let sessionless = crate::mounted::record(|| {
-                    let _app = actix_web::App::new().configure(routes.clone());
-                })
-                .sessionless_prefixes();
-                let session = std::sync::Arc::new(move || auth.session_middleware());
-                serve(
-                    &self.name,
-                    session,
-                    sessionless.into(),
-                    Box::new(routes),
-                    &bind,
-                )?;
+                self.serve_app(db, auth, &bind, app, out)?;
             }
             Command::Check => {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
@@ -396,58 +357,109 @@ impl<U: UserModel + Clone> Commands<U> {
                 }
             }
             Command::Createsuperuser { username } => {
-                self.create_tables(&db)?;
-                let mut ask = Asker::stdin();
-                let username = match username {
-                    Some(name) => name,
-                    None => ask.value(U::USERNAME_FIELD, "--username")?,
-                };
-                let mut fields = Vec::new();
-                for field in superuser_fields::<U>() {
-                    let raw = match given.iter().find(|(name, _)| *name == field.name()) {
-                        Some((_, raw)) => raw.clone(),
-                        None => ask.value(field.name(), &format!("--{}", field.name()))?,
-                    };
-                    let value = text_value(field, &raw)
-                        .map_err(|message| Failure(format!("{}: {message}", field.name())))?;
-                    fields.push((field.name(), value));
-                }
-                let password = ask.new_password()?;
-                let user = db.run_blocking(|c| {
-                    auth.create_user_with(c, &username, &password, true, &fields)
-                })?;
-                writeln!(out, "created {} (id {})", user.username(), user.pk())?;
+                self.createsuperuser(&db, &auth, username, given, &mut out)?;
             }
-            Command::Openapi { prefix } => {
-                let recorded = record(&db, &auth, app);
-                let found: Vec<_> = recorded
-                    .openapi
-                    .iter()
-                    .filter(|(p, _)| prefix.as_ref().is_none_or(|wanted| wanted == p))
-                    .collect();
-                let [(_, document)] = found[..] else {
-                    let prefixes: Vec<&str> =
-                        recorded.openapi.iter().map(|(p, _)| p.as_str()).collect();
-                    return Err(Failure(format!(
-                        "name one API with --prefix; this application has: {}",
-                        prefixes.join(", ")
-                    )));
-                };
-                let text = serde_json::to_string_pretty(document).unwrap_or_default();
-                writeln!(out, "{text}")?;
-            }
-            Command::Routes => {
-                let routes = record(&db, &auth, app).routes;
-                let width = |f: fn(&crate::mounted::Mounted) -> usize| {
-                    routes.iter().map(f).max().unwrap_or(0)
-                };
-                let (methods, paths) = (width(|r| r.methods.len()), width(|r| r.path.len()));
-                for r in &routes {
-                    writeln!(out, "{:methods$}  {:paths$}  {}", r.methods, r.path, r.what)?;
-                }
-            }
+            Command::Openapi { prefix } => openapi(&record(&db, &auth, app), prefix, &mut out)?,
+            Command::Routes => routes(&record(&db, &auth, app), &mut out)?,
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The database (`--database`, else the application's default) and the authentication,
+    /// signed with `SECRET_KEY` when it is set.
+    fn open(&self, database: Option<String>) -> Result<(Database, Auth<U>), Failure> {
+        let url = database.unwrap_or_else(|| self.database.clone());
+        let db = Database::from_url(&url).map_err(|e| Failure(e.to_string()))?;
+        let mut auth = Auth::<U>::new(db.clone());
+        if let Ok(key) = std::env::var("SECRET_KEY") {
+            if key.len() < 32 {
+                return Err(Failure("SECRET_KEY needs at least 32 bytes".into()));
+            }
+            auth = auth.secret_key(key.as_bytes());
+        }
+        Ok((db, (self.auth)(auth)))
+    }
+
+    /// `serve`: the missing tables (a failure on drift, naming the migrations not applied),
+    /// the start hooks, then the server on `bind` until it stops.
+    fn serve_app<F, R>(
+        &self,
+        db: Database,
+        auth: Auth<U>,
+        bind: &str,
+        app: F,
+        out: std::io::StdoutLock<'_>,
+    ) -> Result<(), Failure>
+    where
+        F: FnOnce(&Database, &Auth<U>) -> R,
+        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
+    {
+        let dir = &self.migrations;
+        let waiting = db.run_blocking(|c| migrations::pending(c, dir))?;
+        if let Err(Failure(mut message)) = self.create_tables(&db) {
+            if !waiting.is_empty() {
+                message.push_str(&format!(
+                    "migrations are not applied yet ({}): run `migrate` first\n",
+                    waiting.join(", ")
+                ));
+            }
+            return Err(Failure(message));
+        }
+        if !waiting.is_empty() {
+            log::warn!("migrations not applied yet (run `migrate`): {waiting:?}");
+        }
+        for hook in &self.on_start {
+            hook(&db, &auth)?;
+        }
+        let routes = app(&db, &auth);
+        drop(out);
+        // The REST APIs' requests skip the session middleware (server::Except).
+        let sessionless = crate::mounted::record(|| {
+            let _app = actix_web::App::new().configure(routes.clone());
+        })
+        .sessionless_prefixes();
+        let session = std::sync::Arc::new(move || auth.session_middleware());
+        serve(
+            &self.name,
+            session,
+            sessionless.into(),
+            Box::new(routes),
+            bind,
+        )?;
+        Ok(())
+    }
+
+    /// `createsuperuser`: an active administrator, each value from its option (`given`), else
+    /// asked on the terminal, the password asked twice.
+    fn createsuperuser(
+        &self,
+        db: &Database,
+        auth: &Auth<U>,
+        username: Option<String>,
+        given: &[(&str, String)],
+        out: &mut impl Write,
+    ) -> Result<(), Failure> {
+        self.create_tables(db)?;
+        let mut ask = Asker::stdin();
+        let username = match username {
+            Some(name) => name,
+            None => ask.value(U::USERNAME_FIELD, "--username")?,
+        };
+        let mut fields = Vec::new();
+        for field in superuser_fields::<U>() {
+            let raw = match given.iter().find(|(name, _)| *name == field.name()) {
+                Some((_, raw)) => raw.clone(),
+                None => ask.value(field.name(), &format!("--{}", field.name()))?,
+            };
+            let value = text_value(field, &raw)
+                .map_err(|message| Failure(format!("{}: {message}", field.name())))?;
+            fields.push((field.name(), value));
+        }
+        let password = ask.new_password()?;
+        let user =
+            db.run_blocking(|c| auth.create_user_with(c, &username, &password, true, &fields))?;
+        writeln!(out, "created {} (id {})", user.username(), user.pk())?;
+        Ok(())
     }
 
     /// Creates the missing tables; drift is a failure with the report.
@@ -507,6 +519,40 @@ where
     crate::mounted::record(|| {
         let _app = actix_web::App::new().configure(routes);
     })
+}
+
+/// `openapi`: the OpenAPI document of the API mounted at `prefix` (or of the only one).
+fn openapi(
+    recorded: &crate::mounted::Recorded,
+    prefix: Option<String>,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let found: Vec<_> = recorded
+        .openapi
+        .iter()
+        .filter(|(p, _)| prefix.as_ref().is_none_or(|wanted| wanted == p))
+        .collect();
+    let [(_, document)] = found[..] else {
+        let prefixes: Vec<&str> = recorded.openapi.iter().map(|(p, _)| p.as_str()).collect();
+        return Err(Failure(format!(
+            "name one API with --prefix; this application has: {}",
+            prefixes.join(", ")
+        )));
+    };
+    let text = serde_json::to_string_pretty(document).unwrap_or_default();
+    writeln!(out, "{text}")?;
+    Ok(())
+}
+
+/// `routes`: one line per route Plover mounted, in aligned columns.
+fn routes(recorded: &crate::mounted::Recorded, out: &mut impl Write) -> Result<(), Failure> {
+    let routes = &recorded.routes;
+    let width = |f: fn(&crate::mounted::Mounted) -> usize| routes.iter().map(f).max().unwrap_or(0);
+    let (methods, paths) = (width(|r| r.methods.len()), width(|r| r.path.len()));
+    for r in routes {
+        writeln!(out, "{:methods$}  {:paths$}  {}", r.methods, r.path, r.what)?;
+    }
+    Ok(())
 }
 
 /// The fields `createsuperuser` asks for beyond the username and the password: those the user

@@ -355,6 +355,90 @@ fn add_row_error(row: &mut PostedRow, message: String) {
         .or_insert(message);
 }
 
+impl<C: RestModel> PreparedInline<C> {
+    /// The rows of a form sent back: each as it was typed, with its errors.
+    fn posted_rows(&self, template: &[FormField], posted: &Posted) -> Vec<InlineRow> {
+        let meta = C::meta();
+        let mut rows = Vec::new();
+        for row in &posted.rows {
+            let text = |idx: usize| {
+                let at = self.fields().iter().position(|&i| i == idx)?;
+                match &row.raw[at] {
+                    Some(raw) => Some(Value::String(raw.clone())),
+                    None if meta.fields[idx].kind == FieldKind::Bool => Some(Value::Bool(false)),
+                    None => None,
+                }
+            };
+            let number = row.number.to_string();
+            rows.push(self.row(template, &number, row.pk, &text, &row.errors, row.delete));
+        }
+        rows
+    }
+
+    /// The rows of a form shown afresh: the stored children of `parent` (at most `max_shown`,
+    /// then a note and the path of the admin's list of them all), and `extra` blank rows.
+    fn stored_rows(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        template: &[FormField],
+        blank: &dyn Fn(usize) -> Option<Value>,
+    ) -> Result<Shown, Error> {
+        let meta = C::meta();
+        let none = BTreeMap::new();
+        let (mut more, mut all) = (None, None);
+        let mut children = match parent {
+            Some(parent) => C::load(
+                conn,
+                &Select {
+                    filters: vec![Filter {
+                        path: vec![self.fk],
+                        op: Op::Eq,
+                        values: vec![Param::Int(parent)],
+                    }],
+                    order: vec![Order::asc(meta.pk)],
+                    limit: Some(i64::try_from(self.max_shown).unwrap_or(i64::MAX - 1) + 1),
+                    ..Select::default()
+                },
+            )?,
+            None => Vec::new(),
+        };
+        if children.len() > self.max_shown {
+            children.truncate(self.max_shown);
+            more = Some(format!(
+                "Only the first {} {} rows are shown here.",
+                self.max_shown, meta.name
+            ));
+            all = (self.admin.as_ref()).zip(parent).map(|(name, parent)| {
+                format!(
+                    "{}/{name}/?{}={parent}",
+                    cx.chrome.prefix, meta.fields[self.fk].name
+                )
+            });
+        }
+        let mut rows = Vec::new();
+        for child in &children {
+            let number = rows.len().to_string();
+            let stored = |idx: usize| Some(child.field_json(idx));
+            rows.push(self.row(template, &number, Some(child.pk()), &stored, &none, false));
+        }
+        for _ in 0..self.extra {
+            let number = rows.len().to_string();
+            rows.push(self.row(template, &number, None, blank, &none, false));
+        }
+        Ok(Shown { rows, more, all })
+    }
+}
+
+/// The rows of an inline, and when some stored rows are left out, a note saying so and the
+/// path of the admin's list of them all.
+struct Shown {
+    rows: Vec<InlineRow>,
+    more: Option<String>,
+    all: Option<String>,
+}
+
 impl<C: RestModel> InlineModel for PreparedInline<C> {
     fn prefix(&self) -> &str {
         &self.prefix
@@ -516,74 +600,14 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
         // The widgets, made once (a foreign key's select is one query for all rows).
         let template = self.inner.form_fields(cx, conn, &blank, &BTreeMap::new())?;
         let none = BTreeMap::new();
-        let mut rows = Vec::new();
-        let mut more = None;
-        let mut all = None;
-        match posted {
-            Some(posted) => {
-                for row in &posted.rows {
-                    let text = |idx: usize| {
-                        let at = self.fields().iter().position(|&i| i == idx)?;
-                        match &row.raw[at] {
-                            Some(raw) => Some(Value::String(raw.clone())),
-                            None if meta.fields[idx].kind == FieldKind::Bool => {
-                                Some(Value::Bool(false))
-                            }
-                            None => None,
-                        }
-                    };
-                    let number = row.number.to_string();
-                    rows.push(self.row(&template, &number, row.pk, &text, &row.errors, row.delete));
-                }
-            }
-            None => {
-                let mut children = match parent {
-                    Some(parent) => C::load(
-                        conn,
-                        &Select {
-                            filters: vec![Filter {
-                                path: vec![self.fk],
-                                op: Op::Eq,
-                                values: vec![Param::Int(parent)],
-                            }],
-                            order: vec![Order::asc(meta.pk)],
-                            limit: Some(i64::try_from(self.max_shown).unwrap_or(i64::MAX - 1) + 1),
-                            ..Select::default()
-                        },
-                    )?,
-                    None => Vec::new(),
-                };
-                if children.len() > self.max_shown {
-                    children.truncate(self.max_shown);
-                    more = Some(format!(
-                        "Only the first {} {} rows are shown here.",
-                        self.max_shown, meta.name
-                    ));
-                    all = (self.admin.as_ref()).zip(parent).map(|(name, parent)| {
-                        format!(
-                            "{}/{name}/?{}={parent}",
-                            cx.chrome.prefix, meta.fields[self.fk].name
-                        )
-                    });
-                }
-                for child in &children {
-                    let number = rows.len().to_string();
-                    let stored = |idx: usize| Some(child.field_json(idx));
-                    rows.push(self.row(
-                        &template,
-                        &number,
-                        Some(child.pk()),
-                        &stored,
-                        &none,
-                        false,
-                    ));
-                }
-                for _ in 0..self.extra {
-                    let number = rows.len().to_string();
-                    rows.push(self.row(&template, &number, None, &blank, &none, false));
-                }
-            }
-        }
+        let Shown { rows, more, all } = match posted {
+            Some(posted) => Shown {
+                rows: self.posted_rows(&template, posted),
+                more: None,
+                all: None,
+            },
+            None => self.stored_rows(cx, conn, parent, &template, &blank)?,
+        };
         let next = posted
             .and_then(|p| p.rows.last())
             .map_or(rows.len(), |r| r.number as usize + 1)

@@ -287,12 +287,57 @@ struct Op<'a> {
     errors: Vec<u16>,
 }
 
+/// The component names of one resource's schemas (docs/contract.md#api-description).
+struct ResourceSchemas {
+    /// One object, as read.
+    object: String,
+    /// A create's body: one object or an array of them.
+    create_body: String,
+    /// A create's answer: one object (with its nested children) or an array of them.
+    created_body: String,
+    /// An update's body (all keys optional).
+    update: String,
+    /// A list's envelope.
+    list: String,
+    /// An upsert's body: one update object or an array of them.
+    upsert_body: String,
+}
+
+/// The resource's paths and operations, and its schemas under `components`.
 fn add_resource(
     prefix: &str,
     doc: &ResourceDoc<'_>,
     components: &mut Components,
     paths: &mut Paths,
 ) {
+    let name = doc.name;
+    let schemas = add_schemas(doc, components);
+    let list_path = format!("{prefix}/{name}/");
+    let detail_path = format!("{prefix}/{name}/{{pk}}/");
+    let ops = crud_ops(doc, &schemas)
+        .into_iter()
+        .chain(filtered_ops(doc, &schemas));
+    for op in ops {
+        let (path, served) = if op.detail {
+            (&detail_path, &doc.detail)
+        } else {
+            (&list_path, &doc.list)
+        };
+        if !served.contains(&op.method) {
+            continue;
+        }
+        let Some(http) = http_method(&op.method) else {
+            continue;
+        };
+        paths.add_path_operation(path, vec![http], operation(doc, op));
+    }
+    if doc.aggregate.contains(&Method::GET) {
+        add_aggregate(prefix, doc, components, paths);
+    }
+}
+
+/// Registers the resource's schemas under `components`; answers their names.
+fn add_schemas(doc: &ResourceDoc<'_>, components: &mut Components) -> ResourceSchemas {
     let name = doc.name;
     let object = component(name, "");
     let create = component(name, ".create");
@@ -301,60 +346,23 @@ fn add_resource(
     components
         .schemas
         .insert(object.clone(), RefOr::T(schema::read_object(&doc.shape)));
-    let mut create_one = schema::write_object(&doc.shape, doc.writable, doc.owner, true);
-    // What a create answers: the object, with its nested children (never shown otherwise).
-    let mut created_one = object.clone();
-    if !doc.children.is_empty() {
-        created_one = component(name, ".created_object");
-        let mut answer = schema::read_object(&doc.shape);
-        for (key, child) in &doc.children {
-            let (child_create, child_object) = add_child(name, key, child, components);
-            let max = doc.plan.limits.max_bulk_rows;
-            if let Schema::Object(create_one) = &mut create_one {
-                let children = Array::builder()
-                    .items(schema_ref(&child_create))
-                    .max_items(Some(max))
-                    .description(Some(format!(
-                        "Created with the object, in its transaction (at most {max} in one \
-                         request); the parent sets their foreign key"
-                    )));
-                create_one
-                    .properties
-                    .insert(key.to_string(), children.into());
-            }
-            if let Schema::Object(answer) = &mut answer {
-                let children = Array::builder()
-                    .items(schema_ref(&child_object))
-                    .description(Some("The children created, in the order sent"));
-                answer.properties.insert(key.to_string(), children.into());
-            }
-        }
-        components
-            .schemas
-            .insert(created_one.clone(), RefOr::T(answer));
-    }
+    let (create_one, created_one) = add_create_schemas(doc, &object, components);
     components
         .schemas
         .insert(create.clone(), RefOr::T(create_one));
     // A create takes one object or an array of them (docs/contract.md#bulk-writes).
     let max_items = doc.plan.limits.max_bulk_rows;
-    let one_or_many = |one: &str, description: String| {
-        let many = Array::builder()
-            .items(schema_ref(one))
-            .max_items(Some(max_items))
-            .description(Some(description));
-        Schema::OneOf(OneOf::builder().item(schema_ref(one)).item(many).build())
-    };
     let create_body = component(name, ".create_body");
     let bulk = format!("At most {max_items} objects, created in one transaction or none");
-    components
-        .schemas
-        .insert(create_body.clone(), RefOr::T(one_or_many(&create, bulk)));
+    components.schemas.insert(
+        create_body.clone(),
+        RefOr::T(one_or_many(&create, max_items, bulk)),
+    );
     let created_body = component(name, ".created");
     let created_many = "The objects created, in the order sent".to_owned();
     components.schemas.insert(
         created_body.clone(),
-        RefOr::T(one_or_many(&created_one, created_many)),
+        RefOr::T(one_or_many(&created_one, max_items, created_many)),
     );
     let update_one = schema::write_object(&doc.shape, doc.writable, doc.owner, false);
     components
@@ -363,15 +371,87 @@ fn add_resource(
     components
         .schemas
         .insert(list.clone(), RefOr::T(envelope(&object)));
+    let upsert_body = component(name, ".upsert_body");
+    components.schemas.insert(
+        upsert_body.clone(),
+        RefOr::T(one_or_many(
+            &update,
+            max_items,
+            format!("At most {max_items} objects, each holding the `on` field"),
+        )),
+    );
+    ResourceSchemas {
+        object,
+        create_body,
+        created_body,
+        update,
+        list,
+        upsert_body,
+    }
+}
 
+/// One object of the schema `one`, or an array of at most `max_items` of them.
+fn one_or_many(one: &str, max_items: usize, description: String) -> Schema {
+    let many = Array::builder()
+        .items(schema_ref(one))
+        .max_items(Some(max_items))
+        .description(Some(description));
+    Schema::OneOf(OneOf::builder().item(schema_ref(one)).item(many).build())
+}
+
+/// The schema of one object a create takes, and the name of the schema of what it answers for
+/// one: the object (`object`), or with nested children, the object and the children created
+/// (never shown otherwise), registered under `components`.
+fn add_create_schemas(
+    doc: &ResourceDoc<'_>,
+    object: &str,
+    components: &mut Components,
+) -> (Schema, String) {
+    let name = doc.name;
+    let mut create_one = schema::write_object(&doc.shape, doc.writable, doc.owner, true);
+    if doc.children.is_empty() {
+        return (create_one, object.to_owned());
+    }
+    let created_one = component(name, ".created_object");
+    let mut answer = schema::read_object(&doc.shape);
+    for (key, child) in &doc.children {
+        let (child_create, child_object) = add_child(name, key, child, components);
+        let max = doc.plan.limits.max_bulk_rows;
+        if let Schema::Object(create_one) = &mut create_one {
+            let children = Array::builder()
+                .items(schema_ref(&child_create))
+                .max_items(Some(max))
+                .description(Some(format!(
+                    "Created with the object, in its transaction (at most {max} in one \
+                     request); the parent sets their foreign key"
+                )));
+            create_one
+                .properties
+                .insert(key.to_string(), children.into());
+        }
+        if let Schema::Object(answer) = &mut answer {
+            let children = Array::builder()
+                .items(schema_ref(&child_object))
+                .description(Some("The children created, in the order sent"));
+            answer.properties.insert(key.to_string(), children.into());
+        }
+    }
+    components
+        .schemas
+        .insert(created_one.clone(), RefOr::T(answer));
+    (create_one, created_one)
+}
+
+/// The operations on one object or the list: list, create, read, update (PUT and PATCH, one
+/// operation under two verbs) and delete.
+fn crud_ops<'a>(doc: &ResourceDoc<'_>, schemas: &'a ResourceSchemas) -> Vec<Op<'a>> {
+    let name = doc.name;
     let one = || {
         Response::builder()
             .description("The object")
-            .content(JSON, content(schema_ref(&object)))
+            .content(JSON, content(schema_ref(&schemas.object)))
             .build()
     };
-    let list_path = format!("{prefix}/{name}/");
-    let detail_path = format!("{prefix}/{name}/{{pk}}/");
     let pk = doc.shape.meta.pk_field();
     let pk_param = Parameter::builder()
         .name("pk")
@@ -380,43 +460,22 @@ fn add_resource(
         .schema(Some(schema::value(pk.kind, false, Way::In).build()))
         .description(Some("The primary key"))
         .build();
-    let mut replayed = Header::new(Object::with_type(Type::String));
-    replayed.description = Some(
-        "`true` when this is the stored answer of an earlier request with the same \
-         `Idempotency-Key`"
-            .to_owned(),
-    );
-    let created = Response::builder()
-        .description(
-            "Created: the object, with `Location` its path; or for an array, the objects \
-             (no `Location`)",
-        )
-        .content(JSON, content(schema_ref(&created_body)))
-        .header("Location", Header::new(Object::with_type(Type::String)))
-        .header("Idempotent-Replayed", replayed)
-        .build();
-    let deleted = Object::builder()
-        .schema_type(Type::Object)
-        .property("deleted", Object::with_type(Type::Integer))
-        .required("deleted")
-        .build();
     let mut delete_errors = vec![400, 403, 404, 413, 503];
     if !doc.delete_recursive {
         delete_errors.push(409);
     }
-    // PUT and PATCH are one operation under two verbs.
     let change = |method, id| Op {
         method,
         detail: true,
         id,
         summary: format!("Change one {name} object (only the keys sent)"),
         params: vec![pk_param.clone()],
-        body: Some(&update),
+        body: Some(&schemas.update),
         success: (200, one()),
         also: None,
         errors: vec![400, 403, 404, 409, 413, 503],
     };
-    let ops = [
+    vec![
         Op {
             method: Method::GET,
             detail: false,
@@ -428,7 +487,7 @@ fn add_resource(
                 200,
                 Response::builder()
                     .description("A page of objects")
-                    .content(JSON, content(schema_ref(&list)))
+                    .content(JSON, content(schema_ref(&schemas.list)))
                     .build(),
             ),
             also: None,
@@ -440,8 +499,8 @@ fn add_resource(
             id: "create",
             summary: format!("Create one {name} object, or several in one transaction"),
             params: vec![idempotency_key()],
-            body: Some(&create_body),
-            success: (201, created),
+            body: Some(&schemas.create_body),
+            success: (201, created(&schemas.created_body)),
             also: None,
             errors: vec![400, 403, 409, 413, 422, 503],
         },
@@ -469,21 +528,47 @@ fn add_resource(
                 200,
                 Response::builder()
                     .description("Deleted")
-                    .content(JSON, content(deleted))
+                    .content(JSON, content(written("deleted")))
                     .build(),
             ),
             also: None,
             errors: delete_errors,
         },
-    ];
-    let written = |key: &str| {
-        Object::builder()
-            .schema_type(Type::Object)
-            .property(key, Object::with_type(Type::Integer))
-            .required(key)
-            .build()
-    };
-    let filter_errors = vec![400, 403, 409, 413, 503];
+    ]
+}
+
+/// A create's answer (the schema `created_body`), with `Location` and `Idempotent-Replayed`.
+fn created(created_body: &str) -> Response {
+    let mut replayed = Header::new(Object::with_type(Type::String));
+    replayed.description = Some(
+        "`true` when this is the stored answer of an earlier request with the same \
+         `Idempotency-Key`"
+            .to_owned(),
+    );
+    Response::builder()
+        .description(
+            "Created: the object, with `Location` its path; or for an array, the objects \
+             (no `Location`)",
+        )
+        .content(JSON, content(schema_ref(created_body)))
+        .header("Location", Header::new(Object::with_type(Type::String)))
+        .header("Idempotent-Replayed", replayed)
+        .build()
+}
+
+/// `{"<key>": <the number of objects written>}`.
+fn written(key: &str) -> Object {
+    Object::builder()
+        .schema_type(Type::Object)
+        .property(key, Object::with_type(Type::Integer))
+        .required(key)
+        .build()
+}
+
+/// The operations on the list path that write every object the filters match (update and
+/// delete), and the upsert.
+fn filtered_ops<'a>(doc: &ResourceDoc<'_>, schemas: &'a ResourceSchemas) -> [Op<'a>; 3] {
+    let name = doc.name;
     let max_affected = doc.max_affected.unwrap_or_default();
     let by_filter = |method, id, what: &str, key: &str, body| Op {
         method,
@@ -503,35 +588,27 @@ fn add_resource(
                 .build(),
         ),
         also: None,
-        errors: filter_errors.clone(),
+        errors: vec![400, 403, 409, 413, 503],
     };
     let upserted = Response::builder()
         .description(
             "The object, or for an array the objects, as written; 201 when any was created \
              (`Location` for one object), else 200",
         )
-        .content(JSON, content(schema_ref(&created_body)))
+        .content(JSON, content(schema_ref(&schemas.created_body)))
         .build();
     let mut upserted_created = upserted.clone();
     upserted_created.headers.insert(
         "Location".to_owned(),
         RefOr::T(Header::new(Object::with_type(Type::String))),
     );
-    let upsert_body = component(name, ".upsert_body");
-    components.schemas.insert(
-        upsert_body.clone(),
-        RefOr::T(one_or_many(
-            &update,
-            format!("At most {max_items} objects, each holding the `on` field"),
-        )),
-    );
-    let ops = ops.into_iter().chain([
+    [
         by_filter(
             Method::PATCH,
             "update_matching",
             "Change",
             "updated",
-            Some(&update),
+            Some(&schemas.update),
         ),
         by_filter(Method::DELETE, "delete_matching", "Delete", "deleted", None),
         Op {
@@ -543,29 +620,12 @@ fn add_resource(
                  in one transaction"
             ),
             params: vec![params::upsert_on(&doc.upsert_on)],
-            body: Some(&upsert_body),
-            success: (200, upserted.clone()),
+            body: Some(&schemas.upsert_body),
+            success: (200, upserted),
             also: Some((201, upserted_created)),
             errors: vec![400, 403, 409, 413, 503],
         },
-    ]);
-    for op in ops {
-        let (path, served) = if op.detail {
-            (&detail_path, &doc.detail)
-        } else {
-            (&list_path, &doc.list)
-        };
-        if !served.contains(&op.method) {
-            continue;
-        }
-        let Some(http) = http_method(&op.method) else {
-            continue;
-        };
-        paths.add_path_operation(path, vec![http], operation(doc, op));
-    }
-    if doc.aggregate.contains(&Method::GET) {
-        add_aggregate(prefix, doc, components, paths);
-    }
+    ]
 }
 
 /// The schemas of the children of the relation `key` of resource `name`: the create body of
@@ -655,24 +715,87 @@ fn http_method(method: &Method) -> Option<HttpMethod> {
     })
 }
 
+/// The OpenAPI operation of `op`: its parameters, body, answers and security, with what the
+/// resource's options add (entity tags, rate limits, authentication).
 fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
-    // PATCH is PUT for authentication, as for everything else.
-    let as_auth = if op.method == Method::PATCH {
-        Method::PUT
-    } else {
-        op.method.clone()
-    };
-    let protected = doc
-        .auth
-        .protected_methods
-        .as_ref()
-        .is_none_or(|methods| methods.contains(&as_auth));
+    let protected = is_protected(doc, &op.method);
+    let read = op.method == Method::GET;
     let (status, mut success) = op.success;
     let mut params = op.params;
     let mut errors = op.errors;
-    let read = op.method == Method::GET;
-    let write = op.detail && matches!(op.method, Method::PUT | Method::PATCH | Method::DELETE);
-    if doc.etags && (read || (write && op.method != Method::DELETE)) {
+    add_conditions(
+        doc,
+        &op.method,
+        op.detail,
+        &mut success,
+        &mut params,
+        &mut errors,
+    );
+    if doc.rate_limited {
+        for (name, description) in RATE_HEADERS {
+            success
+                .headers
+                .insert(name.to_owned(), RefOr::T(integer_header(description)));
+        }
+    }
+    if protected {
+        errors.push(401);
+        // Failed password checks are throttled per client (docs/security.md).
+        if doc.auth.schemes.contains(&crate::auth::Scheme::Basic) {
+            errors.push(429);
+        }
+    }
+    if doc.rate_limited {
+        errors.push(429);
+    }
+    let mut operation = Operation::new();
+    operation.tags = Some(vec![doc.name.to_owned()]);
+    operation.operation_id = Some(format!("{}.{}", doc.name, op.id));
+    operation.summary = Some(op.summary);
+    operation.parameters = (!params.is_empty()).then(|| params.into_iter().map(RefOr::T).collect());
+    operation.request_body = op.body.map(|name| {
+        RefOr::T(
+            RequestBody::builder()
+                .required(Some(Required::True))
+                .content(JSON, content(schema_ref(name)))
+                .build(),
+        )
+    });
+    let not_modified = read && doc.etags;
+    operation.responses = responses((status, success), op.also, errors, not_modified);
+    if protected && doc.auth.protected_methods.is_some() {
+        add_security(doc, &mut operation);
+    }
+    operation
+}
+
+/// Whether `method` needs credentials on the resource (PATCH is PUT for authentication, as
+/// for everything else).
+fn is_protected(doc: &ResourceDoc<'_>, method: &Method) -> bool {
+    let as_auth = if *method == Method::PATCH {
+        Method::PUT
+    } else {
+        method.clone()
+    };
+    doc.auth
+        .protected_methods
+        .as_ref()
+        .is_none_or(|methods| methods.contains(&as_auth))
+}
+
+/// Conditional requests (docs/contract.md#conditional-requests): the `ETag` of an answer,
+/// `If-None-Match` on reads, `If-Match` (and its statuses) on writes of one object.
+fn add_conditions(
+    doc: &ResourceDoc<'_>,
+    method: &Method,
+    detail: bool,
+    success: &mut Response,
+    params: &mut Vec<Parameter>,
+    errors: &mut Vec<u16>,
+) {
+    let read = *method == Method::GET;
+    let write = detail && matches!(*method, Method::PUT | Method::PATCH | Method::DELETE);
+    if doc.etags && (read || (write && *method != Method::DELETE)) {
         success
             .headers
             .insert("ETag".to_owned(), RefOr::T(etag_header()));
@@ -697,15 +820,18 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
             errors.push(428);
         }
     }
-    if doc.rate_limited {
-        for (name, description) in RATE_HEADERS {
-            success
-                .headers
-                .insert(name.to_owned(), RefOr::T(integer_header(description)));
-        }
-    }
+}
+
+/// The answers of an operation: the success (and a second success status, which takes its
+/// headers), 304 where a read can answer it, and each error status once, as shared responses.
+fn responses(
+    (status, success): (u16, Response),
+    also: Option<(u16, Response)>,
+    mut errors: Vec<u16>,
+    not_modified: bool,
+) -> Responses {
     let mut responses = Responses::new();
-    if let Some((status, mut also)) = op.also {
+    if let Some((status, mut also)) = also {
         also.headers.extend(success.headers.clone());
         responses
             .responses
@@ -714,21 +840,11 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     responses
         .responses
         .insert(status.to_string(), RefOr::T(success));
-    if read && doc.etags {
+    if not_modified {
         responses.responses.insert(
             "304".to_owned(),
             RefOr::Ref(Ref::from_response_name("NotModified")),
         );
-    }
-    if protected {
-        errors.push(401);
-        // Failed password checks are throttled per client (docs/security.md).
-        if doc.auth.schemes.contains(&crate::auth::Scheme::Basic) {
-            errors.push(429);
-        }
-    }
-    if doc.rate_limited {
-        errors.push(429);
     }
     errors.sort_unstable();
     errors.dedup();
@@ -740,35 +856,24 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
             );
         }
     }
-    let mut operation = Operation::new();
-    operation.tags = Some(vec![doc.name.to_owned()]);
-    operation.operation_id = Some(format!("{}.{}", doc.name, op.id));
-    operation.summary = Some(op.summary);
-    operation.parameters = (!params.is_empty()).then(|| params.into_iter().map(RefOr::T).collect());
-    operation.request_body = op.body.map(|name| {
-        RefOr::T(
-            RequestBody::builder()
-                .required(Some(Required::True))
-                .content(JSON, content(schema_ref(name)))
-                .build(),
-        )
-    });
-    operation.responses = responses;
-    if protected && doc.auth.protected_methods.is_some() {
-        let security: Vec<SecurityRequirement> = doc
-            .auth
-            .schemes
-            .iter()
-            .flat_map(|s| requirements(*s))
-            .collect();
-        if security.is_empty() {
-            operation.description =
-                Some("No credentials are accepted for this verb: it always answers 401.".into());
-        } else {
-            operation.security = Some(security);
-        }
+    responses
+}
+
+/// The credentials a protected operation accepts: the resource's schemes, or a description
+/// when it accepts none (it always answers 401).
+fn add_security(doc: &ResourceDoc<'_>, operation: &mut Operation) {
+    let security: Vec<SecurityRequirement> = doc
+        .auth
+        .schemes
+        .iter()
+        .flat_map(|s| requirements(*s))
+        .collect();
+    if security.is_empty() {
+        operation.description =
+            Some("No credentials are accepted for this verb: it always answers 401.".into());
+    } else {
+        operation.security = Some(security);
     }
-    operation
 }
 
 /// The list envelope (docs/contract.md#lists) around objects of the schema `object`.

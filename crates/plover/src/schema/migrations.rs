@@ -279,13 +279,8 @@ pub fn make_with(
     dir: &Path,
     options: &Options,
 ) -> Result<Option<PathBuf>, Error> {
-    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
     let given = &options.name;
-    if !given.chars().all(valid) {
-        return Err(Error::Internal(format!(
-            "a migration's name is lowercase letters, digits and `_` (add_title), not {given:?}"
-        )));
-    }
+    check_name(given)?;
     let waiting = pending(conn, dir)?;
     if !waiting.is_empty() {
         return Err(Error::Internal(format!(
@@ -294,19 +289,118 @@ pub fn make_with(
         )));
     }
     let engine = conn.engine();
-    let (mut up, mut down, mut manual) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut slugs, mut drops, mut used) = (Vec::new(), Vec::new(), Vec::new());
-    let mut created = 0;
+    let mut plan = Plan::default();
     for model in fk_order(models)? {
+        plan.model(conn, model, options)?;
+    }
+    for (i, (old, new)) in options.renames.iter().enumerate() {
+        if !plan.used.contains(&i) {
+            return Err(Error::Internal(format!(
+                "--rename {old}={new}: no column {old} that the models no longer have, and no \
+                 new field {new} whose column is missing, in one table"
+            )));
+        }
+    }
+    plan.drops.extend(drift::leftover_tables(conn, models)?);
+    plan.drop_leftovers(options.allow_drop)?;
+    let empty = options.empty;
+    if !plan.manual.is_empty() && !empty {
+        let name = if given.is_empty() {
+            "NAME".to_owned()
+        } else {
+            given.clone()
+        };
+        return Err(Error::Internal(format!(
+            "{}these need a migration written by hand: `makemigrations {name} --empty` writes \
+             its folder\n",
+            drift::report(&plan.manual)
+        )));
+    }
+    if plan.up.is_empty() && plan.manual.is_empty() && !empty {
+        return Ok(None);
+    }
+    let name = match given.as_str() {
+        "" if plan.created == models.len() && plan.created > 0 => "initial".to_owned(),
+        "" => auto_name(&plan.slugs),
+        given => given.to_owned(),
+    };
+    plan.write(&engine_dir(dir, engine), &name, empty).map(Some)
+}
+
+/// A migration's name: lowercase letters, digits and `_` (or empty, for a name made from the
+/// changes).
+fn check_name(given: &str) -> Result<(), Error> {
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+    if given.chars().all(valid) {
+        return Ok(());
+    }
+    Err(Error::Internal(format!(
+        "a migration's name is lowercase letters, digits and `_` (add_title), not {given:?}"
+    )))
+}
+
+/// What a migration being made holds, gathered table by table.
+#[derive(Default)]
+struct Plan {
+    /// The statements of `up.sql`, in order.
+    up: Vec<String>,
+    /// The statements of `down.sql`, in the order of `up` (written reversed).
+    down: Vec<String>,
+    /// The differences without a safe fix: a migration written by hand.
+    manual: Vec<Difference>,
+    /// The differences that drop a column or a table (only with `allow_drop`).
+    drops: Vec<Difference>,
+    /// A word or two per change, for an automatic name.
+    slugs: Vec<String>,
+    /// The indexes of the renames applied.
+    used: Vec<usize>,
+    /// The number of tables created.
+    created: usize,
+}
+
+impl Plan {
+    /// The changes of one model's table: its creation, or its renames and differences.
+    fn model(
+        &mut self,
+        conn: &mut Conn<'_>,
+        model: &'static ModelMeta,
+        options: &Options,
+    ) -> Result<(), Error> {
+        let engine = conn.engine();
         if !drift::table_exists(conn, model.table)? {
-            up.extend(statements(model, engine));
-            down.push(format!("DROP TABLE {}", ident(model.table)));
-            slugs.push(model.table.to_owned());
-            created += 1;
-            continue;
+            self.up.extend(statements(model, engine));
+            self.down.push(format!("DROP TABLE {}", ident(model.table)));
+            self.slugs.push(model.table.to_owned());
+            self.created += 1;
+            return Ok(());
         }
         let mut found = drift::differences(conn, model)?;
         // Renames first: the old column and the new field's are then one difference.
+        self.renames(model, &mut found, options);
+        for mut difference in found {
+            if difference.fix.is_none() && !difference.drops {
+                // A required column without a default: a one-off value, if given.
+                if let Some(fixed) = one_off_value(model, &difference, options, engine)? {
+                    difference = fixed;
+                }
+            }
+            match &difference.fix {
+                Some(_) if difference.drops => self.drops.push(difference),
+                Some(fix) => {
+                    self.up.push(fix.clone());
+                    self.down.extend(difference.undo.clone());
+                    self.slugs.push(slug(&difference));
+                }
+                None => self.manual.push(difference),
+            }
+        }
+        Ok(())
+    }
+
+    /// The renames of `options` that match a column `model`'s table has and the models no
+    /// longer have, and a field whose column is missing: one `RENAME COLUMN` each, the two
+    /// differences taken out of `found`.
+    fn renames(&mut self, model: &ModelMeta, found: &mut Vec<Difference>, options: &Options) {
         for (i, (old, new)) in options.renames.iter().enumerate() {
             let gone = found.iter().position(|d| {
                 d.drops
@@ -329,116 +423,96 @@ pub fn make_with(
             };
             let old_column = found[gone].column.clone().unwrap_or_default();
             let (table, from, to) = (ident(model.table), ident(&old_column), ident(field.column));
-            up.push(format!("ALTER TABLE {table} RENAME COLUMN {from} TO {to}"));
-            down.push(format!("ALTER TABLE {table} RENAME COLUMN {to} TO {from}"));
-            slugs.push(format!("rename_{}_{}", model.table, field.column));
-            used.push(i);
+            self.up
+                .push(format!("ALTER TABLE {table} RENAME COLUMN {from} TO {to}"));
+            self.down
+                .push(format!("ALTER TABLE {table} RENAME COLUMN {to} TO {from}"));
+            self.slugs
+                .push(format!("rename_{}_{}", model.table, field.column));
+            self.used.push(i);
             let (first, second) = (gone.max(added), gone.min(added));
             found.remove(first);
             found.remove(second);
         }
-        for mut difference in found {
-            if difference.fix.is_none() && !difference.drops {
-                // A required column without a default: a one-off value, if given.
-                let field = model
-                    .fields
-                    .iter()
-                    .find(|f| difference.column.as_deref() == Some(f.column));
-                let value = field.and_then(|f| {
-                    options
-                        .defaults
-                        .iter()
-                        .find(|(key, _)| {
-                            key_names(model, key, f.column) || key_names(model, key, f.name)
-                        })
-                        .map(|(_, v)| (f, v))
-                });
-                let missing = difference.what.contains("is missing");
-                if let (Some((field, value)), true) = (value, missing) {
-                    let literal = literal(field, value)?;
-                    difference = drift::missing(model, field, engine, Some(&literal));
-                }
-            }
-            match &difference.fix {
-                Some(_) if difference.drops => drops.push(difference),
-                Some(fix) => {
-                    up.push(fix.clone());
-                    down.extend(difference.undo.clone());
-                    slugs.push(slug(&difference));
-                }
-                None => manual.push(difference),
-            }
-        }
     }
-    for (i, (old, new)) in options.renames.iter().enumerate() {
-        if !used.contains(&i) {
+
+    /// The drops: a refusal that names them, unless `allow_drop`.
+    fn drop_leftovers(&mut self, allow_drop: bool) -> Result<(), Error> {
+        if !self.drops.is_empty() && !allow_drop {
             return Err(Error::Internal(format!(
-                "--rename {old}={new}: no column {old} that the models no longer have, and no \
-                 new field {new} whose column is missing, in one table"
+                "{}these columns or tables are not in the models: `makemigrations --allow-drop` \
+                 drops them and their data; `--rename OLD=NEW` renames a column instead\n",
+                drift::report(&self.drops)
             )));
         }
-    }
-    drops.extend(drift::leftover_tables(conn, models)?);
-    if !drops.is_empty() && !options.allow_drop {
-        return Err(Error::Internal(format!(
-            "{}these columns or tables are not in the models: `makemigrations --allow-drop` \
-             drops them and their data; `--rename OLD=NEW` renames a column instead\n",
-            drift::report(&drops)
-        )));
-    }
-    for difference in drops {
-        up.push(difference.fix.clone().unwrap_or_default());
-        down.extend(difference.undo.clone());
-        slugs.push(slug(&difference));
-    }
-    let empty = options.empty;
-    if !manual.is_empty() && !empty {
-        let name = if given.is_empty() {
-            "NAME".to_owned()
-        } else {
-            given.clone()
-        };
-        return Err(Error::Internal(format!(
-            "{}these need a migration written by hand: `makemigrations {name} --empty` writes \
-             its folder\n",
-            drift::report(&manual)
-        )));
-    }
-    if up.is_empty() && manual.is_empty() && !empty {
-        return Ok(None);
-    }
-    let name = match given.as_str() {
-        "" if created == models.len() && created > 0 => "initial".to_owned(),
-        "" => auto_name(&slugs),
-        given => given.to_owned(),
-    };
-    let version = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
-    let folder = engine_dir(dir, engine).join(format!("{version}_{name}"));
-    if folder.exists() {
-        return Err(Error::Internal(format!(
-            "{} exists already: wait a second and run it again",
-            folder.display()
-        )));
-    }
-    let header = format!("-- {name}: written by Plover's makemigrations on {version} UTC.\n");
-    let (mut up_sql, mut down_sql) = (header.clone(), header);
-    for statement in &up {
-        let _ = writeln!(up_sql, "{statement};");
-    }
-    for statement in down.iter().rev() {
-        let _ = writeln!(down_sql, "{statement};");
-    }
-    if empty {
-        for difference in &manual {
-            let _ = writeln!(up_sql, "-- table {}: {}", difference.table, difference.what);
+        for difference in std::mem::take(&mut self.drops) {
+            self.up.push(difference.fix.clone().unwrap_or_default());
+            self.down.extend(difference.undo.clone());
+            self.slugs.push(slug(&difference));
         }
-        up_sql.push_str("-- Write the statements of this migration here.\n");
-        down_sql.push_str("-- Write the statements that revert up.sql here.\n");
+        Ok(())
     }
-    std::fs::create_dir_all(&folder).map_err(|e| failed(&folder.display().to_string(), e))?;
-    for (file, text) in [("up.sql", up_sql), ("down.sql", down_sql)] {
-        let path = folder.join(file);
-        std::fs::write(&path, text).map_err(|e| failed(&path.display().to_string(), e))?;
+
+    /// Writes the folder `<version>_<name>` under `engine_dir`: `up.sql` and `down.sql`, with
+    /// placeholders for the statements to write by hand when `empty`.
+    fn write(&self, engine_dir: &Path, name: &str, empty: bool) -> Result<PathBuf, Error> {
+        let version = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
+        let folder = engine_dir.join(format!("{version}_{name}"));
+        if folder.exists() {
+            return Err(Error::Internal(format!(
+                "{} exists already: wait a second and run it again",
+                folder.display()
+            )));
+        }
+        let header = format!("-- {name}: written by Plover's makemigrations on {version} UTC.\n");
+        let (mut up_sql, mut down_sql) = (header.clone(), header);
+        for statement in &self.up {
+            let _ = writeln!(up_sql, "{statement};");
+        }
+        for statement in self.down.iter().rev() {
+            let _ = writeln!(down_sql, "{statement};");
+        }
+        if empty {
+            for difference in &self.manual {
+                let _ = writeln!(up_sql, "-- table {}: {}", difference.table, difference.what);
+            }
+            up_sql.push_str("-- Write the statements of this migration here.\n");
+            down_sql.push_str("-- Write the statements that revert up.sql here.\n");
+        }
+        std::fs::create_dir_all(&folder).map_err(|e| failed(&folder.display().to_string(), e))?;
+        for (file, text) in [("up.sql", up_sql), ("down.sql", down_sql)] {
+            let path = folder.join(file);
+            std::fs::write(&path, text).map_err(|e| failed(&path.display().to_string(), e))?;
+        }
+        Ok(folder)
     }
-    Ok(Some(folder))
+}
+
+/// A missing required column without a default (`difference`), fixed with the one-off value
+/// `options` gives for its field, if any.
+fn one_off_value(
+    model: &'static ModelMeta,
+    difference: &Difference,
+    options: &Options,
+    engine: Engine,
+) -> Result<Option<Difference>, Error> {
+    let field = model
+        .fields
+        .iter()
+        .find(|f| difference.column.as_deref() == Some(f.column));
+    let value = field.and_then(|f| {
+        options
+            .defaults
+            .iter()
+            .find(|(key, _)| key_names(model, key, f.column) || key_names(model, key, f.name))
+            .map(|(_, v)| (f, v))
+    });
+    let missing = difference.what.contains("is missing");
+    match (value, missing) {
+        (Some((field, value)), true) => {
+            let literal = literal(field, value)?;
+            Ok(Some(drift::missing(model, field, engine, Some(&literal))))
+        }
+        _ => Ok(None),
+    }
 }
