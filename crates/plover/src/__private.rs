@@ -7,12 +7,12 @@ pub use serde_json;
 /// For Plover's benchmarks: the cache every `Auth` keeps of verified credentials.
 pub use crate::accounts::cache::CredentialCache;
 pub use crate::accounts::UserModel;
-use crate::convert::{from_json_required, FromJson};
-pub use crate::convert::{to_json, write_json};
 pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::meta::ModelEntry;
 use crate::meta::ModelOps;
+use crate::model::convert::{from_json_required, FromJson};
+pub use crate::model::convert::{to_json, write_json};
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };

@@ -26,10 +26,10 @@ use serde_json::{json, Map, Value};
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::kind::SqlType;
 use crate::model::{FieldMeta, RestModel};
 use crate::sql::cascade::delete_rows;
 use crate::sql::{self, Arg};
+use crate::value::kind::SqlType;
 
 /// What a change records instead of the value of a private or write-only field.
 pub const MASK: &str = "***";

@@ -59,13 +59,10 @@ pub mod accounts;
 #[cfg(feature = "admin")]
 pub mod admin;
 pub mod auth;
-mod body;
-mod convert;
 pub mod db;
-mod digest;
 mod error;
 pub mod history;
-mod kind;
+mod http;
 mod listing;
 #[cfg(feature = "manage")]
 pub mod manage;
@@ -73,13 +70,11 @@ mod meta;
 pub mod model;
 mod mounted;
 pub mod openapi;
-mod param;
 pub mod query;
 pub mod rest;
 pub mod schema;
 pub mod server;
 mod sql;
-mod urlencoded;
 pub mod value;
 pub mod views;
 

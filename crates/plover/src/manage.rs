@@ -572,7 +572,7 @@ fn superuser_fields<U: UserModel>() -> impl Iterator<Item = &'static crate::mode
 
 /// The value of `field` that a person typed, as a REST body would give it.
 fn text_value(field: &crate::model::FieldMeta, raw: &str) -> Result<serde_json::Value, String> {
-    use crate::kind::FieldKind;
+    use crate::value::kind::FieldKind;
     let trimmed = raw.trim();
     Ok(match field.kind() {
         FieldKind::Int32 | FieldKind::Int64 => trimmed

@@ -8,8 +8,8 @@ use serde_json::Value;
 use crate::db::sql_text::SqlCache;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::kind::{FieldKind, SqlType};
 use crate::query::Select;
+use crate::value::kind::{FieldKind, SqlType};
 
 /// Compile-time metadata of one field of a model.
 #[derive(Debug)]

@@ -67,9 +67,9 @@ pub use client::ClientKey;
 pub(crate) use except::{under_prefix, Except};
 pub use guard::{Counted, Guard, ResponseMemory};
 
-use crate::body::DEFAULT_MAX_BODY_BYTES;
 use crate::db::PeerSocket;
 use crate::error::Error;
+use crate::http::body::DEFAULT_MAX_BODY_BYTES;
 
 /// Time limits and sizes of a [`Server`]; every field has a default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

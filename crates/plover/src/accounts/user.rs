@@ -14,10 +14,10 @@ use super::settings::Settings;
 use super::throttle::{LoginLimits, Refusal, Store, Throttle};
 use crate::db::{Conn, Database, LazyConn};
 use crate::error::Error;
-use crate::kind::FieldKind;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
 use crate::server::ClientKey;
+use crate::value::kind::FieldKind;
 
 /// A model that is a user of the accounts component (flask-peewee's `BaseUser`).
 ///

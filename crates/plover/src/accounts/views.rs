@@ -8,10 +8,10 @@ use askama::Template;
 use super::next::safe_next;
 use super::session::{current_user, end_login, start_login, CsrfToken};
 use super::user::{Auth, Credentials, UserModel};
-use crate::body::{check_form_text, Body, BodyLimit};
 use crate::error::Error;
+use crate::http::body::{check_form_text, Body, BodyLimit};
+use crate::http::urlencoded::pairs;
 use crate::mounted;
-use crate::urlencoded::pairs;
 
 /// The login form page (`templates/accounts/login.html`).
 #[derive(Template)]

@@ -17,8 +17,8 @@ use super::page::error_page;
 use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{current_user, CsrfToken, LoginRedirect, UserModel};
-use crate::body::{check_form_text, multipart_pairs, Body};
 use crate::error::Error;
+use crate::http::body::{check_form_text, multipart_pairs, Body};
 
 /// A request the admin lets through to a view.
 pub(super) struct Admitted<U> {

@@ -14,10 +14,10 @@ use super::views::{Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
+use crate::http::urlencoded::encode;
 use crate::listing::{first, Counting, FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::query::Limits;
-use crate::urlencoded::encode;
 
 /// The parts of an admin request the views use, detached from actix.
 #[derive(Debug)]

@@ -16,12 +16,12 @@ use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{keep_password, Auth, UserModel};
-use crate::body::BodyLimit;
 use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
 use crate::history::Actor;
+use crate::http::body::BodyLimit;
+use crate::http::urlencoded::pairs;
 use crate::mounted;
-use crate::urlencoded::pairs;
 
 /// Largest form body the admin reads (1 MiB); the import page reads more
 /// ([`AdminModel::import_body_limit`]).

@@ -2,7 +2,7 @@
 //! each the list's path with the request's parameters that carry over, and the one changed.
 
 use super::{kept_in_links, PAGE};
-use crate::urlencoded::link;
+use crate::http::urlencoded::link;
 
 /// The links of one list request: its path, and the decoded query pairs the links start from.
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +72,7 @@ impl<'a> Links<'a> {
             .filter(|&(i, (k, _))| i != index && (self.carried)(k))
             .map(|(_, pair)| pair.clone())
             .collect();
-        format!("{}?{}", self.path, crate::urlencoded::encode(&rest))
+        format!("{}?{}", self.path, crate::http::urlencoded::encode(&rest))
     }
 }
 
@@ -82,7 +82,7 @@ pub(crate) fn with_query(path: &str, pairs: &[(String, String)]) -> String {
     if pairs.is_empty() {
         path.to_owned()
     } else {
-        format!("{path}?{}", crate::urlencoded::encode(pairs))
+        format!("{path}?{}", crate::http::urlencoded::encode(pairs))
     }
 }
 
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
 
     fn pairs(text: &str) -> Vec<(String, String)> {
-        crate::urlencoded::pairs(text.as_bytes())
+        crate::http::urlencoded::pairs(text.as_bytes())
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use diesel::deserialize;
 use diesel::sqlite::SqliteValue;
 
-use crate::kind::SqlType;
 use crate::sql::{Arg, Column};
+use crate::value::kind::SqlType;
 
 /// A field type with a fixed set of values: a plain enum (variants without data) deriving
 /// `Choice`. It is stored as text, the variant's name in snake case or its

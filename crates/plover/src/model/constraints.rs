@@ -110,7 +110,7 @@ fn text_violation(c: &Constraints, text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kind::{FieldKind, SqlType};
+    use crate::value::kind::{FieldKind, SqlType};
 
     fn text(value: &str) -> Arg<'_> {
         Arg::Text(value.into())

@@ -1,16 +1,19 @@
 //! Models: the `RestModel` trait `#[derive(RestModel)]` implements, typed field handles, the
-//! model's rules and `save`, the one write path; and the metadata the derive generates.
+//! model's rules and `save`, the one write path; the conversions of field values to and from
+//! JSON and filter text that the generated code calls (`convert`); and the metadata the derive
+//! generates.
 
 pub(crate) mod choice;
 pub(crate) mod constraints;
+pub(crate) mod convert;
 pub(crate) mod usernames;
 
 use std::marker::PhantomData;
 
 use serde_json::Value;
 
-pub use crate::kind::FieldKind;
 pub use crate::meta::{Bound, Constraints, FieldMeta, IndexColumn, ModelMeta};
+pub use crate::value::kind::FieldKind;
 pub use choice::Choice;
 
 use crate::db::Conn;

@@ -9,13 +9,13 @@ use utoipa::openapi::Schema;
 
 use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
-use crate::kind::FieldKind;
 use crate::listing::{
     allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_AGGREGATE_VALUES,
     MAX_GROUP_FIELDS, NOT, ON, OR, ORDERING, PAGE, SEARCH,
 };
 use crate::meta::FieldMeta;
 use crate::query::{Func, Limits};
+use crate::value::kind::FieldKind;
 
 /// A query parameter.
 fn query(name: &str, schema: impl Into<Schema>, description: &str) -> Parameter {

@@ -8,8 +8,8 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::Number;
 
 use super::Shape;
-use crate::kind::FieldKind;
 use crate::meta::{Bound, FieldMeta};
+use crate::value::kind::FieldKind;
 
 /// A date as responses write it.
 const DATE_OUT: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";

@@ -7,7 +7,7 @@ mod aggregate;
 mod limits;
 pub(crate) mod select;
 
-pub use crate::param::Param;
+pub use crate::value::param::Param;
 pub(crate) use aggregate::{Aggregate, Func, Operand};
 pub use limits::{Limits, MAX_IDEMPOTENCY_KEY_CHARS};
 pub(crate) use select::{Filter, Group, Order, Select, Term, Within};

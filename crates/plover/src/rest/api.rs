@@ -19,13 +19,13 @@ use super::rate::RateLimit;
 use super::request::{parse_body, ApiRequest};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator, Scheme};
-use crate::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::db::{Database, PeerSocket};
 use crate::error::Error;
+use crate::http::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
+use crate::http::urlencoded::pairs;
 use crate::model::RestModel;
 use crate::mounted;
 use crate::openapi::{self, spec::OpenApi};
-use crate::urlencoded::pairs;
 
 /// An application's change to the OpenAPI document ([`RestApi::openapi`]).
 type Edit = Box<dyn FnOnce(&mut OpenApi) + Send>;

@@ -84,7 +84,7 @@ pub(crate) fn check_write(headers: &Headers, current: &str) -> Result<(), Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest::tag as etag;
+    use crate::http::digest::tag as etag;
     use actix_web::http::header::{HeaderName, HeaderValue};
 
     /// Headers from names and values (a value that is not a header value is left out,

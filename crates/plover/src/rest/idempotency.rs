@@ -22,8 +22,8 @@ use super::rate::is_missing_table;
 use super::request::{ApiRequest, Content, Reply};
 use crate::auth::AuthUser;
 use crate::db::{Conn, LazyConn};
-use crate::digest::sha256_hex;
 use crate::error::Error;
+use crate::http::digest::sha256_hex;
 use crate::query::MAX_IDEMPOTENCY_KEY_CHARS;
 
 /// The request header that carries the key.

@@ -23,7 +23,7 @@ mod sparse;
 mod upsert;
 mod write;
 
-pub use crate::body::DEFAULT_MAX_BODY_BYTES;
+pub use crate::http::body::DEFAULT_MAX_BODY_BYTES;
 pub use api::RestApi;
 #[cfg(feature = "testing")]
 #[doc(hidden)]

@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 
 use super::conditional;
 use crate::auth::Headers;
-use crate::body::multipart_pairs;
-use crate::digest::Tag;
 use crate::error::Error;
+use crate::http::body::multipart_pairs;
+use crate::http::digest::Tag;
+use crate::http::urlencoded::pairs;
 use crate::listing::first;
-use crate::urlencoded::pairs;
 
 /// A request body, read in full, as its content type says.
 #[derive(Debug)]

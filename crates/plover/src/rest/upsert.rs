@@ -15,9 +15,9 @@ use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::{allowed, CREDENTIALS, ON};
 use crate::model::{save, RestModel};
-use crate::param::Param;
 use crate::query::{Filter, Op, Select};
 use crate::sql::locked;
+use crate::value::param::Param;
 
 /// What an upsert wrote of one object.
 struct Written<M> {

@@ -221,7 +221,7 @@ impl<M: RestModel> Prepared<M> {
         let mut rows: Vec<M> = rows_locked(conn, M::meta(), &[obj.pk()])?;
         let current = rows.pop().ok_or(Error::NotFound)?;
         let shown = self.serialize(cx, conn, std::slice::from_ref(&current), None, Vec::new())?;
-        conditional::check_write(&req.headers, &crate::digest::tag(&shown.buf))?;
+        conditional::check_write(&req.headers, &crate::http::digest::tag(&shown.buf))?;
         Ok(current)
     }
 

@@ -10,8 +10,8 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::{column, ident};
 use crate::db::{Conn, Engine};
 use crate::error::Error;
-use crate::kind::SqlType;
 use crate::model::{FieldMeta, ModelMeta};
+use crate::value::kind::SqlType;
 
 /// One difference between a model and its table.
 #[derive(Debug, Clone, PartialEq, Eq)]

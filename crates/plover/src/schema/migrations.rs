@@ -192,7 +192,7 @@ fn key_names(model: &ModelMeta, key: &str, column: &str) -> bool {
 /// The SQL literal of `raw` for `field`'s column: a number, `TRUE`/`FALSE`, or quoted text
 /// (a date or date-time checked first).
 fn literal(field: &FieldMeta, raw: &str) -> Result<String, Error> {
-    use crate::kind::FieldKind;
+    use crate::value::kind::FieldKind;
     let bad = |what: &str| {
         Error::Internal(format!(
             "--default {}={raw}: the field takes {what}",

@@ -64,7 +64,7 @@
 mod drift;
 pub mod migrations;
 
-pub use crate::kind::SqlType;
+pub use crate::value::kind::SqlType;
 pub use drift::{differences, leftover_tables, report, table_exists, Difference};
 
 use crate::db::{Conn, Engine};

@@ -16,11 +16,11 @@ use super::writer::{field, Writer};
 use super::{statement, Query};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::kind::{FieldKind, SqlType};
 use crate::meta::{FieldMeta, ModelMeta};
 use crate::query::{Aggregate, Func, Operand, Select};
 use crate::sql::arg::Arg;
 use crate::sql::column::Column;
+use crate::value::kind::{FieldKind, SqlType};
 use crate::value::{DateText, DateTimeText};
 
 /// How a column of an aggregate's row is read.

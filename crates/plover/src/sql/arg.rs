@@ -10,8 +10,8 @@ use diesel::sqlite::Sqlite;
 use diesel::QueryResult;
 
 use crate::error::Error;
-use crate::kind::SqlType;
-use crate::param::Param;
+use crate::value::kind::SqlType;
+use crate::value::param::Param;
 
 /// One bound value.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,8 +15,8 @@ use diesel::sqlite::{Sqlite, SqliteValue};
 
 use crate::db::reading;
 use crate::db::sqlite_dates::{SqliteDate, SqliteDateTime};
-use crate::kind::SqlType;
 use crate::sql::arg::Arg;
+use crate::value::kind::SqlType;
 
 /// A Rust type a model field can have.
 #[diagnostic::on_unimplemented(

@@ -9,10 +9,10 @@ use super::writer::{field, Writer};
 use super::{statement, Query};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::kind::FieldKind;
 use crate::meta::ModelMeta;
 use crate::query::Select;
 use crate::sql::arg::Arg;
+use crate::value::kind::FieldKind;
 
 /// What a facet groups the rows by: a field of the model itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

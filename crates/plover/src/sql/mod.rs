@@ -557,7 +557,7 @@ pub(crate) fn referring(
 }
 
 /// `ids` as arguments of `sql`'s type, those out of its range left out.
-fn keys(sql: crate::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
+fn keys(sql: crate::value::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
     ids.iter().filter_map(|&id| Arg::key(sql, id)).collect()
 }
 

@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 
 use crate::error::Error;
-use crate::kind::{FieldKind, SqlType};
 use crate::meta::{FieldMeta, ModelMeta};
 use crate::query::{Filter, Group, Op, Select, Term, Within};
 use crate::sql::arg::Arg;
 use crate::value::fold_case;
+use crate::value::kind::{FieldKind, SqlType};
 
 /// Where an argument goes in a statement's text: diesel writes each engine's placeholder
 /// (`?`, `$n`) there. No identifier holds it.
@@ -376,7 +376,7 @@ impl<'a> Writer<'a> {
                     return Err(Error::Internal("like on a non-text field".into()));
                 }
                 self.any(f.values.len(), |w, i| {
-                    let crate::param::Param::Text(value) = &f.values[i] else {
+                    let crate::value::param::Param::Text(value) = &f.values[i] else {
                         return Err(Error::Internal("a pattern that is not text".into()));
                     };
                     w.like(meta, field, f.op, value);

@@ -5,9 +5,9 @@ use actix_web::HttpRequest;
 use super::query::Query;
 use crate::db::{Conn, DbConn};
 use crate::error::Error;
+use crate::http::urlencoded::{link, pairs};
 use crate::listing::PAGE;
 use crate::model::RestModel;
-use crate::urlencoded::{link, pairs};
 
 /// Rows per page unless told otherwise (as the REST API's `paginate_by`).
 pub const PAGINATE_BY: i64 = 20;

@@ -60,7 +60,7 @@ impl Body {
     /// The pairs of an `application/x-www-form-urlencoded` body, in order.
     #[cfg(feature = "accounts")]
     pub(crate) fn form_pairs(&self) -> Vec<(String, String)> {
-        crate::urlencoded::pairs(&self.0)
+        crate::http::urlencoded::pairs(&self.0)
     }
 }
 

@@ -1,5 +1,10 @@
-//! Field values as text: the date and date-time forms every input accepts and every output
-//! writes, the case folding of `ilike`, and the check every client text passes.
+//! Field values: as text here (the date and date-time forms every input accepts and every
+//! output writes, the case folding of `ilike`, and the check every client text passes), and,
+//! inside Plover, the kinds the derive reads from field types (`kind`) and typed filter values
+//! (`param`).
+
+pub(crate) mod kind;
+pub(crate) mod param;
 
 use std::fmt;
 

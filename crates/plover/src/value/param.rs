@@ -2,7 +2,7 @@
 
 use chrono::{NaiveDate, NaiveDateTime};
 
-use crate::kind::FieldKind;
+use crate::value::kind::FieldKind;
 use crate::value::{parse_date, parse_datetime};
 
 /// A filter value, parsed as the type of the field it is compared with.
