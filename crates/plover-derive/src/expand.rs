@@ -232,8 +232,8 @@ fn row_methods(model: &Model) -> TokenStream {
     }
 }
 
-/// The methods of `RestModel` on `<Model>Changes`: set from JSON, the values a write binds,
-/// back to JSON, defaults.
+/// The methods of `RestModel` on `<Model>Changes`: set from JSON or from a typed value, the
+/// values a write binds, back to JSON, defaults.
 fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
     let data_fields = data_fields(model);
     let set_arms = data_fields.iter().map(|(i, f)| {
@@ -243,6 +243,10 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
         } else {
             quote_spanned!(span=> #i => __p::set_required(&mut changes.#id, value),)
         }
+    });
+    let set_arg_arms = data_fields.iter().map(|(i, f)| {
+        let (id, span) = (&f.ident, f.ty.span());
+        quote_spanned!(span=> #i => __p::set_arg(&mut changes.#id, arg),)
     });
     let change_arms = data_fields.iter().map(|(i, f)| {
         let id = &f.ident;
@@ -277,6 +281,17 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
         ) -> ::core::result::Result<(), ::std::string::String> {
             match field {
                 #(#set_arms)*
+                _ => ::core::result::Result::Err(::core::convert::Into::into("this field cannot be set")),
+            }
+        }
+
+        fn set_arg(
+            changes: &mut #changes,
+            field: usize,
+            arg: __p::Arg<'_>,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match field {
+                #(#set_arg_arms)*
                 _ => ::core::result::Result::Err(::core::convert::Into::into("this field cannot be set")),
             }
         }

@@ -64,6 +64,13 @@ macro_rules! __fallback_model {
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     ::core::unreachable!()
                 }
+                fn set_arg(
+                    _: &mut $changes,
+                    _: usize,
+                    _: __p::Arg<'_>,
+                ) -> ::core::result::Result<(), ::std::string::String> {
+                    ::core::unreachable!()
+                }
                 fn change(_: &$changes, _: usize) -> ::core::option::Option<__p::Arg<'_>> {
                     ::core::unreachable!()
                 }
@@ -150,6 +157,14 @@ pub fn set_nullable<T: FromJson>(
     value: &serde_json::Value,
 ) -> Result<(), String> {
     *slot = Some(T::from_json(value)?);
+    Ok(())
+}
+
+/// Sets a changes slot from a typed value (`RestModel::set_arg`); the error says the value is
+/// of another type (or NULL for a non-nullable field).
+pub fn set_arg<T: Column>(slot: &mut Option<T>, arg: Arg<'_>) -> Result<(), String> {
+    let value = T::from_arg(arg).ok_or("the value does not fit this field")?;
+    *slot = Some(value);
     Ok(())
 }
 

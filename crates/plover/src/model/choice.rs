@@ -60,6 +60,12 @@ impl<T: Choice> Column for T {
     fn copy(&self) -> Self {
         T::from_choice(self.choice()).unwrap_or_else(T::first)
     }
+    fn from_arg(arg: Arg<'_>) -> Option<Self> {
+        match arg {
+            Arg::Text(text) => T::from_choice(&text),
+            _ => None,
+        }
+    }
     fn absent() -> Self {
         T::first()
     }

@@ -349,6 +349,12 @@ pub trait RestModel: FromRow + Send + Sync {
     #[doc(hidden)]
     fn set_json(changes: &mut Self::Changes, field: usize, value: &Value) -> Result<(), String>;
 
+    /// Sets field `field` of `changes` to a typed value (a foreign key, a password's hash):
+    /// the write-side twin of [`RestModel::change`], with no JSON between. The error says the
+    /// value is not of the field's type.
+    #[doc(hidden)]
+    fn set_arg(changes: &mut Self::Changes, field: usize, arg: Arg<'_>) -> Result<(), String>;
+
     /// Field `field` of `changes` as the value a write binds, if given.
     #[doc(hidden)]
     fn change(changes: &Self::Changes, field: usize) -> Option<Arg<'_>>;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::body::ToSave;
-use super::hooks::Context;
+use super::hooks::{set_key, Context};
 use super::joins::Joins;
 use super::prepared::Prepared;
 use super::relation::{
@@ -269,10 +269,9 @@ impl<C: RestModel> PendingChildren for Pending<'_, C> {
     ) -> Result<Vec<u8>, Error> {
         let Pending { child, items, path } = *self;
         let resource = &child.resource;
-        let parent = Value::from(parent);
         let mut rows = Vec::with_capacity(items.len());
         for (index, mut item) in items {
-            C::set_json(&mut item.changes, child.fk, &parent).map_err(Error::Internal)?;
+            set_key::<C>(&mut item.changes, child.fk, parent)?;
             let saved = conn.transaction(|conn| {
                 Prepared::<C>::check_references(conn, &item)?;
                 let row = save::<C>(conn, item.changes, None)?;

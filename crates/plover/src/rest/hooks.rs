@@ -13,6 +13,7 @@ use crate::auth::AuthUser;
 use crate::error::Error;
 use crate::model::{Field, RestModel};
 use crate::query::{Filter, Op, Param};
+use crate::sql::Arg;
 
 /// What hooks know about the request being served.
 #[derive(Debug, Clone, Copy)]
@@ -134,8 +135,23 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
         user: &AuthUser,
         owner_field: usize,
     ) -> Result<(), Error> {
-        M::set_json(changes, owner_field, &Value::from(user.id)).map_err(Error::Internal)
+        set_key::<M>(changes, owner_field, user.id)
     }
+}
+
+/// Sets the foreign key `field` of `changes` to the primary key `key` (an owner, a nested
+/// child's parent), typed as the column is: no JSON between.
+pub(crate) fn set_key<M: RestModel>(
+    changes: &mut M::Changes,
+    field: usize,
+    key: i64,
+) -> Result<(), Error> {
+    let arg = M::meta()
+        .fields
+        .get(field)
+        .and_then(|f| Arg::key(f.sql_type, key))
+        .ok_or_else(|| Error::Internal(format!("key {key} does not fit field {field}")))?;
+    M::set_arg(changes, field, arg).map_err(Error::Internal)
 }
 
 /// The hooks of a user model's resource that let clients set passwords, ready to use:
@@ -189,14 +205,14 @@ impl<U: UserModel> Hooks<U> for HashPassword<U> {
         let Some((field, _)) = U::meta().field(U::PASSWORD_FIELD) else {
             return Ok(());
         };
-        let Some(Value::String(raw)) = U::changes_json(changes, field) else {
+        let Some(Arg::Text(raw)) = U::change(changes, field) else {
             return Ok(());
         };
         let hash = self
             .0
             .make_password(&raw)
             .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
-        U::set_json(changes, field, &Value::String(hash)).map_err(Error::Internal)
+        U::set_arg(changes, field, Arg::Text(hash.into())).map_err(Error::Internal)
     }
 }
 

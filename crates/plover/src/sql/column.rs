@@ -35,6 +35,9 @@ pub trait Column: Sized {
     /// A copy of the value (a change written on several rows, or again after a create that
     /// gave way), whether or not the type is `Clone`.
     fn copy(&self) -> Self;
+    /// The value `arg` holds, if it is one of this type (the inverse of [`Column::arg`]; NULL
+    /// only for an `Option`).
+    fn from_arg(arg: Arg<'_>) -> Option<Self>;
     /// The value of a column a list leaves out (never shown).
     fn absent() -> Self;
     /// Reads an SQLite value (`None`: NULL).
@@ -56,6 +59,12 @@ macro_rules! column {
             }
             fn copy(&self) -> Self {
                 self.clone()
+            }
+            fn from_arg(arg: Arg<'_>) -> Option<Self> {
+                match arg {
+                    Arg::$variant(value) => Some(value),
+                    _ => None,
+                }
             }
             fn absent() -> Self {
                 $absent
@@ -101,6 +110,12 @@ impl Column for String {
     fn copy(&self) -> Self {
         self.clone()
     }
+    fn from_arg(arg: Arg<'_>) -> Option<Self> {
+        match arg {
+            Arg::Text(text) => Some(text.into_owned()),
+            _ => None,
+        }
+    }
     fn absent() -> Self {
         String::new()
     }
@@ -127,6 +142,12 @@ impl<T: Column> Column for Option<T> {
     }
     fn copy(&self) -> Self {
         self.as_ref().map(T::copy)
+    }
+    fn from_arg(arg: Arg<'_>) -> Option<Self> {
+        match arg {
+            Arg::Null(_) => Some(None),
+            arg => T::from_arg(arg).map(Some),
+        }
     }
     fn absent() -> Self {
         None
@@ -279,5 +300,40 @@ impl QueryableByName<diesel::pg::Pg> for Key {
             Some(v) if v.get_oid().get() == INT4 => i32::read_pg(Some(v)).map(|k| Key(k.into())),
             v => i64::read_pg(v).map(Key),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+
+    use super::Column;
+    use crate::sql::arg::Arg;
+    use crate::value::kind::SqlType;
+
+    /// `from_arg` reads back what `arg` binds.
+    fn round_trip<T: Column + PartialEq + std::fmt::Debug>(value: T) {
+        assert_eq!(T::from_arg(value.arg()), Some(value));
+    }
+
+    #[test]
+    fn from_arg_reads_back_each_type() {
+        round_trip(7_i32);
+        round_trip(1_i64 << 40);
+        round_trip(0.5_f32);
+        round_trip(2.25_f64);
+        round_trip(true);
+        round_trip("text".to_owned());
+        round_trip(NaiveDate::from_ymd_opt(2024, 2, 29));
+        round_trip(Some(3_i32));
+        round_trip(None::<String>);
+    }
+
+    #[test]
+    fn from_arg_refuses_another_type_and_null_outside_an_option() {
+        assert_eq!(i32::from_arg(Arg::I64(1)), None);
+        assert_eq!(String::from_arg(Arg::I32(1)), None);
+        assert_eq!(i64::from_arg(Arg::Null(SqlType::BigInt)), None);
+        assert_eq!(Option::<i64>::from_arg(Arg::Text("1".into())), None);
     }
 }
