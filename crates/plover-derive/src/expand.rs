@@ -179,8 +179,10 @@ fn row_methods(model: &Model) -> TokenStream {
             )
         })
         .unzip();
-    let arg_arms =
-        (idents.iter().enumerate()).map(|(i, id)| quote!(#i => __p::Column::arg(&self.#id),));
+    let arg_arms = (model.fields.iter().enumerate()).map(|(i, f)| {
+        let (id, span) = (&f.ident, f.ty.span());
+        quote_spanned!(span=> #i => __p::Column::arg(&self.#id),)
+    });
     // `<name> #<pk>`: the text without `display`, and with it when its text is blank (an
     // empty link or title helps no one).
     let fallback = format!("{} #{{}}", model.name);
@@ -257,8 +259,8 @@ fn change_methods(model: &Model, changes: &syn::Ident) -> TokenStream {
         quote_spanned!(span=> #i => changes.#id.as_ref().map(__p::to_json),)
     });
     let copies = data_fields.iter().map(|(_, f)| {
-        let id = &f.ident;
-        quote!(#id: changes.#id.as_ref().map(__p::Column::copy),)
+        let (id, span) = (&f.ident, f.ty.span());
+        quote_spanned!(span=> #id: changes.#id.as_ref().map(__p::Column::copy),)
     });
     let defaults = data_fields.iter().filter_map(|(_, f)| match &f.default {
         Default::Expr(e) => {

@@ -11,8 +11,9 @@ pub use crate::db::Conn;
 pub use crate::error::Error;
 pub use crate::meta::ModelEntry;
 use crate::meta::ModelOps;
-use crate::model::convert::{from_json_required, FromJson};
-pub use crate::model::convert::{to_json, write_json};
+use crate::model::convert::from_json_required;
+// The traits too, so that a compiler error names them by this path.
+pub use crate::model::convert::{to_json, write_json, FromJson, JsonField};
 pub use crate::model::{
     Bound, Choice, Constraints, FieldKind, FieldMeta, IndexColumn, ModelMeta, RestModel, Rules,
 };
