@@ -886,6 +886,17 @@ impl TestService {
         }
     }
 
+    /// Serves one request whose body is read as it comes (a stream of Server-Sent Events).
+    pub async fn stream(&self, req: TestRequest) -> Streamed {
+        let resp = (self.0)(req).await;
+        Streamed {
+            status: resp.status(),
+            headers: resp.headers().clone(),
+            body: resp.into_body(),
+            text: String::new(),
+        }
+    }
+
     /// A new client without cookies.
     pub fn browser(&self) -> Browser<'_> {
         Browser {
@@ -894,6 +905,82 @@ impl TestService {
             peer: None,
         }
     }
+}
+
+/// One Server-Sent Event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// Its `id:` line, if any.
+    pub id: Option<i64>,
+    /// Its `event:` line (`message` without one).
+    pub event: String,
+    /// Its `data:` line as JSON (`Null` without one).
+    pub data: Value,
+}
+
+/// A response whose body is read as it comes.
+pub struct Streamed {
+    /// The status code.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    body: actix_web::body::BoxBody,
+    /// What arrived and is not read as events yet.
+    text: String,
+}
+
+impl std::fmt::Debug for Streamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Streamed {
+    /// The events that arrive until `n` of them did, or `wait` passed, or the stream ended
+    /// (comment lines are left out).
+    pub async fn events(&mut self, n: usize, wait: std::time::Duration) -> Vec<SseEvent> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut out = Vec::new();
+        loop {
+            while let Some(end) = self.text.find("\n\n") {
+                let block: String = self.text.drain(..end + 2).collect();
+                if let Some(event) = parse_event(&block) {
+                    out.push(event);
+                }
+            }
+            if out.len() >= n {
+                return out;
+            }
+            let next = std::future::poll_fn(|cx| Pin::new(&mut self.body).poll_next(cx));
+            match tokio::time::timeout_at(deadline, next).await {
+                Ok(Some(Ok(chunk))) => self.text.push_str(&String::from_utf8_lossy(&chunk)),
+                _ => return out,
+            }
+        }
+    }
+}
+
+/// The event of one block of an event stream; `None` for a comment.
+fn parse_event(block: &str) -> Option<SseEvent> {
+    let (mut id, mut event, mut data) = (None, None, None);
+    for line in block.lines() {
+        match line.split_once(": ") {
+            Some(("id", v)) => id = v.parse().ok(),
+            Some(("event", v)) => event = Some(v.to_owned()),
+            Some(("data", v)) => data = serde_json::from_str(v).ok(),
+            _ => {}
+        }
+    }
+    if id.is_none() && event.is_none() && data.is_none() {
+        return None;
+    }
+    Some(SseEvent {
+        id,
+        event: event.unwrap_or_else(|| "message".into()),
+        data: data.unwrap_or(Value::Null),
+    })
 }
 
 /// A response, read in full.
@@ -1194,6 +1281,16 @@ impl TestApp {
     /// Serves one request.
     pub async fn send(&self, req: TestRequest) -> Resp {
         self.service.send(req).await
+    }
+
+    /// `GET uri`, its body read as it comes (a change feed).
+    pub async fn stream(&self, uri: &str) -> Streamed {
+        self.service.stream(TestRequest::get().uri(uri)).await
+    }
+
+    /// Serves one request, its body read as it comes.
+    pub async fn service_stream(&self, req: TestRequest) -> Streamed {
+        self.service.stream(req).await
     }
 
     /// `GET uri`.

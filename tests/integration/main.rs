@@ -8,6 +8,7 @@ mod admin;
 mod aggregates;
 mod auth;
 mod bulk;
+mod changes;
 mod commands;
 mod conditional;
 mod counts;

@@ -115,97 +115,104 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
     let all = || vec![M::GET, M::POST, M::PUT, M::DELETE];
     let (user, message, follow) = (User::FIELDS, Message::FIELDS, Relationship::FIELDS);
     let mut api = RestApi::new(db).max_body_bytes(max_body);
-    api.register_resource(user_resource(auth).auth(AdminAuthentication::new(auth)))
-        .register_resource(
-            Resource::<ApiKey>::new()
-                .fields([ApiKey::FIELDS.id, ApiKey::FIELDS.key])
-                .auth(AdminAuthentication::with_methods(auth, all()))
-                .allowed_methods([M::GET, M::POST, M::DELETE]),
-        )
-        .register_resource(
-            Resource::<Message>::new()
-                .owner_field(message.user_id)
-                .include(message.user_id, user_resource(auth))
-                .filter_exclude([
-                    message.user_id.join(user.password),
-                    message.user_id.join(user.email),
-                ])
-                .search_fields([message.content.into(), message.user_id.join(user.username)])
-                .auth(UserAuthentication::new(auth)),
-        )
-        .register_resource(
-            Resource::<Relationship>::new()
-                .include(follow.to_user_id, user_resource(auth))
-                .filter_exclude([
-                    follow.from_user_id.join(user.password),
-                    follow.from_user_id.join(user.email),
-                    follow.to_user_id.join(user.password),
-                    follow.to_user_id.join(user.email),
-                ]),
-        )
-        .register_resource(
-            Resource::<Note>::new()
-                .hooks(NoteLength)
-                .auth(ApiKeyAuthentication::<ApiKey>::new(all())),
-        )
-        .register_resource(Resource::<AModel>::new().auth(open()))
-        .register_resource(
-            Resource::<BModel>::new()
-                .include(BModel::FIELDS.a_id, Resource::<AModel>::new())
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<CModel>::new()
-                .include(
-                    CModel::FIELDS.b_id,
-                    Resource::<BModel>::new()
-                        .include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
-                )
-                .auth(open()),
-        )
-        .register_resource(Resource::<DModel>::new().auth(open()))
-        .register_resource(
-            Resource::<EModel>::new()
-                .paginate_by(5)
-                .delete_recursive(false)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<FModel>::new()
-                .include(FModel::FIELDS.e_id, Resource::<EModel>::new())
-                .filter_recursive(false)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<HModel>::new()
-                .filter_fields({
-                    let h = HModel::FIELDS;
-                    [h.id, h.h_field, h.h_date, h.h_day]
-                })
-                .hooks(HModelChecks)
-                .auth(open()),
-        )
-        .register_resource(
-            Resource::<Sample>::new()
-                .aggregates(true)
-                .filtered_writes(true)
-                .max_affected(1000)
-                .upsert(true)
-                .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
-                .auth(Authentication::new(vec![M::DELETE])),
-        )
-        .register_resource(
-            Resource::<Ticket>::new()
-                .filter_exclude([Ticket::FIELDS.body])
-                .filtered_writes(true)
-                .nested_children(
-                    "children",
-                    Ticket::FIELDS.parent_id,
-                    Resource::<Ticket>::new(),
-                )
-                .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
-                .auth(open()),
-        );
+    api.register_resource(
+        user_resource(auth)
+            .auth(AdminAuthentication::new(auth))
+            .changes(true),
+    )
+    .register_resource(
+        Resource::<ApiKey>::new()
+            .fields([ApiKey::FIELDS.id, ApiKey::FIELDS.key])
+            .auth(AdminAuthentication::with_methods(auth, all()))
+            .allowed_methods([M::GET, M::POST, M::DELETE]),
+    )
+    .register_resource(
+        Resource::<Message>::new()
+            .owner_field(message.user_id)
+            .include(message.user_id, user_resource(auth))
+            .filter_exclude([
+                message.user_id.join(user.password),
+                message.user_id.join(user.email),
+            ])
+            .search_fields([message.content.into(), message.user_id.join(user.username)])
+            .auth(UserAuthentication::new(auth))
+            .changes(true),
+    )
+    .register_resource(
+        Resource::<Relationship>::new()
+            .include(follow.to_user_id, user_resource(auth))
+            .filter_exclude([
+                follow.from_user_id.join(user.password),
+                follow.from_user_id.join(user.email),
+                follow.to_user_id.join(user.password),
+                follow.to_user_id.join(user.email),
+            ]),
+    )
+    .register_resource(
+        Resource::<Note>::new()
+            .hooks(NoteLength)
+            .auth(ApiKeyAuthentication::<ApiKey>::new(all())),
+    )
+    .register_resource(Resource::<AModel>::new().auth(open()))
+    .register_resource(
+        Resource::<BModel>::new()
+            .include(BModel::FIELDS.a_id, Resource::<AModel>::new())
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<CModel>::new()
+            .include(
+                CModel::FIELDS.b_id,
+                Resource::<BModel>::new().include(BModel::FIELDS.a_id, Resource::<AModel>::new()),
+            )
+            .auth(open()),
+    )
+    .register_resource(Resource::<DModel>::new().auth(open()))
+    .register_resource(
+        Resource::<EModel>::new()
+            .paginate_by(5)
+            .delete_recursive(false)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<FModel>::new()
+            .include(FModel::FIELDS.e_id, Resource::<EModel>::new())
+            .filter_recursive(false)
+            .auth(open()),
+    )
+    .register_resource(
+        Resource::<HModel>::new()
+            .filter_fields({
+                let h = HModel::FIELDS;
+                [h.id, h.h_field, h.h_date, h.h_day]
+            })
+            .hooks(HModelChecks)
+            .auth(open())
+            .changes(true),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .aggregates(true)
+            .filtered_writes(true)
+            .max_affected(1000)
+            .upsert(true)
+            .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
+            .auth(Authentication::new(vec![M::DELETE]))
+            .changes(true),
+    )
+    .register_resource(
+        Resource::<Ticket>::new()
+            .filter_exclude([Ticket::FIELDS.body])
+            .filtered_writes(true)
+            .nested_children(
+                "children",
+                Ticket::FIELDS.parent_id,
+                Resource::<Ticket>::new(),
+            )
+            .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
+            .auth(open())
+            .changes(true),
+    );
     api
 }
 

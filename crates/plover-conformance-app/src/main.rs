@@ -5,6 +5,7 @@
 //!                        [--secret-key KEY] [--max-body-bytes N]
 //!                        [--body-timeout SECS] [--send-timeout SECS]
 //!                        [--response-memory BYTES] [--unthrottled-logins]
+//!                        [--event-retention-seconds N]
 //!
 //! `--unthrottled-logins` turns the throttle of failed logins off: for a schema-driven tester
 //! that sends thousands of wrong credentials from one address and expects a 401 for each.
@@ -28,6 +29,7 @@ Options:
   --send-timeout SECS       how long an answer may take to be read
   --response-memory BYTES   the memory all answers being built may hold at once
   --unthrottled-logins      no throttle of failed logins (for schema-driven testers)
+  --event-retention-seconds N  keep change-feed events N seconds (default 7 days)
   -h, --help                prints this help
 ";
 use microblog::{ensure_user, User};
@@ -45,6 +47,7 @@ struct Args {
     send_timeout: Option<f64>,
     response_memory: Option<usize>,
     unthrottled_logins: bool,
+    event_retention: Option<f64>,
 }
 
 /// The options, or `None` when `--help` asks for the usage.
@@ -59,6 +62,7 @@ fn parse_args() -> Result<Option<Args>, String> {
         send_timeout: None,
         response_memory: None,
         unthrottled_logins: false,
+        event_retention: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -93,6 +97,7 @@ fn parse_args() -> Result<Option<Args>, String> {
                 args.response_memory = Some(bytes);
             }
             "--unthrottled-logins" => args.unthrottled_logins = true,
+            "--event-retention-seconds" => args.event_retention = Some(seconds(&value()?)?),
             "--help" | "-h" => return Ok(None),
             other => return Err(format!("unknown argument {other} (see --help)")),
         }
@@ -116,6 +121,9 @@ async fn main() -> std::io::Result<()> {
         print!("{USAGE}");
         return Ok(());
     };
+    if let Some(keep) = args.event_retention {
+        plover::changes::retain(std::time::Duration::from_secs_f64(keep));
+    }
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
     db.run_blocking(|conn| plover::schema::create_tables(conn, &models::models()))
         .map_err(std::io::Error::other)?;

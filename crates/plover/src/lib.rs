@@ -59,6 +59,7 @@ pub mod accounts;
 #[cfg(feature = "admin")]
 pub mod admin;
 pub mod auth;
+pub mod changes;
 pub mod db;
 mod error;
 pub mod history;
@@ -140,6 +141,10 @@ mod admin_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/openapi.md")]
 mod openapi_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/changes.md")]
+mod changes_doctests {}
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]

@@ -188,7 +188,10 @@ impl<U: UserModel + Clone> Commands<U> {
             name: name.to_owned(),
             about: String::new(),
             database: format!("sqlite://{name}.db"),
-            models: vec![<crate::history::HistoryEntry as crate::model::RestModel>::meta()],
+            models: vec![
+                <crate::history::HistoryEntry as crate::model::RestModel>::meta(),
+                <crate::changes::ChangeEvent as crate::model::RestModel>::meta(),
+            ],
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
             auth: Box::new(|auth| auth),
@@ -217,8 +220,9 @@ impl<U: UserModel + Clone> Commands<U> {
 
     /// The models whose tables the application uses, in any order (see
     /// [`schema::create_tables`]). Plover's own history table
-    /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to) is always
-    /// among them; a model listed twice counts once.
+    /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to) and events
+    /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds) are
+    /// always among them; a model listed twice counts once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
         for model in models {
             if !self.models.iter().any(|m| m.table == model.table) {

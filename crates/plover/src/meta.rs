@@ -2,6 +2,7 @@
 //! type-erased database operations it fills in, and the registry of every model.
 
 use std::any::TypeId;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
@@ -371,6 +372,8 @@ pub struct ModelMeta {
     pub(crate) ops: ModelOps,
     /// The SQL texts of the model's statements by shape.
     pub(crate) cache: SqlCache,
+    /// Whether its writes record their events in the outbox (docs/changes.md).
+    changes: AtomicBool,
 }
 
 /// The setters that `#[derive(RestModel)]` builds a model's metadata with.
@@ -394,6 +397,7 @@ impl ModelMeta {
             type_id,
             ops,
             cache: SqlCache::new(),
+            changes: AtomicBool::new(false),
         }
     }
 
@@ -453,6 +457,16 @@ impl ModelMeta {
     /// The primary key field.
     pub fn pk_field(&self) -> &'static FieldMeta {
         &self.fields[self.pk]
+    }
+
+    /// Whether the model's writes record their events in the outbox (docs/changes.md).
+    pub fn records_changes(&self) -> bool {
+        self.changes.load(Ordering::Relaxed)
+    }
+
+    /// From now on, in this process, the model's writes record their events in the outbox.
+    pub(crate) fn record_changes(&self) {
+        self.changes.store(true, Ordering::Relaxed);
     }
 
     /// Per field, whether the options `fields` (the only ones, if given) and `exclude` leave

@@ -94,13 +94,14 @@ pub struct Note {
 }
 
 /// The example's four models and the admin's history, for [`plover::schema`].
-pub fn models() -> [&'static plover::model::ModelMeta; 5] {
+pub fn models() -> [&'static plover::model::ModelMeta; 6] {
     [
         User::meta(),
         Relationship::meta(),
         Message::meta(),
         Note::meta(),
         plover::history::HistoryEntry::meta(),
+        plover::changes::ChangeEvent::meta(),
     ]
 }
 

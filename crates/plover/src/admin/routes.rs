@@ -16,6 +16,7 @@ use super::prepared::{AdminModel, AdminRequest, Cx};
 use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{keep_password, Auth, UserModel};
+use crate::db::pending::{written_by, Author};
 use crate::db::{Conn, PeerSocket};
 use crate::error::Error;
 use crate::history::Actor;
@@ -226,6 +227,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         },
     };
     let is_lookup = matches!(view, View::Lookup(_));
+    let author = Author::User(user.pk());
     let reply_chrome = chrome.clone();
     let db = state.auth.db().clone();
     let auth = state.auth.clone();
@@ -235,7 +237,9 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
                 chrome: &chrome,
                 req: &admin_req,
             };
-            run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
+            written_by(author, || {
+                run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
+            })
         })
         .await;
     if let Ok(Reply::Done { notice, .. }) = &result {

@@ -9,6 +9,7 @@ use subtle::ConstantTimeEq;
 use super::{default_protected_methods, AuthRequest, AuthUser, Authenticator, Described, Scheme};
 use crate::accounts::throttle::{Refusal, Store, Throttle};
 use crate::accounts::LoginLimits;
+use crate::db::pending::{self, Author};
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
@@ -160,6 +161,7 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
             ..Select::default()
         };
         let row = K::load(&mut db.conn()?, &select)?.into_iter().next();
+        let id = row.as_ref().map(|r| r.pk());
         let stored = row.map(|r| r.field_json(secret_field));
         let given = if self.hashed {
             hash_secret(&secret)
@@ -173,6 +175,10 @@ impl<K: RestModel> Authenticator for ApiKeyAuthentication<K> {
         if ok {
             if counted {
                 self.throttle.succeeded(db, client, &key);
+            }
+            if let Some(id) = id {
+                // The request's writes are this key's (docs/changes.md).
+                pending::set_author(Author::ApiKey(id));
             }
             Ok(None)
         } else {

@@ -4,6 +4,7 @@
 pub(crate) mod cancel;
 mod config;
 mod extract;
+pub(crate) mod pending;
 #[cfg(feature = "postgres")]
 mod pg_pool;
 pub(crate) mod reading;
@@ -57,24 +58,71 @@ impl Conn<'_> {
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
+        let nested = self.in_transaction();
+        let mark = pending::mark();
+        // The outbox's events are written last, just before the commit (db::pending).
+        let body = |conn: &mut Conn<'_>| {
+            let out = f(conn)?;
+            let events = if nested { false } else { pending::flush(conn)? };
+            Ok((out, events))
+        };
+        let result = match self {
+            Conn::Sqlite(c) if nested => {
+                diesel::Connection::transaction(&mut **c, |c| body(&mut Conn::Sqlite(c)))
+            }
+            // BEGIN IMMEDIATE: a write transaction that reads first (foreign-key checks,
+            // dependent rows) would otherwise fail at once on a concurrent writer instead of
+            // waiting for `busy_timeout`.
+            Conn::Sqlite(c) => c.immediate_transaction(|c| body(&mut Conn::Sqlite(c))),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => c.transaction(|c| body(&mut Conn::Pg(c))),
+        };
+        match result {
+            Ok((out, events)) => {
+                if events {
+                    pending::announce();
+                }
+                Ok(out)
+            }
+            Err(e) => {
+                pending::drop_since(mark);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs the reads of `f` in one snapshot of the database (a read-only `REPEATABLE READ`
+    /// transaction on PostgreSQL, a deferred one on SQLite), or in the transaction already
+    /// open.
+    pub(crate) fn snapshot<R>(
+        &mut self,
+        f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        if self.in_transaction() {
+            return f(self);
+        }
         match self {
             Conn::Sqlite(c) => {
-                use diesel::connection::{AnsiTransactionManager, TransactionManager};
-                let open = AnsiTransactionManager::transaction_manager_status_mut(&mut **c)
-                    .transaction_depth()
-                    .is_ok_and(|depth| depth.is_some());
-                if open {
-                    diesel::Connection::transaction(&mut **c, |c| f(&mut Conn::Sqlite(c)))
-                } else {
-                    // BEGIN IMMEDIATE: a write transaction that reads first (foreign-key
-                    // checks, dependent rows) would otherwise fail at once on a concurrent
-                    // writer instead of waiting for `busy_timeout`.
-                    c.immediate_transaction(|c| f(&mut Conn::Sqlite(c)))
-                }
+                diesel::Connection::transaction(&mut **c, |c| f(&mut Conn::Sqlite(c)))
             }
             #[cfg(feature = "postgres")]
-            Conn::Pg(c) => c.transaction(|c| f(&mut Conn::Pg(c))),
+            Conn::Pg(c) => {
+                (c.build_transaction().repeatable_read().read_only()).run(|c| f(&mut Conn::Pg(c)))
+            }
         }
+    }
+
+    /// Whether a transaction is open on this connection.
+    pub(crate) fn in_transaction(&mut self) -> bool {
+        use diesel::connection::{AnsiTransactionManager, TransactionManager};
+        let status = match self {
+            Conn::Sqlite(c) => AnsiTransactionManager::transaction_manager_status_mut(&mut **c),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => AnsiTransactionManager::transaction_manager_status_mut(&mut **c),
+        };
+        status
+            .transaction_depth()
+            .is_ok_and(|depth| depth.is_some())
     }
 
     /// Executes SQL statements (schema creation, pragmas); not for request data. Blank SQL is
@@ -112,6 +160,16 @@ enum Pools {
 #[derive(Clone)]
 pub struct Database(Arc<Shared>);
 
+/// A reference to a [`Database`] that does not keep it open.
+pub(crate) struct WeakDatabase(std::sync::Weak<Shared>);
+
+impl WeakDatabase {
+    /// The database, while a clone of it is open.
+    pub(crate) fn upgrade(&self) -> Option<Database> {
+        self.0.upgrade().map(Database)
+    }
+}
+
 /// What the clones of a [`Database`] share.
 struct Shared {
     pool: Pools,
@@ -124,6 +182,8 @@ struct Shared {
     /// PostgreSQL only: cancels the statements of requests whose clients went away.
     #[cfg(feature = "postgres")]
     canceller: Option<Arc<Canceller>>,
+    /// Whether a thread of this process watches the database's outbox (`changes::watch`).
+    watched: std::sync::atomic::AtomicBool,
 }
 
 /// The queue of one SQLite database's writers in this process. SQLite lets one write
@@ -405,6 +465,7 @@ impl Database {
                     reading,
                     #[cfg(feature = "postgres")]
                     canceller: None,
+                    watched: Default::default(),
                 })))
             }
             #[cfg(feature = "postgres")]
@@ -426,6 +487,7 @@ impl Database {
                     budget,
                     reading,
                     canceller: Some(Arc::new(Canceller::new(&config.name))),
+                    watched: Default::default(),
                 })))
             }
             #[cfg(not(feature = "postgres"))]
@@ -433,6 +495,30 @@ impl Database {
                 "PostgreSQL needs Plover's `postgres` feature".into(),
             )),
         }
+    }
+
+    /// True the first time it is called on this database (or a clone of it): the caller
+    /// starts the watch of its outbox.
+    pub(crate) fn first_watch(&self) -> bool {
+        !self
+            .0
+            .watched
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A reference that does not keep the database open.
+    pub(crate) fn downgrade(&self) -> WeakDatabase {
+        WeakDatabase(Arc::downgrade(&self.0))
+    }
+
+    /// A PostgreSQL connection of its own, outside the pool (a listener's).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn dedicated(&self) -> Option<Result<PgConnection, Error>> {
+        let canceller = self.0.canceller.as_ref()?;
+        Some(PgConnection::establish(canceller.url()).map_err(|e| {
+            log::warn!("a connection to the database failed: {e}");
+            Error::Unavailable
+        }))
     }
 
     /// The engine of this database.

@@ -100,6 +100,11 @@ impl Canceller {
         }
     }
 
+    /// The database's URL.
+    pub(super) fn url(&self) -> &str {
+        &self.url
+    }
+
     /// Asks the server to cancel the statement that `backend` runs now (if any).
     pub(super) fn cancel(&self, backend: i32) {
         let mut slot = self

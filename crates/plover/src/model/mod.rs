@@ -405,7 +405,7 @@ pub trait RestModel: FromRow + Send + Sync {
     /// Inserts a row from complete changes; returns the row as stored, read back by the
     /// insert itself (`INSERT ... RETURNING`).
     fn insert_row(conn: &mut Conn<'_>, changes: Self::Changes) -> Result<Self, Error> {
-        sql::insert(conn, Self::meta(), &given::<Self>(&changes))
+        sql::insert(conn, Self::meta(), &given::<Self>(&changes), Self::pk)
     }
 
     /// Inserts a row from complete changes; returns its primary key.

@@ -10,16 +10,22 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use percent_encoding::percent_decode_str;
 
+use super::changes::FeedView;
 use super::checks::ApiDefaults;
 use super::endpoint::Endpoint;
 use super::idempotency::{DEFAULT_IDEMPOTENCY_TTL, REPLAYED};
 use super::joins::Joins;
 use super::prepared::Prepared;
 use super::rate::RateLimit;
-use super::request::{parse_body, ApiRequest};
+use super::request::{parse_body, ApiRequest, Content};
 use super::resource::Resource;
 use crate::auth::{Authentication, Authenticator, Scheme};
-use crate::db::{Database, PeerSocket};
+use crate::changes::feed::{self, Judge};
+use crate::changes::slots::Slot;
+use crate::changes::ChangeEvent;
+use crate::changes::StreamLimits;
+use crate::db::pending::{written_by, Author};
+use crate::db::{Conn, Database, PeerSocket};
 use crate::error::Error;
 use crate::http::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::http::urlencoded::pairs;
@@ -81,6 +87,7 @@ impl RestApi {
                 rate: None,
                 etags: true,
                 idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
+                streams: StreamLimits::default(),
             },
             cors: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -169,6 +176,14 @@ impl RestApi {
     /// ```
     pub fn idempotency_ttl(mut self, ttl: std::time::Duration) -> RestApi {
         self.defaults.idempotency_ttl = ttl;
+        self
+    }
+
+    /// How many change-feed streams may be open at once (docs/changes.md#bounds): per client
+    /// address and per user (default 16 each), and in the process (default 10,000); a stream
+    /// over a bound is refused with 429 and `Retry-After`.
+    pub fn stream_limits(mut self, limits: StreamLimits) -> RestApi {
+        self.defaults.streams = limits;
         self
     }
 
@@ -385,6 +400,9 @@ async fn dispatch(served: &Served, req: &HttpRequest, payload: Payload) -> HttpR
     let Some((route, pk)) = find_route(&served.routes, path) else {
         return Error::NotFound.error_response();
     };
+    if route.endpoint.is_feed(pk.as_deref()) {
+        return route.serve_feed(req).await;
+    }
     match Body::read(req, payload).await {
         Ok(body) => route.serve(req, pk, body).await,
         Err(e) => e.error_response(),
@@ -513,6 +531,28 @@ impl Description {
 const PAGE_POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
+/// An admitted subscriber with the resource that judges its events.
+pub(crate) struct Subscriber {
+    pub(crate) endpoint: Arc<dyn Endpoint>,
+    pub(crate) view: FeedView,
+    pub(crate) model: &'static str,
+}
+
+impl Judge for Subscriber {
+    fn model(&self) -> &'static str {
+        self.model
+    }
+
+    fn judge(
+        &self,
+        conn: &mut Conn<'_>,
+        events: &[ChangeEvent],
+        out: &mut String,
+    ) -> Result<(), Error> {
+        self.endpoint.judge(&self.view, conn, events, out)
+    }
+}
+
 /// One registered resource as the server sees it.
 struct Route {
     endpoint: Arc<dyn Endpoint>,
@@ -540,6 +580,44 @@ impl Route {
         resp
     }
 
+    /// Opens a stream of the resource's change feed: admits the subscriber on a blocking
+    /// thread, then streams (docs/changes.md).
+    async fn serve_feed(self: &Arc<Self>, req: &HttpRequest) -> HttpResponse {
+        let api_req = ApiRequest {
+            method: req.method().clone(),
+            client: req.peer_addr().map(|a| a.ip()),
+            pk: None,
+            query: pairs(req.query_string().as_bytes()),
+            headers: req.headers().into(),
+            body: Content::Form(Vec::new()),
+            list_path: self.list_path.clone(),
+        };
+        let route = Arc::clone(self);
+        let opened = self
+            .db
+            .run_lazy(move |db| {
+                let (view, start) = route
+                    .endpoint
+                    .open_feed(&api_req, db, &route.api, &mut None)?;
+                let user = view.user_key();
+                let slot = Slot::take(&route.api.streams, api_req.client, user)?;
+                Ok((view, start, slot))
+            })
+            .await;
+        match opened {
+            Ok((view, start, slot)) => {
+                let subscriber = Subscriber {
+                    endpoint: Arc::clone(&self.endpoint),
+                    model: self.endpoint.model_name(),
+                    view,
+                };
+                feed::respond(self.db.clone(), Arc::new(subscriber), start, slot)
+            }
+            Err(Error::Unauthorized) => self.unauthorized(),
+            Err(e) => e.error_response(),
+        }
+    }
+
     /// Runs the endpoint on a blocking thread with a lazily checked-out connection.
     async fn serve(
         self: &Arc<Self>,
@@ -562,7 +640,8 @@ impl Route {
             .db
             .run_watched(req.conn_data::<PeerSocket>(), move |db| {
                 let (api, mut rate) = (&route.api, None);
-                let mut reply = route.endpoint.handle(&api_req, db, api, &mut rate);
+                let handle = || route.endpoint.handle(&api_req, db, api, &mut rate);
+                let mut reply = written_by(Author::Nobody, handle);
                 // Reads, and updates of an object (its new representation), carry an ETag.
                 let read = matches!(api_req.method, Method::GET | Method::HEAD);
                 let update =

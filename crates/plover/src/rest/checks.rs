@@ -26,6 +26,9 @@ pub(crate) struct ApiDefaults {
     /// How long idempotency keys are kept
     /// ([`RestApi::idempotency_ttl`](super::RestApi::idempotency_ttl)).
     pub(crate) idempotency_ttl: std::time::Duration,
+    /// How many change-feed streams may be open
+    /// ([`RestApi::stream_limits`](super::RestApi::stream_limits)).
+    pub(crate) streams: crate::changes::StreamLimits,
 }
 
 /// What a request asks of a resource, by its verb and path.
@@ -52,6 +55,11 @@ pub(super) struct Admitted<'r> {
 }
 
 impl Admitted<'_> {
+    /// The authenticated user, if any.
+    pub(super) fn user(&self) -> Option<&AuthUser> {
+        self.user.as_ref()
+    }
+
     /// The context the hooks and the operation see.
     pub(super) fn context(&self) -> Context<'_> {
         Context {
@@ -127,7 +135,7 @@ impl<M: RestModel> Prepared<M> {
     /// Whether a list path (`detail = false`) or a detail path serves `method` here: a verb
     /// of the path (the list's writes by filter and upsert only where enabled) that
     /// `allowed_methods` lists. Checked on every request, without building the list.
-    fn serves(&self, detail: bool, method: &Method) -> bool {
+    pub(super) fn serves(&self, detail: bool, method: &Method) -> bool {
         let of_path = if method == Method::GET {
             true
         } else if method == Method::POST {

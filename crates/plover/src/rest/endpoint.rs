@@ -5,6 +5,7 @@
 
 use actix_web::http::Method;
 
+use super::changes::FeedView;
 use super::checks::ApiDefaults;
 use super::hooks::Context;
 use super::idempotency::Once;
@@ -12,6 +13,9 @@ use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::RateState;
 use super::request::{ApiRequest, Reply};
+use crate::changes::feed::Start;
+use crate::changes::ChangeEvent;
+use crate::db::pending::{self, Author};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::ListPlan;
@@ -35,6 +39,26 @@ pub(crate) trait Endpoint: Send + Sync {
     /// What the API description needs of this resource; `api`'s authentication and rate limit apply when the
     /// resource sets none.
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
+    /// Whether `pk` (the path segment after the resource's) names its change feed.
+    fn is_feed(&self, pk: Option<&str>) -> bool;
+    /// The name of the model whose events its feed reads.
+    fn model_name(&self) -> &'static str;
+    /// Admits a subscriber of its change feed, and says where its stream starts.
+    fn open_feed(
+        &self,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
+    ) -> Result<(FeedView, Start), Error>;
+    /// Appends the Server-Sent Events of `events` that `view`'s subscriber hears of.
+    fn judge(
+        &self,
+        view: &FeedView,
+        conn: &mut Conn<'_>,
+        events: &[ChangeEvent],
+        out: &mut String,
+    ) -> Result<(), Error>;
     /// Serves a request; `api`'s authentication and rate limit apply when the resource sets
     /// none, and `rate` receives where the request stands in its rate limit's window. The
     /// connection is checked out once authentication has decided (which may look a user up and
@@ -99,6 +123,34 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         }
     }
 
+    fn is_feed(&self, pk: Option<&str>) -> bool {
+        Prepared::is_feed(self, pk)
+    }
+
+    fn model_name(&self) -> &'static str {
+        M::meta().name
+    }
+
+    fn open_feed(
+        &self,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
+    ) -> Result<(FeedView, Start), Error> {
+        Prepared::open_feed(self, req, db, api, rate)
+    }
+
+    fn judge(
+        &self,
+        view: &FeedView,
+        conn: &mut Conn<'_>,
+        events: &[ChangeEvent],
+        out: &mut String,
+    ) -> Result<(), Error> {
+        self.judge_events(view, conn, events, out)
+    }
+
     fn handle(
         &self,
         req: &ApiRequest,
@@ -112,6 +164,9 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         }
         let body = self.read_early(req, &verb);
         let admitted = self.admit(req, &verb, db, api, rate)?;
+        if let Some(user) = admitted.user() {
+            pending::set_author(Author::User(user.id));
+        }
         let cx = admitted.context();
         if verb.aggregate {
             return self.aggregate(&cx, req, &mut db.conn()?);

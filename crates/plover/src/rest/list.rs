@@ -1,9 +1,11 @@
 //! A resource's list (docs/contract.md#lists): the request parsed by its list plan, scoped by
 //! the hooks, one page run, and the page written with its `meta`.
 
+use super::changes;
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
+use crate::changes::watch::cursor;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{Links, CURSOR};
@@ -22,6 +24,10 @@ struct PageMeta<'a> {
     /// The pages of `limit` rows they fill, when counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pages: Option<i64>,
+    /// The id of the last event of the change feed that the page's snapshot includes, when
+    /// asked for (`changes=cursor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes_cursor: Option<i64>,
 }
 
 impl<M: RestModel> Prepared<M> {
@@ -43,14 +49,23 @@ impl<M: RestModel> Prepared<M> {
         conn: &mut Conn<'_>,
     ) -> Result<Reply, Error> {
         self.check_list_read(cx)?;
-        let mut query = self.list.parse(&req.query, &*self.joins)?;
+        let wants_cursor = changes::wants_cursor(req, self.access.changes)?;
+        let pairs = match wants_cursor {
+            true => changes::conditions_only(&req.query),
+            false => req.query.clone(),
+        };
+        let mut query = self.list.parse(&pairs, &*self.joins)?;
         let meta = M::meta();
         let sparse = self.sparse_of(&req.query)?;
         query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
         self.add_scope(cx, &mut query.select)?;
         query.select.within = self.joins.within(cx, meta, &query.select)?;
         query.page_by_cursor(meta, self.keyset, req.param(CURSOR))?;
-        let page = query.run::<M>(conn)?;
+        // With its cursor, the page and the newest event are read in one snapshot.
+        let (page, changes_cursor) = match wants_cursor {
+            false => (query.run::<M>(conn)?, None),
+            true => conn.snapshot(|conn| Ok((query.run::<M>(conn)?, Some(cursor(conn)?))))?,
+        };
         let links = Links::rest(&req.list_path, &req.query);
         let previous = page.previous(&links).unwrap_or_default();
         let next = page.next(&links).unwrap_or_default();
@@ -61,6 +76,7 @@ impl<M: RestModel> Prepared<M> {
             next: &next,
             count: page.count.map(|n| n.rows),
             pages: page.pages(),
+            changes_cursor,
         };
         // The page in one buffer: the meta, then the objects written in place.
         let mut body = Vec::with_capacity(256 + page.rows.len() * 128);

@@ -3,6 +3,7 @@
 mod aggregate;
 mod api;
 mod body;
+mod changes;
 mod checks;
 mod children;
 mod conditional;

@@ -70,6 +70,8 @@ pub(crate) struct Access {
     pub(crate) aggregates: bool,
     /// Whether PUT on the list path upserts ([`Resource::upsert`]).
     pub(crate) upsert: bool,
+    /// Whether `changes/` is served ([`Resource::changes`]).
+    pub(crate) changes: bool,
     /// The most rows a PATCH or DELETE by filters may change, where they are served
     /// ([`Resource::filtered_writes`]).
     pub(crate) max_affected: Option<usize>,
@@ -269,6 +271,9 @@ impl<M: RestModel> Prepared<M> {
         let columns = (!hooks.reads_hidden_fields() && exposed.contains(&false))
             .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
         let keys = output_keys(meta, &exposed, &includes);
+        if resource.changes {
+            meta.record_changes();
+        }
         Prepared {
             name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
             hooks,
@@ -287,6 +292,7 @@ impl<M: RestModel> Prepared<M> {
                 allowed_methods: resource.allowed_methods,
                 aggregates: resource.aggregates,
                 upsert: resource.upsert,
+                changes: resource.changes,
                 max_affected: resource.filtered_writes.then_some(resource.max_affected),
             },
             writes: Writes {

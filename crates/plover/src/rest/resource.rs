@@ -33,6 +33,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) aggregates: bool,
     /// Whether writes are recorded in the history.
     pub(crate) history: bool,
+    /// Whether `{prefix}/{name}/changes/` is served.
+    pub(crate) changes: bool,
     /// Whether PUT, PATCH and DELETE need `If-Match`.
     pub(crate) require_if_match: bool,
     /// Whether PATCH and DELETE on the list path write the rows the filters match.
@@ -81,6 +83,7 @@ impl<M: RestModel> Resource<M> {
             keyset: false,
             aggregates: false,
             history: false,
+            changes: false,
             require_if_match: false,
             filtered_writes: false,
             max_affected: 1000,
@@ -263,6 +266,17 @@ impl<M: RestModel> Resource<M> {
     /// [`HistoryEntry`](crate::history::HistoryEntry) must exist: see [`crate::history`].
     pub fn history(mut self, on: bool) -> Self {
         self.history = on;
+        self
+    }
+
+    /// Serves the change feed `{prefix}/{name}/changes/` (default false; docs/changes.md): the
+    /// rows' creations, changes and deletions as Server-Sent Events, each object as this
+    /// resource's detail `GET` shows it to the subscriber, under the list's authentication,
+    /// filters and scope; and `changes=cursor` on the list. From set-up on, every write of the
+    /// model in this process records its events in the outbox, whose table
+    /// [`ChangeEvent`](crate::changes::ChangeEvent) must exist: see [`crate::changes`].
+    pub fn changes(mut self, on: bool) -> Self {
+        self.changes = on;
         self
     }
 

@@ -303,6 +303,26 @@ impl QueryableByName<diesel::pg::Pg> for Key {
     }
 }
 
+/// A key and a text read from the first two columns (a row's key and its JSON).
+pub(crate) struct KeyText(pub(crate) i64, pub(crate) String);
+
+impl QueryableByName<Sqlite> for KeyText {
+    fn build<'a>(row: &impl NamedRow<'a, Sqlite>) -> deserialize::Result<Self> {
+        let Key(key) = Key::build(row)?;
+        let text = Row::get(row, 1).ok_or("no second column")?;
+        Ok(KeyText(key, String::read_sqlite(text.value())?))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl QueryableByName<diesel::pg::Pg> for KeyText {
+    fn build<'a>(row: &impl NamedRow<'a, diesel::pg::Pg>) -> deserialize::Result<Self> {
+        let Key(key) = Key::build(row)?;
+        let text = Row::get(row, 1).ok_or("no second column")?;
+        Ok(KeyText(key, String::read_pg(text.value())?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::NaiveDate;

@@ -45,6 +45,8 @@ enum Query {
     Delete,
     Nullify,
     Aggregate,
+    Snapshot,
+    AsOf,
     #[cfg(feature = "admin")]
     Facet,
 }
@@ -197,6 +199,29 @@ fn write_rows<'a>(w: &mut Writer<'a>, meta: &ModelMeta, s: &'a Select) -> Result
     w.order_and_window(meta, s)
 }
 
+/// The rows of `meta` (read as `T`) that a selection selects from one version of a row: the
+/// JSON of its columns that the outbox kept (docs/changes.md) stands in for the table, so that
+/// the selection's conditions (a feed's filters, a resource's scope) are judged on the row as
+/// it was. Joins to other tables read them as they are now.
+pub(crate) fn rows_as_of<'s, T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    s: &'s Select,
+    row: &str,
+) -> Result<Vec<T>, Error> {
+    let write = |w: &mut Writer<'s>| {
+        outbox::with_row(w, meta, row)?;
+        write_rows(w, meta, s)
+    };
+    on_engine!(conn, |c, pg| {
+        let statement = statement(meta, Query::AsOf, pg, &|k| s.shape(k), &write, None)?;
+        column::selecting(
+            s.columns.as_ref(),
+            || collect!(select c, statement, s.limit),
+        )
+    })
+}
+
 /// The SQL text of the statement that loads a selection of `meta` (placeholders as `?`),
 /// written anew each time: for benchmarks of the writing and tests of the text.
 #[cfg(any(test, feature = "testing"))]
@@ -263,18 +288,22 @@ fn by_field_statement<'a>(
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
 /// reads it back (`INSERT ... RETURNING`).
+/// `pk` reads the new row's primary key (its event names it, docs/changes.md).
 pub(crate) fn insert<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     given: &[(usize, Arg<'_>)],
+    pk: fn(&T) -> i64,
 ) -> Result<T, Error> {
-    on_engine!(conn, |c, pg| {
+    let row: T = on_engine!(conn, |c, pg| {
         let statement = insert_statement(meta, given, pg)?;
         collect!(c, statement, Some(1))?
             .into_iter()
             .next()
             .ok_or_else(|| Error::Internal("an insert returned no row".into()))
-    })
+    })?;
+    outbox::created(conn, meta, pk(&row))?;
+    Ok(row)
 }
 
 fn insert_statement<'a>(
@@ -436,15 +465,12 @@ pub(crate) fn update<'a>(
         w.bind(key.clone());
         Ok(())
     };
-    on_engine!(conn, |c, pg| Ok(statement(
-        meta,
-        Query::Update,
-        pg,
-        &shape,
-        &write,
-        None
-    )?
-    .execute(c)?))
+    let before = outbox::before(conn, meta, &[pk])?;
+    let changed = on_engine!(conn, |c, pg| {
+        statement(meta, Query::Update, pg, &shape, &write, None)?.execute(c)?
+    });
+    outbox::updated(conn, meta, before)?;
+    Ok(changed)
 }
 
 /// The primary keys of the rows a selection selects, in its order and window.
@@ -564,10 +590,13 @@ fn keys(sql: crate::value::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
 /// Deletes the rows of `meta` with these primary keys; the number deleted.
 pub(crate) fn delete(conn: &mut Conn<'_>, meta: &ModelMeta, ids: &[i64]) -> Result<usize, Error> {
     let keys = keys(meta.pk_field().sql_type, ids);
-    where_in(conn, meta, Query::Delete, meta.pk, &keys, &|w| {
+    let before = outbox::before(conn, meta, ids)?;
+    let deleted = where_in(conn, meta, Query::Delete, meta.pk, &keys, &|w| {
         w.sql("DELETE FROM ");
         w.ident(meta.table);
-    })
+    })?;
+    outbox::deleted(conn, meta, before)?;
+    Ok(deleted)
 }
 
 /// Sets the nullable foreign key `index` of `meta` to NULL where it holds one of `ids`.
@@ -582,13 +611,22 @@ pub(crate) fn nullify(
         return Err(Error::Internal("not a nullable foreign key".into()));
     }
     let keys = keys(field.sql_type, ids);
-    where_in(conn, meta, Query::Nullify, index, &keys, &|w| {
+    let before = match meta.records_changes() {
+        true => {
+            let rows = referring(conn, meta, index, ids)?;
+            outbox::before(conn, meta, &rows)?
+        }
+        false => Vec::new(),
+    };
+    let changed = where_in(conn, meta, Query::Nullify, index, &keys, &|w| {
         w.sql("UPDATE ");
         w.ident(meta.table);
         w.sql(" SET ");
         w.ident(field.column);
         w.sql(" = NULL");
-    })
+    })?;
+    outbox::updated(conn, meta, before)?;
+    Ok(changed)
 }
 
 /// Runs `head` followed by ` WHERE <field index> IN <keys>`, [`CHUNK`] keys a statement; the
@@ -632,6 +670,7 @@ mod aggregate;
 pub(crate) use aggregate::aggregate;
 #[cfg(feature = "admin")]
 mod facet;
+mod outbox;
 #[cfg(feature = "admin")]
 pub(crate) use facet::{facet_counts, FacetRow, FacetTerm};
 

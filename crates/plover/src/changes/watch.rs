@@ -1,0 +1,163 @@
+//! The watch of a database's outbox, one thread per database in each process that serves a
+//! feed (docs/changes.md#across-processes): it wakes this process's streams when another
+//! process commits events (PostgreSQL: `LISTEN`; SQLite: a poll of the newest id every
+//! [`POLL`]), and removes the events older than the retention, a bounded batch at a time.
+//! Commits of this process wake its streams at once, without it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::ChangeEvent;
+use crate::db::{pending, Conn, Database, Engine, WeakDatabase};
+use crate::error::Error;
+use crate::query::Op;
+use crate::views::Query;
+
+/// How often the watch looks for events of other processes.
+const POLL: Duration = Duration::from_millis(200);
+
+/// How often it removes old events.
+const CLEAN_EVERY: Duration = Duration::from_secs(60);
+
+/// The most events one clean-up removes.
+const CLEAN_BATCH: i64 = 1_000;
+
+/// The retention in seconds ([`super::retain`]); 7 days unless set.
+static RETENTION: AtomicU64 = AtomicU64::new(7 * 24 * 3600);
+
+/// Sets the retention of events.
+pub(super) fn set_retention(keep: Duration) {
+    RETENTION.store(keep.as_secs().max(1), Ordering::Relaxed);
+}
+
+/// Starts the watch of `db` unless this process watches it already.
+pub(crate) fn start(db: &Database) {
+    if !db.first_watch() {
+        return;
+    }
+    let weak = db.downgrade();
+    let engine = db.engine();
+    let spawned = std::thread::Builder::new()
+        .name("plover-outbox".into())
+        .spawn(move || match engine {
+            Engine::Sqlite => poll(&weak),
+            Engine::Postgres => listen(&weak),
+        });
+    if let Err(e) = spawned {
+        log::error!("the watch of the outbox could not start: {e}");
+    }
+}
+
+/// SQLite: wakes the streams when the newest event id changes.
+fn poll(weak: &WeakDatabase) {
+    let mut newest = None;
+    let mut cleaned = Instant::now();
+    while let Some(db) = weak.upgrade() {
+        let seen = db.run_blocking(cursor);
+        match seen {
+            Ok(id) => {
+                if newest.is_some_and(|n| n != id) {
+                    pending::announce();
+                }
+                newest = Some(id);
+            }
+            Err(e) => log::warn!("the watch of the outbox: {e}"),
+        }
+        clean_if_due(&db, &mut cleaned);
+        drop(db);
+        std::thread::sleep(POLL);
+    }
+}
+
+/// PostgreSQL: listens for the notification each commit of events sends, on a connection of
+/// its own (made again after a failure).
+#[cfg(feature = "postgres")]
+fn listen(weak: &WeakDatabase) {
+    use diesel::connection::SimpleConnection;
+    let mut cleaned = Instant::now();
+    'connect: while let Some(db) = weak.upgrade() {
+        let Some(Ok(mut conn)) = db.dedicated() else {
+            drop(db);
+            std::thread::sleep(Duration::from_secs(1));
+            continue;
+        };
+        if let Err(e) = conn.batch_execute(&format!("LISTEN {}", pending::CHANNEL)) {
+            log::warn!("the watch of the outbox: {e}");
+            continue;
+        }
+        // Events committed before LISTEN took effect: the streams look once more.
+        pending::announce();
+        drop(db);
+        loop {
+            std::thread::sleep(POLL);
+            let Some(db) = weak.upgrade() else { return };
+            let mut heard = false;
+            for note in conn.notifications_iter() {
+                match note {
+                    Ok(_) => heard = true,
+                    Err(e) => {
+                        log::warn!("the watch of the outbox: {e}");
+                        continue 'connect;
+                    }
+                }
+            }
+            if heard {
+                pending::announce();
+            }
+            clean_if_due(&db, &mut cleaned);
+        }
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+fn listen(_: &WeakDatabase) {}
+
+/// The id of the oldest (`newest` false) or newest event of the outbox, if any.
+pub(crate) fn bound(conn: &mut Conn<'_>, newest: bool) -> Result<Option<i64>, Error> {
+    let id = ChangeEvent::FIELDS.id;
+    let query = match newest {
+        true => Query::<ChangeEvent>::new().order_by_desc(id),
+        false => Query::<ChangeEvent>::new().order_by(id),
+    };
+    Ok(query.first(conn)?.map(|e| e.id))
+}
+
+/// The id of the newest event (0: none): the `changes_cursor` of a list read in the same
+/// snapshot.
+pub(crate) fn cursor(conn: &mut Conn<'_>) -> Result<i64, Error> {
+    Ok(bound(conn, true)?.unwrap_or(0))
+}
+
+fn clean_if_due(db: &Database, cleaned: &mut Instant) {
+    if cleaned.elapsed() < CLEAN_EVERY {
+        return;
+    }
+    *cleaned = Instant::now();
+    if let Err(e) = db.run_blocking(clean) {
+        log::warn!("the clean-up of the outbox: {e}");
+    }
+}
+
+/// Removes up to [`CLEAN_BATCH`] events older than the retention, never the newest event
+/// (a resuming stream tells by it whether events after its position are gone); the number
+/// removed. Writes only when there is something to remove.
+pub(crate) fn clean(conn: &mut Conn<'_>) -> Result<usize, Error> {
+    let f = ChangeEvent::FIELDS;
+    let keep = Duration::from_secs(RETENTION.load(Ordering::Relaxed));
+    let cutoff = crate::value::now() - chrono::Duration::from_std(keep).unwrap_or_default();
+    let Some(newest) = Query::<ChangeEvent>::new()
+        .order_by_desc(f.id)
+        .first(conn)?
+    else {
+        return Ok(0);
+    };
+    let old = Query::<ChangeEvent>::new()
+        .filter(f.created, Op::Lt, cutoff)
+        .filter(f.id, Op::Lt, newest.id)
+        .order_by(f.id)
+        .limit(CLEAN_BATCH);
+    if !old.exists(conn)? {
+        return Ok(0);
+    }
+    conn.transaction(|conn| old.delete(conn))
+}

@@ -1,0 +1,220 @@
+//! Events of the outbox waiting for their transaction's commit (docs/changes.md). The writes
+//! of a transaction queue their events here (on the thread that runs it); [`Conn::transaction`]
+//! writes them just before it commits, drops those of a savepoint that rolls back, and after
+//! the commit tells the readers of the outbox in this process ([`committed`]).
+//!
+//! Written last, the events of a PostgreSQL transaction take the advisory lock that orders
+//! their ids by commit after every row lock the transaction takes: the transaction holding it
+//! only commits, so waiting for it never closes a cycle of waits (a deadlock), and it is held
+//! for the commit alone.
+
+use std::cell::{Cell, RefCell};
+use std::sync::OnceLock;
+
+use chrono::NaiveDateTime;
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
+use diesel::RunQueryDsl;
+use tokio::sync::watch;
+
+use super::Conn;
+use crate::error::Error;
+
+/// The table of events (`changes::ChangeEvent` describes it).
+pub(crate) const TABLE: &str = "plover_event";
+
+/// The PostgreSQL notification channel a committed event is announced on.
+pub(crate) const CHANNEL: &str = "plover_event";
+
+/// The advisory lock that orders event ids by commit on PostgreSQL (`"ploevt"` in ASCII).
+#[cfg(feature = "postgres")]
+const ORDER_LOCK: i64 = 0x706c_6f65_7674;
+
+/// Who makes the writes of the current unit of work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Author {
+    /// Nobody known (a management command, an anonymous request).
+    #[default]
+    Nobody,
+    /// A user, by primary key.
+    User(i64),
+    /// An API key, by primary key.
+    ApiKey(i64),
+}
+
+impl Author {
+    /// The user's and the API key's primary keys.
+    pub(crate) fn ids(self) -> (Option<i64>, Option<i64>) {
+        match self {
+            Author::Nobody => (None, None),
+            Author::User(id) => (Some(id), None),
+            Author::ApiKey(id) => (None, Some(id)),
+        }
+    }
+}
+
+/// One event, as the outbox table keeps it.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub(crate) created: NaiveDateTime,
+    pub(crate) model: &'static str,
+    pub(crate) object_id: i64,
+    pub(crate) op: &'static str,
+    /// A JSON array of field names.
+    pub(crate) fields: String,
+    pub(crate) author: Author,
+    pub(crate) before: Option<String>,
+    pub(crate) after: Option<String>,
+}
+
+thread_local! {
+    /// The author of the writes running on this thread ([`written_by`]).
+    static AUTHOR: Cell<Author> = const { Cell::new(Author::Nobody) };
+    /// The events of the transaction running on this thread, not written yet.
+    static QUEUE: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` (the database work of one request) with its events recorded as `author`'s.
+pub(crate) fn written_by<R>(author: Author, f: impl FnOnce() -> R) -> R {
+    let before = AUTHOR.replace(author);
+    let out = f();
+    AUTHOR.set(before);
+    out
+}
+
+/// Makes `author` the author of the writes that follow on this thread, until the
+/// [`written_by`] around them ends.
+pub(crate) fn set_author(author: Author) {
+    AUTHOR.set(author);
+}
+
+/// The author of the writes running on this thread.
+pub(crate) fn author() -> Author {
+    AUTHOR.get()
+}
+
+/// Queues `events` for the commit of the transaction open on `conn`; outside a transaction,
+/// writes them at once (the statement that made them has committed already).
+pub(crate) fn push(conn: &mut Conn<'_>, events: Vec<Event>) -> Result<(), Error> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    if conn.in_transaction() {
+        QUEUE.with_borrow_mut(|queue| queue.extend(events));
+        return Ok(());
+    }
+    write(conn, &events)?;
+    announce();
+    Ok(())
+}
+
+/// How many events are queued: where a savepoint starts.
+pub(super) fn mark() -> usize {
+    QUEUE.with_borrow(Vec::len)
+}
+
+/// Drops the events queued since `mark` (a savepoint rolled back, or the whole transaction).
+pub(super) fn drop_since(mark: usize) {
+    QUEUE.with_borrow_mut(|queue| queue.truncate(mark));
+}
+
+/// Writes the queued events, inside the transaction about to commit; whether there were any.
+pub(super) fn flush(conn: &mut Conn<'_>) -> Result<bool, Error> {
+    let events = QUEUE.take();
+    if events.is_empty() {
+        return Ok(false);
+    }
+    write(conn, &events)?;
+    Ok(true)
+}
+
+/// The counter of commits that wrote events in this process, and of events other processes
+/// were seen to commit: readers of the outbox wait for it to change.
+fn commits() -> &'static watch::Sender<u64> {
+    static COMMITS: OnceLock<watch::Sender<u64>> = OnceLock::new();
+    COMMITS.get_or_init(|| watch::Sender::new(0))
+}
+
+/// A receiver that changes when events may have been committed since.
+pub(crate) fn committed() -> watch::Receiver<u64> {
+    commits().subscribe()
+}
+
+/// Tells the readers of the outbox in this process that events were committed.
+pub(crate) fn announce() {
+    commits().send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// Runs the insert `$text` of the events `$chunk` on connection `$c` of backend `$db`.
+macro_rules! insert_events {
+    ($c:expr, $db:ty, $text:expr, $chunk:expr) => {{
+        let mut query = diesel::sql_query($text).into_boxed::<$db>();
+        for e in $chunk {
+            let (user, key) = e.author.ids();
+            query = query
+                .bind::<Timestamp, _>(e.created)
+                .bind::<Text, _>(e.model)
+                .bind::<BigInt, _>(e.object_id)
+                .bind::<Text, _>(e.op)
+                .bind::<Text, _>(e.fields.clone())
+                .bind::<Nullable<BigInt>, _>(user)
+                .bind::<Nullable<BigInt>, _>(key)
+                .bind::<Nullable<Text>, _>(e.before.clone())
+                .bind::<Nullable<Text>, _>(e.after.clone());
+        }
+        query.execute($c)
+    }};
+}
+
+/// Inserts `events` into the outbox table, a hundred a statement; on PostgreSQL after taking
+/// the lock that orders ids by commit, with a notification that the commit delivers to the
+/// other processes.
+fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
+    #[cfg(feature = "postgres")]
+    if let Conn::Pg(c) = conn {
+        use diesel::connection::SimpleConnection;
+        c.batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({ORDER_LOCK}); NOTIFY {CHANNEL}"
+        ))?;
+    }
+    let pg = !matches!(conn, Conn::Sqlite(_));
+    for chunk in events.chunks(100) {
+        let mut text = format!(
+            "INSERT INTO {TABLE} (created, model, object_id, op, fields, user_id, api_key_id, \
+             row_before, row_after) VALUES "
+        );
+        for (r, _) in chunk.iter().enumerate() {
+            text.push_str(if r > 0 { ", (" } else { "(" });
+            for c in 0..9 {
+                text.push_str(if c > 0 { ", " } else { "" });
+                if pg {
+                    text.push_str(&format!("${}", r * 9 + c + 1));
+                } else {
+                    text.push('?');
+                }
+            }
+            text.push(')');
+        }
+        let done = match conn {
+            Conn::Sqlite(c) => insert_events!(&mut **c, diesel::sqlite::Sqlite, text, chunk),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => insert_events!(&mut **c, diesel::pg::Pg, text, chunk),
+        };
+        done.map_err(|e| explained(e.into()))?;
+    }
+    Ok(())
+}
+
+/// `e`, or where it says that the events table does not exist, an error that says how to
+/// create it.
+fn explained(e: Error) -> Error {
+    let text = e.to_string();
+    let missing = text.contains("no such table") || text.contains("does not exist");
+    if !(missing && text.contains(TABLE)) {
+        return e;
+    }
+    Error::Internal(format!(
+        "the events table {TABLE} does not exist ({text}): list \
+         plover::changes::ChangeEvent::meta() among the models whose tables the application \
+         creates"
+    ))
+}

@@ -1,0 +1,200 @@
+//! A resource's change feed (docs/changes.md#the-change-feed): who may open it and on which
+//! conditions, and, per event of the outbox, what its subscriber hears of it: the event as the
+//! subscriber's own detail `GET` would show the row right after the write, judged on the row
+//! after the write, or before it for a row that the write took out of the subscriber's view.
+
+use actix_web::http::Method;
+
+use super::checks::{ApiDefaults, Verb};
+use super::hooks::Context;
+use super::prepared::Prepared;
+use super::rate::RateState;
+use super::request::ApiRequest;
+use crate::auth::AuthUser;
+use crate::changes::feed::{self, Start, AFTER};
+use crate::changes::ChangeEvent;
+use crate::db::{Conn, LazyConn};
+use crate::error::Error;
+use crate::model::RestModel;
+use crate::query::{Filter, Op, Param, Select};
+use crate::sql;
+
+/// The path segment of a feed under its resource: `{prefix}/{name}/changes/`.
+pub(crate) const CHANGES: &str = "changes";
+
+/// The list parameter that asks for `meta.changes_cursor`, and its one value.
+pub(crate) const CHANGES_PARAM: &str = "changes";
+const CURSOR_VALUE: &str = "cursor";
+
+/// A subscriber of a feed as its resource admitted it.
+pub(crate) struct FeedView {
+    user: Option<AuthUser>,
+    /// The stream's conditions with the resource's scope and joins' rules.
+    full: Select,
+    /// The scope and the joins' rules alone: what the subscriber may read at all.
+    scoped: Select,
+    /// The request's query pairs (its `fields=`).
+    query: Vec<(String, String)>,
+}
+
+impl FeedView {
+    /// The subscriber's user, as the bounds on streams count it.
+    pub(crate) fn user_key(&self) -> Option<String> {
+        self.user.as_ref().map(|u| u.id.to_string())
+    }
+}
+
+/// The pairs of a list or feed request without `after` and `changes`, which its conditions
+/// do not read.
+pub(crate) fn conditions_only(query: &[(String, String)]) -> Vec<(String, String)> {
+    (query.iter())
+        .filter(|(k, _)| k != AFTER && k != CHANGES_PARAM)
+        .cloned()
+        .collect()
+}
+
+/// Whether a list request asks for `meta.changes_cursor`: a 400 naming `changes` for another
+/// value, or where the resource has no feed.
+pub(crate) fn wants_cursor(req: &ApiRequest, served: bool) -> Result<bool, Error> {
+    match req.param(CHANGES_PARAM) {
+        None => Ok(false),
+        Some(_) if !served => Err(Error::param(
+            CHANGES_PARAM,
+            "this resource has no change feed",
+        )),
+        Some(CURSOR_VALUE) => Ok(true),
+        Some(_) => Err(Error::param(CHANGES_PARAM, "expected 'cursor'")),
+    }
+}
+
+impl<M: RestModel> Prepared<M> {
+    /// Whether `pk` (the path segment after the resource's) names its feed.
+    pub(crate) fn is_feed(&self, pk: Option<&str>) -> bool {
+        self.access.changes && pk == Some(CHANGES)
+    }
+
+    /// Admits a subscriber: GET only, the list's authentication and rate limit, its read
+    /// check, its conditions (an unknown filter is the list's 400); then where its stream
+    /// starts, from `Last-Event-ID` or `after`.
+    pub(crate) fn open_feed(
+        &self,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
+    ) -> Result<(FeedView, Start), Error> {
+        let get = matches!(req.method, Method::GET | Method::HEAD);
+        if !get || !self.serves(false, &Method::GET) {
+            return Err(Error::MethodNotAllowed(
+                match self.serves(false, &Method::GET) {
+                    true => vec![Method::GET, Method::HEAD],
+                    false => Vec::new(),
+                },
+            ));
+        }
+        let verb = Verb {
+            served: Method::GET,
+            method: Method::GET,
+            detail: false,
+            aggregate: false,
+        };
+        let admitted = self.admit(req, &verb, db, api, rate)?;
+        let cx = admitted.context();
+        self.check_list_read(&cx)?;
+        let header = req.headers.get("last-event-id");
+        let header = header.map(|v| v.to_str().unwrap_or("not text"));
+        let position = feed::position(header, req.param(AFTER))?;
+        let query = conditions_only(&req.query);
+        self.sparse_of(&query)?;
+        let meta = M::meta();
+        let mut full = self.list.conditions(&query, &*self.joins)?;
+        self.add_scope(&cx, &mut full)?;
+        full.within = self.joins.within(&cx, meta, &full)?;
+        let mut scoped = Select::default();
+        self.add_scope(&cx, &mut scoped)?;
+        let conn = &mut db.conn()?;
+        let start = feed::start(conn, position)?;
+        let view = FeedView {
+            user: admitted.user().cloned(),
+            full,
+            scoped,
+            query,
+        };
+        Ok((view, start))
+    }
+
+    /// Appends the events of `events` that `view`'s subscriber hears of.
+    pub(crate) fn judge_events(
+        &self,
+        view: &FeedView,
+        conn: &mut Conn<'_>,
+        events: &[ChangeEvent],
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let cx = Context {
+            method: &Method::GET,
+            user: view.user.as_ref(),
+        };
+        let sparse = self.sparse_of(&view.query)?;
+        for event in events {
+            let (before, after) = (event.row_before.as_deref(), event.row_after.as_deref());
+            let seen = |conn: &mut Conn<'_>, select: &Select, row: Option<&str>| {
+                self.as_of(&cx, conn, select, event.object_id, row)
+            };
+            let (kind, object) = match event.op.as_str() {
+                "deleted" => match seen(conn, &view.full, before)? {
+                    Some(_) => ("deleted", None),
+                    None => continue,
+                },
+                op => match seen(conn, &view.full, after)? {
+                    Some(row) => (
+                        if op == "created" {
+                            "created"
+                        } else {
+                            "updated"
+                        },
+                        Some(row),
+                    ),
+                    None if op == "updated" && seen(conn, &view.full, before)?.is_some() => {
+                        ("left", seen(conn, &view.scoped, after)?)
+                    }
+                    None => continue,
+                },
+            };
+            let object = match object {
+                Some(row) => {
+                    let body = self.serialize(&cx, conn, &[row], sparse.as_ref(), Vec::new())?;
+                    String::from_utf8(body.buf).map_err(|e| Error::Internal(e.to_string()))?
+                }
+                None => "null".to_owned(),
+            };
+            out.push_str(&format!(
+                "id: {}\nevent: {kind}\ndata: {{\"id\":{},\"object\":{object}}}\n\n",
+                event.id, event.object_id
+            ));
+        }
+        Ok(())
+    }
+
+    /// Row `pk` as `row` (a JSON object the outbox kept) if `select` selects it and the
+    /// per-object read check lets `cx` read it.
+    fn as_of(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        select: &Select,
+        pk: i64,
+        row: Option<&str>,
+    ) -> Result<Option<M>, Error> {
+        let Some(row) = row else { return Ok(None) };
+        let mut select = select.clone();
+        select.filters.push(Filter {
+            path: vec![M::meta().pk],
+            op: Op::Eq,
+            values: vec![Param::Int(pk)],
+        });
+        select.limit = Some(1);
+        let found: Vec<M> = sql::rows_as_of(conn, M::meta(), &select, row)?;
+        Ok((found.into_iter().next()).filter(|m| self.hooks.check_get(cx, Some(m))))
+    }
+}

@@ -1,0 +1,439 @@
+//! The outbox and the change feed (docs/changes.md): one event per row each write path
+//! touches, in the write's transaction; the feed's events as the subscriber's detail GET shows
+//! the row, judged by the resource's scope, read checks and the stream's filters; resume,
+//! reset and the list's snapshot cursor; ids in commit order under concurrent writers.
+
+use std::time::Duration;
+
+use actix_web::http::Method;
+use actix_web::test::TestRequest;
+use plover::changes::ChangeEvent;
+use plover::views::Query;
+use plover_tests::{basic, json_request, SseEvent, TestApp};
+use serde_json::{json, Value};
+
+/// How long a test waits for events that should come.
+const WAIT: Duration = Duration::from_secs(5);
+
+/// Every event of the outbox, oldest first.
+fn events(app: &TestApp) -> Vec<ChangeEvent> {
+    let all = Query::<ChangeEvent>::new().order_by(ChangeEvent::FIELDS.id);
+    app.db.run_blocking(|c| all.all(c)).expect("the events")
+}
+
+/// `(model, op, object_id)` of each event after the first `skip`.
+fn ops(app: &TestApp, skip: usize) -> Vec<(String, String, i64)> {
+    (events(app).into_iter().skip(skip))
+        .map(|e| (e.model, e.op, e.object_id))
+        .collect()
+}
+
+fn op(model: &str, op: &str, id: i64) -> (String, String, i64) {
+    (model.to_owned(), op.to_owned(), id)
+}
+
+#[actix_web::test]
+async fn every_rest_write_path_records_one_event_per_row_in_its_transaction() {
+    let app = TestApp::new().await;
+    // Single create, update, delete.
+    let id = app
+        .post("/api/ticket/", json!({"title": "a", "body": "b"}))
+        .await;
+    let id = id.json_with(201)["id"].as_i64().expect("an id");
+    app.send(json_request(
+        Method::PATCH,
+        &format!("/api/ticket/{id}/"),
+        &json!({"title": "a2"}),
+    ))
+    .await
+    .expect(200);
+    app.delete(&format!("/api/ticket/{id}/")).await.expect(200);
+    assert_eq!(
+        ops(&app, 0),
+        [
+            op("ticket", "created", id),
+            op("ticket", "updated", id),
+            op("ticket", "deleted", id)
+        ]
+    );
+    let all = events(&app);
+    assert_eq!(
+        all[1].field_names(),
+        ["title"],
+        "only the field that changed"
+    );
+    assert!(all[0].row_before.is_none() && all[2].row_after.is_none());
+    let after: Value =
+        serde_json::from_str(all[1].row_after.as_deref().expect("a row")).expect("JSON");
+    assert_eq!(after["title"], "a2");
+
+    // Bulk create: one event per row; a bulk create that fails leaves none.
+    let n = events(&app).len();
+    app.post(
+        "/api/ticket/",
+        json!([{"title": "x", "body": "1"}, {"title": "y", "body": "2"}]),
+    )
+    .await
+    .expect(201);
+    assert_eq!(events(&app).len(), n + 2);
+    let bad = app
+        .post(
+            "/api/ticket/",
+            json!([{"title": "z", "body": "1"}, {"title": 5}]),
+        )
+        .await;
+    assert_eq!(bad.code(), 400);
+    assert_eq!(events(&app).len(), n + 2, "a failed write records nothing");
+
+    // Writes by filter: one event per row they change.
+    let n = events(&app).len();
+    app.send(json_request(
+        Method::PATCH,
+        "/api/ticket/?title__in=x,y",
+        &json!({"priority": 1}),
+    ))
+    .await
+    .expect(200);
+    let changed = ops(&app, n);
+    assert_eq!(changed.len(), 2);
+    assert!(changed
+        .iter()
+        .all(|(m, o, _)| m == "ticket" && o == "updated"));
+
+    // Nested children: the parent and each child.
+    let n = events(&app).len();
+    let parent = app
+        .post(
+            "/api/ticket/",
+            json!({"title": "p", "body": "b", "children": [{"title": "c", "body": "d"}]}),
+        )
+        .await;
+    let parent = parent.json_with(201)["id"].as_i64().expect("an id");
+    let created = ops(&app, n);
+    assert_eq!(created.len(), 2, "{created:?}");
+    assert!(created.contains(&op("ticket", "created", parent)));
+
+    // A delete with dependents: the row, and the child whose nullable parent it empties.
+    let child = created
+        .iter()
+        .find(|(_, _, id)| *id != parent)
+        .map(|c| c.2)
+        .expect("the child");
+    let n = events(&app).len();
+    app.delete(&format!("/api/ticket/{parent}/"))
+        .await
+        .expect(200);
+    let deleted = ops(&app, n);
+    assert_eq!(deleted.len(), 2, "{deleted:?}");
+    assert!(
+        deleted.contains(&op("ticket", "updated", child)),
+        "{deleted:?}"
+    );
+    assert!(
+        deleted.contains(&op("ticket", "deleted", parent)),
+        "{deleted:?}"
+    );
+
+    // views::Query writes go through the same row writes.
+    let n = events(&app).len();
+    let gone = app
+        .db
+        .run_blocking(|c| {
+            Query::<plover_conformance_app::models::Ticket>::new()
+                .filter(
+                    plover_conformance_app::models::Ticket::FIELDS.title,
+                    plover::query::Op::Eq,
+                    "x",
+                )
+                .delete(c)
+        })
+        .expect("a delete");
+    assert_eq!(gone, 1);
+    assert_eq!(ops(&app, n).len(), 1);
+}
+
+#[actix_web::test]
+async fn the_author_of_a_write_is_recorded() {
+    let app = TestApp::new().await;
+    let alice = app.user("alice", "pw");
+    let (name, value) = basic("alice", "pw");
+    let req = json_request(Method::POST, "/api/message/", &json!({"content": "hi"}))
+        .insert_header((name, value));
+    app.send(req).await.expect(201);
+    let message = events(&app)
+        .into_iter()
+        .find(|e| e.model == "message")
+        .expect("its event");
+    assert_eq!((message.user_id, message.api_key_id), (Some(alice), None));
+    app.post("/api/ticket/", json!({"title": "anon", "body": "b"}))
+        .await
+        .expect(201);
+    let ticket = events(&app)
+        .into_iter()
+        .find(|e| e.model == "ticket")
+        .expect("its event");
+    assert_eq!((ticket.user_id, ticket.api_key_id), (None, None));
+}
+
+/// The events of `stream` once `n` came (or the wait ended).
+async fn next(stream: &mut plover_tests::Streamed, n: usize) -> Vec<SseEvent> {
+    stream.events(n, WAIT).await
+}
+
+#[actix_web::test]
+async fn a_feed_serves_each_change_as_the_detail_get_shows_it() {
+    let app = TestApp::new().await;
+    let mut feed = app.stream("/api/ticket/changes/").await;
+    assert_eq!(feed.status, 200);
+    assert_eq!(
+        feed.headers
+            .get("content-type")
+            .map(|v| v.to_str().unwrap_or("")),
+        Some("text/event-stream")
+    );
+    let id = app
+        .post("/api/ticket/", json!({"title": "a", "body": "b"}))
+        .await;
+    let id = id.json_with(201)["id"].as_i64().expect("an id");
+    app.send(json_request(
+        Method::PATCH,
+        &format!("/api/ticket/{id}/"),
+        &json!({"title": "a2"}),
+    ))
+    .await
+    .expect(200);
+    app.delete(&format!("/api/ticket/{id}/")).await.expect(200);
+    let got = next(&mut feed, 3).await;
+    let kinds: Vec<&str> = got.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(kinds, ["created", "updated", "deleted"]);
+    assert!(got.windows(2).all(|w| w[0].id < w[1].id), "ids increase");
+    assert_eq!(got[1].data["id"], id);
+    assert_eq!(got[1].data["object"]["title"], "a2");
+    assert!(
+        got[1].data["object"].get("secret_note").is_none(),
+        "private fields never"
+    );
+    assert_eq!(got[2].data["object"], Value::Null);
+}
+
+#[actix_web::test]
+async fn a_feed_tells_nobody_of_rows_they_could_not_read() {
+    let app = TestApp::new().await;
+    // hmodel's check_get refuses rows whose h_field is "private".
+    let mut feed = app.stream("/api/hmodel/changes/").await;
+    let hidden = app
+        .post("/api/hmodel/", json!({"h_field": "private"}))
+        .await;
+    let hidden = hidden.json_with(201)["id"].as_i64().expect("an id");
+    let shown = app.post("/api/hmodel/", json!({"h_field": "open"})).await;
+    let shown = shown.json_with(201)["id"].as_i64().expect("an id");
+    // Now readable: an update; then unreadable: it leaves, its object null.
+    app.send(json_request(
+        Method::PUT,
+        &format!("/api/hmodel/{shown}/"),
+        &json!({"h_field": "private"}),
+    ))
+    .await
+    .expect(200);
+    app.delete(&format!("/api/hmodel/{hidden}/"))
+        .await
+        .expect(200);
+    let got = next(&mut feed, 3).await;
+    let seen: Vec<(&str, i64)> = got
+        .iter()
+        .map(|e| (e.event.as_str(), e.data["id"].as_i64().unwrap_or(0)))
+        .collect();
+    assert_eq!(seen, [("created", shown), ("left", shown)], "{got:?}");
+    assert_eq!(got[1].data["object"], Value::Null);
+
+    // Filters: a row that stops matching leaves, shown as the GET shows it (still readable).
+    let mut open = app.stream("/api/ticket/changes/?status=open").await;
+    let t = app
+        .post("/api/ticket/", json!({"title": "t", "body": "b"}))
+        .await;
+    let t = t.json_with(201)["id"].as_i64().expect("an id");
+    app.send(json_request(
+        Method::PATCH,
+        &format!("/api/ticket/{t}/"),
+        &json!({"status": "closed"}),
+    ))
+    .await
+    .expect(200);
+    app.send(json_request(
+        Method::PATCH,
+        &format!("/api/ticket/{t}/"),
+        &json!({"title": "unseen"}),
+    ))
+    .await
+    .expect(200);
+    let got = next(&mut open, 3).await;
+    let kinds: Vec<&str> = got.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(kinds, ["created", "left"], "{got:?}");
+    assert_eq!(got[1].data["object"]["status"], "closed");
+
+    // An unknown filter is the list's 400.
+    let bad = app.get("/api/ticket/changes/?nosuchfield=1").await;
+    assert_eq!(bad.code(), 400);
+}
+
+#[actix_web::test]
+async fn user_events_never_show_private_fields_nor_inactive_users() {
+    let app = TestApp::new().await;
+    app.user_with("root", "pw", true, true);
+    let (name, value) = basic("root", "pw");
+    let mut feed = app
+        .service_stream(
+            TestRequest::get()
+                .uri("/api/user/changes/")
+                .insert_header((name, value)),
+        )
+        .await;
+    assert_eq!(feed.status, 200);
+    app.user_with("ghost", "pw", false, false);
+    let bob = app.user("bob", "pw");
+    let got = next(&mut feed, 2).await;
+    assert_eq!(got.len(), 1, "the inactive user is never sent: {got:?}");
+    assert_eq!(got[0].data["id"], bob);
+    let object = got[0].data["object"].as_object().expect("an object");
+    assert!(
+        !object.contains_key("email") && !object.contains_key("password"),
+        "{object:?}"
+    );
+}
+
+#[actix_web::test]
+async fn a_feed_resumes_after_an_id_and_the_list_cursor_misses_nothing() {
+    let app = TestApp::new().await;
+    app.post("/api/ticket/", json!({"title": "one", "body": "b"}))
+        .await
+        .expect(201);
+    let list = app.get("/api/ticket/?changes=cursor").await.json_with(200);
+    let cursor = list["meta"]["changes_cursor"].as_i64().expect("a cursor");
+    assert_eq!(list["objects"].as_array().map(Vec::len), Some(1));
+    app.post("/api/ticket/", json!({"title": "two", "body": "b"}))
+        .await
+        .expect(201);
+    app.post("/api/ticket/", json!({"title": "three", "body": "b"}))
+        .await
+        .expect(201);
+    // After the cursor: the two rows the list did not hold, no more.
+    let mut feed = app
+        .stream(&format!("/api/ticket/changes/?after={cursor}"))
+        .await;
+    let got = next(&mut feed, 3).await;
+    let titles: Vec<&str> = got
+        .iter()
+        .filter_map(|e| e.data["object"]["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["two", "three"]);
+    // Last-Event-ID wins over `after`.
+    let first_id = got[0].id.expect("an id");
+    let req = TestRequest::get()
+        .uri(&format!("/api/ticket/changes/?after={cursor}"))
+        .insert_header(("Last-Event-ID", first_id.to_string()));
+    let mut resumed = app.service_stream(req).await;
+    let got = next(&mut resumed, 2).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].data["object"]["title"], "three");
+    // Malformed positions are a 400 naming them; `changes=` elsewhere is a 400.
+    let bad = app.get("/api/ticket/changes/?after=soon").await;
+    assert_eq!(bad.code(), 400);
+    assert!(bad.text().contains("after"));
+    let req = TestRequest::get()
+        .uri("/api/ticket/changes/")
+        .insert_header(("Last-Event-ID", "-3"));
+    let bad = app.service_stream(req).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(app.get("/api/amodel/?changes=cursor").await.code(), 400);
+    assert_eq!(app.get("/api/ticket/?changes=everything").await.code(), 400);
+    // A position past every event: reset, and the stream ends.
+    let mut ahead = app.stream("/api/ticket/changes/?after=100000").await;
+    let got = next(&mut ahead, 2).await;
+    assert_eq!(
+        got.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+        ["reset"]
+    );
+}
+
+#[actix_web::test]
+async fn streams_are_bounded_per_client_address() {
+    let app = TestApp::new().await;
+    let from = |ip: &str| {
+        let peer = format!("{ip}:4000").parse().expect("an address");
+        TestRequest::get()
+            .uri("/api/ticket/changes/")
+            .peer_addr(peer)
+    };
+    let mut open = Vec::new();
+    for _ in 0..16 {
+        let feed = app.service_stream(from("10.0.0.7")).await;
+        assert_eq!(feed.status, 200);
+        open.push(feed);
+    }
+    let refused = app.service_stream(from("10.0.0.7")).await;
+    assert_eq!(refused.status, 429);
+    assert!(refused.headers.get("retry-after").is_some());
+    assert_eq!(
+        app.service_stream(from("10.0.0.8")).await.status,
+        200,
+        "another address"
+    );
+    drop(open.pop());
+    // The task notices the closed stream at its next write; a commit makes it write.
+    app.post("/api/ticket/", json!({"title": "wake", "body": "b"}))
+        .await
+        .expect(201);
+    let mut again = None;
+    for _ in 0..50 {
+        let feed = app.service_stream(from("10.0.0.7")).await;
+        if feed.status == 200 {
+            again = Some(feed);
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(again.is_some(), "a closed stream's place is free again");
+}
+
+#[actix_web::test]
+async fn ids_follow_the_commit_order_of_concurrent_writers() {
+    let app = TestApp::new().await;
+    if !app.is_postgres() {
+        return; // SQLite has one writer at a time: the slow one would hold the fast one back.
+    }
+    let db = app.db.clone();
+    // A writer that takes its time inside its transaction, and one that commits meanwhile.
+    let slow = std::thread::spawn(move || {
+        db.run_blocking(|conn| {
+            conn.transaction(|conn| {
+                let changes = plover_conformance_app::models::TicketChanges {
+                    title: Some("slow".into()),
+                    body: Some("b".into()),
+                    ..Default::default()
+                };
+                plover::model::save::<plover_conformance_app::models::Ticket>(conn, changes, None)?;
+                std::thread::sleep(Duration::from_millis(800));
+                Ok(())
+            })
+        })
+    });
+    actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+    app.post("/api/ticket/", json!({"title": "fast", "body": "b"}))
+        .await
+        .expect(201);
+    let before = events(&app);
+    slow.join().expect("the slow writer").expect("its write");
+    let after = events(&app);
+    let id_of = |title: &str, all: &[ChangeEvent]| {
+        all.iter()
+            .find(|e| e.row_after.as_deref().is_some_and(|r| r.contains(title)))
+            .map(|e| e.id)
+    };
+    let fast = id_of("\"fast\"", &before).expect("the fast write's event, committed first");
+    assert!(id_of("\"slow\"", &before).is_none(), "not committed yet");
+    let slow = id_of("\"slow\"", &after).expect("the slow write's event");
+    assert!(
+        slow > fast,
+        "a reader that saw {fast} never sees a smaller id later ({slow})"
+    );
+}
