@@ -22,6 +22,7 @@ mod history;
 mod hooks;
 mod hostile;
 mod idempotency;
+mod jobs;
 mod joins;
 mod library;
 mod logins;

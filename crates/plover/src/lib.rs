@@ -63,6 +63,7 @@ pub mod db;
 mod error;
 pub mod history;
 mod http;
+pub mod jobs;
 mod listing;
 #[cfg(feature = "manage")]
 pub mod manage;
