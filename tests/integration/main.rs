@@ -43,3 +43,4 @@ mod tokens;
 mod upsert;
 mod usernames;
 mod views;
+mod webhooks;
