@@ -145,6 +145,10 @@ mod admin_doctests {}
 mod openapi_doctests {}
 
 #[cfg(doctest)]
+#[doc = include_str!("../../../docs/changes.md")]
+mod changes_doctests {}
+
+#[cfg(doctest)]
 #[doc = include_str!("../../../docs/deployment.md")]
 mod deployment_doctests {}
 
