@@ -17,7 +17,8 @@ use super::guard::{self, Targets};
 /// Why a delivery failed: the job that sends it tries again later.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
-    /// The guard refused the endpoint's address ([`Targets::Public`]).
+    /// The guard refused the endpoint's addresses ([`Targets::Public`]), or its name did not
+    /// resolve (the message says which).
     #[error("refused: {0}")]
     Refused(String),
     /// The request could not be sent, or no answer could be read.
