@@ -87,6 +87,28 @@ pub(crate) fn insert(
         .ok_or_else(|| Error::Internal("the job insert returned no id".into()))
 }
 
+/// Whether there is work for a claim ([`claim`] or [`fail_lapsed`]): a read, so that idle
+/// workers do not take SQLite's write lock on every look.
+pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error> {
+    let now = crate::value::now();
+    let found: Vec<Id> = sql!(
+        load,
+        conn,
+        "SELECT id FROM plover_job WHERE (state = 'queued' AND run_after <= ? \
+         AND kind IN (SELECT value FROM json_each(?))) \
+         OR (state = 'running' AND locked_until <= ?) LIMIT 1",
+        "SELECT id FROM plover_job WHERE (state = 'queued' AND run_after <= $1 \
+         AND kind IN (SELECT jsonb_array_elements_text($2::jsonb))) \
+         OR (state = 'running' AND locked_until <= $3) LIMIT 1",
+        |q| q
+            .bind::<Timestamp, _>(now)
+            .bind::<Text, _>(kinds)
+            .bind::<Timestamp, _>(now)
+    )
+    .map_err(explained)?;
+    Ok(!found.is_empty())
+}
+
 /// Which jobs a claim may take: those of `kinds` (a JSON array of names) that are queued and
 /// due, or running with a claim that lapsed (its worker died) and attempts left; the oldest
 /// due first.

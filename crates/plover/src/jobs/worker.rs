@@ -125,11 +125,15 @@ impl Jobs {
     }
 
     /// Claims one due job (or marks failed the jobs whose last claim lapsed, when none is
-    /// due), on a pooled connection given back before the job runs.
+    /// due), on a pooled connection given back before the job runs. A write transaction only
+    /// when a read found work.
     async fn claim(&self) -> Result<Option<store::Claimed>, Error> {
         let (kinds, lease) = (self.kinds(), self.timeout + SLACK);
         self.db
             .run_lazy(move |db| {
+                if !store::work_waits(&mut db.conn()?, &kinds)? {
+                    return Ok(None);
+                }
                 db.write(|conn| match store::claim(conn, &kinds, lease)? {
                     Some(job) => Ok(Some(job)),
                     None => store::fail_lapsed(conn).map(|_| None),
