@@ -278,3 +278,49 @@ async fn started_workers_run_what_is_enqueued_until_stopped() {
     assert_eq!(seen, [0, 1, 2, 3, 4]);
     assert_eq!(count(&db, "1 = 1"), 0);
 }
+
+#[actix_web::test]
+async fn jobs_with_a_serial_key_run_one_at_a_time_in_order_and_a_failed_one_lets_go() {
+    let (db, _store) = database();
+    let serial = |n: i64, key: &str| new_job(n).serial(key);
+    for n in [1, 2, 3] {
+        enqueue(&db, serial(n, "endpoint 1"));
+    }
+    enqueue(&db, serial(10, "endpoint 2"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let failed_once = Arc::new(Mutex::new(false));
+    let queue = {
+        let (seen, failed_once) = (seen.clone(), failed_once.clone());
+        Jobs::new(db.clone())
+            .retry(Duration::from_secs(3600), Duration::from_secs(3600))
+            .handle("record", move |payload: Value| {
+                let (seen, failed_once) = (seen.clone(), failed_once.clone());
+                async move {
+                    let n = payload["n"].as_i64().unwrap_or(-1);
+                    seen.lock().unwrap().push(n);
+                    let mut failed = failed_once.lock().unwrap();
+                    if (n == 1 && !*failed) || n == 20 {
+                        *failed = *failed || n == 1;
+                        return Err("not now".into());
+                    }
+                    Ok(())
+                }
+            })
+    };
+    // Job 1 fails and waits an hour: 2 and 3 wait behind it; endpoint 2's job does not.
+    assert_eq!(queue.run_due().await.unwrap(), 2);
+    assert_eq!(*seen.lock().unwrap(), [1, 10]);
+    db.run_blocking(|conn| conn.batch_execute("UPDATE plover_job SET run_after = created"))
+        .unwrap();
+    // Two workers at once still run them one at a time, in order.
+    let (a, b) = futures_util::future::join(queue.run_due(), queue.run_due()).await;
+    assert_eq!(a.unwrap() + b.unwrap(), 3);
+    assert_eq!(*seen.lock().unwrap(), [1, 10, 1, 2, 3]);
+
+    // A job that failed for good no longer holds the next one back.
+    enqueue(&db, serial(20, "endpoint 3").max_attempts(1));
+    enqueue(&db, serial(21, "endpoint 3"));
+    assert_eq!(queue.run_due().await.unwrap(), 2);
+    assert_eq!(seen.lock().unwrap()[5..], [20, 21]);
+    assert_eq!(count(&db, "state = 'failed'"), 1);
+}

@@ -31,6 +31,7 @@ pub(crate) static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 pub struct NewJob {
     kind: String,
     payload: String,
+    serial_key: Option<String>,
     max_attempts: u32,
     delay: Duration,
 }
@@ -53,6 +54,7 @@ impl NewJob {
         Ok(NewJob {
             kind: kind.to_owned(),
             payload,
+            serial_key: None,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             delay: Duration::ZERO,
         })
@@ -61,6 +63,15 @@ impl NewJob {
     /// The attempts after which a failing job is `failed` (at least 1).
     pub fn max_attempts(mut self, attempts: u32) -> NewJob {
         self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Runs the job after the jobs enqueued before it with the same `key` (at most 200
+    /// characters), one at a time: it is not claimed while one of them is queued or running,
+    /// retries included (one that `failed` no longer holds it back). The deliveries of one
+    /// webhook endpoint, say, keep the order of their events.
+    pub fn serial(mut self, key: &str) -> NewJob {
+        self.serial_key = Some(key.to_owned());
         self
     }
 
@@ -75,12 +86,29 @@ impl NewJob {
     /// the job before the transaction commits. Idle workers of this process are woken.
     ///
     /// # Errors
-    /// The database's error; a missing table is an [`Error::Internal`] that says how to create
+    /// [`Error::Internal`] when the serial key is longer than 200 characters; the database's
+    /// error; a missing table is an [`Error::Internal`] that says how to create
     /// it.
     pub fn enqueue(self, conn: &mut Conn<'_>) -> Result<i64, Error> {
+        if self
+            .serial_key
+            .as_ref()
+            .is_some_and(|k| k.chars().count() > 200)
+        {
+            return Err(Error::Internal(
+                "a job's serial key has at most 200 characters".into(),
+            ));
+        }
         let attempts = i32::try_from(self.max_attempts).unwrap_or(i32::MAX);
         let run_after = store::later(crate::value::now(), self.delay);
-        let id = store::insert(conn, &self.kind, &self.payload, attempts, run_after)?;
+        let id = store::insert(
+            conn,
+            &self.kind,
+            &self.payload,
+            self.serial_key.as_deref(),
+            attempts,
+            run_after,
+        )?;
         WAKE.notify_waiters();
         Ok(id)
     }

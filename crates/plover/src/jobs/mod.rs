@@ -11,6 +11,8 @@
 //! - A failed attempt (an `Err`, a panic, the time bound) is retried after an exponential
 //!   wait with jitter while the job has attempts left, then the job is `failed` and kept
 //!   with its last error. A job that succeeds is deleted.
+//! - Jobs with the same serial key ([`NewJob::serial`]) run one at a time, in the order
+//!   they were enqueued.
 //! - Claims take one statement: on PostgreSQL `FOR UPDATE SKIP LOCKED`, so that workers of
 //!   any number of processes never wait for each other nor take the same job; on SQLite an
 //!   `UPDATE ... WHERE id = (SELECT ...) RETURNING` in a write transaction.

@@ -7,12 +7,15 @@ use plover_derive::RestModel;
 ///
 /// A job is `queued` until a worker claims it (`running`, until `locked_until`), then deleted
 /// when its handler succeeds, queued again for `run_after` when it fails with attempts left,
-/// or `failed` when it has none (kept, with `last_error`, until it is retried or deleted). The
-/// index over `state` and `run_after` serves the workers' claims.
+/// or `failed` when it has none (kept, with `last_error`, until it is retried or deleted).
+/// Jobs with the same `serial_key` run one at a time, in the order of their ids. The index
+/// over `state` and `run_after` serves the workers' claims, the one over `serial_key` and
+/// `id` the order of serial jobs.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_job)]
 #[rest(table, display = "{kind} #{id} ({state})")]
 #[rest(index = "state, run_after")]
+#[rest(index = "serial_key, id")]
 pub struct Job {
     /// Primary key, in the order the jobs were enqueued.
     pub id: i64,
@@ -25,6 +28,11 @@ pub struct Job {
     /// `queued`, `running` or `failed`.
     #[rest(choices = ["queued", "running", "failed"])]
     pub state: String,
+    /// Jobs with the same key run one at a time, in the order they were enqueued: one is not
+    /// claimed while an earlier one is queued or running (a `failed` one no longer holds the
+    /// later ones back). `None`: no order.
+    #[rest(max_len = 200)]
+    pub serial_key: Option<String>,
     /// The attempts claimed so far (the one running included).
     pub attempts: i32,
     /// The attempts after which a failing job is `failed`.

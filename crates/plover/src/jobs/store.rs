@@ -62,6 +62,7 @@ pub(crate) fn insert(
     conn: &mut Conn<'_>,
     kind: &str,
     payload: &str,
+    serial_key: Option<&str>,
     max_attempts: i32,
     run_after: NaiveDateTime,
 ) -> Result<i64, Error> {
@@ -69,13 +70,15 @@ pub(crate) fn insert(
     let ids: Vec<Id> = sql!(
         load,
         conn,
-        "INSERT INTO plover_job (kind, payload, state, attempts, max_attempts, run_after, \
-         created, updated) VALUES (?, ?, 'queued', 0, ?, ?, ?, ?) RETURNING id",
-        "INSERT INTO plover_job (kind, payload, state, attempts, max_attempts, run_after, \
-         created, updated) VALUES ($1, $2, 'queued', 0, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO plover_job (kind, payload, serial_key, state, attempts, max_attempts, \
+         run_after, created, updated) VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO plover_job (kind, payload, serial_key, state, attempts, max_attempts, \
+         run_after, created, updated) VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $7) \
+         RETURNING id",
         |q| q
             .bind::<Text, _>(kind)
             .bind::<Text, _>(payload)
+            .bind::<Nullable<Text>, _>(serial_key)
             .bind::<Integer, _>(max_attempts)
             .bind::<Timestamp, _>(run_after)
             .bind::<Timestamp, _>(now)
@@ -87,6 +90,15 @@ pub(crate) fn insert(
         .ok_or_else(|| Error::Internal("the job insert returned no id".into()))
 }
 
+/// The condition on a candidate job `j` that no earlier job of its serial key is queued or
+/// running.
+macro_rules! first_of_its_key {
+    () => {
+        "(j.serial_key IS NULL OR NOT EXISTS (SELECT 1 FROM plover_job AS e \
+         WHERE e.serial_key = j.serial_key AND e.id < j.id AND e.state <> 'failed'))"
+    };
+}
+
 /// Whether there is work for a claim ([`claim`] or [`fail_lapsed`]): a read, so that idle
 /// workers do not take SQLite's write lock on every look.
 pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error> {
@@ -94,12 +106,18 @@ pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error
     let found: Vec<Id> = sql!(
         load,
         conn,
-        "SELECT id FROM plover_job WHERE (state = 'queued' AND run_after <= ? \
-         AND kind IN (SELECT value FROM json_each(?))) \
-         OR (state = 'running' AND locked_until <= ?) LIMIT 1",
-        "SELECT id FROM plover_job WHERE (state = 'queued' AND run_after <= $1 \
-         AND kind IN (SELECT jsonb_array_elements_text($2::jsonb))) \
-         OR (state = 'running' AND locked_until <= $3) LIMIT 1",
+        concat!(
+            "SELECT id FROM plover_job AS j WHERE (state = 'queued' AND run_after <= ? \
+             AND kind IN (SELECT value FROM json_each(?)) AND ",
+            first_of_its_key!(),
+            ") OR (state = 'running' AND locked_until <= ?) LIMIT 1"
+        ),
+        concat!(
+            "SELECT id FROM plover_job AS j WHERE (state = 'queued' AND run_after <= $1 \
+             AND kind IN (SELECT jsonb_array_elements_text($2::jsonb)) AND ",
+            first_of_its_key!(),
+            ") OR (state = 'running' AND locked_until <= $3) LIMIT 1"
+        ),
         |q| q
             .bind::<Timestamp, _>(now)
             .bind::<Text, _>(kinds)
@@ -112,25 +130,31 @@ pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error
 /// Which jobs a claim may take: those of `kinds` (a JSON array of names) that are queued and
 /// due, or running with a claim that lapsed (its worker died) and attempts left; the oldest
 /// due first.
-const CLAIM_SQLITE: &str = "UPDATE plover_job SET state = 'running', \
+const CLAIM_SQLITE: &str = concat!(
+    "UPDATE plover_job SET state = 'running', \
      attempts = attempts + 1, locked_until = ?, updated = ? \
-     WHERE id = (SELECT id FROM plover_job \
-     WHERE kind IN (SELECT value FROM json_each(?)) \
-     AND ((state = 'queued' AND run_after <= ?) \
-     OR (state = 'running' AND locked_until <= ? AND attempts < max_attempts)) \
-     ORDER BY run_after, id LIMIT 1) \
-     RETURNING id, kind, payload, attempts, max_attempts";
+     WHERE id = (SELECT j.id FROM plover_job AS j \
+     WHERE j.kind IN (SELECT value FROM json_each(?)) \
+     AND ((j.state = 'queued' AND j.run_after <= ? AND ",
+    first_of_its_key!(),
+    ") OR (j.state = 'running' AND j.locked_until <= ? AND j.attempts < j.max_attempts)) \
+     ORDER BY j.run_after, j.id LIMIT 1) \
+     RETURNING id, kind, payload, attempts, max_attempts"
+);
 
 /// [`CLAIM_SQLITE`] on PostgreSQL: rows another claim holds are skipped, not waited for.
 #[cfg(feature = "postgres")]
-const CLAIM_PG: &str = "UPDATE plover_job SET state = 'running', \
+const CLAIM_PG: &str = concat!(
+    "UPDATE plover_job SET state = 'running', \
      attempts = attempts + 1, locked_until = $1, updated = $2 \
-     WHERE id = (SELECT id FROM plover_job \
-     WHERE kind IN (SELECT jsonb_array_elements_text($3::jsonb)) \
-     AND ((state = 'queued' AND run_after <= $4) \
-     OR (state = 'running' AND locked_until <= $5 AND attempts < max_attempts)) \
-     ORDER BY run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
-     RETURNING id, kind, payload, attempts, max_attempts";
+     WHERE id = (SELECT j.id FROM plover_job AS j \
+     WHERE j.kind IN (SELECT jsonb_array_elements_text($3::jsonb)) \
+     AND ((j.state = 'queued' AND j.run_after <= $4 AND ",
+    first_of_its_key!(),
+    ") OR (j.state = 'running' AND j.locked_until <= $5 AND j.attempts < j.max_attempts)) \
+     ORDER BY j.run_after, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED) \
+     RETURNING id, kind, payload, attempts, max_attempts"
+);
 
 /// Claims one job of `kinds` (a JSON array of names) until `lease` from now, in one
 /// statement; `None` when none is due.
