@@ -184,6 +184,14 @@ async fn with_no_wait_a_failing_job_runs_its_attempts_in_a_row() {
     let failing = recording(&db, &seen, || Err("no".into())).retry(Duration::ZERO, Duration::ZERO);
     assert_eq!(failing.run_due().await.unwrap(), 4);
     assert_eq!(count(&db, "state = 'failed' AND attempts = 4"), 1);
+
+    // Retried: all its attempts again; a job in another state is left alone.
+    let id: i64 = column(&db, "id").parse().unwrap();
+    assert!(db.run_blocking(|conn| jobs::retry(conn, id)).unwrap());
+    assert_eq!(count(&db, "state = 'queued' AND attempts = 0"), 1);
+    assert!(!db.run_blocking(|conn| jobs::retry(conn, id)).unwrap());
+    assert_eq!(failing.run_due().await.unwrap(), 4);
+    assert_eq!(count(&db, "state = 'failed' AND attempts = 4"), 1);
 }
 
 #[actix_web::test]

@@ -137,3 +137,18 @@ impl NewJob {
 pub fn enqueue(conn: &mut Conn<'_>, kind: &str, payload: &impl Serialize) -> Result<i64, Error> {
     NewJob::new(kind, payload)?.enqueue(conn)
 }
+
+/// Queues the `failed` job `id` again: due now, with all its attempts again (its
+/// `last_error` stays until the next attempt). Returns whether such a job was there; a job
+/// in another state is left alone. A failed job is removed like any row
+/// (`DELETE FROM plover_job WHERE id = ...`, or the admin).
+///
+/// # Errors
+/// The database's error.
+pub fn retry(conn: &mut Conn<'_>, id: i64) -> Result<bool, Error> {
+    let queued = store::requeue(conn, id)?;
+    if queued {
+        WAKE.notify_waiters();
+    }
+    Ok(queued)
+}

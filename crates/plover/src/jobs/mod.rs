@@ -53,6 +53,6 @@ mod row;
 mod store;
 mod worker;
 
-pub use enqueue::{enqueue, NewJob, DEFAULT_MAX_ATTEMPTS};
+pub use enqueue::{enqueue, retry, NewJob, DEFAULT_MAX_ATTEMPTS};
 pub use row::Job;
 pub use worker::{JobResult, Jobs, Workers};

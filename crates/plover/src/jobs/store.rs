@@ -222,6 +222,26 @@ pub(crate) fn failed(
     Ok(())
 }
 
+/// Queues the failed job `id` again, due now, with its attempts counted from zero; whether
+/// there was such a job.
+pub(crate) fn requeue(conn: &mut Conn<'_>, id: i64) -> Result<bool, Error> {
+    let now = crate::value::now();
+    let changed = sql!(
+        execute,
+        conn,
+        "UPDATE plover_job SET state = 'queued', attempts = 0, run_after = ?, \
+         locked_until = NULL, updated = ? WHERE id = ? AND state = 'failed'",
+        "UPDATE plover_job SET state = 'queued', attempts = 0, run_after = $1, \
+         locked_until = NULL, updated = $2 WHERE id = $3 AND state = 'failed'",
+        |q| q
+            .bind::<Timestamp, _>(now)
+            .bind::<Timestamp, _>(now)
+            .bind::<BigInt, _>(id)
+    )
+    .map_err(explained)?;
+    Ok(changed > 0)
+}
+
 /// What a job whose worker died on its last attempt records.
 pub(crate) const LAPSED: &str = "the worker stopped before the job's last attempt ended";
 
