@@ -26,6 +26,24 @@ fn main() -> ExitCode {
         .about("The notes application of Plover's command tests")
         // The admin's history table comes without being listed.
         .models([User::meta(), Note::meta()])
+        // A job that writes a note with its payload as the text.
+        .jobs(|db| {
+            let db = db.clone();
+            plover::jobs::Jobs::new(db.clone()).handle("note", move |text: String| {
+                let db = db.clone();
+                async move {
+                    let changes = NoteChanges {
+                        text: Some(text),
+                        ..NoteChanges::default()
+                    };
+                    db.run(move |conn| {
+                        conn.transaction(|conn| plover::model::save::<Note>(conn, changes, None))
+                    })
+                    .await?;
+                    Ok(())
+                }
+            })
+        })
         .run(|db, auth| {
             let mut api = RestApi::new(db.clone());
             api.register_resource(Resource::<Note>::new().auth(UserAuthentication::new(auth)));

@@ -73,6 +73,7 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         "createsuperuser",
         "openapi",
         "routes",
+        "worker",
     ] {
         assert!(
             stdout(&out).contains(command),
@@ -95,6 +96,7 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         ("createsuperuser", "--username"),
         ("openapi", "--prefix"),
         ("routes", "--database"),
+        ("worker", "--once"),
     ] {
         let out = run(&dir, "sqlite://unused.db", &[command, "--help"], &[]);
         assert!(out.status.success(), "{command}: {}", stderr(&out));
@@ -422,4 +424,52 @@ fn a_removed_field_is_seen_by_check_and_dropped_only_when_asked() {
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let kept = scalar(&db, "SELECT text FROM cmd_note WHERE id = 7");
     assert_eq!(kept.as_deref(), Some("kept"));
+}
+
+#[test]
+fn two_worker_processes_run_each_job_exactly_once() {
+    let (db, store) = fresh_database("");
+    let (dir, url) = (TempDir::new(), store.url());
+    let out = run(&dir, &url, &["worker", "--once"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ran 0 jobs\n");
+    db.run_blocking(|conn| {
+        conn.transaction(|conn| {
+            for n in 0..60 {
+                plover::jobs::enqueue(conn, "note", &format!("job {n}"))?;
+            }
+            Ok(())
+        })
+    })
+    .unwrap();
+    // Two processes claim from the same database at once.
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (dir, url) = (dir.path().to_owned(), url.clone());
+            std::thread::spawn(move || {
+                Command::new(env!("CARGO_BIN_EXE_plover-tests-commands"))
+                    .args(["worker", "--once"])
+                    .current_dir(dir)
+                    .env("DATABASE_URL", url)
+                    .output()
+                    .expect("the worker runs")
+            })
+        })
+        .collect();
+    let mut ran = 0;
+    for worker in workers {
+        let out = worker.join().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        ran += text
+            .trim_start_matches("ran ")
+            .trim_end_matches(" jobs\n")
+            .parse::<usize>()
+            .unwrap_or_else(|_| panic!("{text}"));
+    }
+    assert_eq!(ran, 60);
+    let notes = |sql: &str| scalar(&db, sql).unwrap_or_default();
+    assert_eq!(notes("SELECT COUNT(*) FROM cmd_note"), "60");
+    assert_eq!(notes("SELECT COUNT(DISTINCT text) FROM cmd_note"), "60");
+    assert_eq!(notes("SELECT COUNT(*) FROM plover_job"), "0");
 }

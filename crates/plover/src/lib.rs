@@ -35,6 +35,7 @@
 //! | `html` | on | HTML pages of application views: `views::render`, `views::object_list`, `views::HtmlError` (askama) |
 //! | `manage` | on | the command line of an application (`plover::manage`): `serve`, `check`, `makemigrations`, `migrate`, `createsuperuser`, `openapi`, `routes` (clap); turns on `accounts` |
 //! | `postgres` | off | PostgreSQL next to the embedded SQLite (needs libpq) |
+//! | `webhooks` | off | `webhooks::deliver`: actix's HTTP client (awc) with TLS (rustls with ring, the Mozilla root certificates); endpoints and signatures need no feature |
 //! | `testing` | off | not for applications: hooks of Plover's own tests and benchmarks, no part of the public API |
 //!
 //! With `default-features = false` Plover is a REST back end alone: the REST API, every
@@ -64,6 +65,7 @@ pub mod db;
 mod error;
 pub mod history;
 mod http;
+pub mod jobs;
 mod listing;
 #[cfg(feature = "manage")]
 pub mod manage;
@@ -78,6 +80,7 @@ pub mod server;
 mod sql;
 pub mod value;
 pub mod views;
+pub mod webhooks;
 
 #[doc(hidden)]
 pub mod __private;

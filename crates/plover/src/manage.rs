@@ -10,11 +10,14 @@
 //! | `createsuperuser [--username NAME] [--FIELD VALUE]` | creates an active administrator ([`Auth::create_user_with`]): the username and each field the user model requires without a default from its option, else `PLOVER_SUPERUSER_<NAME>`, else asked on the terminal; the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice (not echoed; three tries; never blank) |
 //! | `openapi [--prefix /api]` | prints the REST API's OpenAPI document |
 //! | `routes` | prints the routes Plover mounts (REST, admin, accounts; not the application's own views) |
+//! | `worker [--once]` | runs the application's [jobs](crate::jobs) ([`Commands::jobs`]) until stopped (SIGINT, SIGTERM); with `--once`, the jobs due now, then exits |
 //!
 //! Every command reads the database from `--database URL`, else `DATABASE_URL`, else the
 //! default the application gives; `serve` binds `--bind ADDR`, else `BIND`, else
 //! `127.0.0.1:8000`, and signs its session cookies with `SECRET_KEY` (at least 32 bytes; else a
-//! random key per start). `--help` describes each command.
+//! random key per start). An application with [jobs](Commands::jobs) runs them in `serve` and
+//! `worker` with `--job-workers N` workers, else `JOB_WORKERS`, else 2 (`serve` with 0 runs
+//! none: `worker` processes run them). `--help` describes each command.
 //!
 //! ```no_run
 //! use plover::prelude::*;
@@ -54,6 +57,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::accounts::{Auth, UserModel};
 use crate::db::Database;
 use crate::error::Error;
+use crate::jobs::Jobs;
 use crate::model::ModelMeta;
 use crate::schema::{self, migrations};
 use crate::server::{Except, Guard, Server};
@@ -67,6 +71,9 @@ struct Cli {
     /// The address `serve` binds (default 127.0.0.1:8000, or the application's)
     #[arg(long, env = "BIND", global = true)]
     bind: Option<String>,
+    /// The job workers `serve` and `worker` start (default 2; `serve` with 0 starts none)
+    #[arg(long, env = "JOB_WORKERS", global = true)]
+    job_workers: Option<usize>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -116,6 +123,12 @@ enum Command {
     },
     /// Prints the routes Plover mounts: REST, admin, accounts (not the application's own views)
     Routes,
+    /// Runs the application's jobs until stopped (SIGINT, SIGTERM)
+    Worker {
+        /// Run the jobs due now, then exit
+        #[arg(long)]
+        once: bool,
+    },
 }
 
 /// `KEY=VALUE`, split.
@@ -131,6 +144,12 @@ fn pair(text: &str) -> Result<(String, String), String> {
 /// What a start hook does: work on the database before the server starts.
 type StartHook<U> = Box<dyn Fn(&Database, &Auth<U>) -> Result<(), Error>>;
 
+/// What makes the application's job handlers.
+type JobsHook = Box<dyn Fn(&Database) -> Jobs>;
+
+/// The job workers `serve` and `worker` start unless told otherwise.
+const JOB_WORKERS: usize = 2;
+
 /// An application's command line: its name, default database, models and start hooks, then
 /// [`run`](Commands::run) with the function that configures its routes. See the
 /// [module documentation](self) for the commands.
@@ -143,6 +162,7 @@ pub struct Commands<U: UserModel> {
     migrations: PathBuf,
     auth: Box<dyn Fn(Auth<U>) -> Auth<U>>,
     on_start: Vec<StartHook<U>>,
+    jobs: Option<JobsHook>,
 }
 
 impl<U: UserModel> std::fmt::Debug for Commands<U> {
@@ -191,11 +211,13 @@ impl<U: UserModel + Clone> Commands<U> {
             models: vec![
                 <crate::history::HistoryEntry as crate::model::RestModel>::meta(),
                 <crate::changes::ChangeEvent as crate::model::RestModel>::meta(),
+                <crate::jobs::Job as crate::model::RestModel>::meta(),
             ],
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
             auth: Box::new(|auth| auth),
             on_start: Vec::new(),
+            jobs: None,
         }
     }
 
@@ -220,9 +242,10 @@ impl<U: UserModel + Clone> Commands<U> {
 
     /// The models whose tables the application uses, in any order (see
     /// [`schema::create_tables`]). Plover's own history table
-    /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to) and events
-    /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds) are
-    /// always among them; a model listed twice counts once.
+    /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to), events
+    /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds) and job
+    /// queue ([`Job`](crate::jobs::Job)) are always among them; a model listed twice counts
+    /// once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
         for model in models {
             if !self.models.iter().any(|m| m.table == model.table) {
@@ -250,6 +273,14 @@ impl<U: UserModel + Clone> Commands<U> {
         hook: impl Fn(&Database, &Auth<U>) -> Result<(), Error> + 'static,
     ) -> Commands<U> {
         self.on_start.push(Box::new(hook));
+        self
+    }
+
+    /// The application's job handlers, made once per process from the database: `serve` starts
+    /// workers that run them beside the server, and the `worker` command runs them alone
+    /// (see the [module documentation](self) for how many).
+    pub fn jobs(mut self, handlers: impl Fn(&Database) -> Jobs + 'static) -> Commands<U> {
+        self.jobs = Some(Box::new(handlers));
         self
     }
 
@@ -318,12 +349,13 @@ impl<U: UserModel + Clone> Commands<U> {
         R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
     {
         let (db, auth) = self.open(cli.database)?;
+        let job_workers = cli.job_workers.unwrap_or(JOB_WORKERS);
         let dir = &self.migrations;
         let mut out = std::io::stdout().lock();
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => {
                 let bind = cli.bind.unwrap_or_else(|| self.bind.clone());
-                self.serve_app(db, auth, &bind, app, out)?;
+                self.serve_app(db, auth, (&bind, job_workers), app, out)?;
             }
             Command::Check => {
                 let _ = app(&db, &auth); // a configuration that cannot be built fails here
@@ -365,6 +397,7 @@ impl<U: UserModel + Clone> Commands<U> {
             }
             Command::Openapi { prefix } => openapi(&record(&db, &auth, app), prefix, &mut out)?,
             Command::Routes => routes(&record(&db, &auth, app), &mut out)?,
+            Command::Worker { once } => self.worker(&db, job_workers, once, &mut out)?,
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -390,7 +423,7 @@ impl<U: UserModel + Clone> Commands<U> {
         &self,
         db: Database,
         auth: Auth<U>,
-        bind: &str,
+        (bind, job_workers): (&str, usize),
         app: F,
         out: std::io::StdoutLock<'_>,
     ) -> Result<(), Failure>
@@ -416,6 +449,7 @@ impl<U: UserModel + Clone> Commands<U> {
             hook(&db, &auth)?;
         }
         let routes = app(&db, &auth);
+        let jobs = (self.jobs.as_ref()).map(|handlers| (handlers(&db), job_workers));
         drop(out);
         // The REST APIs' requests skip the session middleware (server::Except).
         let sessionless = crate::mounted::record(|| {
@@ -429,6 +463,7 @@ impl<U: UserModel + Clone> Commands<U> {
             sessionless.into(),
             Box::new(routes),
             bind,
+            jobs,
         )?;
         Ok(())
     }
@@ -464,6 +499,36 @@ impl<U: UserModel + Clone> Commands<U> {
             db.run_blocking(|c| auth.create_user_with(c, &username, &password, true, &fields))?;
         writeln!(out, "created {} (id {})", user.username(), user.pk())?;
         Ok(())
+    }
+
+    /// `worker`: the application's jobs, run by `count` workers until a signal stops them, or
+    /// with `once` those due now.
+    fn worker(
+        &self,
+        db: &Database,
+        count: usize,
+        once: bool,
+        out: &mut impl Write,
+    ) -> Result<(), Failure> {
+        let Some(handlers) = &self.jobs else {
+            return Err(Failure(
+                "this application has no jobs (manage::Commands::jobs)".into(),
+            ));
+        };
+        self.create_tables(db)?;
+        let jobs = handlers(db);
+        actix_web::rt::System::new().block_on(async {
+            if once {
+                let ran = jobs.run_due().await?;
+                writeln!(out, "ran {ran} jobs")?;
+                return Ok(());
+            }
+            let workers = jobs.start(count.max(1));
+            eprintln!("{}: {} job workers", self.name, count.max(1));
+            stopped().await?;
+            workers.stop().await;
+            Ok(())
+        })
     }
 
     /// Creates the missing tables; drift is a failure with the report.
@@ -725,8 +790,10 @@ fn serve(
     sessionless: std::sync::Arc<[String]>,
     routes: Box<dyn Routes>,
     bind: &str,
+    jobs: Option<(Jobs, usize)>,
 ) -> Result<(), Failure> {
     actix_web::rt::System::new().block_on(async move {
+        let workers = jobs.and_then(|(jobs, count)| (count > 0).then(|| jobs.start(count)));
         let server = Server::new(move || {
             let routes = routes.clone();
             actix_web::App::new()
@@ -736,7 +803,21 @@ fn serve(
         })
         .bind(bind)?;
         eprintln!("{name}: serving on http://{bind}/");
-        server.run().await
+        let served = server.run().await;
+        if let Some(workers) = workers {
+            workers.stop().await;
+        }
+        served
     })?;
+    Ok(())
+}
+
+/// Until the process is asked to stop: SIGINT (Ctrl-C) or SIGTERM.
+async fn stopped() -> std::io::Result<()> {
+    use actix_web::rt::signal;
+    let mut terminate = signal::unix::signal(signal::unix::SignalKind::terminate())?;
+    let interrupt = std::pin::pin!(signal::ctrl_c());
+    let terminated = std::pin::pin!(terminate.recv());
+    futures_util::future::select(interrupt, terminated).await;
     Ok(())
 }

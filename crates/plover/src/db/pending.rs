@@ -23,6 +23,7 @@ use crate::error::Error;
 pub(crate) const TABLE: &str = "plover_event";
 
 /// The PostgreSQL notification channel a committed event is announced on.
+#[cfg(feature = "postgres")]
 pub(crate) const CHANNEL: &str = "plover_event";
 
 /// The advisory lock that orders event ids by commit on PostgreSQL (`"ploevt"` in ASCII).
