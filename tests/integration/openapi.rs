@@ -84,13 +84,15 @@ async fn every_registration_and_verb_is_described() {
             assert_eq!(described(&detail), names(&reg.detail), "{detail}");
             let aggregate = format!("{prefix}/{}/aggregate/", reg.name);
             assert_eq!(described(&aggregate), names(&reg.aggregate), "{aggregate}");
+            let changes = format!("{prefix}/{}/changes/", reg.name);
+            assert_eq!(described(&changes), names(&reg.changes), "{changes}");
             checked += 1;
         }
         // Nothing else: a path for each of a registration's paths that serves a verb.
         let served: usize = registrations
             .iter()
             .map(|reg| {
-                [&reg.list, &reg.detail, &reg.aggregate]
+                [&reg.list, &reg.detail, &reg.aggregate, &reg.changes]
                     .iter()
                     .filter(|verbs| !verbs.is_empty())
                     .count()

@@ -23,6 +23,9 @@ use crate::views::Query;
 /// The name of the query parameter that resumes a feed after an event id.
 pub(crate) const AFTER: &str = "after";
 
+/// The list parameter that asks for `meta.changes_cursor` (`changes=cursor`).
+pub(crate) const CHANGES: &str = "changes";
+
 /// Events read from the outbox at a time.
 const BATCH: i64 = 100;
 

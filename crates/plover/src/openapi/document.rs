@@ -334,6 +334,45 @@ fn add_resource(
     if doc.aggregate.contains(&Method::GET) {
         add_aggregate(prefix, doc, components, paths);
     }
+    if doc.changes {
+        add_feed(prefix, doc, paths);
+    }
+}
+
+/// `GET {prefix}/{name}/changes/`, the change feed of a resource that serves one
+/// (docs/changes.md).
+fn add_feed(prefix: &str, doc: &ResourceDoc<'_>, paths: &mut Paths) {
+    let name = doc.name;
+    let stream = Object::builder()
+        .schema_type(Type::String)
+        .description(Some(
+            "Server-Sent Events: `id: <event id>`, `event: created|updated|deleted|left|reset`, \
+             `data: {\"id\": <key>, \"object\": <the object as GET shows it, or null>}`; a \
+             comment line every 15 s without events",
+        ))
+        .build();
+    let op = Op {
+        method: Method::GET,
+        detail: false,
+        id: "changes",
+        summary: format!("The change feed of {name} objects, resumable (Server-Sent Events)"),
+        params: params::feed(doc),
+        body: None,
+        success: (
+            200,
+            Response::builder()
+                .description("A stream of events that stays open")
+                .content(
+                    "text/event-stream",
+                    content(RefOr::T(Schema::Object(stream))),
+                )
+                .build(),
+        ),
+        also: None,
+        errors: vec![400, 403, 429, 503],
+    };
+    let path = format!("{prefix}/{name}/changes/");
+    paths.add_path_operation(path, vec![HttpMethod::Get], operation(doc, op));
 }
 
 /// Registers the resource's schemas under `components`; answers their names.
@@ -908,6 +947,12 @@ fn envelope(object: &str) -> Schema {
             counted("The rows the filters match (with `count`)"),
         )
         .property("pages", counted("The pages they fill (with `count`)"))
+        .property(
+            "changes_cursor",
+            counted(
+                "The last change-feed event the page's snapshot includes (with `changes=cursor`)",
+            ),
+        )
         .build();
     Schema::Object(
         Object::builder()

@@ -63,6 +63,8 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) detail: Vec<Method>,
     /// The verbs of the aggregate path (none where the resource does not serve it).
     pub(crate) aggregate: Vec<Method>,
+    /// Whether it serves a change feed (`changes/`, and `changes=cursor` on the list).
+    pub(crate) changes: bool,
     pub(crate) keyset: bool,
     pub(crate) paginate_by: i64,
     pub(crate) delete_recursive: bool,

@@ -9,6 +9,7 @@ use utoipa::openapi::Schema;
 
 use super::schema::{self, Way};
 use super::{ResourceDoc, Shape};
+use crate::changes::feed::{AFTER, CHANGES};
 use crate::listing::{
     allowed, is_filter, COUNT, CURSOR, FIELDS, GROUP, LIMIT, MAX_AGGREGATE_VALUES,
     MAX_GROUP_FIELDS, NOT, ON, OR, ORDERING, PAGE, SEARCH,
@@ -498,6 +499,48 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             "The position after which the page starts, from a `next` link",
         ));
     }
+    if doc.changes {
+        params.push(query(
+            CHANGES,
+            Object::builder()
+                .schema_type(Type::String)
+                .enum_values(Some(["cursor"]))
+                .build(),
+            "Adds `meta.changes_cursor`: the id of the last change-feed event the page's \
+             snapshot includes, to subscribe after",
+        ));
+    }
+    params.extend(conditions(doc));
+    params
+}
+
+/// The parameters of a change feed: where it resumes, `fields`, and the list's conditions.
+pub(crate) fn feed(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
+    let id = || {
+        Object::builder()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                utoipa::openapi::schema::KnownFormat::Int64,
+            )))
+            .minimum(Some(0))
+            .build()
+    };
+    let mut last = query(
+        "Last-Event-ID",
+        id(),
+        "Resumes after this event id (what a browser's EventSource sends when it reconnects); \
+         wins over `after`",
+    );
+    last.parameter_in = ParameterIn::Header;
+    let mut params = vec![
+        query(
+            AFTER,
+            id(),
+            "Replays the events after this id, then goes live (without it: live from now)",
+        ),
+        last,
+        fields(&doc.shape),
+    ];
     params.extend(conditions(doc));
     params
 }

@@ -345,6 +345,10 @@ fn record(prefix: &str, routes: &[Arc<Route>], description: &Description) {
             let what = format!("REST aggregates of {model}");
             mounted::api_route(&methods(&doc.aggregate), format!("{list}aggregate/"), what);
         }
+        if doc.changes {
+            let what = format!("REST change feed of {model}");
+            mounted::api_route("GET", format!("{list}changes/"), what);
+        }
     }
     let json = format!("{prefix}/openapi.json");
     mounted::api_route("GET", json, "the API's OpenAPI document".into());
@@ -468,6 +472,8 @@ pub struct Registration {
     pub detail: Vec<Method>,
     /// The verbs of `{prefix}/{name}/aggregate/` (none where it is not served).
     pub aggregate: Vec<Method>,
+    /// The verbs of `{prefix}/{name}/changes/` (none where it is not served).
+    pub changes: Vec<Method>,
 }
 
 /// The registrations of `api`, for tests that check the API's description against them
@@ -485,6 +491,10 @@ pub fn registrations(api: &RestApi) -> Vec<Registration> {
                 list: doc.list,
                 detail: doc.detail,
                 aggregate: doc.aggregate,
+                changes: match doc.changes {
+                    true => vec![Method::GET],
+                    false => Vec::new(),
+                },
             }
         })
         .collect()

@@ -11,7 +11,7 @@ use super::prepared::Prepared;
 use super::rate::RateState;
 use super::request::ApiRequest;
 use crate::auth::AuthUser;
-use crate::changes::feed::{self, Start, AFTER};
+use crate::changes::feed::{self, Start, AFTER, CHANGES as CHANGES_LIST};
 use crate::changes::ChangeEvent;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -22,8 +22,7 @@ use crate::sql;
 /// The path segment of a feed under its resource: `{prefix}/{name}/changes/`.
 pub(crate) const CHANGES: &str = "changes";
 
-/// The list parameter that asks for `meta.changes_cursor`, and its one value.
-pub(crate) const CHANGES_PARAM: &str = "changes";
+/// The one value of the list parameter `changes`.
 const CURSOR_VALUE: &str = "cursor";
 
 /// A subscriber of a feed as its resource admitted it.
@@ -48,7 +47,7 @@ impl FeedView {
 /// do not read.
 pub(crate) fn conditions_only(query: &[(String, String)]) -> Vec<(String, String)> {
     (query.iter())
-        .filter(|(k, _)| k != AFTER && k != CHANGES_PARAM)
+        .filter(|(k, _)| k != AFTER && k != CHANGES_LIST)
         .cloned()
         .collect()
 }
@@ -56,14 +55,14 @@ pub(crate) fn conditions_only(query: &[(String, String)]) -> Vec<(String, String
 /// Whether a list request asks for `meta.changes_cursor`: a 400 naming `changes` for another
 /// value, or where the resource has no feed.
 pub(crate) fn wants_cursor(req: &ApiRequest, served: bool) -> Result<bool, Error> {
-    match req.param(CHANGES_PARAM) {
+    match req.param(CHANGES_LIST) {
         None => Ok(false),
         Some(_) if !served => Err(Error::param(
-            CHANGES_PARAM,
+            CHANGES_LIST,
             "this resource has no change feed",
         )),
         Some(CURSOR_VALUE) => Ok(true),
-        Some(_) => Err(Error::param(CHANGES_PARAM, "expected 'cursor'")),
+        Some(_) => Err(Error::param(CHANGES_LIST, "expected 'cursor'")),
     }
 }
 

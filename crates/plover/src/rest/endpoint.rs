@@ -105,6 +105,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             list: self.allowed(false),
             detail: self.allowed(true),
             aggregate: self.aggregate_verbs(),
+            changes: self.access.changes && self.serves(false, &Method::GET),
             keyset: self.keyset,
             paginate_by: self.list.paginate_by,
             delete_recursive: self.writes.delete_recursive,
