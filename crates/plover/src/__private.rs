@@ -113,14 +113,18 @@ pub const fn model<M: RestModel + 'static>(
 }
 
 /// `(primary key, display text)` of the rows of a selection (`ModelOps::load_display`).
+/// Plain loops, here and in [`load_fields`]: an iterator chain would compile its adapters
+/// once per model in the application's crate.
 fn load_display<M: RestModel>(
     conn: &mut Conn<'_>,
     s: &Select,
 ) -> Result<Vec<(i64, String)>, Error> {
-    Ok(M::load(conn, s)?
-        .iter()
-        .map(|r| (r.pk(), r.display()))
-        .collect())
+    let rows = M::load(conn, s)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        out.push((row.pk(), row.display()));
+    }
+    Ok(out)
 }
 
 /// The model's `before_delete` rule for each of the rows `ids` (`ModelOps::before_delete`).
@@ -137,10 +141,16 @@ fn load_fields<M: RestModel>(
     s: &Select,
     fields: &[usize],
 ) -> Result<Vec<Vec<serde_json::Value>>, Error> {
-    Ok(M::load(conn, s)?
-        .iter()
-        .map(|r| fields.iter().map(|&f| r.field_json(f)).collect())
-        .collect())
+    let rows = M::load(conn, s)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let mut values = Vec::with_capacity(fields.len());
+        for &f in fields {
+            values.push(row.field_json(f));
+        }
+        out.push(values);
+    }
+    Ok(out)
 }
 
 /// Sets a changes slot of a non-nullable field from JSON (`null` has its own message).

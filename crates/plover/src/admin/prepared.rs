@@ -199,26 +199,18 @@ impl<M: RestModel> ModelAdmin<M> {
     /// The fields the forms show, and the primary key: what the admin lets people see and
     /// filter.
     pub(crate) fn exposure(&self) -> Exposure {
-        let meta = M::meta();
-        // A private field is offered in the index, filters and export only where a column
-        // names it.
-        let named: Vec<usize> = self
-            .columns
-            .iter()
+        let columns: Vec<usize> = (self.columns.iter())
             .filter_map(|c| match c {
                 Column::Field(idx) => Some(*idx),
                 _ => None,
             })
-            .filter(|&idx| meta.fields.get(idx).is_some_and(|f| f.private))
             .collect();
         let list = &self.list;
-        let mut exposed = meta.shown(list.fields.as_deref(), &list.exclude, &named);
-        exposed[meta.pk] = true;
         Exposure {
-            exposed,
+            exposed: exposed(M::meta(), list.fields.as_deref(), &list.exclude, &columns),
             filter_paths: list.filter_paths(),
             limits: list.limits,
-            name: self.name.clone().unwrap_or_else(|| meta.name.to_owned()),
+            name: (self.name.as_deref()).unwrap_or(M::meta().name).to_owned(),
             delete_recursive: self.delete_recursive,
         }
     }
@@ -228,46 +220,22 @@ impl<M: RestModel> ModelAdmin<M> {
     pub(crate) fn prepare(mut self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
         let meta = M::meta();
         let exposure = self.exposure();
-        // The forms, a trusted surface, show and edit private fields too.
-        let private: Vec<usize> = (0..meta.fields.len())
-            .filter(|&i| meta.fields[i].private)
-            .collect();
-        let in_forms = meta.shown(self.list.fields.as_deref(), &self.list.exclude, &private);
-        let form_fields: Vec<usize> = (0..meta.fields.len())
-            .filter(|&i| i != meta.pk && in_forms[i])
-            .collect();
-        for (i, field) in meta.fields.iter().enumerate() {
-            assert!(
-                !(field.required && !form_fields.contains(&i) && i != meta.pk),
-                "plover admin: the {} forms hide `{}`, which is required: show it or give it a \
-                 default (#[rest(default = ...)])",
-                meta.name,
-                field.name
-            );
-        }
+        let form_fields = form_fields(meta, self.list.fields.as_deref(), &self.list.exclude);
         let mut columns: Vec<PreparedColumn<M>> = std::mem::take(&mut self.columns)
             .into_iter()
             .map(|c| match c {
-                Column::Field(idx) => {
-                    assert!(
-                        exposure.exposed.get(idx) == Some(&true),
-                        "plover admin: column `{}` of {} is a field its forms hide",
-                        meta.fields.get(idx).map_or("?", |f| f.name),
-                        meta.name
-                    );
-                    PreparedColumn::Field(idx)
-                }
+                Column::Field(idx) => PreparedColumn::Field(check_column(meta, &exposure, idx)),
                 Column::Computed { title, value } => PreparedColumn::Computed(title, value),
                 Column::PageComputed { title, values } => PreparedColumn::Page(title, values),
             })
             .collect();
         if columns.is_empty() {
-            columns = (0..meta.fields.len())
-                .filter(|&i| exposure.exposed[i])
+            columns = exposed_fields(&exposure)
+                .into_iter()
                 .map(PreparedColumn::Field)
                 .collect();
         }
-        let lookups = self.lookups(exposures);
+        let lookups = lookups(meta, &self.foreign_key_lookups, exposures);
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
         check_names(&name, &self.actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
@@ -299,45 +267,108 @@ impl<M: RestModel> ModelAdmin<M> {
             },
         }
     }
-    /// The `foreign_key_lookups`, checked: each a foreign key into the model named, searching a
-    /// field that is neither write-only nor private (unless its own admin's `columns` names it).
-    fn lookups(&self, exposures: &HashMap<TypeId, Exposure>) -> HashMap<usize, Lookup> {
-        let meta = M::meta();
-        self
-            .foreign_key_lookups
-            .iter()
-            .map(|&(idx, related, column)| {
-                let field = meta.fields[idx].name;
-                let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
-                    panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
-                };
-                assert!(
-                    std::ptr::eq(target, related),
-                    "plover admin: `foreign_key_lookups`: `{field}` refers to `{}`, not to `{}`",
-                    target.name,
-                    related.name
-                );
-                let searched = &target.fields[column];
-                assert!(
-                    !searched.excluded,
-                    "plover admin: `foreign_key_lookups` cannot search the write-only field `{}`",
-                    searched.name
-                );
-                // A private field's values are listed only where its own admin's index shows
-                // them (`columns` names it).
-                let shown = (exposures.get(&(target.type_id)()))
-                    .is_some_and(|e| e.exposed.get(column) == Some(&true));
-                assert!(
-                    !searched.private || shown,
-                    "plover admin: `foreign_key_lookups` cannot search the private field `{}` \
-                     unless the {} admin's `columns` names it",
-                    searched.name,
-                    target.name
-                );
-                (idx, Lookup { target, column })
-            })
-            .collect()
+}
+
+/// What an admin of `meta` whose list shows `fields` but `exclude` exposes: the fields its
+/// forms show, the primary key, and the private fields that a column of the index names
+/// (`columns`, field indexes).
+fn exposed(
+    meta: &ModelMeta,
+    fields: Option<&[usize]>,
+    exclude: &[usize],
+    columns: &[usize],
+) -> Vec<bool> {
+    // A private field is offered in the index, filters and export only where a column names
+    // it.
+    let named: Vec<usize> = (columns.iter().copied())
+        .filter(|&idx| meta.fields.get(idx).is_some_and(|f| f.private))
+        .collect();
+    let mut exposed = meta.shown(fields, exclude, &named);
+    exposed[meta.pk] = true;
+    exposed
+}
+
+/// The fields the add and edit forms show (never the primary key): a trusted surface, they
+/// show and edit private fields too. Panics when they hide a required field.
+fn form_fields(meta: &ModelMeta, fields: Option<&[usize]>, exclude: &[usize]) -> Vec<usize> {
+    let private: Vec<usize> = (0..meta.fields.len())
+        .filter(|&i| meta.fields[i].private)
+        .collect();
+    let in_forms = meta.shown(fields, exclude, &private);
+    let form_fields: Vec<usize> = (0..meta.fields.len())
+        .filter(|&i| i != meta.pk && in_forms[i])
+        .collect();
+    for (i, field) in meta.fields.iter().enumerate() {
+        assert!(
+            !(field.required && !form_fields.contains(&i) && i != meta.pk),
+            "plover admin: the {} forms hide `{}`, which is required: show it or give it a \
+             default (#[rest(default = ...)])",
+            meta.name,
+            field.name
+        );
     }
+    form_fields
+}
+
+/// The field `idx` of an index column, checked to be one the forms show (else a panic).
+fn check_column(meta: &ModelMeta, exposure: &Exposure, idx: usize) -> usize {
+    assert!(
+        exposure.exposed.get(idx) == Some(&true),
+        "plover admin: column `{}` of {} is a field its forms hide",
+        meta.fields.get(idx).map_or("?", |f| f.name),
+        meta.name
+    );
+    idx
+}
+
+/// The exposed fields, in model order: the index's columns where `columns` names none.
+fn exposed_fields(exposure: &Exposure) -> Vec<usize> {
+    (0..exposure.exposed.len())
+        .filter(|&i| exposure.exposed[i])
+        .collect()
+}
+
+/// The `foreign_key_lookups` of an admin of `meta` (field, related model, searched field),
+/// checked: each a foreign key into the model named, searching a field that is neither
+/// write-only nor private (unless its own admin's `columns` names it).
+fn lookups(
+    meta: &ModelMeta,
+    foreign_key_lookups: &[(usize, &'static ModelMeta, usize)],
+    exposures: &HashMap<TypeId, Exposure>,
+) -> HashMap<usize, Lookup> {
+    foreign_key_lookups
+        .iter()
+        .map(|&(idx, related, column)| {
+            let field = meta.fields[idx].name;
+            let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
+                panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
+            };
+            assert!(
+                std::ptr::eq(target, related),
+                "plover admin: `foreign_key_lookups`: `{field}` refers to `{}`, not to `{}`",
+                target.name,
+                related.name
+            );
+            let searched = &target.fields[column];
+            assert!(
+                !searched.excluded,
+                "plover admin: `foreign_key_lookups` cannot search the write-only field `{}`",
+                searched.name
+            );
+            // A private field's values are listed only where its own admin's index shows
+            // them (`columns` names it).
+            let shown = (exposures.get(&(target.type_id)()))
+                .is_some_and(|e| e.exposed.get(column) == Some(&true));
+            assert!(
+                !searched.private || shown,
+                "plover admin: `foreign_key_lookups` cannot search the private field `{}` \
+                 unless the {} admin's `columns` names it",
+                searched.name,
+                target.name
+            );
+            (idx, Lookup { target, column })
+        })
+        .collect()
 }
 
 /// Filter rules of one admin: its exposed fields, and through a foreign key to another

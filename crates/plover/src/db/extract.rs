@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 
+use super::work::{Done, Job, OnConn};
 use super::{Conn, Database, Pooled};
 use crate::error::Error;
 
@@ -41,6 +42,13 @@ impl DbConn {
         F: FnOnce(&mut Conn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
+        let done = self.run_dyn(Job::boxed(f)).await?;
+        Job::<F, R>::result(done)
+    }
+
+    /// [`DbConn::run`] of a job whose type is erased: the blocking task is compiled once, not
+    /// once per closure. Returns the job, which holds its result.
+    async fn run_dyn(&self, mut job: Box<dyn OnConn>) -> Result<Done, Error> {
         let (db, slot) = (self.db.clone(), self.slot.clone());
         web::block(move || {
             let mut guard = slot
@@ -50,7 +58,9 @@ impl DbConn {
                 Some(pooled) => pooled,
                 None => guard.insert(db.checkout()?),
             };
-            pooled.run(f)
+            let error = job.run(&mut pooled.conn());
+            pooled.settle(error);
+            Ok(job.done())
         })
         .await
         .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?

@@ -11,6 +11,7 @@ pub(crate) mod reading;
 pub(crate) mod sql_text;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
+mod work;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +31,7 @@ pub use config::{Config, ConfigError, Engine};
 pub use extract::DbConn;
 
 use crate::error::Error;
+use work::{Body, Job, OnLazy};
 
 /// A connection borrowed from the pool, of one of the supported engines.
 pub enum Conn<'a> {
@@ -58,13 +60,22 @@ impl Conn<'_> {
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
+        work::in_body(f, |body| self.transaction_dyn(body))
+    }
+
+    /// [`Conn::transaction`] of a body whose type is erased: diesel's transaction is compiled
+    /// once, not once per closure ([`work`]). The outbox's events are written last, just
+    /// before the commit ([`pending`]).
+    fn transaction_dyn(&mut self, f: &mut Body<'_>) -> Result<(), Error> {
         let nested = self.in_transaction();
         let mark = pending::mark();
-        // The outbox's events are written last, just before the commit (db::pending).
-        let body = |conn: &mut Conn<'_>| {
-            let out = f(conn)?;
-            let events = if nested { false } else { pending::flush(conn)? };
-            Ok((out, events))
+        let mut events = false;
+        let mut body = |conn: &mut Conn<'_>| -> Result<(), Error> {
+            f(conn)?;
+            if !nested {
+                events = pending::flush(conn)?;
+            }
+            Ok(())
         };
         let result = match self {
             Conn::Sqlite(c) if nested => {
@@ -78,12 +89,11 @@ impl Conn<'_> {
             Conn::Pg(c) => c.transaction(|c| body(&mut Conn::Pg(c))),
         };
         match result {
-            Ok((out, events)) => {
-                if events {
-                    pending::announce();
-                }
-                Ok(out)
+            Ok(()) if events => {
+                pending::announce();
+                Ok(())
             }
+            Ok(()) => Ok(()),
             Err(e) => {
                 pending::drop_since(mark);
                 Err(e)
@@ -234,20 +244,20 @@ impl Pooled {
     /// Runs the unit of work `f` on this connection, then [`Pooled::settle`]s it.
     fn run<R>(&mut self, f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>) -> Result<R, Error> {
         let result = f(&mut self.conn());
-        self.settle(&result);
+        self.settle(result.as_ref().err());
         result
     }
 
-    /// Takes note of how a unit of work on this connection ended: a PostgreSQL connection
-    /// whose server went away is closed instead of going back to the pool
-    /// ([`pg_pool`]).
-    fn settle<R>(&mut self, result: &Result<R, Error>) {
+    /// Takes note of how a unit of work on this connection ended (`error`: how it failed, if
+    /// it did): a PostgreSQL connection whose server went away is closed instead of going back
+    /// to the pool ([`pg_pool`]).
+    fn settle(&mut self, error: Option<&Error>) {
         #[cfg(feature = "postgres")]
-        if let (Pooled::Pg(c), Err(e)) = (self, result) {
+        if let (Pooled::Pg(c), Some(e)) = (self, error) {
             c.lost |= e.is_connection_lost();
         }
         #[cfg(not(feature = "postgres"))]
-        let _ = result;
+        let _ = error;
     }
 }
 
@@ -363,18 +373,23 @@ impl<'a> LazyConn<'a> {
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
+        work::in_body(f, |body| self.write_dyn(body))
+    }
+
+    /// [`LazyConn::write`] of a body whose type is erased ([`work`]).
+    fn write_dyn(&mut self, f: &mut Body<'_>) -> Result<(), Error> {
         let Some(writers) = self.db.0.writers.as_ref() else {
-            return self.conn()?.transaction(f);
+            return self.conn()?.transaction_dyn(f);
         };
         if self.turn.is_none() {
             if self.pooled.is_some() {
                 // A unit that holds a reader's connection writes on it, in its turn.
                 let _turn = writers.take_turn()?;
-                return self.conn()?.transaction(f);
+                return self.conn()?.transaction_dyn(f);
             }
             self.writes = true;
         }
-        let result = self.conn()?.transaction(f);
+        let result = self.conn()?.transaction_dyn(f);
         self.release();
         result
     }
@@ -591,6 +606,17 @@ impl Database {
         F: FnOnce(&mut LazyConn<'_>) -> Result<R, Error> + Send + 'static,
         R: Send + 'static,
     {
+        let done = self.run_watched_dyn(peer, Job::boxed(f)).await?;
+        Job::<F, R>::result(done)
+    }
+
+    /// [`Database::run_watched`] of a job whose type is erased: the blocking task is compiled
+    /// once, not once per closure ([`work`]). Returns the job, which holds its result.
+    async fn run_watched_dyn(
+        &self,
+        peer: Option<&PeerSocket>,
+        mut job: Box<dyn OnLazy>,
+    ) -> Result<work::Done, Error> {
         let unit = Unit::new(self.0.budget);
         let read_budget = self.0.reading.clone();
         let db = self.clone();
@@ -604,20 +630,21 @@ impl Database {
                 self.0.canceller.clone(),
             )
         });
-        let work = actix_web::web::block(move || {
+        let blocking = actix_web::web::block(move || {
             let _watch = watch;
             let _entered = cancel::enter(unit);
             let _reading = reading::enter(read_budget);
             let mut lazy = LazyConn::new(&db);
-            let result = f(&mut lazy);
+            let error = job.run(&mut lazy);
             if let Some(pooled) = &mut lazy.pooled {
-                pooled.settle(&result);
+                pooled.settle(error);
             }
             drop(lazy);
-            result
+            job.done()
         });
-        work.await
-            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+        blocking
+            .await
+            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))
     }
 
     /// Runs `f` with one pooled connection on actix's blocking thread pool, so that diesel's

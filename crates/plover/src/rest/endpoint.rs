@@ -12,6 +12,7 @@ use super::idempotency::Once;
 use super::joins::JoinTarget;
 use super::prepared::Prepared;
 use super::rate::RateState;
+use super::relation::Relation;
 use super::request::{ApiRequest, Reply};
 use crate::changes::feed::Start;
 use crate::changes::ChangeEvent;
@@ -19,8 +20,8 @@ use crate::db::pending::{self, Author};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::ListPlan;
-use crate::model::RestModel;
-use crate::openapi::ResourceDoc;
+use crate::model::{ModelMeta, RestModel};
+use crate::openapi::{ChildDoc, ResourceDoc};
 use crate::query::Param;
 
 /// A registered resource, with its model type erased.
@@ -114,13 +115,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             etags: api.etags,
             require_if_match: self.writes.require_if_match,
             max_affected: self.access.max_affected,
-            upsert_on: self
-                .upsert_fields()
-                .map(|i| meta.fields[i].json_key())
-                .collect(),
-            children: (self.writes.children.iter())
-                .map(|r| (r.key.as_str(), r.child.doc()))
-                .collect(),
+            upsert_on: json_keys(meta, &mut self.upsert_fields()),
+            children: child_docs(&self.writes.children),
         }
     }
 
@@ -192,6 +188,19 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             _ => self.detail(&cx, req, &mut db.conn()?, obj),
         }
     }
+}
+
+/// The JSON keys of `fields` (indexes into `meta`'s fields). Takes a `dyn Iterator`, so that the
+/// collecting is compiled once, not once per model.
+fn json_keys(meta: &ModelMeta, fields: &mut dyn Iterator<Item = usize>) -> Vec<&'static str> {
+    fields.map(|i| meta.fields[i].json_key()).collect()
+}
+
+/// The API description of writable nested relations, by body key.
+fn child_docs(children: &[Relation]) -> Vec<(&str, ChildDoc<'_>)> {
+    (children.iter())
+        .map(|r| (r.key.as_str(), r.child.doc()))
+        .collect()
 }
 
 impl<M: RestModel> Prepared<M> {

@@ -18,10 +18,11 @@ use super::sparse::Sparse;
 use crate::auth::Authenticator;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::listing::FilterPaths;
 use crate::listing::ListPlan;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
-use crate::query::{Filter, Order, Select};
+use crate::query::{Count, Filter, Limits, Order, Select};
 
 /// A resource ready to serve: what its list reads, what its objects show, who may call which
 /// verb, and what its writes take.
@@ -57,6 +58,82 @@ pub(crate) struct Output {
     /// The fields a list loads (`Select::columns`): the shown ones and the key, unless the
     /// hooks read hidden fields or every field is shown (`None`: all).
     columns: Option<Arc<[bool]>>,
+}
+
+impl Output {
+    /// The field that the objects show under `key`.
+    fn key_index(&self, meta: &ModelMeta, key: &str) -> Option<usize> {
+        self.keys
+            .iter()
+            .map(|(idx, _)| *idx)
+            .find(|&idx| key_of(&meta.fields[idx], self.includes[idx].is_some()) == key)
+    }
+
+    /// Its objects as the API description shows them: the exposed fields, and the shapes of
+    /// the included resources.
+    fn shape(&self, meta: &'static ModelMeta) -> Shape<'_> {
+        let nested = self
+            .includes
+            .iter()
+            .enumerate()
+            .filter_map(|(idx, include)| {
+                let include = include.as_ref().filter(|_| self.exposed[idx])?;
+                Some((idx, include.shape()))
+            });
+        Shape {
+            meta,
+            exposed: &self.exposed,
+            nested: nested.collect(),
+        }
+    }
+
+    /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
+    /// an included object); the error is the name that is not a key shown here.
+    fn sparse(&self, meta: &ModelMeta, names: &[&str]) -> Result<Sparse, String> {
+        let mut sparse = Sparse {
+            shown: vec![false; meta.fields.len()],
+            nested: Vec::new(),
+        };
+        // Dotted names grouped by included field; `whole`: also named alone.
+        let mut dotted: Vec<(usize, Vec<&str>, bool)> = Vec::new();
+        for &name in names {
+            let (head, rest) = match name.split_once('.') {
+                Some((head, rest)) => (head, Some(rest)),
+                None => (name, None),
+            };
+            let idx = self
+                .key_index(meta, head)
+                .filter(|&idx| rest.is_none() || self.includes[idx].is_some())
+                .ok_or_else(|| name.to_owned())?;
+            sparse.shown[idx] = true;
+            if self.includes[idx].is_none() {
+                continue;
+            }
+            let at = match dotted.iter().position(|(i, _, _)| *i == idx) {
+                Some(at) => at,
+                None => {
+                    dotted.push((idx, Vec::new(), false));
+                    dotted.len() - 1
+                }
+            };
+            match rest {
+                Some(rest) => dotted[at].1.push(rest),
+                None => dotted[at].2 = true,
+            }
+        }
+        for (idx, names, whole) in dotted {
+            if whole {
+                continue;
+            }
+            let include = self.includes[idx].as_ref().ok_or_else(String::new)?;
+            let head = meta.fields[idx].name;
+            let inner = include
+                .sparse(&names)
+                .map_err(|name| format!("{head}.{name}"))?;
+            sparse.nested.push((idx, inner));
+        }
+        Ok(sparse)
+    }
 }
 
 /// Who may call which verb of a resource, and how often.
@@ -113,28 +190,146 @@ fn key_of(field: &FieldMeta, includes: bool) -> &'static str {
     }
 }
 
-/// Panics (at registration) when `write_only` contradicts another option of `resource`: a
-/// field it names is also shown, is the key or read-only, or is left out of `writable`.
-fn check_write_only<M: RestModel>(resource: &Resource<M>) {
-    let meta = M::meta();
-    for &idx in &resource.write_only {
+/// The options of a resource that do not name its model's type, taken out of a
+/// [`Resource`] for [`Parts::new`].
+struct Options {
+    name: Option<String>,
+    /// `fields` of the list (`None`: every field).
+    fields: Option<Vec<usize>>,
+    exclude: Vec<usize>,
+    filter_paths: FilterPaths,
+    limits: Limits,
+    paginate_by: i64,
+    count: Option<Count>,
+    show: Vec<usize>,
+    write_only: Vec<usize>,
+    filter_recursive: bool,
+    include: Vec<(usize, Box<dyn IntoNested>)>,
+    children: Vec<(String, Box<dyn IntoChildResource>)>,
+    writable: Option<Vec<usize>>,
+    keyset: bool,
+    aggregates: bool,
+    history: bool,
+    require_if_match: bool,
+    filtered_writes: bool,
+    max_affected: usize,
+    upsert: bool,
+    changes: bool,
+    delete_recursive: bool,
+    owner_field: Option<usize>,
+    auth: Option<Arc<dyn Authenticator>>,
+    rate: Option<RateLimit>,
+    allowed_methods: Vec<Method>,
+}
+
+/// Everything of a [`Prepared`] but its hooks: built by a function that is not generic, so that
+/// the application's crate does not compile it once per model.
+struct Parts {
+    name: String,
+    list: ListPlan,
+    keyset: bool,
+    output: Output,
+    access: Access,
+    writes: Writes,
+}
+
+impl Parts {
+    /// Checks `options` against `meta`; a misconfiguration panics with a clear message.
+    /// `custom_hooks`: whether the application gave hooks; `reads_hidden`: whether they read
+    /// fields the objects do not show.
+    fn new(
+        meta: &'static ModelMeta,
+        options: Options,
+        custom_hooks: bool,
+        reads_hidden: bool,
+    ) -> Parts {
+        let n = meta.fields.len();
+        check_write_only(meta, &options);
+        if options.changes {
+            meta.record_changes();
+        }
+        let hidden: Vec<usize> = (options.exclude.iter().chain(&options.write_only))
+            .copied()
+            .collect();
+        let exposed = meta.shown(options.fields.as_deref(), &hidden, &options.show);
+        let mut writable = only(meta, options.writable.as_deref(), |f| !f.read_only);
+        // A private field is written only where it is shown or opened for writing.
+        for (idx, field) in meta.fields.iter().enumerate() {
+            writable[idx] &= !field.private || exposed[idx] || options.write_only.contains(&idx);
+        }
+        let mut filter_paths = options.filter_paths;
+        // A write-only field is never filtered, ordered, searched or aggregated, whatever
+        // `filter_fields` says: the list refuses it and every path through it.
+        filter_paths
+            .exclude
+            .extend(options.write_only.iter().map(|&idx| vec![idx]));
+        let (includes, nested_rules) = prepare_includes(meta, options.include);
+        let children = prepare_children(meta, options.children, options.history);
+        if let Some(idx) = options.owner_field {
+            assert!(
+                meta.fields[idx].fk.is_some(),
+                "plover: owner_field: `{}` of `{}` is not a foreign key",
+                meta.fields[idx].name,
+                meta.name
+            );
+        }
+        let mut list = ListPlan::new(
+            meta,
+            exposed.clone(),
+            filter_paths,
+            options.filter_recursive,
+            nested_rules,
+            options.limits,
+            options.paginate_by,
+        );
+        list.count = options.count;
+        let columns = (!reads_hidden && exposed.contains(&false))
+            .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
+        let keys = output_keys(meta, &exposed, &includes);
+        Parts {
+            name: options.name.unwrap_or_else(|| meta.name.to_owned()),
+            list,
+            keyset: options.keyset,
+            output: Output {
+                exposed,
+                keys,
+                includes,
+                columns,
+            },
+            access: Access {
+                auth: options.auth,
+                rate: options.rate,
+                allowed_methods: options.allowed_methods,
+                aggregates: options.aggregates,
+                upsert: options.upsert,
+                changes: options.changes,
+                max_affected: options.filtered_writes.then_some(options.max_affected),
+            },
+            writes: Writes {
+                writable,
+                owner: options.owner_field,
+                children,
+                custom_hooks,
+                history: options.history,
+                require_if_match: options.require_if_match,
+                delete_recursive: options.delete_recursive,
+            },
+        }
+    }
+}
+
+/// Panics (at registration) when `write_only` contradicts another option: a field it names is
+/// also shown, is the key or read-only, or is left out of `writable`.
+fn check_write_only(meta: &ModelMeta, options: &Options) {
+    for &idx in &options.write_only {
         let field = &meta.fields[idx];
-        let clash = if resource.show.contains(&idx) {
+        let clash = if options.show.contains(&idx) {
             Some("`show` shows it")
-        } else if resource
-            .list
-            .fields
-            .as_ref()
-            .is_some_and(|f| f.contains(&idx))
-        {
+        } else if options.fields.as_ref().is_some_and(|f| f.contains(&idx)) {
             Some("`fields` shows it")
         } else if idx == meta.pk || field.read_only {
             Some("it is read-only")
-        } else if resource
-            .writable
-            .as_ref()
-            .is_some_and(|w| !w.contains(&idx))
-        {
+        } else if options.writable.as_ref().is_some_and(|w| !w.contains(&idx)) {
             Some("`writable` leaves it out")
         } else {
             None
@@ -215,95 +410,56 @@ fn output_keys(meta: &ModelMeta, exposed: &[bool], includes: &Includes) -> Vec<(
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// The field that the objects show under `key`.
-    pub(crate) fn key_index(&self, key: &str) -> Option<usize> {
-        let fields = &M::meta().fields;
-        self.output
-            .keys
-            .iter()
-            .map(|(idx, _)| *idx)
-            .find(|&idx| key_of(&fields[idx], self.output.includes[idx].is_some()) == key)
-    }
-
     /// Checks the options of `resource`; a misconfiguration panics with a clear message,
     /// before the server serves anything.
     pub(crate) fn new(resource: Resource<M>) -> Self {
-        let meta = M::meta();
-        let n = meta.fields.len();
-        check_write_only(&resource);
-        let hidden: Vec<usize> = (resource.list.exclude.iter().chain(&resource.write_only))
-            .copied()
-            .collect();
-        let exposed = meta.shown(resource.list.fields.as_deref(), &hidden, &resource.show);
-        let mut writable = only(meta, resource.writable.as_deref(), |f| !f.read_only);
-        // A private field is written only where it is shown or opened for writing.
-        for (idx, field) in meta.fields.iter().enumerate() {
-            writable[idx] &= !field.private || exposed[idx] || resource.write_only.contains(&idx);
-        }
-        let mut filter_paths = resource.list.filter_paths();
-        // A write-only field is never filtered, ordered, searched or aggregated, whatever
-        // `filter_fields` says: the list refuses it and every path through it.
-        filter_paths
-            .exclude
-            .extend(resource.write_only.iter().map(|&idx| vec![idx]));
-        let (includes, nested_rules) = prepare_includes(meta, resource.include);
-        let children = prepare_children(meta, resource.children, resource.history);
-        if let Some(idx) = resource.owner_field {
-            assert!(
-                meta.fields[idx].fk.is_some(),
-                "plover: owner_field: `{}` of `{}` is not a foreign key",
-                meta.fields[idx].name,
-                meta.name
-            );
-        }
-        let mut list = ListPlan::new(
-            meta,
-            exposed.clone(),
+        let filter_paths = resource.list.filter_paths();
+        let list = resource.list;
+        let options = Options {
+            name: resource.name,
+            fields: list.fields,
+            exclude: list.exclude,
             filter_paths,
-            resource.filter_recursive,
-            nested_rules,
-            resource.list.limits,
-            resource.list.paginate_by,
-        );
-        list.count = resource.list.count;
+            limits: list.limits,
+            paginate_by: list.paginate_by,
+            count: list.count,
+            show: resource.show,
+            write_only: resource.write_only,
+            filter_recursive: resource.filter_recursive,
+            include: resource.include,
+            children: resource.children,
+            writable: resource.writable,
+            keyset: resource.keyset,
+            aggregates: resource.aggregates,
+            history: resource.history,
+            require_if_match: resource.require_if_match,
+            filtered_writes: resource.filtered_writes,
+            max_affected: resource.max_affected,
+            upsert: resource.upsert,
+            changes: resource.changes,
+            delete_recursive: resource.delete_recursive,
+            owner_field: resource.owner_field,
+            auth: resource.auth,
+            rate: resource.rate,
+            allowed_methods: resource.allowed_methods,
+        };
         let custom_hooks = !resource.hooks.is_empty();
         let hooks = super::hooks::combine(resource.hooks);
-        let columns = (!hooks.reads_hidden_fields() && exposed.contains(&false))
-            .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
-        let keys = output_keys(meta, &exposed, &includes);
-        if resource.changes {
-            meta.record_changes();
-        }
+        let parts = Parts::new(
+            M::meta(),
+            options,
+            custom_hooks,
+            hooks.reads_hidden_fields(),
+        );
         Prepared {
-            name: resource.name.unwrap_or_else(|| meta.name.to_owned()),
+            name: parts.name,
             hooks,
-            list,
-            keyset: resource.keyset,
+            list: parts.list,
+            keyset: parts.keyset,
             joins: Arc::default(),
-            output: Output {
-                exposed,
-                keys,
-                includes,
-                columns,
-            },
-            access: Access {
-                auth: resource.auth,
-                rate: resource.rate,
-                allowed_methods: resource.allowed_methods,
-                aggregates: resource.aggregates,
-                upsert: resource.upsert,
-                changes: resource.changes,
-                max_affected: resource.filtered_writes.then_some(resource.max_affected),
-            },
-            writes: Writes {
-                writable,
-                owner: resource.owner_field,
-                children,
-                custom_hooks,
-                history: resource.history,
-                require_if_match: resource.require_if_match,
-                delete_recursive: resource.delete_recursive,
-            },
+            output: parts.output,
+            access: parts.access,
+            writes: parts.writes,
         }
     }
 
@@ -447,20 +603,7 @@ impl<M: RestModel> Prepared<M> {
     /// Its objects as the API description shows them: the exposed fields, and the shapes of
     /// the included resources.
     pub(crate) fn shape(&self) -> Shape<'_> {
-        let nested = self
-            .output
-            .includes
-            .iter()
-            .enumerate()
-            .filter_map(|(idx, include)| {
-                let include = include.as_ref().filter(|_| self.output.exposed[idx])?;
-                Some((idx, include.shape()))
-            });
-        Shape {
-            meta: M::meta(),
-            exposed: &self.output.exposed,
-            nested: nested.collect(),
-        }
+        self.output.shape(M::meta())
     }
 
     /// The request's sparse fields, if it names any (`None`: every key).
@@ -477,50 +620,7 @@ impl<M: RestModel> Prepared<M> {
     /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
     /// an included object); the error is the name that is not a key shown here.
     pub(crate) fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
-        let meta = M::meta();
-        let mut sparse = Sparse {
-            shown: vec![false; meta.fields.len()],
-            nested: Vec::new(),
-        };
-        // Dotted names grouped by included field; `whole`: also named alone.
-        let mut dotted: Vec<(usize, Vec<&str>, bool)> = Vec::new();
-        for &name in names {
-            let (head, rest) = match name.split_once('.') {
-                Some((head, rest)) => (head, Some(rest)),
-                None => (name, None),
-            };
-            let idx = self
-                .key_index(head)
-                .filter(|&idx| rest.is_none() || self.output.includes[idx].is_some())
-                .ok_or_else(|| name.to_owned())?;
-            sparse.shown[idx] = true;
-            if self.output.includes[idx].is_none() {
-                continue;
-            }
-            let at = match dotted.iter().position(|(i, _, _)| *i == idx) {
-                Some(at) => at,
-                None => {
-                    dotted.push((idx, Vec::new(), false));
-                    dotted.len() - 1
-                }
-            };
-            match rest {
-                Some(rest) => dotted[at].1.push(rest),
-                None => dotted[at].2 = true,
-            }
-        }
-        for (idx, names, whole) in dotted {
-            if whole {
-                continue;
-            }
-            let include = self.output.includes[idx].as_ref().ok_or_else(String::new)?;
-            let head = meta.fields[idx].name;
-            let inner = include
-                .sparse(&names)
-                .map_err(|name| format!("{head}.{name}"))?;
-            sparse.nested.push((idx, inner));
-        }
-        Ok(sparse)
+        self.output.sparse(M::meta(), names)
     }
 
     /// The columns a list of these objects loads (`Select::columns`): the ones `sparse` or

@@ -228,10 +228,7 @@ impl<M: RestModel> Prepared<M> {
     /// Who the history records as the author of this request's write; `None` when the
     /// resource keeps no history.
     pub(super) fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
-        self.writes.history.then(|| Actor {
-            user: cx.user.map(|u| (u.id, u.username.clone())),
-            source: "api",
-        })
+        actor(self.writes.history, cx)
     }
 
     /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
@@ -248,4 +245,13 @@ impl<M: RestModel> Prepared<M> {
             None => Ok(()),
         }
     }
+}
+
+/// Who the history records as the author of this request's write, where writes are recorded
+/// (`history`).
+fn actor(history: bool, cx: &Context<'_>) -> Option<Actor> {
+    history.then(|| Actor {
+        user: cx.user.map(|u| (u.id, u.username.clone())),
+        source: "api",
+    })
 }
