@@ -34,14 +34,17 @@
 //! assert!(Endpoint::new("http://10.0.0.8/", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Targets::Public).is_err());
 //! ```
 
+mod cursor;
 #[cfg(feature = "webhooks")]
 mod deliver;
+mod dispatch;
 mod endpoint;
 mod guard;
 mod secret;
 
 #[cfg(feature = "webhooks")]
 pub use deliver::{deliver, DeliveryError};
+pub use dispatch::{Dispatcher, Webhooks, DELIVERY_JOB, RETRY_FOR};
 pub use endpoint::{Endpoint, DELIVERY_TIMEOUT};
 pub use guard::Targets;
 pub use secret::Secret;
