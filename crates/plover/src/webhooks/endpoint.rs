@@ -196,7 +196,7 @@ mod tests {
             Endpoint::new("http://127.0.0.1/", "whsec_", Targets::Any),
             "secret"
         )
-        .contains("24 to 64 bytes"));
+        .contains("16 to 64 bytes"));
     }
 
     #[test]
