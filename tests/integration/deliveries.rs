@@ -108,6 +108,7 @@ struct Hooked {
     hooks: Webhooks,
     queue: Jobs,
     receiver: Arc<Receiver>,
+    url: String,
     secret: Secret,
 }
 
@@ -138,6 +139,7 @@ async fn hooked(configure: impl FnOnce(&RestApi, Endpoint) -> Webhooks) -> Hooke
         hooks,
         queue,
         receiver,
+        url,
         secret,
     }
 }
@@ -389,4 +391,79 @@ async fn after_its_last_attempt_a_delivery_is_a_dead_letter_that_retry_sends_aga
     assert_eq!(delivered[0].body, received[0].body);
     assert_eq!(delivered[0].json()["object"]["title"], "lost");
     assert!(app.verifies(&delivered[0]));
+}
+
+#[actix_web::test]
+async fn each_endpoint_gets_what_it_wants_and_a_failing_one_holds_back_no_other() {
+    let app = hooked(|api, endpoint| conformance(api, endpoint).max_attempts(2)).await;
+    // A second endpoint on a closed port wants only the deletions of tickets.
+    let secret = Secret::generate().expose();
+    let closed = Endpoint::new("http://127.0.0.1:9/", &secret, Targets::Any).unwrap();
+    let hooks = app
+        .hooks
+        .clone()
+        .endpoint(closed.resources(&["ticket"]).operations(&["deleted"]));
+    let ticket = app
+        .create("/api/ticket/", json!({"title": "a", "body": "b"}))
+        .await;
+    let path = format!("/api/ticket/{}/", ticket["id"]);
+    app.service
+        .send(actix_web::test::TestRequest::delete().uri(&path))
+        .await
+        .expect(200);
+    assert_eq!(
+        hooks.dispatch().await.unwrap(),
+        3,
+        "two to the receiver, one elsewhere"
+    );
+    app.queue.run_due().await.unwrap();
+    let events: Vec<&str> = (app.receiver.delivered().iter())
+        .map(|r| {
+            if r.json()["object"].is_null() {
+                "deleted"
+            } else {
+                "created"
+            }
+        })
+        .collect();
+    assert_eq!(events, ["created", "deleted"]);
+    assert_eq!(
+        scalar(
+            &app.db,
+            "SELECT COUNT(*) FROM plover_job WHERE state = 'failed'"
+        )
+        .as_deref(),
+        Some("1"),
+        "the closed port's delivery"
+    );
+}
+
+#[actix_web::test]
+async fn dispatchers_of_two_processes_hand_each_event_out_once() {
+    let app = hooked(conformance).await;
+    // Another process: its own API and webhooks over the same database.
+    let auth = Auth::<User>::new(app.db.clone()).cost(4);
+    let other_api = plover_conformance_app::api(app.db.clone(), &auth, 1 << 20);
+    let url = app.url.clone();
+    let endpoint = Endpoint::new(&url, &app.secret.expose(), Targets::Any).unwrap();
+    let other = conformance(&other_api, endpoint);
+    for n in 0..5 {
+        app.create("/api/sample/", json!({"name": format!("s{n}"), "qty": n}))
+            .await;
+    }
+    let (one, two) = tokio::join!(app.hooks.dispatch(), other.dispatch());
+    assert_eq!(one.unwrap() + two.unwrap(), 5);
+    assert_eq!(
+        other.dispatch().await.unwrap() + app.hooks.dispatch().await.unwrap(),
+        0
+    );
+    app.queue.run_due().await.unwrap();
+    let ids: Vec<String> = app
+        .receiver
+        .delivered()
+        .iter()
+        .map(|r| r.id().to_owned())
+        .collect();
+    let events: Vec<String> = app.events().iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(ids, events);
 }
