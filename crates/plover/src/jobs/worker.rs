@@ -108,6 +108,7 @@ impl Jobs {
 
     /// The wait after a failed attempt: `base` after the first, doubling after each next one
     /// up to `cap`, each a random point between its half and itself (defaults 5 s and 1 h).
+    /// Webhook deliveries keep their own schedule (`webhooks::Webhooks::retry`).
     pub fn retry(mut self, base: Duration, cap: Duration) -> Jobs {
         self.retry_base = base;
         self.retry_cap = cap;
