@@ -246,8 +246,8 @@ impl Webhooks {
     /// One pass on a pooled connection: the events read and the deliveries queued. A read
     /// first: no write transaction while no event is new.
     async fn pass(self: Arc<Self>) -> Result<(usize, usize), Error> {
-        if self.endpoints.is_empty() {
-            return Ok((0, 0));
+        if self.models.is_empty() {
+            return Ok((0, 0)); // no endpoint, or the API has no resource
         }
         self.db
             .clone()
