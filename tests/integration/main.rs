@@ -13,6 +13,7 @@ mod commands;
 mod conditional;
 mod counts;
 mod crud;
+mod deliveries;
 mod errors;
 mod fields;
 mod filter_logic;

@@ -6,6 +6,7 @@
 //!                        [--body-timeout SECS] [--send-timeout SECS]
 //!                        [--response-memory BYTES] [--unthrottled-logins]
 //!                        [--event-retention-seconds N]
+//!                        [--webhook URL [--webhook-secret SECRET] [--webhook-retry-base-ms N]]
 //!
 //! `--unthrottled-logins` turns the throttle of failed logins off: for a schema-driven tester
 //! that sends thousands of wrong credentials from one address and expects a 401 for each.
@@ -30,10 +31,19 @@ Options:
   --response-memory BYTES   the memory all answers being built may hold at once
   --unthrottled-logins      no throttle of failed logins (for schema-driven testers)
   --event-retention-seconds N  keep change-feed events N seconds (default 7 days)
+  --webhook URL             sends every event of message, ticket and sample to URL
+                            (loopback allowed), from job workers and a dispatcher
+  --webhook-secret SECRET   signs the webhooks (default whsec_Y29uZm9ybWFuY2Utc2VjcmV0LWtleQ==)
+  --webhook-retry-base-ms N the first retry's delay of a failed webhook (default 5000);
+                            later ones double, for at least 24 h
   -h, --help                prints this help
 ";
+use std::time::Duration;
+
 use microblog::{ensure_user, User};
+use plover::jobs::{Jobs, Workers};
 use plover::prelude::*;
+use plover::webhooks::{Dispatcher, Endpoint, Targets, Webhooks};
 use plover_conformance_app::{api, models, v2};
 
 /// Command-line options.
@@ -48,7 +58,13 @@ struct Args {
     response_memory: Option<usize>,
     unthrottled_logins: bool,
     event_retention: Option<f64>,
+    webhook: Option<String>,
+    webhook_secret: String,
+    webhook_retry_base: Option<Duration>,
 }
+
+/// The secret of `--webhook-secret` unless given (the key `conformance-secret-key`).
+const WEBHOOK_SECRET: &str = "whsec_Y29uZm9ybWFuY2Utc2VjcmV0LWtleQ==";
 
 /// The options, or `None` when `--help` asks for the usage.
 fn parse_args() -> Result<Option<Args>, String> {
@@ -63,6 +79,9 @@ fn parse_args() -> Result<Option<Args>, String> {
         response_memory: None,
         unthrottled_logins: false,
         event_retention: None,
+        webhook: None,
+        webhook_secret: WEBHOOK_SECRET.into(),
+        webhook_retry_base: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -98,6 +117,15 @@ fn parse_args() -> Result<Option<Args>, String> {
             }
             "--unthrottled-logins" => args.unthrottled_logins = true,
             "--event-retention-seconds" => args.event_retention = Some(seconds(&value()?)?),
+            "--webhook" => args.webhook = Some(value()?),
+            "--webhook-secret" => args.webhook_secret = value()?,
+            "--webhook-retry-base-ms" => {
+                let ms = value()?;
+                let ms = ms
+                    .parse()
+                    .map_err(|_| "--webhook-retry-base-ms takes a number")?;
+                args.webhook_retry_base = Some(Duration::from_millis(ms));
+            }
             "--help" | "-h" => return Ok(None),
             other => return Err(format!("unknown argument {other} (see --help)")),
         }
@@ -125,7 +153,9 @@ async fn main() -> std::io::Result<()> {
         plover::changes::retain(std::time::Duration::from_secs_f64(keep));
     }
     let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
-    db.run_blocking(|conn| plover::schema::create_tables(conn, &models::models()))
+    let mut tables = models::models();
+    tables.push(plover::jobs::Job::meta());
+    db.run_blocking(|conn| plover::schema::create_tables(conn, &tables))
         .map_err(std::io::Error::other)?;
     let mut auth = Auth::<User>::new(db.clone()).cost(4);
     if let Some(key) = &args.secret_key {
@@ -141,8 +171,10 @@ async fn main() -> std::io::Result<()> {
     if let Some((user, password)) = &args.admin {
         ensure_user(&db, &auth, user, password, true).map_err(std::io::Error::other)?;
     }
-    let api = api(db.clone(), &auth, args.max_body_bytes).setup();
-    let v2 = v2(db, &auth, args.max_body_bytes).setup();
+    let api = api(db.clone(), &auth, args.max_body_bytes);
+    let hooks = webhooks(&api, &args)?;
+    let api = api.setup();
+    let v2 = v2(db.clone(), &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
     let admin = plover_conformance_app::admin(&auth).setup();
     let mut limits = plover::server::ServerLimits::default();
@@ -169,6 +201,55 @@ async fn main() -> std::io::Result<()> {
     })
     .limits(limits)
     .bind(&args.bind)?;
+    let running = match &hooks {
+        Some(hooks) => Some(start_webhooks(hooks, &db, &args)?),
+        None => None,
+    };
     eprintln!("plover-conformance-app listening on {}", args.bind);
-    server.run().await
+    let served = server.run().await;
+    if let Some((workers, dispatcher)) = running {
+        dispatcher.stop().await;
+        workers.stop().await;
+    }
+    served
+}
+
+/// The webhooks of `--webhook`: one endpoint wanting every event of `message`, `ticket` and
+/// `sample`, loopback targets allowed.
+fn webhooks(api: &RestApi, args: &Args) -> std::io::Result<Option<Webhooks>> {
+    let Some(url) = &args.webhook else {
+        return Ok(None);
+    };
+    let invalid = |e: Error| {
+        let message = match e {
+            Error::Validation { fields, .. } => {
+                let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!("--webhook: {}", lines.join("; "))
+            }
+            other => other.to_string(),
+        };
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
+    };
+    let endpoint = Endpoint::new(url, &args.webhook_secret, Targets::Any).map_err(invalid)?;
+    let mut hooks =
+        Webhooks::new(api).endpoint(endpoint.resources(&["message", "ticket", "sample"]));
+    if let Some(base) = args.webhook_retry_base {
+        hooks = hooks.retry(base, Duration::from_secs(3600));
+    }
+    Ok(Some(hooks))
+}
+
+/// Starts two job workers (which send the deliveries) and the dispatcher. With a short first
+/// retry, idle workers look for due retries as often (from 50 ms to 1 s).
+fn start_webhooks(
+    hooks: &Webhooks,
+    db: &Database,
+    args: &Args,
+) -> std::io::Result<(Workers, Dispatcher)> {
+    let poll = (args.webhook_retry_base)
+        .unwrap_or(Duration::from_secs(1))
+        .clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let workers = hooks.jobs(Jobs::new(db.clone()).poll(poll)).start(2);
+    let dispatcher = hooks.start().map_err(std::io::Error::other)?;
+    Ok((workers, dispatcher))
 }

@@ -47,7 +47,7 @@
 //! # });
 //! ```
 
-mod backoff;
+pub(crate) mod backoff;
 mod enqueue;
 mod row;
 mod store;

@@ -40,6 +40,8 @@ const SLACK: Duration = Duration::from_secs(5);
 pub struct Jobs {
     db: Database,
     handlers: BTreeMap<String, Handler>,
+    /// The kinds whose retries wait otherwise than `retry_base` and `retry_cap` say.
+    retries: BTreeMap<String, (Duration, Duration)>,
     timeout: Duration,
     retry_base: Duration,
     retry_cap: Duration,
@@ -63,6 +65,7 @@ impl Jobs {
         Jobs {
             db,
             handlers: BTreeMap::new(),
+            retries: BTreeMap::new(),
             timeout: Duration::from_secs(60),
             retry_base: Duration::from_secs(5),
             retry_cap: Duration::from_secs(3600),
@@ -105,9 +108,18 @@ impl Jobs {
 
     /// The wait after a failed attempt: `base` after the first, doubling after each next one
     /// up to `cap`, each a random point between its half and itself (defaults 5 s and 1 h).
+    /// Webhook deliveries keep their own schedule (`webhooks::Webhooks::retry`).
     pub fn retry(mut self, base: Duration, cap: Duration) -> Jobs {
         self.retry_base = base;
         self.retry_cap = cap;
+        self
+    }
+
+    /// The waits of `kind`'s failed attempts, as [`Jobs::retry`] sets them for the others
+    /// (webhook deliveries have their own).
+    #[cfg_attr(not(feature = "webhooks"), allow(dead_code))]
+    pub(crate) fn retry_kind(mut self, kind: &str, base: Duration, cap: Duration) -> Jobs {
+        self.retries.insert(kind.to_owned(), (base, cap));
         self
     }
 
@@ -151,7 +163,10 @@ impl Jobs {
         };
         let retry_at = (job.attempts < job.max_attempts).then(|| {
             let attempt = u32::try_from(job.attempts).unwrap_or(1);
-            let wait = backoff::random_wait(attempt, self.retry_base, self.retry_cap);
+            let (base, cap) = (self.retries.get(&job.kind))
+                .copied()
+                .unwrap_or((self.retry_base, self.retry_cap));
+            let wait = backoff::random_wait(attempt, base, cap);
             store::later(crate::value::now(), wait)
         });
         if let Err(error) = &outcome {

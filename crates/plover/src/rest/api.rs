@@ -202,6 +202,11 @@ impl RestApi {
         self
     }
 
+    /// The API's database and resources, in registration order (for webhook deliveries).
+    pub(crate) fn resources(&self) -> (&Database, &[Arc<dyn Endpoint>]) {
+        (&self.db, &self.endpoints)
+    }
+
     /// Registers `M` with the default options.
     pub fn register<M: RestModel>(&mut self) -> &mut RestApi {
         self.register_resource(Resource::<M>::new())

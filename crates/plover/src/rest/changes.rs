@@ -185,15 +185,48 @@ impl<M: RestModel> Prepared<M> {
         pk: i64,
         row: Option<&str>,
     ) -> Result<Option<M>, Error> {
-        let Some(row) = row else { return Ok(None) };
-        let mut select = select.clone();
-        select.filters.push(Filter {
-            path: vec![M::meta().pk],
-            op: Op::Eq,
-            values: vec![Param::Int(pk)],
-        });
-        select.limit = Some(1);
-        let found: Vec<M> = sql::rows_as_of(conn, M::meta(), &select, row)?;
-        Ok((found.into_iter().next()).filter(|m| self.hooks.check_get(cx, Some(m))))
+        let found = row_as_of::<M>(conn, select, pk, row)?;
+        Ok(found.filter(|m| self.hooks.check_get(cx, Some(m))))
     }
+
+    /// The object of a webhook's delivery of `event` (docs/changes.md#webhooks): the row after
+    /// the write as this resource serializes it outside any request (its fields and
+    /// exclusions; no scope, read check or `fields=`), as JSON text; `None` for a deletion.
+    pub(crate) fn webhook_object(
+        &self,
+        conn: &mut Conn<'_>,
+        event: &ChangeEvent,
+    ) -> Result<Option<String>, Error> {
+        let after = event.row_after.as_deref();
+        let Some(row) = row_as_of::<M>(conn, &Select::default(), event.object_id, after)? else {
+            return Ok(None);
+        };
+        let cx = Context {
+            method: &Method::GET,
+            user: None,
+        };
+        let body = self.serialize(&cx, conn, &[row], None, Vec::new())?;
+        String::from_utf8(body.buf)
+            .map(Some)
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
+/// Row `pk` as `row` (a JSON object the outbox kept) if `select` selects it.
+fn row_as_of<M: RestModel>(
+    conn: &mut Conn<'_>,
+    select: &Select,
+    pk: i64,
+    row: Option<&str>,
+) -> Result<Option<M>, Error> {
+    let Some(row) = row else { return Ok(None) };
+    let mut select = select.clone();
+    select.filters.push(Filter {
+        path: vec![M::meta().pk],
+        op: Op::Eq,
+        values: vec![Param::Int(pk)],
+    });
+    select.limit = Some(1);
+    let found: Vec<M> = sql::rows_as_of(conn, M::meta(), &select, row)?;
+    Ok(found.into_iter().next())
 }

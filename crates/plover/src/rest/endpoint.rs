@@ -60,6 +60,13 @@ pub(crate) trait Endpoint: Send + Sync {
         events: &[ChangeEvent],
         out: &mut String,
     ) -> Result<(), Error>;
+    /// The object of a webhook's delivery of `event`, outside any request; `None` for a
+    /// deletion.
+    fn webhook_object(
+        &self,
+        conn: &mut Conn<'_>,
+        event: &ChangeEvent,
+    ) -> Result<Option<String>, Error>;
     /// Serves a request; `api`'s authentication and rate limit apply when the resource sets
     /// none, and `rate` receives where the request stands in its rate limit's window. The
     /// connection is checked out once authentication has decided (which may look a user up and
@@ -146,6 +153,14 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         out: &mut String,
     ) -> Result<(), Error> {
         self.judge_events(view, conn, events, out)
+    }
+
+    fn webhook_object(
+        &self,
+        conn: &mut Conn<'_>,
+        event: &ChangeEvent,
+    ) -> Result<Option<String>, Error> {
+        Prepared::webhook_object(self, conn, event)
     }
 
     fn handle(

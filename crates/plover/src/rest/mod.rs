@@ -30,6 +30,7 @@ pub use api::RestApi;
 #[doc(hidden)]
 pub use api::{registrations, Registration};
 pub use data::Data;
+pub(crate) use endpoint::Endpoint as ResourceEndpoint;
 pub use hooks::{Context, DefaultHooks, HashPassword, Hooks, Scope};
 pub use idempotency::DEFAULT_IDEMPOTENCY_TTL;
 #[cfg(feature = "testing")]

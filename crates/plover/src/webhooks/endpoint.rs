@@ -103,6 +103,16 @@ impl Endpoint {
         signed.join(" ")
     }
 
+    /// The names of the resources it wants (empty: all).
+    pub(crate) fn resource_names(&self) -> &[String] {
+        &self.resources
+    }
+
+    /// Whether it wants some change of the resource `name`.
+    pub(crate) fn wants_resource(&self, name: &str) -> bool {
+        self.resources.is_empty() || self.resources.iter().any(|n| n == name)
+    }
+
     /// Which addresses its deliveries may reach.
     pub fn targets(&self) -> Targets {
         self.targets
@@ -186,7 +196,7 @@ mod tests {
             Endpoint::new("http://127.0.0.1/", "whsec_", Targets::Any),
             "secret"
         )
-        .contains("24 to 64 bytes"));
+        .contains("16 to 64 bytes"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Webhooks (docs/changes.md#webhooks): endpoints, signatures as the Standard Webhooks 1.0
-//! specification writes them, and (feature `webhooks`) the delivery of one signed POST.
+//! specification writes them, deliveries from the outbox, and (feature `webhooks`) the
+//! delivery of one signed POST.
 //!
 //! - [`Endpoint`]: a receiver's URL, the resources and operations it wants, its secret
 //!   (`whsec_<base64>`, [`Secret`]), two while it is rotated. [`Endpoint::new`] refuses a URL
@@ -10,6 +11,11 @@
 //!   `webhook-timestamp` and `webhook-signature`; a 2xx within the endpoint's timeout (10 s)
 //!   is delivered, anything else an error. Deliveries run as [jobs](crate::jobs), whose
 //!   retries are the webhook's retries.
+//!
+//! - [`Webhooks`]: the endpoints of a REST API's resources, and the dispatcher that turns each
+//!   event of the outbox into one delivery job per endpoint that wants it (body
+//!   `{"id", "event", "resource", "object"}`, `webhook-id` the event's id), in event order per
+//!   endpoint, retried for at least 24 h, then dead-lettered (the job's `failed` state).
 //!
 //! Without the feature no HTTP client is compiled: endpoints and signatures are there,
 //! `deliver` is not. With it, Plover builds actix's client (awc) with TLS: rustls with the
@@ -34,14 +40,17 @@
 //! assert!(Endpoint::new("http://10.0.0.8/", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Targets::Public).is_err());
 //! ```
 
+mod cursor;
 #[cfg(feature = "webhooks")]
 mod deliver;
+mod dispatch;
 mod endpoint;
 mod guard;
 mod secret;
 
 #[cfg(feature = "webhooks")]
 pub use deliver::{deliver, DeliveryError};
+pub use dispatch::{Dispatcher, Webhooks, DELIVERY_JOB, RETRY_FOR};
 pub use endpoint::{Endpoint, DELIVERY_TIMEOUT};
 pub use guard::Targets;
 pub use secret::Secret;
