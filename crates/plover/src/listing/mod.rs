@@ -25,9 +25,7 @@ pub(crate) use page::{offset, Counting, Page};
 pub(crate) use parse::positive;
 pub(crate) use plan::allowed;
 pub(crate) use plan::{JoinRules, ListPlan};
-#[cfg(feature = "admin")]
-pub(crate) use spec::FilterPaths;
-pub(crate) use spec::{list_setters, ListSpec};
+pub(crate) use spec::{list_setters, FilterPaths, ListSpec};
 
 /// The parameter that orders a list.
 pub(crate) const ORDERING: &str = "ordering";
