@@ -201,7 +201,13 @@ async fn usernames_are_trimmed_by_every_writer_and_at_login() {
     let auth = Auth::<plover::accounts::User>::new(db.clone()).cost(4);
     let made = db
         .run_blocking(|c| {
-            plover::schema::create_tables(c, &[plover::accounts::User::meta()])?;
+            // Other tests of this process serve a change feed of this model: its writes record
+            // events from then on, in this database too (docs/changes.md).
+            let tables = [
+                plover::accounts::User::meta(),
+                plover::changes::ChangeEvent::meta(),
+            ];
+            plover::schema::create_tables(c, &tables)?;
             auth.create_user(c, " erin ", "a long passphrase", true)
         })
         .expect("created");
