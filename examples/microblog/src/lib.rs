@@ -93,7 +93,8 @@ pub struct Note {
     pub created: chrono::NaiveDateTime,
 }
 
-/// The example's four models and the admin's history, for [`plover::schema`].
+/// The example's four models, the admin's history and the outbox of change feeds, for
+/// [`plover::schema`].
 pub fn models() -> [&'static plover::model::ModelMeta; 6] {
     [
         User::meta(),
