@@ -185,6 +185,21 @@ impl Error {
         ))
     }
 
+    /// `self`, or where it says that Plover's table `table` does not exist, an error that says
+    /// how to create it: list `model` (its `meta()`) among the models whose tables the
+    /// application creates. `what` names the table for people ("the history table").
+    pub(crate) fn explain_missing_table(self, what: &str, table: &str, model: &str) -> Error {
+        let text = self.to_string();
+        let missing = text.contains("no such table") || text.contains("does not exist");
+        if !(missing && text.contains(table)) {
+            return self;
+        }
+        Error::Internal(format!(
+            "{what} {table} does not exist ({text}): list {model} among the models whose \
+             tables the application creates"
+        ))
+    }
+
     /// A bad query parameter.
     pub fn param(param: impl Into<String>, message: impl Into<String>) -> Error {
         Error::BadParam {

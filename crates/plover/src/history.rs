@@ -266,16 +266,11 @@ pub(crate) fn record(conn: &mut Conn<'_>, entries: &[Entry]) -> Result<(), Error
 /// `e`, or where it says that the table `plover_history` does not exist, an error that says
 /// how to create it.
 pub(crate) fn explained(e: Error) -> Error {
-    let text = e.to_string();
-    let missing = text.contains("no such table") || text.contains("does not exist");
-    if !(missing && text.contains("plover_history")) {
-        return e;
-    }
-    Error::Internal(format!(
-        "the history table plover_history does not exist ({text}): list \
-         plover::history::HistoryEntry::meta() among the models whose tables the application \
-         creates"
-    ))
+    e.explain_missing_table(
+        "the history table",
+        "plover_history",
+        "plover::history::HistoryEntry::meta()",
+    )
 }
 
 /// Deletes the rows `ids` of `M` (with their dependent rows, as `delete_rows` does) and

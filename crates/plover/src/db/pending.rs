@@ -200,22 +200,13 @@ fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
             #[cfg(feature = "postgres")]
             Conn::Pg(c) => insert_events!(&mut **c, diesel::pg::Pg, text, chunk),
         };
-        done.map_err(|e| explained(e.into()))?;
+        done.map_err(|e| {
+            Error::from(e).explain_missing_table(
+                "the events table",
+                TABLE,
+                "plover::changes::ChangeEvent::meta()",
+            )
+        })?;
     }
     Ok(())
-}
-
-/// `e`, or where it says that the events table does not exist, an error that says how to
-/// create it.
-fn explained(e: Error) -> Error {
-    let text = e.to_string();
-    let missing = text.contains("no such table") || text.contains("does not exist");
-    if !(missing && text.contains(TABLE)) {
-        return e;
-    }
-    Error::Internal(format!(
-        "the events table {TABLE} does not exist ({text}): list \
-         plover::changes::ChangeEvent::meta() among the models whose tables the application \
-         creates"
-    ))
 }

@@ -269,13 +269,5 @@ pub(crate) fn fail_lapsed(conn: &mut Conn<'_>) -> Result<usize, Error> {
 /// `e`, or where it says that the table `plover_job` does not exist, an error that says how
 /// to create it.
 fn explained(e: diesel::result::Error) -> Error {
-    let text = e.to_string();
-    let missing = text.contains("no such table") || text.contains("does not exist");
-    if !(missing && text.contains("plover_job")) {
-        return Error::from(e);
-    }
-    Error::Internal(format!(
-        "the job table plover_job does not exist ({text}): list plover::jobs::Job::meta() \
-         among the models whose tables the application creates"
-    ))
+    Error::from(e).explain_missing_table("the job table", "plover_job", "plover::jobs::Job::meta()")
 }
