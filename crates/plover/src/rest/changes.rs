@@ -82,14 +82,12 @@ impl<M: RestModel> Prepared<M> {
         api: &ApiDefaults,
         rate: &mut Option<RateState>,
     ) -> Result<(FeedView, Start), Error> {
-        let get = matches!(req.method, Method::GET | Method::HEAD);
-        if !get || !self.serves(false, &Method::GET) {
-            return Err(Error::MethodNotAllowed(
-                match self.serves(false, &Method::GET) {
-                    true => vec![Method::GET, Method::HEAD],
-                    false => Vec::new(),
-                },
-            ));
+        let listed = self.serves(false, &Method::GET);
+        if !listed {
+            return Err(Error::MethodNotAllowed(Vec::new()));
+        }
+        if !matches!(req.method, Method::GET | Method::HEAD) {
+            return Err(Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]));
         }
         let verb = Verb {
             served: Method::GET,
