@@ -313,6 +313,86 @@ async fn log_in_through_the_form_post_a_message_and_log_out() {
     client.close().await.expect("browser closed");
 }
 
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn the_public_timeline_shows_new_messages_live_and_forgets_deleted_ones() {
+    let seed = "INSERT INTO message (user_id, content, pub_date) \
+                VALUES (1, 'already there', '2024-02-01 12:00:00');";
+    let (client, base, _session) = browse_microblog(false, seed).await;
+    open(&client, &base, "/").await;
+    assert_eq!(
+        text_of(&client, "ol.messages li .content").await,
+        "already there"
+    );
+
+    // Another client posts through the REST API; the open page shows it at the top, as the
+    // page itself would, without a reload.
+    let posted = client
+        .execute_async(
+            "const done = arguments[0];
+             fetch('/api/message/', {
+                 method: 'POST',
+                 headers: {'Authorization': 'Basic ' + btoa('alice:pw'), 'Content-Type': 'application/json'},
+                 body: JSON.stringify({user_id: 1, content: 'live <b>news</b>', pub_date: '2024-03-04T05:06:07'}),
+             }).then((r) => r.json()).then((m) => done(m.id));",
+            vec![],
+        )
+        .await
+        .expect("posted");
+    let first = "ol.messages li:first-child";
+    let mut waited = 0;
+    while text_of(&client, &format!("{first} .content")).await != "live <b>news</b>" {
+        assert!(waited < 200, "the new message did not appear within 5 s");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+        waited += 1;
+    }
+    // The same markup as the page's own item of alice's (second now).
+    let rendered = text_of(&client, "ol.messages li:nth-child(2) .author").await;
+    assert_eq!(
+        text_of(&client, &format!("{first} .author")).await,
+        rendered
+    );
+    assert_eq!(
+        text_of(&client, &format!("{first} time")).await,
+        "Mar 4, 2024 · 05:06"
+    );
+    let id = client
+        .execute(
+            &format!("return document.querySelector('{first}').dataset.id"),
+            vec![],
+        )
+        .await
+        .expect("its id");
+    assert_eq!(id, json!(posted.to_string()));
+    assert!(
+        client
+            .find(Locator::Css(&format!("{first} b")))
+            .await
+            .is_err(),
+        "markup is text"
+    );
+    screenshot(&client, "microblog-live").await;
+
+    // Deleted through the API: gone from the page.
+    client
+        .execute_async(
+            &format!(
+                "fetch('/api/message/{posted}/', {{method: 'DELETE', headers: {{'Authorization': 'Basic ' + btoa('alice:pw')}}}})
+                     .then(() => arguments[0]());"
+            ),
+            vec![],
+        )
+        .await
+        .expect("deleted");
+    let mut waited = 0;
+    while text_of(&client, &format!("{first} .content")).await != "already there" {
+        assert!(waited < 200, "the deleted message stayed within 5 s");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+        waited += 1;
+    }
+    client.close().await.expect("browser closed");
+}
+
 /// Rows for the admin walk: bob with 25 messages (two index pages), a note.
 const ADMIN_SEED: &str = "
 INSERT INTO \"user\" (id, username, password, email, join_date, active, admin)

@@ -473,3 +473,110 @@ fn two_worker_processes_run_each_job_exactly_once() {
     assert_eq!(notes("SELECT COUNT(DISTINCT text) FROM cmd_note"), "60");
     assert_eq!(notes("SELECT COUNT(*) FROM plover_job"), "0");
 }
+
+/// A request a receiver got: its headers (names lower-cased) and body.
+type Request = (Vec<(String, String)>, Vec<u8>);
+
+/// A webhook receiver on a free port of 127.0.0.1 (one request per connection): each request's
+/// headers and body, answered 204. Its URL, and the requests as they come.
+fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<Request>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let (sender, requests) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut headers = Vec::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some((name, value)) = line.trim_end().split_once(':') {
+                    headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+                }
+                line.clear();
+            }
+            let length = (headers.iter())
+                .find(|(name, _)| name == "content-length")
+                .map_or(0, |(_, v)| v.parse().unwrap());
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let answer = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+            stream.write_all(answer.as_bytes()).unwrap();
+            if sender.send((headers, body)).is_err() {
+                return;
+            }
+        }
+    });
+    (url, requests)
+}
+
+#[test]
+fn a_served_microblog_sends_a_signed_webhook_for_a_user_another_process_creates() {
+    let (_db, store) = fresh_database("");
+    let url = store.url();
+    let (hook, requests) = webhook_receiver();
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let webhook = [
+        ("WEBHOOK_URL", hook.as_str()),
+        ("WEBHOOK_SECRET", secret),
+        ("WEBHOOK_TARGETS", "any"),
+    ];
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = TempDir::new();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_plover-tests-microblog-commands"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env("DATABASE_URL", &url)
+        .env("BIND", format!("127.0.0.1:{port}"))
+        .envs(webhook)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "serve did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // A user made by another process with the same configuration (the command line): the
+    // serving process delivers it.
+    let password = ("PLOVER_SUPERUSER_PASSWORD", "a long passphrase");
+    let args = [
+        "createsuperuser",
+        "--username",
+        "hooked",
+        "--email",
+        "h@example.com",
+    ];
+    let env = [webhook[0], webhook[1], webhook[2], password];
+    let out = microblog(&url, &args, &env, "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let delivered = requests.recv_timeout(std::time::Duration::from_secs(20));
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let (headers, body) = delivered.expect("a delivery within 20 s");
+    let header = |name: &str| {
+        let found = headers.iter().find(|(n, _)| n == name);
+        found.map(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    let payload: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(payload["event"], "created");
+    assert_eq!(payload["resource"], "user");
+    assert_eq!(payload["object"]["username"], "hooked");
+    let object = payload["object"].as_object().unwrap();
+    assert!(
+        !object.contains_key("password") && !object.contains_key("email"),
+        "{object:?}"
+    );
+    let endpoint = plover::webhooks::Endpoint::new(&hook, secret, plover::webhooks::Targets::Any);
+    let timestamp: i64 = header("webhook-timestamp").parse().unwrap();
+    let signature = endpoint
+        .unwrap()
+        .signature(&header("webhook-id"), timestamp, &body);
+    assert_eq!(header("webhook-signature"), signature);
+}

@@ -147,6 +147,10 @@ type StartHook<U> = Box<dyn Fn(&Database, &Auth<U>) -> Result<(), Error>>;
 /// What makes the application's job handlers.
 type JobsHook = Box<dyn Fn(&Database) -> Jobs>;
 
+/// What makes the application's webhooks.
+#[cfg(feature = "webhooks")]
+type WebhooksHook<U> = Box<dyn Fn(&Database, &Auth<U>) -> crate::webhooks::Webhooks>;
+
 /// The job workers `serve` and `worker` start unless told otherwise.
 const JOB_WORKERS: usize = 2;
 
@@ -163,6 +167,8 @@ pub struct Commands<U: UserModel> {
     auth: Box<dyn Fn(Auth<U>) -> Auth<U>>,
     on_start: Vec<StartHook<U>>,
     jobs: Option<JobsHook>,
+    #[cfg(feature = "webhooks")]
+    webhooks: Option<WebhooksHook<U>>,
 }
 
 impl<U: UserModel> std::fmt::Debug for Commands<U> {
@@ -218,6 +224,8 @@ impl<U: UserModel + Clone> Commands<U> {
             auth: Box::new(|auth| auth),
             on_start: Vec::new(),
             jobs: None,
+            #[cfg(feature = "webhooks")]
+            webhooks: None,
         }
     }
 
@@ -281,6 +289,23 @@ impl<U: UserModel + Clone> Commands<U> {
     /// (see the [module documentation](self) for how many).
     pub fn jobs(mut self, handlers: impl Fn(&Database) -> Jobs + 'static) -> Commands<U> {
         self.jobs = Some(Box::new(handlers));
+        self
+    }
+
+    /// The application's [webhooks](crate::webhooks) (feature `webhooks`), made once per
+    /// process: `serve` and `worker` deliver them. Their delivery jobs join the application's
+    /// [jobs](Commands::jobs) (or make the job workers on their own), and each such process
+    /// also runs the dispatcher that queues the deliveries of new events
+    /// ([`Webhooks::start`](crate::webhooks::Webhooks::start)).
+    ///
+    /// `hooks` gets the database and the authentication: build the REST API's resources the
+    /// endpoints want as the routes do (a function that both call), then the webhooks on it.
+    #[cfg(feature = "webhooks")]
+    pub fn webhooks(
+        mut self,
+        hooks: impl Fn(&Database, &Auth<U>) -> crate::webhooks::Webhooks + 'static,
+    ) -> Commands<U> {
+        self.webhooks = Some(Box::new(hooks));
         self
     }
 
@@ -393,11 +418,14 @@ impl<U: UserModel + Clone> Commands<U> {
                 }
             }
             Command::Createsuperuser { username } => {
+                // The models whose changes the served application records record this
+                // user too: its resources' feeds and its webhooks.
+                let _ = (app(&db, &auth), self.background(&db, &auth));
                 self.createsuperuser(&db, &auth, username, given, &mut out)?;
             }
             Command::Openapi { prefix } => openapi(&record(&db, &auth, app), prefix, &mut out)?,
             Command::Routes => routes(&record(&db, &auth, app), &mut out)?,
-            Command::Worker { once } => self.worker(&db, job_workers, once, &mut out)?,
+            Command::Worker { once } => self.worker(&db, &auth, job_workers, once, &mut out)?,
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -449,7 +477,7 @@ impl<U: UserModel + Clone> Commands<U> {
             hook(&db, &auth)?;
         }
         let routes = app(&db, &auth);
-        let jobs = (self.jobs.as_ref()).map(|handlers| (handlers(&db), job_workers));
+        let background = self.background(&db, &auth);
         drop(out);
         // The REST APIs' requests skip the session middleware (server::Except).
         let sessionless = crate::mounted::record(|| {
@@ -463,7 +491,7 @@ impl<U: UserModel + Clone> Commands<U> {
             sessionless.into(),
             Box::new(routes),
             bind,
-            jobs,
+            (background, job_workers),
         )?;
         Ok(())
     }
@@ -501,34 +529,55 @@ impl<U: UserModel + Clone> Commands<U> {
         Ok(())
     }
 
-    /// `worker`: the application's jobs, run by `count` workers until a signal stops them, or
-    /// with `once` those due now.
+    /// `worker`: the application's jobs and webhook deliveries, run by `count` workers until a
+    /// signal stops them (beside the dispatcher of the webhooks), or with `once` those due now.
     fn worker(
         &self,
         db: &Database,
+        auth: &Auth<U>,
         count: usize,
         once: bool,
         out: &mut impl Write,
     ) -> Result<(), Failure> {
-        let Some(handlers) = &self.jobs else {
-            return Err(Failure(
-                "this application has no jobs (manage::Commands::jobs)".into(),
-            ));
-        };
         self.create_tables(db)?;
-        let jobs = handlers(db);
+        let background = self.background(db, auth);
+        if background.jobs.is_none() {
+            return Err(Failure(
+                "this application has no jobs (manage::Commands::jobs) nor webhooks".into(),
+            ));
+        }
         actix_web::rt::System::new().block_on(async {
-            if once {
+            if let (true, Some(jobs)) = (once, &background.jobs) {
                 let ran = jobs.run_due().await?;
                 writeln!(out, "ran {ran} jobs")?;
                 return Ok(());
             }
-            let workers = jobs.start(count.max(1));
+            let running = background.start(count.max(1))?;
             eprintln!("{}: {} job workers", self.name, count.max(1));
             stopped().await?;
-            workers.stop().await;
+            running.stop().await;
             Ok(())
         })
+    }
+
+    /// The job handlers of [`Commands::jobs`], with those of the webhooks' deliveries, and the
+    /// webhooks.
+    fn background(&self, db: &Database, auth: &Auth<U>) -> Background {
+        let jobs = self.jobs.as_ref().map(|handlers| handlers(db));
+        #[cfg(feature = "webhooks")]
+        {
+            let webhooks = self.webhooks.as_ref().map(|hooks| hooks(db, auth));
+            let jobs = match &webhooks {
+                Some(hooks) => Some(hooks.jobs(jobs.unwrap_or_else(|| Jobs::new(db.clone())))),
+                None => jobs,
+            };
+            Background { jobs, webhooks }
+        }
+        #[cfg(not(feature = "webhooks"))]
+        {
+            let _ = auth;
+            Background { jobs }
+        }
     }
 
     /// Creates the missing tables; drift is a failure with the report.
@@ -790,10 +839,10 @@ fn serve(
     sessionless: std::sync::Arc<[String]>,
     routes: Box<dyn Routes>,
     bind: &str,
-    jobs: Option<(Jobs, usize)>,
+    (background, job_workers): (Background, usize),
 ) -> Result<(), Failure> {
     actix_web::rt::System::new().block_on(async move {
-        let workers = jobs.and_then(|(jobs, count)| (count > 0).then(|| jobs.start(count)));
+        let running = background.start(job_workers)?;
         let server = Server::new(move || {
             let routes = routes.clone();
             actix_web::App::new()
@@ -804,12 +853,56 @@ fn serve(
         .bind(bind)?;
         eprintln!("{name}: serving on http://{bind}/");
         let served = server.run().await;
-        if let Some(workers) = workers {
-            workers.stop().await;
-        }
+        running.stop().await;
         served
     })?;
     Ok(())
+}
+
+/// What runs beside the server, and alone in `worker`: the job workers, and the dispatcher of
+/// the webhooks' deliveries.
+struct Background {
+    jobs: Option<Jobs>,
+    #[cfg(feature = "webhooks")]
+    webhooks: Option<crate::webhooks::Webhooks>,
+}
+
+/// A [`Background`] at work, until stopped.
+struct Running {
+    workers: Option<crate::jobs::Workers>,
+    #[cfg(feature = "webhooks")]
+    dispatcher: Option<crate::webhooks::Dispatcher>,
+}
+
+impl Background {
+    /// Starts `count` job workers (none with 0) and the dispatcher, on the current actix
+    /// runtime.
+    fn start(self, count: usize) -> std::io::Result<Running> {
+        let workers = (self.jobs)
+            .filter(|_| count > 0)
+            .map(|jobs| jobs.start(count));
+        Ok(Running {
+            workers,
+            #[cfg(feature = "webhooks")]
+            dispatcher: (self.webhooks.as_ref())
+                .map(crate::webhooks::Webhooks::start)
+                .transpose()
+                .map_err(std::io::Error::other)?,
+        })
+    }
+}
+
+impl Running {
+    /// Stops the dispatcher, then the workers (each finishes its job first).
+    async fn stop(self) {
+        #[cfg(feature = "webhooks")]
+        if let Some(dispatcher) = self.dispatcher {
+            dispatcher.stop().await;
+        }
+        if let Some(workers) = self.workers {
+            workers.stop().await;
+        }
+    }
 }
 
 /// Until the process is asked to stop: SIGINT (Ctrl-C) or SIGTERM.

@@ -93,9 +93,9 @@ pub struct Note {
     pub created: chrono::NaiveDateTime,
 }
 
-/// The example's four models, the admin's history and the outbox of change feeds, for
-/// [`plover::schema`].
-pub fn models() -> [&'static plover::model::ModelMeta; 6] {
+/// The example's four models, the admin's history, the outbox of change feeds and the job
+/// queue (the webhooks' deliveries), for [`plover::schema`].
+pub fn models() -> [&'static plover::model::ModelMeta; 7] {
     [
         User::meta(),
         Relationship::meta(),
@@ -103,6 +103,7 @@ pub fn models() -> [&'static plover::model::ModelMeta; 6] {
         Note::meta(),
         plover::history::HistoryEntry::meta(),
         plover::changes::ChangeEvent::meta(),
+        plover::jobs::Job::meta(),
     ]
 }
 
@@ -166,8 +167,25 @@ pub fn routes(
 pub fn routes_with(
     db: &Database,
     auth: &Auth<User>,
-    mut api: RestApi,
+    api: RestApi,
 ) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone {
+    let api = api_resources(auth, api).setup();
+    let accounts = auth.setup();
+    let admin = admin::admin(auth).setup();
+    let db = actix_web::web::Data::new(db.clone());
+    move |cfg| {
+        cfg.app_data(db.clone());
+        accounts(cfg);
+        api(cfg);
+        admin(cfg);
+        pages::configure(cfg);
+    }
+}
+
+/// The REST API's resources, registered on `api`: users (written by administrators, the
+/// e-mail write-only, passwords hashed), relationships, messages (written by their authors,
+/// searchable, with a change feed that the public timeline follows live) and notes.
+pub fn api_resources(auth: &Auth<User>, mut api: RestApi) -> RestApi {
     let (user, message) = (User::FIELDS, Message::FIELDS);
     api.register_resource(
         Resource::<User>::new()
@@ -182,18 +200,49 @@ pub fn routes_with(
             .aggregates(true)
             .search_fields([message.content.into(), message.user_id.join(user.username)])
             .owner_field(message.user_id)
+            .changes(true)
             .auth(UserAuthentication::new(auth)),
     )
     .register::<Note>();
-    let api = api.setup();
-    let accounts = auth.setup();
-    let admin = admin::admin(auth).setup();
-    let db = actix_web::web::Data::new(db.clone());
-    move |cfg| {
-        cfg.app_data(db.clone());
-        accounts(cfg);
-        api(cfg);
-        admin(cfg);
-        pages::configure(cfg);
+    api
+}
+
+/// The webhook the example sends for each new user (`{"event": "created", "resource":
+/// "user", "object": ...}`, signed with `secret`) to `url`, over the API's user resource.
+/// `targets` says whether a loopback or private address may receive it.
+pub fn new_user_webhook(
+    db: &Database,
+    auth: &Auth<User>,
+    endpoint: &plover::webhooks::Endpoint,
+) -> plover::webhooks::Webhooks {
+    let api = api_resources(auth, RestApi::new(db.clone()));
+    let endpoint = endpoint
+        .clone()
+        .resources(&["user"])
+        .operations(&["created"]);
+    plover::webhooks::Webhooks::new(&api).endpoint(endpoint)
+}
+
+/// The webhook endpoint of the environment, if `WEBHOOK_URL` is set: signed with
+/// `WEBHOOK_SECRET` (`whsec_...`, required with it); `WEBHOOK_TARGETS=any` lets it be a
+/// loopback or private address (default `public`: refused). The error says what is wrong.
+pub fn webhook_from_env() -> Result<Option<plover::webhooks::Endpoint>, String> {
+    use plover::webhooks::{Endpoint, Targets};
+    let Ok(url) = std::env::var("WEBHOOK_URL") else {
+        return Ok(None);
+    };
+    let secret = std::env::var("WEBHOOK_SECRET").map_err(|_| "WEBHOOK_URL needs WEBHOOK_SECRET")?;
+    let targets = match std::env::var("WEBHOOK_TARGETS").as_deref() {
+        Ok("any") => Targets::Any,
+        Ok("public") | Err(_) => Targets::Public,
+        Ok(_) => return Err("WEBHOOK_TARGETS takes public or any".into()),
+    };
+    match Endpoint::new(&url, &secret, targets) {
+        Ok(endpoint) => Ok(Some(endpoint)),
+        Err(plover::Error::Validation { fields, .. }) => {
+            let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            Err(format!("WEBHOOK_URL: {}", lines.join("; ")))
+        }
+        Err(e) => Err(e.to_string()),
     }
 }

@@ -9,7 +9,9 @@
 use std::process::ExitCode;
 
 use microblog::seed::{DEMO_PASSWORD, DEMO_USERS};
-use microblog::{ensure_user, models, routes_with, seed_demo, User};
+use microblog::{
+    ensure_user, models, new_user_webhook, routes_with, seed_demo, webhook_from_env, User,
+};
 use plover::manage::Commands;
 use plover::rest::{RateLimit, RestApi};
 
@@ -21,7 +23,9 @@ or as alice, bob or carol with the password \"password\".
 Environment: DATABASE_URL (default sqlite://microblog.db), BIND (default 127.0.0.1:8000), \
 SECRET_KEY (the session cookies' key, at least 32 bytes; default: random per start), RUST_LOG \
 (default info), RATE_LIMIT (requests a minute per client on the REST API; db:N keeps the \
-counts in the database, shared by every process), ETAGS (off: no ETag on the API's answers).";
+counts in the database, shared by every process), ETAGS (off: no ETag on the API's answers), \
+WEBHOOK_URL and WEBHOOK_SECRET (a webhook for each new user, signed with the whsec_ secret; \
+WEBHOOK_TARGETS=any lets it reach a loopback or private address).";
 
 /// The REST API's rate limit of `RATE_LIMIT` (`N` or `db:N` requests a minute), if set.
 fn rate_limit() -> Result<Option<RateLimit>, String> {
@@ -43,16 +47,20 @@ fn rate_limit() -> Result<Option<RateLimit>, String> {
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let rate_limit = match rate_limit() {
-        Ok(limit) => limit,
-        Err(message) => {
+    let (rate_limit, webhook) = match (rate_limit(), webhook_from_env()) {
+        (Ok(limit), Ok(webhook)) => (limit, webhook),
+        (Err(message), _) | (_, Err(message)) => {
             eprintln!("microblog: {message}");
             return ExitCode::from(2);
         }
     };
     // ETAGS=off: no ETag on the API's answers (the benchmark measures what they cost).
     let etags = std::env::var("ETAGS").map_or(true, |v| v != "off");
-    Commands::<User>::new("microblog")
+    let mut commands = Commands::<User>::new("microblog");
+    if let Some(endpoint) = webhook {
+        commands = commands.webhooks(move |db, auth| new_user_webhook(db, auth, &endpoint));
+    }
+    commands
         .about(ABOUT)
         .models(models())
         .on_start(|db, auth| {

@@ -45,6 +45,7 @@ pub(crate) mod slots;
 pub(crate) mod watch;
 
 pub use slots::StreamLimits;
+pub use watch::cursor;
 
 use plover_derive::RestModel;
 

@@ -122,9 +122,10 @@ pub(crate) fn bound(conn: &mut Conn<'_>, newest: bool) -> Result<Option<i64>, Er
     Ok(query.first(conn)?.map(|e| e.id))
 }
 
-/// The id of the newest event (0: none): the `changes_cursor` of a list read in the same
-/// snapshot.
-pub(crate) fn cursor(conn: &mut Conn<'_>) -> Result<i64, Error> {
+/// The id of the newest event (0: none): read in one [snapshot](crate::db::Conn::snapshot)
+/// with a page, the position after which a change feed has every change the page does not
+/// show (`?after=`), as the `changes_cursor` of a REST list (`?changes=cursor`) is.
+pub fn cursor(conn: &mut Conn<'_>) -> Result<i64, Error> {
     Ok(bound(conn, true)?.unwrap_or(0))
 }
 

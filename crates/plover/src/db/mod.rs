@@ -103,8 +103,10 @@ impl Conn<'_> {
 
     /// Runs the reads of `f` in one snapshot of the database (a read-only `REPEATABLE READ`
     /// transaction on PostgreSQL, a deferred one on SQLite), or in the transaction already
-    /// open.
-    pub(crate) fn snapshot<R>(
+    /// open: every read sees the same committed writes. A page an application renders itself
+    /// and the [`changes::cursor`](crate::changes::cursor) read with it give a change feed
+    /// position that misses nothing (docs/changes.md#a-live-page-of-your-own).
+    pub fn snapshot<R>(
         &mut self,
         f: impl FnOnce(&mut Conn<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {

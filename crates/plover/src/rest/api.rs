@@ -623,7 +623,7 @@ impl Route {
             Ok((view, start, slot)) => {
                 let subscriber = Subscriber {
                     endpoint: Arc::clone(&self.endpoint),
-                    model: self.endpoint.model_name(),
+                    model: self.endpoint.model().name,
                     view,
                 };
                 feed::respond(self.db.clone(), Arc::new(subscriber), start, slot)

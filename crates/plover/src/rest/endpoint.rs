@@ -42,8 +42,8 @@ pub(crate) trait Endpoint: Send + Sync {
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a>;
     /// Whether `pk` (the path segment after the resource's) names its change feed.
     fn is_feed(&self, pk: Option<&str>) -> bool;
-    /// The name of the model whose events its feed reads.
-    fn model_name(&self) -> &'static str;
+    /// The model it serves, whose events its feed reads.
+    fn model(&self) -> &'static crate::model::ModelMeta;
     /// Admits a subscriber of its change feed, and says where its stream starts.
     fn open_feed(
         &self,
@@ -131,8 +131,8 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         Prepared::is_feed(self, pk)
     }
 
-    fn model_name(&self) -> &'static str {
-        M::meta().name
+    fn model(&self) -> &'static crate::model::ModelMeta {
+        M::meta()
     }
 
     fn open_feed(

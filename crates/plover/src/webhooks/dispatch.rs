@@ -126,10 +126,9 @@ impl Webhooks {
         }
         for resource in &self.resources {
             if endpoint.wants_resource(resource.name()) {
-                let model = resource.model_name();
-                if let Some(meta) = crate::meta::all_models().find(|m| m.name == model) {
-                    meta.record_changes();
-                }
+                let meta = resource.model();
+                meta.record_changes();
+                let model = meta.name;
                 if !self.models.contains(&model) {
                     self.models.push(model);
                 }
@@ -312,7 +311,7 @@ impl Webhooks {
         let mut queued = 0;
         for endpoint in &self.endpoints {
             let Some(resource) = (self.resources.iter())
-                .find(|r| r.model_name() == event.model && endpoint.wants(r.name(), &event.op))
+                .find(|r| r.model().name == event.model && endpoint.wants(r.name(), &event.op))
             else {
                 continue;
             };

@@ -1,7 +1,8 @@
 //! The example's HTML pages, flask-peewee's example app in Rust: the public timeline, the
 //! private timeline of followed users, the user list and profiles with follow and unfollow,
 //! posting a message, and joining. Templates are askama's, in `templates/`, extending
-//! `base.html`; the stylesheet is served from `/static/style.css`.
+//! `base.html`; the stylesheet is served from `/static/style.css`, and the script of the live
+//! public timeline from `/static/live.js`.
 //!
 //! Login and logout are Plover's accounts views (`/accounts/login/`, `/accounts/logout/`).
 //! Both go to the accounts component's default next URL, `/` (the homepage, as in
@@ -32,6 +33,9 @@ pub const MAX_MESSAGE_CHARS: usize = 1000;
 /// The stylesheet, served by the app (no external downloads).
 const STYLE_CSS: &str = include_str!("../../static/style.css");
 
+/// The script of the live public timeline.
+const LIVE_JS: &str = include_str!("../../static/live.js");
+
 /// Mounts the pages and the stylesheet.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(timeline::public))
@@ -53,15 +57,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::get().to(join::form))
                 .route(web::post().to(join::submit)),
         )
-        .route("/static/style.css", web::get().to(stylesheet));
+        .route("/static/style.css", web::get().to(stylesheet))
+        .route("/static/live.js", web::get().to(script));
 }
 
 /// `GET /static/style.css`: cacheable for a day.
 async fn stylesheet() -> HttpResponse {
+    asset("text/css; charset=utf-8", STYLE_CSS)
+}
+
+/// `GET /static/live.js`: cacheable for a day.
+async fn script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", LIVE_JS)
+}
+
+/// A static file of the app, cacheable for a day.
+fn asset(content_type: &str, body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
+        .content_type(content_type)
         .insert_header((header::CACHE_CONTROL, "public, max-age=86400"))
-        .body(STYLE_CSS)
+        .body(body)
 }
 
 /// The path of a user's profile page, the username percent-encoded as one path segment.

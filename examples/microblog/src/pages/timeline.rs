@@ -1,4 +1,5 @@
-//! The public timeline (`/`) and the private one (`/private/`: the people the user follows).
+//! The public timeline (`/`; its first page shows new messages live) and the private one
+//! (`/private/`: the people the user follows).
 
 use std::collections::HashMap;
 
@@ -64,6 +65,9 @@ struct TimelinePage {
     /// How many people the user follows (private timeline).
     following: usize,
     timeline: Timeline,
+    /// The change feed the page follows live (the public timeline's first page), from the
+    /// position read with the page.
+    feed: Option<String>,
 }
 
 /// `GET /`: every message, newest first, 20 a page.
@@ -73,14 +77,23 @@ pub async fn public(
     db: DbConn,
 ) -> Result<HttpResponse, HtmlError> {
     let at = PageAt::of(&req)?;
-    let timeline = db
-        .run(move |conn| Timeline::load(conn, Query::new(), at))
+    // The page and the feed's position in one snapshot: the feed brings every message the
+    // page does not show.
+    let (timeline, after) = db
+        .run(move |conn| {
+            conn.snapshot(|conn| {
+                let timeline = Timeline::load(conn, Query::new(), at)?;
+                Ok((timeline, plover::changes::cursor(conn)?))
+            })
+        })
         .await?;
+    let feed = (timeline.page.number == 1).then(|| format!("/api/message/changes/?after={after}"));
     render(&TimelinePage {
         me: me.map(LoggedInUser::into_inner),
         private: false,
         following: 0,
         timeline,
+        feed,
     })
 }
 
@@ -114,5 +127,6 @@ pub async fn private(
         private: true,
         following,
         timeline,
+        feed: None,
     })
 }
