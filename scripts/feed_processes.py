@@ -24,11 +24,10 @@ import json
 import os
 import random
 import shutil
-import socket
-import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import harness
