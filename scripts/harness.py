@@ -180,3 +180,105 @@ def proc_status(pid, key):
                 return int(line.split()[1])
     return 0
 
+
+
+class EventStream:
+    """One Server-Sent Events request on a raw socket (a change feed): `head()` reads the
+    status and headers, `next_event()` the events one at a time, each a dict of its fields
+    (`id`, `event`, `data`) and `at`, the monotonic time it arrived. `source` is the loopback
+    address to connect from; `rcvbuf` a small receive buffer for a subscriber that never
+    reads (set before the connection, so that the window it announces stays small)."""
+
+    def __init__(self, port, path, source=None, headers=None, rcvbuf=None, timeout=10):
+        self.sock = socket.socket()
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        if source:
+            self.sock.bind((source, 0))
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", port))
+        lines = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1:%d" % port,
+                 "Accept: text/event-stream"]
+        lines += ["%s: %s" % kv for kv in (headers or {}).items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        self.raw = b""  # received, not yet de-chunked
+        self.text = b""  # de-chunked, not yet split into events
+        self.chunked = False
+        self.ended = False  # the body ended or the connection closed
+        self.status, self.headers, self.body = None, {}, b""
+
+    def _recv(self, deadline):
+        """More bytes into `raw`; False at the deadline or when the server closed."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        self.sock.settimeout(remaining)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            self.ended = True
+            return False
+        self.raw += data
+        return True
+
+    def head(self, timeout=10):
+        """(status, headers with lower-case names); a response with a Content-Length is read
+        whole into `body`. Status None when nothing arrived in time."""
+        deadline = time.monotonic() + timeout
+        while b"\r\n\r\n" not in self.raw:
+            if not self._recv(deadline):
+                return None, {}
+        head, _, self.raw = self.raw.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        self.status = int(lines[0].split()[1])
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+        self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
+        if not self.chunked:
+            length = int(self.headers.get("content-length", "0"))
+            while len(self.raw) < length and self._recv(deadline):
+                pass
+            self.body, self.raw = self.raw[:length], self.raw[length:]
+            self.ended = True
+        return self.status, self.headers
+
+    def _dechunk(self):
+        while self.chunked and not self.ended:
+            line_end = self.raw.find(b"\r\n")
+            if line_end < 0:
+                return
+            size = int(self.raw[:line_end].split(b";")[0], 16)
+            if size == 0:
+                self.ended = True
+                return
+            if len(self.raw) < line_end + 4 + size:
+                return
+            self.text += self.raw[line_end + 2:line_end + 2 + size]
+            self.raw = self.raw[line_end + 4 + size:]
+
+    def next_event(self, timeout=10):
+        """The next event (comments skipped), or None at the timeout or the stream's end."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._dechunk()
+            block, sep, rest = self.text.partition(b"\n\n")
+            if sep:
+                self.text = rest
+                event = {"at": time.monotonic()}
+                for line in block.decode("utf-8").split("\n"):
+                    name, _, value = line.partition(":")
+                    if name:
+                        event[name] = value[1:] if value.startswith(" ") else value
+                if len(event) > 1:
+                    return event
+                continue
+            if self.ended or not self._recv(deadline):
+                return None
+
+    def close(self):
+        self.sock.close()

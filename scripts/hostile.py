@@ -42,10 +42,21 @@ the end, and checks, printing one line per check with its figures:
      least and greatest values (~54 MB of text each): they stop at the database's read budget
      (READ_MEMORY) instead of growing the process by each one's size; the app's peak RSS grows
      by less than three times that budget.
+ 13. the change feed of tickets: 16 streams from one address open, the 17th is 429 with
+     Retry-After and a JSON error, another address is served, and a closed stream's slot is
+     free again once events make the server write to it;
+ 14. 16 streams from one address that never read (4 KB receive buffer) while tickets of 48 KB
+     are written: the server drops them (their address is served again, their connections
+     closed), a subscriber that reads gets every event within 2 s, writes stay within twice
+     their time beside 16 subscribers that read (+50 ms), RSS grows by less than 64 MB;
+ 15. forged positions (Last-Event-ID and after: text, negative, beyond i64, float, 8,000
+     digits, Latin-1 bytes, both at once): 400 naming the parameter (the header wins over
+     `after`); positions ahead of every event, up to i64::MAX: a single `event: reset`; a
+     100 KB header is a 4xx.
 
---quick is the CI size (100 stalled clients, 5 s floods; about a minute); the full run uses
-480 stalled clients (the app is killed if the machine falls under 1.5 GB available) and 15 s
-floods. The exit status is 1 when any check fails. Python standard library only (psql for
+--quick is the CI size (100 stalled clients, 5 s floods; about a minute and a half); the full
+run uses 480 stalled clients (the app is killed if the machine falls under 1.5 GB available),
+15 s floods and up to 800 writes for check 14. The exit status is 1 when any check fails. Python standard library only (psql for
 PostgreSQL).
 """
 import argparse
@@ -1248,6 +1259,237 @@ def check_http_layer(port):
 
 
 # ---------------------------------------------------------------------------------------------
+# 13-15. The change feed (docs/changes.md#bounds): streams per address, stalled subscribers,
+# forged positions
+
+
+FEED = "/api/ticket/changes/"
+FEED_LIMIT = 16  # streams per client address (StreamLimits::default)
+
+
+def feed_stream(port, source, path=FEED, **kw):
+    """A stream of the ticket feed from `source`, its head read."""
+    s = harness.EventStream(port, path, source=source, **kw)
+    s.head()
+    AUDIT.add("GET %s (stream)" % path[:50], s.status, s.headers)
+    return s
+
+
+def json_error(stream, needle=""):
+    """Whether a refused stream's body is a JSON error mentioning `needle`."""
+    try:
+        body = json.loads(stream.body or b"null")
+    except ValueError:
+        return False
+    return isinstance(body, dict) and needle in str(body.get("error", ""))
+
+
+def reopened(port, source, within_s):
+    """Seconds until a new stream from `source` is accepted (its slot free), or None."""
+    started = time.monotonic()
+    while time.monotonic() - started < within_s:
+        s = feed_stream(port, source)
+        s.close()
+        if s.status == 200:
+            return time.monotonic() - started
+        time.sleep(0.1)
+    return None
+
+
+def check_feed_streams(port):
+    streams = [feed_stream(port, "127.0.0.5") for _ in range(FEED_LIMIT)]
+    opened = sum(s.status == 200 for s in streams)
+    extra = feed_stream(port, "127.0.0.5")
+    retry = extra.headers.get("retry-after", "")
+    other = feed_stream(port, "127.0.0.15")
+    ok = check(opened == FEED_LIMIT, "%d of %d streams from one address opened"
+               % (opened, FEED_LIMIT))
+    ok &= check(extra.status == 429 and retry.isdigit() and json_error(extra),
+                "stream %d from one address: %s, Retry-After %r, body %r"
+                % (FEED_LIMIT + 1, extra.status, retry, extra.body[:100]))
+    ok &= check(other.status == 200, "a stream from another address: %s" % other.status)
+    # A stream learns that its subscriber left when a write to the connection fails: the
+    # events of two writes (or the heartbeats) make it write.
+    streams.pop().close()
+    write_tickets(Client(port), 2, "wake", {})
+    freed = reopened(port, "127.0.0.5", 10)
+    ok &= check(freed is not None, "closing a stream frees its slot (within 10 s)")
+    for s in streams + [extra, other]:
+        s.close()
+    report("13 feed streams", ok, "%d streams from 127.0.0.5 open, the next %s with Retry-After "
+           "%s; another address 200; after closing one, a new stream accepted in %s"
+           % (opened, extra.status, retry or "-",
+              "%.1f s" % freed if freed is not None else "never"))
+
+
+class FeedReader(threading.Thread):
+    """A subscriber that reads every event as it comes: the arrival time per object id."""
+
+    def __init__(self, port, source):
+        super().__init__(daemon=True)
+        self.stream = feed_stream(port, source)
+        self.arrived = {}
+        self.stop_event = threading.Event()
+
+    def run(self):
+        while not self.stop_event.is_set() and not self.stream.ended:
+            event = self.stream.next_event(timeout=0.5)
+            if event and event.get("event") == "created":
+                self.arrived[json.loads(event["data"])["id"]] = event["at"]
+
+    def stop(self):
+        self.stop_event.set()
+        self.join()
+        self.stream.close()
+
+
+def write_tickets(c, n, body, written):
+    """Creates `n` tickets; each one's response time (ms) in a list, and its id with the
+    time its 201 arrived in `written`."""
+    times = []
+    for i in range(n):
+        resp = c.request("POST", "/api/ticket/", {"title": "feed %d" % i, "body": body})
+        if check(resp.status == 201, "ticket create: %s %r" % (resp.status, resp.body[:200])):
+            written[resp.json()["id"]] = time.monotonic()
+        times.append(resp.ms)
+    return times
+
+
+class Drainer(threading.Thread):
+    """Reads and throws away what `streams` receive: subscribers that keep up."""
+
+    def __init__(self, streams):
+        super().__init__(daemon=True)
+        self.streams = streams
+        self.stop_event = threading.Event()
+
+    def run(self):
+        sel = selectors.DefaultSelector()
+        for s in self.streams:
+            sel.register(s.sock, selectors.EVENT_READ)
+        while not self.stop_event.is_set():
+            for key, _ in sel.select(timeout=0.1):
+                try:
+                    if not key.fileobj.recv(1 << 20):
+                        sel.unregister(key.fileobj)
+                except OSError:
+                    sel.unregister(key.fileobj)
+        sel.close()
+
+    def stop(self):
+        self.stop_event.set()
+        self.join()
+        for s in self.streams:
+            s.close()
+
+
+def drained(stream, within_s):
+    """Whether the server closes a stalled stream's connection within `within_s` (what it
+    buffered read and thrown away)."""
+    deadline = time.monotonic() + within_s
+    while not stream.ended and stream._recv(deadline):
+        stream.raw = b""
+    return stream.ended
+
+
+def check_feed_stalled(app, quick):
+    """16 subscribers from one address never read (a 4 KB receive buffer); tickets of 48 KB
+    are written until a new stream from that address is accepted, which means the server
+    dropped them all. The baseline: the same writes while 16 subscribers keep up."""
+    c = Client(app.port)
+    body = "s" * 48_000
+    readers = Drainer([feed_stream(app.port, "127.0.0.9") for _ in range(FEED_LIMIT)])
+    readers.start()
+    baseline = write_tickets(c, 40, body, {})
+    readers.stop()
+    stalled = [feed_stream(app.port, "127.0.0.6", rcvbuf=4096) for _ in range(FEED_LIMIT)]
+    ok = check(all(s.status == 200 for s in stalled), "stalled streams opened: %s"
+               % [s.status for s in stalled])
+    reader = FeedReader(app.port, "127.0.0.7")
+    reader.start()
+    rss_before = app.rss_kb()
+    sampler = Sampler(app)
+    sampler.start()
+    written, during, freed = {}, [], None
+    for _ in range(20 if quick else 40):  # up to 400 (800) writes, 20 at a time
+        during += write_tickets(c, 20, body, written)
+        if reopened(app.port, "127.0.0.6", 0.05) is not None:
+            freed = len(written)
+            break
+    time.sleep(2)
+    reader.stop()
+    closed = sum(drained(s, SEND_TIMEOUT + 5) for s in stalled)
+    sampler.stop_event.set()
+    sampler.join()
+    for s in stalled:
+        s.close()
+    lags = [reader.arrived[i] - t for i, t in written.items() if i in reader.arrived]
+    missing = len(written) - len(lags)
+    base_p90, during_p90 = percentile(baseline, 90), percentile(during, 90)
+    grown_mb = (sampler.peak_rss - rss_before) / 1024
+    ok &= check(freed is not None, "the stalled streams were not dropped after %d writes"
+                % len(written))
+    ok &= check(missing == 0, "the reading subscriber missed %d of %d events"
+                % (missing, len(written)))
+    ok &= check(max(lags, default=0) < 2.0, "an event reached the reading subscriber %.2f s "
+                "after its write" % max(lags, default=0))
+    ok &= check(during_p90 < 2 * base_p90 + 50, "writes p90 %.0f ms with stalled streams, %.0f "
+                "ms with reading ones" % (during_p90, base_p90))
+    ok &= check(closed == len(stalled), "the server closed %d of %d stalled connections"
+                % (closed, len(stalled)))
+    ok &= check(grown_mb < 64, "RSS grew %.0f MB with stalled streams" % grown_mb)
+    report("14 feed stalled", ok, "%d stalled streams dropped after %s writes of 48 KB (their "
+           "address accepted again), connections closed %d; reader got %d/%d, lag p50 %.0f ms "
+           "max %.0f ms; write p50/p90 %.0f/%.0f ms (16 reading subscribers: %.0f/%.0f ms); "
+           "RSS +%.0f MB"
+           % (len(stalled), freed, closed, len(lags), len(written),
+              percentile(lags, 50) * 1000, max(lags, default=0) * 1000,
+              percentile(during, 50), during_p90, percentile(baseline, 50), base_p90, grown_mb))
+
+
+def check_feed_positions(port):
+    """Forged Last-Event-ID and after: 400 naming the parameter; positions ahead of every
+    event: a single `reset`."""
+    header, param = "Last-Event-ID", "after"
+    bad = ["soon", "-1", "99999999999999999999", "1.5", "1e3", "", "0x10", "1" * 8000, "1 2",
+           "\xe9t\xe9"]  # the last: not UTF-8 in a header (Latin-1 bytes)
+    cases = [({header: v}, None, header) for v in bad]
+    cases += [(None, v, param) for v in bad if v]
+    cases += [({header: "x"}, "3", header), ({header: "-2"}, "also-bad", header)]
+    ahead = ["9223372036854775807", "9223372036854775806", "1000000000"]
+    cases += [({header: v}, None, "reset") for v in ahead]
+    cases += [(None, v, "reset") for v in ahead]
+    # With both, the header wins: a malformed `after` beside a position in the header.
+    cases += [({header: ahead[0]}, "garbage", "reset")]
+    ok, seen = True, {}
+    for headers, after, expect in cases:
+        path = FEED + ("?after=" + urllib.parse.quote(after) if after is not None else "")
+        s = feed_stream(port, "127.0.0.8", path=path, headers=headers)
+        what = "%s %s" % (("%s: %.20s" % next(iter(headers.items()))) if headers else "",
+                          "after=%.20s" % after if after is not None else "")
+        if expect == "reset":
+            event = s.next_event(timeout=5) if s.status == 200 else None
+            end = s.next_event(timeout=5) if event else None
+            ok &= check(event is not None and event.get("event") == "reset" and end is None
+                        and s.ended, "%s: %s %r then %r" % (what, s.status, event, end))
+            outcome = "reset"
+        else:
+            ok &= check(s.status == 400 and json_error(s, "'%s'" % expect),
+                        "%s: %s %r" % (what, s.status, s.body[:120]))
+            outcome = s.status
+        seen[outcome] = seen.get(outcome, 0) + 1
+        s.close()
+    # Beyond any header the HTTP layer takes: refused, never a 5xx or a hang.
+    s = feed_stream(port, "127.0.0.8", headers={header: "9" * 100_000})
+    ok &= check(s.status is not None and 400 <= s.status < 500,
+                "a 100 KB Last-Event-ID: %s" % s.status)
+    s.close()
+    report("15 feed positions", ok, "%d forged positions: %s; a 100 KB header %s"
+           % (len(cases), ", ".join("%s x%d" % kv for kv in sorted(seen.items(), key=str)),
+              s.status))
+
+
+# ---------------------------------------------------------------------------------------------
 # 7. Headers
 
 
@@ -1352,6 +1594,9 @@ def main():
         check_outlived_work(app, db.url if args.pg else None)
         check_concurrent_deletes(app.port)
         check_http_layer(app.port)
+        check_feed_streams(app.port)
+        check_feed_stalled(app, args.quick)
+        check_feed_positions(app.port)
         check_headers(app.port)
     finally:
         for a in apps:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, unit, integration, UI and doc tests, the
-# browser tests in headless Chromium, the OpenAPI, scale-out, fault, hostile-client and crash
-# scripts against the conformance app, on SQLite and on a throw-away PostgreSQL server.
+# browser tests in headless Chromium, the OpenAPI, scale-out, cross-process feed, fault,
+# hostile-client and crash scripts against the conformance app, on SQLite and on a throw-away
+# PostgreSQL server.
 #
 # The black-box conformance suite (REST, accounts, admin) is kept outside this repository, in
 # $PLOVER_SHARED/conformance (PLOVER_SHARED defaults to ../shared). When its run.sh is there it
@@ -109,6 +110,9 @@ python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv
 python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv --pg "$PG_URL"
 echo "== scale-out, PostgreSQL"
 python3 scripts/scaleout.py "$APP" "$PG_URL"
+echo "== change feed and job queue across two processes, SQLite and PostgreSQL"
+python3 scripts/feed_processes.py --app "$APP"
+python3 scripts/feed_processes.py --app "$APP" --pg "$PG_URL"
 echo "== faults: PostgreSQL restart under load, pool exhaustion, disconnects mid-body (quick)"
 python3 scripts/faults.py --quick --app "$APP"
 # glibc keeps freed multi-megabyte response buffers unless the mmap threshold is fixed: the

@@ -356,6 +356,33 @@ async fn a_feed_resumes_after_an_id_and_the_list_cursor_misses_nothing() {
 }
 
 #[actix_web::test]
+async fn a_position_at_the_largest_event_id_is_a_reset_not_an_overflow() {
+    let app = TestApp::new().await;
+    app.post("/api/ticket/", json!({"title": "one", "body": "b"}))
+        .await
+        .expect(201);
+    for position in [i64::MAX, i64::MAX - 1] {
+        let mut ahead = app
+            .stream(&format!("/api/ticket/changes/?after={position}"))
+            .await;
+        let got = next(&mut ahead, 2).await;
+        assert_eq!(
+            got.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+            ["reset"],
+            "after={position}"
+        );
+        let req = TestRequest::get()
+            .uri("/api/ticket/changes/")
+            .insert_header(("Last-Event-ID", position.to_string()));
+        let mut resumed = app.service_stream(req).await;
+        assert_eq!(resumed.status, 200, "Last-Event-ID: {position}");
+        let got = next(&mut resumed, 2).await;
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].event, "reset");
+    }
+}
+
+#[actix_web::test]
 async fn streams_are_bounded_per_client_address() {
     let app = TestApp::new().await;
     let from = |ip: &str| {

@@ -79,8 +79,11 @@ pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start,
     Ok(match (position, oldest, newest) {
         (None, _, newest) => Start::After(newest.unwrap_or(0)),
         // Events after the position were removed (the newest event is always kept), or the
-        // position is ahead of every event: the subscriber must fetch its list again.
-        (Some(n), Some(oldest), Some(newest)) if n + 1 < oldest || n > newest => Start::Reset,
+        // position is ahead of every event: the subscriber must fetch its list again (`n` may
+        // be i64::MAX, hence the saturating addition).
+        (Some(n), Some(oldest), Some(newest)) if n.saturating_add(1) < oldest || n > newest => {
+            Start::Reset
+        }
         (Some(n), None, None) if n > 0 => Start::Reset,
         (Some(n), _, _) => Start::After(n),
     })
