@@ -190,14 +190,20 @@ impl Error {
     /// application creates. `what` names the table for people ("the history table").
     pub(crate) fn explain_missing_table(self, what: &str, table: &str, model: &str) -> Error {
         let text = self.to_string();
-        let missing = text.contains("no such table") || text.contains("does not exist");
-        if !(missing && text.contains(table)) {
+        if !(self.is_missing_table() && text.contains(table)) {
             return self;
         }
         Error::Internal(format!(
             "{what} {table} does not exist ({text}): list {model} among the models whose \
              tables the application creates"
         ))
+    }
+
+    /// Whether the database said that a table does not exist (SQLite's and PostgreSQL's
+    /// words).
+    pub(crate) fn is_missing_table(&self) -> bool {
+        let text = self.to_string();
+        text.contains("no such table") || text.contains("does not exist")
     }
 
     /// A bad query parameter.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use diesel::sql_types::{BigInt, Integer, Text};
 use diesel::RunQueryDsl;
 
+use crate::db::by_engine;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 
@@ -41,23 +42,6 @@ struct Row {
     last_ms: i64,
 }
 
-/// `$run` (`load` or `execute`) of a statement in each engine's placeholders.
-macro_rules! sql {
-    ($run:ident, $conn:expr, $sqlite:expr, $pg:expr, |$q:ident| $bind:expr) => {
-        match $conn {
-            Conn::Sqlite(c) => {
-                let $q = diesel::sql_query($sqlite);
-                $bind.$run(&mut **c).map_err(Error::from)
-            }
-            #[cfg(feature = "postgres")]
-            Conn::Pg(c) => {
-                let $q = diesel::sql_query($pg);
-                $bind.$run(&mut **c).map_err(Error::from)
-            }
-        }
-    };
-}
-
 fn as_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -82,7 +66,7 @@ impl Table {
     ) -> Option<[Option<Count>; 2]> {
         self.make(db);
         let read = |conn: &mut Conn<'_>| -> Result<Vec<Row>, Error> {
-            sql!(
+            by_engine!(
                 load,
                 conn,
                 "SELECT bucket, failures, last_ms FROM plover_login_failure \
@@ -109,7 +93,7 @@ impl Table {
         self.make(db);
         let (now, window) = (as_i64(now), as_i64(window));
         let added = db.write(|conn| {
-            sql!(
+            by_engine!(
                 execute,
                 conn,
                 "INSERT INTO plover_login_failure (bucket, failures, last_ms) VALUES (?1, 1, ?2) \
@@ -134,7 +118,7 @@ impl Table {
         if self.added.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
             let cutoff = now.saturating_sub(window);
             let pruned = db.write(|conn| {
-                sql!(
+                by_engine!(
                     execute,
                     conn,
                     "DELETE FROM plover_login_failure WHERE last_ms <= ?",
@@ -150,7 +134,7 @@ impl Table {
     /// Deletes `key`'s count.
     pub(crate) fn remove(&self, db: &mut LazyConn<'_>, key: &str) {
         let removed = db.write(|conn| {
-            sql!(
+            by_engine!(
                 execute,
                 conn,
                 "DELETE FROM plover_login_failure WHERE bucket = ?",

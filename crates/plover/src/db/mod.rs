@@ -13,6 +13,27 @@ pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
 mod work;
 
+/// `$run` (`load` or `execute`) of one statement written out for each engine (its text in
+/// SQLite's `?` placeholders, then in PostgreSQL's `$1`), with the values `$bind` binds to
+/// `$q`: for the tables Plover keeps itself (jobs, idempotency keys, login failures). The
+/// result's error is Plover's [`Error`].
+macro_rules! by_engine {
+    ($run:ident, $conn:expr, $sqlite:expr, $pg:expr, |$q:ident| $bind:expr) => {
+        match $conn {
+            $crate::db::Conn::Sqlite(c) => {
+                let $q = diesel::sql_query($sqlite);
+                $bind.$run(&mut **c).map_err($crate::error::Error::from)
+            }
+            #[cfg(feature = "postgres")]
+            $crate::db::Conn::Pg(c) => {
+                let $q = diesel::sql_query($pg);
+                $bind.$run(&mut **c).map_err($crate::error::Error::from)
+            }
+        }
+    };
+}
+pub(crate) use by_engine;
+
 use std::sync::Arc;
 use std::time::Duration;
 

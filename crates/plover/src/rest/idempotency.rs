@@ -18,9 +18,9 @@ use actix_web::http::StatusCode;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::RunQueryDsl;
 
-use super::rate::is_missing_table;
 use super::request::{ApiRequest, Content, Reply};
 use crate::auth::AuthUser;
+use crate::db::by_engine;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::http::digest::sha256_hex;
@@ -121,7 +121,7 @@ impl Once {
             return Ok(None);
         };
         match key.stored(&mut db.conn()?) {
-            Err(e) if is_missing_table(&e) => {
+            Err(e) if e.is_missing_table() => {
                 // The first key of this database (another process may be making the table at
                 // the same moment: the write's transaction finds it all the same).
                 let _ = db.conn()?.batch_execute(CREATE);
@@ -216,28 +216,11 @@ struct Stored {
     body: String,
 }
 
-/// `$run` (`load` or `execute`) of a statement of this module, in each engine's placeholders.
-macro_rules! sql {
-    ($run:ident, $conn:expr, $sqlite:expr, $pg:expr, |$q:ident| $bind:expr) => {
-        match $conn {
-            Conn::Sqlite(c) => {
-                let $q = diesel::sql_query($sqlite);
-                $bind.$run(&mut **c)
-            }
-            #[cfg(feature = "postgres")]
-            Conn::Pg(c) => {
-                let $q = diesel::sql_query($pg);
-                $bind.$run(&mut **c)
-            }
-        }
-    };
-}
-
 impl Key {
     /// The live row of this key, as a replay of its answer; 422 when it was stored for another
     /// request.
     fn stored(&self, conn: &mut Conn<'_>) -> Result<Option<Reply>, Error> {
-        let rows: Vec<Stored> = sql!(
+        let rows: Vec<Stored> = by_engine!(
             load,
             conn,
             "SELECT resource, request_hash, status, location, body FROM plover_idempotency \
@@ -272,7 +255,7 @@ impl Key {
     /// other transaction holds: the removal never waits).
     fn sweep(&self, conn: &mut Conn<'_>) -> Result<(), Error> {
         let scope = &self.scope;
-        sql!(
+        by_engine!(
             execute,
             conn,
             "DELETE FROM plover_idempotency WHERE scope = ? AND idem_key IN (\
@@ -293,7 +276,7 @@ impl Key {
     /// over an expired row), false when a live row holds it. On PostgreSQL the insert waits
     /// while another transaction holds the same key, and claims it if that one rolled back.
     fn claim(&self, conn: &mut Conn<'_>) -> Result<bool, Error> {
-        let claimed = sql!(
+        let claimed = by_engine!(
             execute,
             conn,
             "INSERT INTO plover_idempotency \
@@ -322,7 +305,7 @@ impl Key {
     /// Stores the answer of the create with its claimed key.
     fn keep(&self, conn: &mut Conn<'_>, reply: &Reply) -> Result<(), Error> {
         let body = String::from_utf8_lossy(&reply.body);
-        sql!(
+        by_engine!(
             execute,
             conn,
             "UPDATE plover_idempotency SET status = ?, location = ?, body = ? \

@@ -231,19 +231,13 @@ fn count_in_database(db: &mut LazyConn<'_>, bucket: &str, window: u64) -> Result
         Ok(hits) => hits,
         // The first request of a database: the table is made (another process may be making it
         // at the same moment), and the count taken again.
-        Err(e) if is_missing_table(&e) => {
+        Err(e) if e.is_missing_table() => {
             let _ = db.write(|conn| conn.batch_execute(CREATE));
             db.write(upsert)?
         }
         Err(e) => return Err(e),
     };
     Ok(u32::try_from(hits).unwrap_or(0))
-}
-
-/// Whether `e` says that a table Plover makes at first use does not exist yet.
-pub(super) fn is_missing_table(e: &Error) -> bool {
-    let text = e.to_string();
-    text.contains("no such table") || text.contains("does not exist")
 }
 
 const UPSERT_SQLITE: &str = "INSERT INTO plover_rate_limit (bucket, win, hits) VALUES (?, ?, 1) \
