@@ -187,6 +187,10 @@ where
                     })
                     .client_request_timeout(limits.header_timeout)
                     .client_disconnect_timeout(Duration::from_secs(1))
+                    // A client that closes its side has gone: its connection ends at once, so
+                    // a change feed it was reading frees its slot without waiting for a write
+                    // to fail.
+                    .h1_allow_half_closed(false)
                     .keep_alive(limits.keep_alive)
                     .local_addr(addr)
                     .expect(fn_service(move |req: Request| {
