@@ -214,6 +214,8 @@ async fn the_job_pages_list_by_state_and_retry_and_delete_are_their_only_writes(
     }
     let html = root.get("/admin/jobs/?kind=flaky").await.expect(200).text();
     assert_eq!(row_ids(&html), [flaky]);
+    let html = root.get("/admin/jobs/?q=FLAK").await.expect(200).text();
+    assert_eq!(row_ids(&html), [flaky], "the search of the kinds");
 
     // A job's page shows its payload and last error, and saves nothing.
     let page = format!("/admin/jobs/{flaky}/");
@@ -358,6 +360,12 @@ async fn a_dead_letter_re_sent_from_the_admin_is_delivered() {
     let html = app.page(&root, "/admin/webhook-dead-letters/").await;
     assert_eq!(row_ids(&html), [dead], "{html}");
 
+    let search = format!(
+        "/admin/webhook-deliveries/?q={}",
+        app.url.replace(':', "%3A")
+    );
+    let html = root.get(&search).await.expect(200).text();
+    assert_eq!(row_ids(&html), [dead], "{html}");
     // Another job is no delivery.
     let other = enqueue(&app.db, "no_handler_here", 1);
     let html = root

@@ -18,8 +18,9 @@ const ERROR_CHARS: usize = 120;
 
 impl<U: UserModel + Clone + Send + 'static> Admin<U> {
     /// Adds the job queue's pages ([`crate::jobs`]), "jobs": every job of `plover_job`, the
-    /// newest first, with facets by state (queued, running, failed), the filter form for the
-    /// kind (`?kind=send_receipt`), and each job's page with its payload and last error. No
+    /// newest first, with facets by state (queued, running, failed), a search of the kinds
+    /// (`?q=receipt`; the filter form takes `kind=send_receipt`), and each job's page with its
+    /// payload and last error. No
     /// job is written by hand: the actions "Retry" (a failed job queued again, due now, its
     /// attempts counted from zero: [`jobs::retry`]) and "Delete" are the only writes.
     pub fn jobs(&mut self) -> &mut Admin<U> {
@@ -38,14 +39,16 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
         self.register(
             job_admin("jobs", "retry", "Retry (queue again now)")
                 .columns(columns)
-                .list_filter([f.state]),
+                .list_filter([f.state])
+                .search_fields([f.kind]),
         )
     }
 
     /// Adds the pages of `hooks`' webhooks ([`crate::webhooks`]):
     ///
     /// - "webhook-deliveries": the delivery jobs, the newest first, with their endpoint, event
-    ///   id, state, attempts, last error and next attempt, and facets by state;
+    ///   id, state, attempts, last error and next attempt, facets by state, and a search of
+    ///   their payloads (an endpoint's URL finds its deliveries);
     /// - "webhook-dead-letters": the failed deliveries, with "Re-send" (queued again now, its
     ///   attempts counted from zero) and "Delete";
     /// - with [`Webhooks::stored_endpoints`], "webhook-endpoints": the endpoints kept in the
@@ -74,7 +77,8 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
         };
         let mut deliveries = job_admin("webhook-deliveries", "resend", "Re-send")
             .columns(columns())
-            .list_filter([f.state]);
+            .list_filter([f.state])
+            .search_fields([f.payload]);
         deliveries.scope = scope(None);
         let mut dead = job_admin("webhook-dead-letters", "resend", "Re-send").columns(columns());
         dead.scope = scope(Some("failed"));
