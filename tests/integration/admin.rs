@@ -21,6 +21,7 @@ mod actions;
 mod facets;
 mod import;
 mod inlines;
+mod ops;
 mod stale;
 
 const PW: &str = "pw";

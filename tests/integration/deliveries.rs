@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 
 /// One request the receiver got, and the status it answered.
 #[derive(Debug, Clone)]
-struct Received {
-    headers: http::HeaderMap,
-    body: Vec<u8>,
-    status: u16,
+pub(crate) struct Received {
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: Vec<u8>,
+    pub(crate) status: u16,
 }
 
 impl Received {
@@ -31,32 +31,32 @@ impl Received {
         self.headers["webhook-id"].to_str().unwrap()
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap()
     }
 }
 
 /// The receiver's log, and how many of the next requests it answers 500.
 #[derive(Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     log: Mutex<Vec<Received>>,
-    fail_next: AtomicUsize,
+    pub(crate) fail_next: AtomicUsize,
 }
 
 impl Receiver {
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.log.lock().unwrap().clone()
     }
 
     /// The answered requests (2xx).
-    fn delivered(&self) -> Vec<Received> {
+    pub(crate) fn delivered(&self) -> Vec<Received> {
         let all = self.received();
         all.into_iter().filter(|r| r.status < 300).collect()
     }
 }
 
 /// Starts a receiver on a free port of 127.0.0.1; the URL of its `/hooks`.
-async fn receiver(state: &Arc<Receiver>) -> String {
+pub(crate) async fn receiver(state: &Arc<Receiver>) -> String {
     let state = state.clone();
     let server = HttpServer::new(move || {
         let state = state.clone();

@@ -176,7 +176,11 @@ async fn main() -> std::io::Result<()> {
     let api = api.setup();
     let v2 = v2(db.clone(), &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
-    let admin = plover_conformance_app::admin(&auth).setup();
+    let mut admin = plover_conformance_app::admin(&auth);
+    if let Some(hooks) = &hooks {
+        admin.jobs().webhooks(hooks); // the deliveries and dead letters of `--webhook`
+    }
+    let admin = admin.setup();
     let mut limits = plover::server::ServerLimits::default();
     limits.max_body_bytes = args.max_body_bytes;
     if let Some(s) = args.send_timeout {

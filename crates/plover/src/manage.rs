@@ -218,6 +218,7 @@ impl<U: UserModel + Clone> Commands<U> {
                 <crate::history::HistoryEntry as crate::model::RestModel>::meta(),
                 <crate::changes::ChangeEvent as crate::model::RestModel>::meta(),
                 <crate::jobs::Job as crate::model::RestModel>::meta(),
+                <crate::webhooks::WebhookEndpoint as crate::model::RestModel>::meta(),
             ],
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
@@ -251,9 +252,10 @@ impl<U: UserModel + Clone> Commands<U> {
     /// The models whose tables the application uses, in any order (see
     /// [`schema::create_tables`]). Plover's own history table
     /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to), events
-    /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds) and job
-    /// queue ([`Job`](crate::jobs::Job)) are always among them; a model listed twice counts
-    /// once.
+    /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds), job
+    /// queue ([`Job`](crate::jobs::Job)) and stored webhook endpoints
+    /// ([`WebhookEndpoint`](crate::webhooks::WebhookEndpoint)) are always among them; a model
+    /// listed twice counts once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
         for model in models {
             if !self.models.iter().any(|m| m.table == model.table) {

@@ -15,7 +15,7 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 /// The problems of one page: no skip link first, no `main#content`, a table without a caption,
 /// a control (input but hidden ones, select, textarea) without a label (`<label for>` its id,
 /// a `<label>` around it, or an `aria-label`).
-fn problems(page: &str, html: &str) -> Vec<String> {
+pub(super) fn problems(page: &str, html: &str) -> Vec<String> {
     let mut found = Vec::new();
     let body = html.split_once("<body>").map_or("", |(_, b)| b);
     if !body

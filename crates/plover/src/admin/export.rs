@@ -212,7 +212,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .filter(|(k, _)| ![ORDERING, PAGE, LIMIT, FACETS].contains(&k.as_str()))
             .cloned()
             .collect();
-        let select = self.list.conditions(&filters, &())?;
+        let select = self.list.conditions(&self.scoped(&filters), &())?;
         let url = self.url(cx);
         if !cx.req.post {
             let view = ExportView {

@@ -69,6 +69,8 @@ struct Prepared {
 pub(crate) struct Facets {
     fields: Vec<Prepared>,
     show: ShowFacets,
+    /// The admin's scope ([`ModelAdmin::scope`](super::ModelAdmin)): counts are of its rows.
+    pub(crate) scope: Vec<(String, String)>,
 }
 
 impl Facets {
@@ -124,6 +126,7 @@ impl Facets {
         Facets {
             fields: prepared,
             show,
+            scope: Vec::new(),
         }
     }
 
@@ -174,6 +177,7 @@ impl Facets {
             let cx = FacetCx {
                 meta,
                 plan,
+                scope: &self.scope,
                 field,
                 links,
                 counting,
@@ -245,6 +249,8 @@ pub struct FacetValue {
 struct FacetCx<'a> {
     meta: &'static ModelMeta,
     plan: &'a ListPlan,
+    /// Filters applied before the request's.
+    scope: &'a [(String, String)],
     field: &'static FieldMeta,
     links: &'a Links<'a>,
     counting: bool,
@@ -328,7 +334,8 @@ impl<'a> FacetCx<'a> {
     /// The selection of the rows the request's other filters and its search match, and
     /// `extra` filters (`_facets` is not a filter).
     fn conditions(&self, extra: &[(String, String)]) -> Result<Select, Error> {
-        let mut pairs: Vec<(String, String)> = (self.others().into_iter())
+        let mut pairs: Vec<(String, String)> = (self.scope.iter().cloned())
+            .chain(self.others())
             .filter(|(k, _)| k != super::facets::FACETS)
             .collect();
         pairs.extend_from_slice(extra);

@@ -164,11 +164,14 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        changes: M::Changes,
+        mut changes: M::Changes,
         existing: Option<&M>,
     ) -> Result<M, Error> {
         let meta = M::meta();
         conn.transaction(|conn| {
+            if let Some(clean) = &self.forms.clean {
+                clean(conn, &mut changes, existing)?;
+            }
             for &idx in &self.forms.fields {
                 if let Some(id) = M::changes_json(&changes, idx).and_then(|v| v.as_i64()) {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
@@ -286,7 +289,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                 None,
             ),
             Some(row) => (
-                format!("Edit {}", row.display()),
+                format!(
+                    "{} {}",
+                    if self.read_only { "View" } else { "Edit" },
+                    row.display()
+                ),
                 format!("{url}{}/", row.pk()),
                 Some(format!("{url}{}/delete/", row.pk())),
                 Some(format!("{url}{}/history/", row.pk())),
@@ -304,6 +311,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             history,
             inlines,
             version: row.map(digest::version),
+            read_only: self.read_only,
         };
         let html = match row {
             None => self.templates.add(&view)?,
@@ -327,6 +335,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             let current = value(idx).unwrap_or(Value::Null);
             let text = plain_text(&current);
             let (widget, help) = match (field.kind, field.fk) {
+                _ if self.read_only && field.long => (Widget::ReadOnlyLong, ""),
+                _ if self.read_only => (Widget::ReadOnly, ""),
                 _ if field.read_only => (Widget::ReadOnly, "Read-only."),
                 (_, Some(target)) => {
                     let target = target();

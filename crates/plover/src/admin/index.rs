@@ -35,10 +35,14 @@ impl<M: RestModel> PreparedAdmin<M> {
         }
         // `_facets` asks for the facets' counts: kept in every link, never a filter.
         let counting = self.index.facets.counting(&cx.req.query)?;
-        let conditions: Vec<(String, String)> = (cx.req.query.iter())
+        let mut conditions: Vec<(String, String)> = (cx.req.query.iter())
             .filter(|(k, _)| k != FACETS)
             .cloned()
             .collect();
+        if let (Some(ordering), None) = (&self.index.ordering, links.param(ORDERING)) {
+            conditions.push((ORDERING.to_owned(), ordering.clone()));
+        }
+        let conditions = self.scoped(&conditions);
         let mut query = self.list.parse(&conditions, &())?;
         query.count = Some(self.index.count);
         let page = query.run::<M>(conn)?;
@@ -90,6 +94,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             facets,
             facets_counted: counting,
             facets_toggle: self.index.facets.toggle(&links, counting),
+            read_only: self.read_only,
             url,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))

@@ -44,6 +44,7 @@ mod inline;
 mod inline_form;
 mod lookup;
 mod model_admin;
+mod ops;
 mod page;
 mod panel;
 mod prepared;

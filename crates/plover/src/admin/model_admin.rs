@@ -11,6 +11,15 @@ use crate::error::Error;
 use crate::listing::{list_setters, ListSpec};
 use crate::model::{Field, ModelMeta, RestModel};
 
+/// A check of a submitted write run before the model's own rules (the webhook endpoints'
+/// admin checks URLs and makes secrets so): it may complete the changes, and refuses with a
+/// field error (`Error::field`), shown beside the field.
+pub(crate) type Clean<M> = Arc<
+    dyn Fn(&mut Conn<'_>, &mut <M as RestModel>::Changes, Option<&M>) -> Result<(), Error>
+        + Send
+        + Sync,
+>;
+
 /// Computes one column for a whole page of rows (one query for the page, not one per row).
 pub type PageColumn<M> =
     Arc<dyn Fn(&mut Conn<'_>, &[M]) -> Result<Vec<String>, Error> + Send + Sync>;
@@ -123,6 +132,15 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) list_filter: Vec<usize>,
     pub(crate) show_facets: ShowFacets,
     pub(crate) count_exact_up_to: i64,
+    /// `read_only`: no add, edit or import pages; rows are shown, deleted and acted on.
+    pub(crate) read_only: bool,
+    /// The index's `ordering` when the request gives none (`-id`).
+    pub(crate) ordering: Option<String>,
+    /// Filters every index and export of this admin applies before the request's, in the
+    /// REST syntax (`kind=plover.webhook`): a view of some rows, not a permission.
+    pub(crate) scope: Vec<(String, String)>,
+    /// The check every add and edit of this admin runs first.
+    pub(crate) clean: Option<Clean<M>>,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
@@ -158,6 +176,10 @@ impl<M: RestModel> ModelAdmin<M> {
             list_filter: Vec::new(),
             show_facets: ShowFacets::Allow,
             count_exact_up_to: 10_000,
+            read_only: false,
+            ordering: None,
+            scope: Vec::new(),
+            clean: None,
         }
     }
 
@@ -233,6 +255,28 @@ impl<M: RestModel> ModelAdmin<M> {
     /// marked "about" (never below the bound). SQLite, which has no estimate, counts them all.
     pub fn count_exact_up_to(mut self, n: i64) -> Self {
         self.count_exact_up_to = n.max(0);
+        self
+    }
+
+    /// Shows the rows without letting anyone write them by hand: no add page and no import,
+    /// and each row's page shows its values (long texts in full) without a Save button. Rows
+    /// may still be deleted, one by one or in bulk, and the [`Action`]s run: they are the
+    /// only writes (the job queue's admin, [`Admin::jobs`](super::Admin::jobs), is such).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// The index's order when the request does not choose one (a column header's link
+    /// does): by `field`, descending when `descending` (the newest first, by key:
+    /// `.ordering(Job::FIELDS.id, true)`). The default is the primary key ascending.
+    pub fn ordering(mut self, field: Field<M>, descending: bool) -> Self {
+        let name = M::meta().fields[field.index()].name;
+        self.ordering = Some(if descending {
+            format!("-{name}")
+        } else {
+            name.to_owned()
+        });
         self
     }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::action::{check_names, Action};
 use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
-use super::model_admin::{Column, ModelAdmin, PageColumn};
+use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::templates::AdminTemplates;
 use super::views::{Chrome, InlineView};
@@ -138,11 +138,13 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
     /// The index page.
     pub(crate) index: IndexOptions<M>,
     /// The add and edit pages.
-    pub(crate) forms: FormOptions,
+    pub(crate) forms: FormOptions<M>,
     /// The type-ahead lookups of foreign keys.
     pub(crate) lookups: Lookups,
     /// The delete page and the bulk delete.
     pub(crate) deletes: DeleteOptions,
+    /// Whether rows are only shown, deleted and acted on ([`ModelAdmin::read_only`]).
+    pub(crate) read_only: bool,
 }
 
 /// What the index shows besides its rows.
@@ -155,16 +157,22 @@ pub(crate) struct IndexOptions<M> {
     pub(crate) facets: Facets,
     /// How it counts its rows (exact up to `count_exact_up_to`).
     pub(crate) count: Counting,
+    /// The `ordering` when the request gives none.
+    pub(crate) ordering: Option<String>,
+    /// The filters applied before the request's (index and export).
+    pub(crate) scope: Vec<(String, String)>,
 }
 
 /// What the add and edit forms edit.
-pub(crate) struct FormOptions {
+pub(crate) struct FormOptions<M: RestModel> {
     /// The fields, in model order (never the primary key).
     pub(crate) fields: Vec<usize>,
     /// For the user model: its password field, set from the forms' `new_password` input.
     pub(crate) password: Option<usize>,
     /// The children the forms edit, in order.
     pub(crate) inlines: Vec<Box<dyn InlineModel>>,
+    /// The check every add and edit runs first.
+    pub(crate) clean: Option<Clean<M>>,
 }
 
 /// The foreign keys chosen by a type-ahead lookup.
@@ -241,7 +249,17 @@ impl<M: RestModel> ModelAdmin<M> {
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
         let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
-        let facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
+        let mut facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
+        facets.scope.clone_from(&self.scope);
+        if let Some(ordering) = &self.ordering {
+            let pairs = [(crate::listing::ORDERING.to_owned(), ordering.clone())];
+            if let Err(e) = list.parse(&pairs, &()) {
+                panic!("plover admin: the ordering `{ordering}` of {name}: {e}");
+            }
+        }
+        if let Err(e) = list.conditions(&self.scope, &()) {
+            panic!("plover admin: the scope of {name}: {e}");
+        }
         PreparedAdmin {
             name,
             list,
@@ -251,11 +269,14 @@ impl<M: RestModel> ModelAdmin<M> {
                 actions: self.actions,
                 facets,
                 count: Counting::ExactUpTo(self.count_exact_up_to),
+                ordering: self.ordering,
+                scope: self.scope,
             },
             forms: FormOptions {
                 fields: form_fields,
                 password: None,
                 inlines,
+                clean: self.clean,
             },
             lookups: Lookups {
                 by_field: lookups,
@@ -265,6 +286,7 @@ impl<M: RestModel> ModelAdmin<M> {
                 collect_objects: self.delete_collect_objects,
                 recursive: self.delete_recursive,
             },
+            read_only: self.read_only,
         }
     }
 }
@@ -425,6 +447,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         M::load_pk(conn, pk)?.ok_or(Error::NotFound)
     }
 
+    /// The scope's filters, then `pairs` (a request's query).
+    pub(crate) fn scoped(&self, pairs: &[(String, String)]) -> Vec<(String, String)> {
+        (self.index.scope.iter()).chain(pairs).cloned().collect()
+    }
+
     /// `{prefix}/{name}/`.
     pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
         format!("{}/{}/", cx.chrome.prefix, self.name)
@@ -453,9 +480,15 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
         self.bulk_action(cx, conn)
     }
     fn add(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        if self.read_only {
+            return Err(Error::NotFound);
+        }
         self.form_view(cx, conn, None)
     }
     fn edit(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
+        if self.read_only && cx.req.post {
+            return Err(Error::MethodNotAllowed(vec![actix_web::http::Method::GET]));
+        }
         let row = self.find(conn, pk)?;
         self.form_view(cx, conn, Some(row))
     }
@@ -467,6 +500,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
         self.export_view(cx, conn)
     }
     fn import(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
+        if self.read_only {
+            return Err(Error::NotFound);
+        }
         self.import_view(cx, conn)
     }
     fn import_body_limit(&self) -> usize {

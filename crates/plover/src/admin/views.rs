@@ -109,6 +109,9 @@ pub struct IndexView {
     pub facets_counted: bool,
     /// The link that shows or hides the facets' counts (`ShowFacets::Allow` only).
     pub facets_toggle: Option<String>,
+    /// Whether the rows are only shown ([`ModelAdmin::read_only`](super::ModelAdmin::read_only)):
+    /// no add or import links, each row's link reads "View".
+    pub read_only: bool,
 }
 
 /// A column header of the index.
@@ -188,6 +191,9 @@ pub struct FormView {
     /// The children edited with the row ([`Inline`](super::Inline)s), each a table in the
     /// form; empty when the model admin has none.
     pub inlines: Vec<InlineView>,
+    /// Whether the page only shows the row ([`ModelAdmin::read_only`](
+    /// super::ModelAdmin::read_only)): every input read-only, no Save button.
+    pub read_only: bool,
 }
 
 /// The children of one [`Inline`](super::Inline) in the add and edit forms: a table with a
@@ -265,6 +271,9 @@ pub struct InlineRow {
 pub enum Widget {
     /// A read-only field (`#[rest(read_only)]`): its value, shown disabled and never sent.
     ReadOnly,
+    /// A long text (`#[rest(long)]`) of a read-only admin's row: shown in full, in a
+    /// read-only text area, never sent.
+    ReadOnlyLong,
     /// A new password (the user model's forms): always empty, hashed when given.
     Password,
     /// A text input.

@@ -11,10 +11,13 @@ use sha2::{Digest, Sha256};
 
 use super::cursor;
 use super::endpoint::Endpoint;
+use super::guard::Targets;
+use super::stored;
 use crate::changes::ChangeEvent;
 use crate::db::{pending, Conn, Database};
 use crate::error::Error;
 use crate::jobs::{backoff, NewJob};
+use crate::model::ModelMeta;
 use crate::query::Op;
 use crate::rest::{ResourceEndpoint, RestApi};
 use crate::views::Query;
@@ -71,6 +74,8 @@ pub struct Webhooks {
     db: Database,
     resources: Vec<Arc<dyn ResourceEndpoint>>,
     endpoints: Vec<Endpoint>,
+    /// With [`Webhooks::stored_endpoints`]: the addresses the stored endpoints may reach.
+    stored: Option<Targets>,
     /// The models of the resources the endpoints want.
     models: Vec<&'static str>,
     retry_base: Duration,
@@ -100,6 +105,7 @@ impl Webhooks {
             db: db.clone(),
             resources: resources.to_vec(),
             endpoints: Vec::new(),
+            stored: None,
             models: Vec::new(),
             retry_base: Duration::from_secs(5),
             retry_cap: Duration::from_secs(3600),
@@ -124,18 +130,54 @@ impl Webhooks {
         if self.endpoints.iter().any(|e| e.url() == url) {
             panic!("plover: the webhook endpoint {url} is registered twice");
         }
-        for resource in &self.resources {
-            if endpoint.wants_resource(resource.name()) {
-                let meta = resource.model();
-                meta.record_changes();
-                let model = meta.name;
-                if !self.models.contains(&model) {
-                    self.models.push(model);
-                }
-            }
-        }
+        let wanted: Vec<&'static ModelMeta> = (self.resources.iter())
+            .filter(|r| endpoint.wants_resource(r.name()))
+            .map(|r| r.model())
+            .collect();
+        self.record(wanted);
         self.endpoints.push(endpoint);
         self
+    }
+
+    /// Also delivers to the endpoints stored in the table `plover_webhook_endpoint` (the
+    /// model [`WebhookEndpoint`](super::WebhookEndpoint), which the admin's
+    /// "webhook-endpoints" pages edit: [`Admin::webhooks`](crate::admin::Admin::webhooks)),
+    /// read at each pass of the dispatcher: one added is delivered the events committed from
+    /// then on, one removed or deactivated gets no new delivery. `targets` says which
+    /// addresses they may reach ([`Targets::Public`] unless a receiver of your own network is
+    /// meant); the admin refuses the others. Since any resource may be wanted later, every
+    /// resource of the API records its changes from now on in this process.
+    pub fn stored_endpoints(mut self, targets: Targets) -> Webhooks {
+        self.stored = Some(targets);
+        let all: Vec<&'static ModelMeta> = self.resources.iter().map(|r| r.model()).collect();
+        self.record(all);
+        self
+    }
+
+    /// Makes `models` record their changes, and the dispatcher read their events.
+    fn record(&mut self, models: Vec<&'static ModelMeta>) {
+        for meta in models {
+            meta.record_changes();
+            if !self.models.contains(&meta.name) {
+                self.models.push(meta.name);
+            }
+        }
+    }
+
+    /// The addresses stored endpoints may reach; `None` without
+    /// [`Webhooks::stored_endpoints`].
+    pub(crate) fn stored_targets(&self) -> Option<Targets> {
+        self.stored
+    }
+
+    /// The names of the resources endpoints may want.
+    pub(crate) fn resource_names(&self) -> Vec<&str> {
+        self.resources.iter().map(|r| r.name()).collect()
+    }
+
+    /// The URLs of the endpoints in code.
+    pub(crate) fn code_urls(&self) -> Vec<String> {
+        self.endpoints.iter().map(Endpoint::url).collect()
     }
 
     /// The wait after a failed delivery: `base` after the first attempt, doubling after each
@@ -163,17 +205,32 @@ impl Webhooks {
 
     /// Adds the handler of the delivery jobs (kind [`DELIVERY_JOB`]) to `jobs`, with this
     /// retry schedule: the workers of `jobs` then send the deliveries (Cargo feature
-    /// `webhooks`). Each attempt posts the delivery's body, signed, to its endpoint; a
-    /// delivery whose endpoint is no longer registered fails.
+    /// `webhooks`). Each attempt posts the delivery's body, signed, to its endpoint (a stored
+    /// one as the table has it then); a delivery whose endpoint is no longer registered, or
+    /// no longer active, fails.
     #[cfg(feature = "webhooks")]
     pub fn jobs(&self, jobs: crate::jobs::Jobs) -> crate::jobs::Jobs {
         let endpoints: Arc<[Endpoint]> = self.endpoints.clone().into();
+        let (db, stored) = (self.db.clone(), self.stored);
         jobs.retry_kind(DELIVERY_JOB, self.retry_base, self.retry_cap)
             .handle(DELIVERY_JOB, move |delivery: Delivery| {
                 let endpoint = (endpoints.iter())
                     .find(|e| e.url() == delivery.endpoint)
                     .cloned();
+                let db = db.clone();
                 async move {
+                    let endpoint = match (endpoint, stored) {
+                        (Some(endpoint), _) => Some(endpoint),
+                        (None, Some(targets)) => {
+                            let url = delivery.endpoint.clone();
+                            db.run(move |conn| {
+                                let found = stored::active(conn, targets)?;
+                                Ok(found.into_iter().find(|e| e.url() == url))
+                            })
+                            .await?
+                        }
+                        (None, None) => None,
+                    };
                     let Some(endpoint) = endpoint else {
                         let url = delivery.endpoint;
                         return Err(format!("no webhook endpoint {url} is registered").into());
@@ -294,9 +351,13 @@ impl Webhooks {
             return Ok((0, 0));
         };
         let events = self.events_after(after).limit(BATCH as i64).all(conn)?;
+        let mut endpoints = self.endpoints.clone();
+        if let (Some(targets), false) = (self.stored, events.is_empty()) {
+            endpoints.extend(stored::active(conn, targets)?);
+        }
         let mut queued = 0;
         for event in &events {
-            queued += self.queue_deliveries(conn, event)?;
+            queued += self.queue_deliveries(conn, &endpoints, event)?;
         }
         if let Some(last) = events.last() {
             cursor::advance(conn, CURSOR, last.id)?;
@@ -304,12 +365,17 @@ impl Webhooks {
         Ok((events.len(), queued))
     }
 
-    /// Queues one delivery of `event` per endpoint that wants it: the body as the first
-    /// resource of its model that the endpoint wants serializes the row.
-    fn queue_deliveries(&self, conn: &mut Conn<'_>, event: &ChangeEvent) -> Result<usize, Error> {
+    /// Queues one delivery of `event` per endpoint of `endpoints` that wants it: the body as
+    /// the first resource of its model that the endpoint wants serializes the row.
+    fn queue_deliveries(
+        &self,
+        conn: &mut Conn<'_>,
+        endpoints: &[Endpoint],
+        event: &ChangeEvent,
+    ) -> Result<usize, Error> {
         let mut bodies: Vec<(&str, String)> = Vec::new();
         let mut queued = 0;
-        for endpoint in &self.endpoints {
+        for endpoint in endpoints {
             let Some(resource) = (self.resources.iter())
                 .find(|r| r.model().name == event.model && endpoint.wants(r.name(), &event.op))
             else {

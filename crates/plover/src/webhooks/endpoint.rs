@@ -36,12 +36,19 @@ impl Endpoint {
     /// [`Error::Validation`] on `url` (it does not parse, is not http(s), has no host or
     /// carries a user name, does not resolve, or is refused by the guard) or on `secret`.
     pub fn new(url: &str, secret: &str, targets: Targets) -> Result<Endpoint, Error> {
-        let url = parse(url).map_err(|message| Error::field("url", message))?;
-        let secret = Secret::parse(secret)?;
+        let endpoint = Endpoint::unresolved(url, secret, targets)?;
         if targets == Targets::Public {
-            let (host, port) = host_port(&url);
+            let (host, port) = host_port(&endpoint.url);
             guard::addresses(host, port, targets).map_err(|m| Error::field("url", m))?;
         }
+        Ok(endpoint)
+    }
+
+    /// [`Endpoint::new`] without the look-up of the host (every delivery checks its
+    /// addresses): for the endpoints the dispatcher reads from the database at each pass.
+    pub(crate) fn unresolved(url: &str, secret: &str, targets: Targets) -> Result<Endpoint, Error> {
+        let url = parse(url).map_err(|message| Error::field("url", message))?;
+        let secret = Secret::parse(secret)?;
         Ok(Endpoint {
             url,
             resources: Vec::new(),

@@ -47,6 +47,7 @@ mod dispatch;
 mod endpoint;
 mod guard;
 mod secret;
+pub(crate) mod stored;
 
 #[cfg(feature = "webhooks")]
 pub use deliver::{deliver, DeliveryError};
@@ -54,3 +55,4 @@ pub use dispatch::{Dispatcher, Webhooks, DELIVERY_JOB, RETRY_FOR};
 pub use endpoint::{Endpoint, DELIVERY_TIMEOUT};
 pub use guard::Targets;
 pub use secret::Secret;
+pub use stored::{WebhookEndpoint, WebhookEndpointChanges};
