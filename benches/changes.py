@@ -360,8 +360,9 @@ def phase_webhooks(binary, engine, opts, tmp):
     server = Server(binary, engine, opts.pg_url, tmp, webhook=url)
     out = []
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
         for r in range(opts.rounds):
+            # A new connection each round: the server closes one left idle while deliveries run.
+            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
             with Receiver.lock:
                 Receiver.arrivals.clear()
             first = cursor() + 1
@@ -381,7 +382,7 @@ def phase_webhooks(binary, engine, opts, tmp):
             rate = WEBHOOK_EVENTS / (max(times) - t0)
             out.append(rate)
             log(f"  round {r + 1}: {WEBHOOK_EVENTS} deliveries in {max(times) - t0:.2f} s after the first write")
-        conn.close()
+            conn.close()
     finally:
         server.stop()
         receiver.shutdown()
