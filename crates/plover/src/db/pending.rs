@@ -12,8 +12,9 @@ use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
 use chrono::NaiveDateTime;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
-use diesel::RunQueryDsl;
+use diesel::{QueryResult, RunQueryDsl};
 use tokio::sync::watch;
 
 use super::Conn;
@@ -145,30 +146,80 @@ pub(crate) fn announce() {
     commits().send_modify(|n| *n = n.wrapping_add(1));
 }
 
-/// Runs the insert `$text` of the events `$chunk` on connection `$c` of backend `$db`.
-macro_rules! insert_events {
-    ($c:expr, $db:ty, $text:expr, $chunk:expr) => {{
-        let mut query = diesel::sql_query($text).into_boxed::<$db>();
-        for e in $chunk {
-            let (user, key) = e.author.ids();
-            query = query
-                .bind::<Timestamp, _>(e.created)
-                .bind::<Text, _>(e.model)
-                .bind::<BigInt, _>(e.object_id)
-                .bind::<Text, _>(e.op)
-                .bind::<Text, _>(e.fields.clone())
-                .bind::<Nullable<BigInt>, _>(user)
-                .bind::<Nullable<BigInt>, _>(key)
-                .bind::<Nullable<Text>, _>(e.before.clone())
-                .bind::<Nullable<Text>, _>(e.after.clone());
+/// The most events one insert statement writes: a chunk of `n` events is written by
+/// statements of 64, 32, ..., 1 rows (`n`'s binary digits), so that each connection keeps at
+/// most seven of them prepared.
+const INSERT_ROWS: usize = 64;
+
+/// The insert of a chunk of events, with its author ids (each bound from here). Its text
+/// depends only on the number of rows, so diesel keeps it prepared (`sql_query`'s never is:
+/// SQLite parsed the text of every insert again, a tenth of a bulk create's time).
+struct Insert<'a> {
+    events: &'a [Event],
+    authors: Vec<(Option<i64>, Option<i64>)>,
+}
+
+/// Walks `$insert` (an [`Insert`]) into the AST pass `$pass`: the text, each value bound at
+/// its placeholder.
+macro_rules! walk_insert {
+    ($insert:expr, $pass:expr) => {{
+        let (insert, pass) = ($insert, &mut $pass);
+        pass.push_sql("INSERT INTO ");
+        pass.push_sql(TABLE);
+        pass.push_sql(
+            " (created, model, object_id, op, fields, user_id, api_key_id, row_before, \
+             row_after) VALUES ",
+        );
+        for (r, (e, (user, key))) in insert.events.iter().zip(&insert.authors).enumerate() {
+            pass.push_sql(if r > 0 { ", (" } else { "(" });
+            pass.push_bind_param::<Timestamp, _>(&e.created)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Text, _>(e.model)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<BigInt, _>(&e.object_id)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Text, _>(e.op)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Text, _>(&e.fields)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Nullable<BigInt>, _>(user)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Nullable<BigInt>, _>(key)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Nullable<Text>, _>(&e.before)?;
+            pass.push_sql(", ");
+            pass.push_bind_param::<Nullable<Text>, _>(&e.after)?;
+            pass.push_sql(")");
         }
-        query.execute($c)
+        Ok(())
     }};
 }
 
-/// Inserts `events` into the outbox table, a hundred a statement; on PostgreSQL after taking
-/// the lock that orders ids by commit, with a notification that the commit delivers to the
-/// other processes.
+impl QueryFragment<diesel::sqlite::Sqlite> for Insert<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut pass: AstPass<'_, 'b, diesel::sqlite::Sqlite>,
+    ) -> QueryResult<()> {
+        walk_insert!(self, pass)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl QueryFragment<diesel::pg::Pg> for Insert<'_> {
+    fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
+        walk_insert!(self, pass)
+    }
+}
+
+impl QueryId for Insert<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<C> RunQueryDsl<C> for Insert<'_> {}
+
+/// Inserts `events` into the outbox table; on PostgreSQL after taking the lock that orders
+/// ids by commit, with a notification that the commit delivers to the other processes.
 fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
     #[cfg(feature = "postgres")]
     if let Conn::Pg(c) = conn {
@@ -177,28 +228,19 @@ fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
             "SELECT pg_advisory_xact_lock({ORDER_LOCK}); NOTIFY {CHANNEL}"
         ))?;
     }
-    let pg = !matches!(conn, Conn::Sqlite(_));
-    for chunk in events.chunks(100) {
-        let mut text = format!(
-            "INSERT INTO {TABLE} (created, model, object_id, op, fields, user_id, api_key_id, \
-             row_before, row_after) VALUES "
-        );
-        for (r, _) in chunk.iter().enumerate() {
-            text.push_str(if r > 0 { ", (" } else { "(" });
-            for c in 0..9 {
-                text.push_str(if c > 0 { ", " } else { "" });
-                if pg {
-                    text.push_str(&format!("${}", r * 9 + c + 1));
-                } else {
-                    text.push('?');
-                }
-            }
-            text.push(')');
-        }
+    let mut rest = events;
+    while !rest.is_empty() {
+        let rows = 1 << rest.len().min(INSERT_ROWS).ilog2();
+        let (chunk, next) = rest.split_at(rows);
+        rest = next;
+        let insert = Insert {
+            events: chunk,
+            authors: chunk.iter().map(|e| e.author.ids()).collect(),
+        };
         let done = match conn {
-            Conn::Sqlite(c) => insert_events!(&mut **c, diesel::sqlite::Sqlite, text, chunk),
+            Conn::Sqlite(c) => insert.execute(&mut **c),
             #[cfg(feature = "postgres")]
-            Conn::Pg(c) => insert_events!(&mut **c, diesel::pg::Pg, text, chunk),
+            Conn::Pg(c) => insert.execute(&mut **c),
         };
         done.map_err(|e| {
             Error::from(e).explain_missing_table(

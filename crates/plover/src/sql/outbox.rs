@@ -112,15 +112,15 @@ pub(crate) fn deleted(
 }
 
 /// The names of the fields whose value differs between two JSON rows (keyed by column); every
-/// field where one of them is missing.
+/// field where one of them is missing (then neither is read).
 fn changed_fields(meta: &ModelMeta, before: Option<&str>, after: Option<&str>) -> String {
-    let parse = |json: Option<&str>| -> Option<serde_json::Map<String, serde_json::Value>> {
-        serde_json::from_str(json?).ok()
+    let parse = |json: &str| -> Option<serde_json::Map<String, serde_json::Value>> {
+        serde_json::from_str(json).ok()
     };
-    let (before, after) = (parse(before), parse(after));
+    let both = before.zip(after).map(|(b, a)| (parse(b), parse(a)));
     let names: Vec<&str> = (meta.fields.iter())
-        .filter(|f| match (&before, &after) {
-            (Some(b), Some(a)) => b.get(f.column) != a.get(f.column),
+        .filter(|f| match &both {
+            Some((Some(b), Some(a))) => b.get(f.column) != a.get(f.column),
             _ => true,
         })
         .map(|f| f.name)
@@ -163,6 +163,9 @@ fn snapshots(
         .collect();
     let mut out = Vec::with_capacity(ids.len());
     for keys in keys.chunks(CHUNK) {
+        // One row (a single write, each row of a bulk create) is `= ?`, whose statement is
+        // kept prepared and needs no writing: SQLite prepares an `IN` list every time.
+        let one = keys.len() == 1;
         let write = |w: &mut Writer<'_>| {
             w.sql("SELECT ");
             w.column(meta, pk);
@@ -177,11 +180,23 @@ fn snapshots(
             w.from(meta);
             w.sql(" WHERE ");
             w.column(meta, pk);
+            if let [key] = keys {
+                w.sql(" = ");
+                w.bind(key.clone());
+                return Ok(());
+            }
             w.bind_all(pk.sql_type, keys.to_vec(), false)
         };
+        let known = one.then(|| keys.to_vec());
         let rows: Vec<KeyText> = on_engine!(conn, |c, pg| {
-            let shape = |k: &mut Vec<usize>| k.push(if pg { 0 } else { keys.len() });
-            statement(meta, Query::Snapshot, pg, &shape, &write, None)?.load(c)?
+            let shape = |k: &mut Vec<usize>| {
+                k.push(match (one, pg) {
+                    (true, _) => 1,
+                    (false, true) => 0,
+                    (false, false) => keys.len(),
+                });
+            };
+            statement(meta, Query::Snapshot, pg, &shape, &write, known.clone())?.load(c)?
         });
         out.extend(rows.into_iter().map(|r| (r.0, r.1)));
     }
