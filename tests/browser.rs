@@ -801,6 +801,9 @@ async fn admin_pages_pass_axe_core_and_show_the_keyboard_focus() {
         "bob and carol"
     );
     problems.extend(check_page(&client, &axe, "user index", true).await);
+    // A read-only index: the job queue's, with its state facets.
+    open(&client, &base, "/admin/jobs/").await;
+    problems.extend(check_page(&client, &axe, "jobs index", true).await);
     open(
         &client,
         &base,

@@ -1,5 +1,6 @@
 //! The example's admin: every model, a computed column, an action on selected users, a panel,
-//! a type-ahead for the author of a message, and a user's messages edited on the user's page.
+//! a type-ahead for the author of a message, a user's messages edited on the user's page, and
+//! the job queue's pages.
 
 use plover::admin::{Action, Admin, AdminPanel, Column, Inline, ModelAdmin, PanelData};
 use plover::db::Conn;
@@ -101,6 +102,8 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
                 .list_filter([Message::FIELDS.user_id, Message::FIELDS.pub_date]),
         )
         .register(ModelAdmin::<Note>::new())
-        .register_panel("New messages this week", NewMessages);
+        .register_panel("New messages this week", NewMessages)
+        // The job queue: the webhook's deliveries (WEBHOOK_URL), their retries and failures.
+        .jobs();
     admin
 }
