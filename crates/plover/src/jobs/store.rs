@@ -7,25 +7,8 @@ use chrono::NaiveDateTime;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text, Timestamp};
 use diesel::RunQueryDsl;
 
-use crate::db::Conn;
+use crate::db::{by_engine, Conn};
 use crate::error::Error;
-
-/// `$run` (`load` or `execute`) of a statement of this module, in each engine's text.
-macro_rules! sql {
-    ($run:ident, $conn:expr, $sqlite:expr, $pg:expr, |$q:ident| $bind:expr) => {
-        match $conn {
-            Conn::Sqlite(c) => {
-                let $q = diesel::sql_query($sqlite);
-                $bind.$run(&mut **c)
-            }
-            #[cfg(feature = "postgres")]
-            Conn::Pg(c) => {
-                let $q = diesel::sql_query($pg);
-                $bind.$run(&mut **c)
-            }
-        }
-    };
-}
 
 /// A job a worker claimed: what its handler needs, and the attempt that identifies the claim.
 #[derive(Debug, Clone, diesel::QueryableByName)]
@@ -67,7 +50,7 @@ pub(crate) fn insert(
     run_after: NaiveDateTime,
 ) -> Result<i64, Error> {
     let now = crate::value::now();
-    let ids: Vec<Id> = sql!(
+    let ids: Vec<Id> = by_engine!(
         load,
         conn,
         "INSERT INTO plover_job (kind, payload, serial_key, state, attempts, max_attempts, \
@@ -103,7 +86,7 @@ macro_rules! first_of_its_key {
 /// workers do not take SQLite's write lock on every look.
 pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error> {
     let now = crate::value::now();
-    let found: Vec<Id> = sql!(
+    let found: Vec<Id> = by_engine!(
         load,
         conn,
         concat!(
@@ -164,7 +147,7 @@ pub(crate) fn claim(
     lease: Duration,
 ) -> Result<Option<Claimed>, Error> {
     let now = crate::value::now();
-    let claimed: Vec<Claimed> = sql!(load, conn, CLAIM_SQLITE, CLAIM_PG, |q| q
+    let claimed: Vec<Claimed> = by_engine!(load, conn, CLAIM_SQLITE, CLAIM_PG, |q| q
         .bind::<Timestamp, _>(later(now, lease))
         .bind::<Timestamp, _>(now)
         .bind::<Text, _>(kinds)
@@ -177,7 +160,7 @@ pub(crate) fn claim(
 /// Ends the attempt `job` claimed with success: the job is deleted. Nothing happens when the
 /// claim lapsed and another worker claimed the job since.
 pub(crate) fn succeeded(conn: &mut Conn<'_>, job: &Claimed) -> Result<(), Error> {
-    sql!(
+    by_engine!(
         execute,
         conn,
         "DELETE FROM plover_job WHERE id = ? AND attempts = ? AND state = 'running'",
@@ -202,7 +185,7 @@ pub(crate) fn failed(
     } else {
         "failed"
     };
-    sql!(
+    by_engine!(
         execute,
         conn,
         "UPDATE plover_job SET state = ?, run_after = COALESCE(?, run_after), \
@@ -226,7 +209,7 @@ pub(crate) fn failed(
 /// there was such a job.
 pub(crate) fn requeue(conn: &mut Conn<'_>, id: i64) -> Result<bool, Error> {
     let now = crate::value::now();
-    let changed = sql!(
+    let changed = by_engine!(
         execute,
         conn,
         "UPDATE plover_job SET state = 'queued', attempts = 0, run_after = ?, \
@@ -249,7 +232,7 @@ pub(crate) const LAPSED: &str = "the worker stopped before the job's last attemp
 /// only those with attempts left); the number marked.
 pub(crate) fn fail_lapsed(conn: &mut Conn<'_>) -> Result<usize, Error> {
     let now = crate::value::now();
-    sql!(
+    by_engine!(
         execute,
         conn,
         "UPDATE plover_job SET state = 'failed', locked_until = NULL, last_error = ?, \
@@ -268,6 +251,6 @@ pub(crate) fn fail_lapsed(conn: &mut Conn<'_>) -> Result<usize, Error> {
 
 /// `e`, or where it says that the table `plover_job` does not exist, an error that says how
 /// to create it.
-fn explained(e: diesel::result::Error) -> Error {
-    Error::from(e).explain_missing_table("the job table", "plover_job", "plover::jobs::Job::meta()")
+fn explained(e: Error) -> Error {
+    e.explain_missing_table("the job table", "plover_job", "plover::jobs::Job::meta()")
 }

@@ -166,16 +166,19 @@ impl Webhooks {
 
     /// The addresses stored endpoints may reach; `None` without
     /// [`Webhooks::stored_endpoints`].
+    #[cfg(feature = "admin")]
     pub(crate) fn stored_targets(&self) -> Option<Targets> {
         self.stored
     }
 
     /// The names of the resources endpoints may want.
+    #[cfg(feature = "admin")]
     pub(crate) fn resource_names(&self) -> Vec<&str> {
         self.resources.iter().map(|r| r.name()).collect()
     }
 
     /// The URLs of the endpoints in code.
+    #[cfg(feature = "admin")]
     pub(crate) fn code_urls(&self) -> Vec<String> {
         self.endpoints.iter().map(Endpoint::url).collect()
     }

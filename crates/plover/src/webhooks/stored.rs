@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::query::Op;
 use crate::views::Query;
 
+#[cfg(feature = "admin")]
 /// The operations an endpoint may ask for.
 const OPERATIONS: [&str; 3] = ["created", "updated", "deleted"];
 
@@ -94,6 +95,7 @@ pub(crate) fn active(conn: &mut Conn<'_>, targets: Targets) -> Result<Vec<Endpoi
         .collect())
 }
 
+#[cfg(feature = "admin")]
 /// What the admin checks of an endpoint about to be saved, and completes: a blank secret is
 /// made, the URL written as it is parsed, the lists trimmed. `resources` are the names an
 /// endpoint may want; `taken` the URLs of the endpoints in code.
@@ -150,6 +152,7 @@ pub(crate) fn check(
     Ok(())
 }
 
+#[cfg(feature = "admin")]
 /// A secret as lists show it: its prefix and last four characters.
 pub(crate) fn masked(secret: &str) -> String {
     let tail: String = (secret
@@ -163,7 +166,7 @@ pub(crate) fn masked(secret: &str) -> String {
     format!("whsec_…{tail}")
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "admin"))]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
