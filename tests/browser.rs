@@ -1121,6 +1121,7 @@ async fn admin_pages_fit_a_phones_width() {
         ("export", "/admin/message/export/"),
         ("import", "/admin/message/import/"),
         ("history", "/admin/message/26/history/"),
+        ("jobs index", "/admin/jobs/"),
     ] {
         open(&client, &base, path).await;
         problems.extend(too_wide(&client, page).await);
@@ -1146,7 +1147,11 @@ async fn admin_pages_fit_a_phones_width() {
         .expect("the navigation");
     assert!(nav.is_displayed().await.expect("shown?"));
     let links = nav.find_all(Locator::Css("a")).await.expect("its links");
-    assert_eq!(links.len(), 5, "the dashboard and the four models");
+    assert_eq!(
+        links.len(),
+        6,
+        "the dashboard, the four models and the jobs"
+    );
     for link in links {
         assert!(link.is_displayed().await.expect("shown?"));
     }
