@@ -73,6 +73,7 @@ mod meta;
 pub mod model;
 mod mounted;
 pub mod openapi;
+pub mod permissions;
 pub mod query;
 pub mod rest;
 pub mod schema;
