@@ -234,3 +234,21 @@ async fn the_permission_tables_are_resources_for_administrators() {
     assert_eq!(app.count("plover_group_permission"), 0);
     assert_eq!(app.count("plover_user_group"), 0);
 }
+
+#[actix_web::test]
+async fn the_api_description_states_401_and_403_where_permissions_apply() {
+    let app = TestApp::new().await;
+    let doc = app.get("/v3/openapi.json").await.json_with(200);
+    for (path, verb) in [
+        ("/v3/ticket/", "get"),
+        ("/v3/ticket/{pk}/", "get"),
+        ("/v3/ticket/", "post"),
+        ("/v3/sample/", "put"),
+        ("/v3/sample/aggregate/", "get"),
+    ] {
+        let responses = &doc["paths"][path][verb]["responses"];
+        for status in ["401", "403"] {
+            assert!(responses.get(status).is_some(), "{verb} {path}: {status}");
+        }
+    }
+}
