@@ -157,3 +157,7 @@ mod deployment_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/security.md")]
 mod security_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/permissions.md")]
+mod permissions_doctests {}
