@@ -252,3 +252,16 @@ async fn the_api_description_states_401_and_403_where_permissions_apply() {
         }
     }
 }
+
+#[test]
+#[should_panic(expected = "needs model permissions")]
+fn permissions_behind_an_authentication_that_lets_reads_through_stop_registration() {
+    let db = Database::from_url("sqlite://:memory:").expect("a valid URL");
+    let auth = Auth::<User>::new(db.clone());
+    // POST, PUT and DELETE only: a GET would never carry a user.
+    let mut api = RestApi::new(db).default_auth(UserAuthentication::new(&auth));
+    api.register_resource(
+        Resource::<plover_conformance_app::models::Ticket>::new()
+            .permissions(plover::permissions::ModelPermissions),
+    );
+}

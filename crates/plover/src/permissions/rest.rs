@@ -16,9 +16,10 @@ use crate::error::Error;
 ///
 /// A request without a user is refused with 401, one whose user lacks a permission with 403,
 /// before the row is looked up: a missing and a forbidden id answer alike. The resource's
-/// authentication must therefore protect every verb it serves
-/// (`UserAuthentication::with_methods(&auth, vec![GET, POST, PUT, PATCH, DELETE])`). Object
-/// rules (an owner field, `check_*` hooks) still apply after it.
+/// authentication must protect every verb it serves
+/// (`UserAuthentication::with_methods(&auth, vec![GET, POST, PUT, PATCH, DELETE])`):
+/// registration panics otherwise. Object rules (an owner field, `check_*` hooks) still apply
+/// after it.
 ///
 /// The user's permissions are read from the database on each request that needs them (one
 /// statement), so that a revoked permission is refused on the very next request, in every

@@ -201,6 +201,29 @@ impl<M: RestModel> Prepared<M> {
         Ok(admitted)
     }
 
+    /// The verbs this resource serves (on its list or detail path) that its authentication
+    /// (else `api`'s) says it lets through without credentials (PATCH counting as PUT, as
+    /// authentication sees it); none when the authentication cannot tell.
+    pub(super) fn unprotected_verbs(&self, api: &ApiDefaults) -> Vec<Method> {
+        let auth = self.access.auth.as_deref().unwrap_or(api.auth.as_ref());
+        let Some(protected) = auth.describe().protected_methods else {
+            return Vec::new();
+        };
+        let mut served = self.served_verbs(false);
+        served.extend(self.served_verbs(true));
+        served.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        served.dedup();
+        served.retain(|verb| {
+            let as_auth = if *verb == Method::PATCH {
+                &Method::PUT
+            } else {
+                verb
+            };
+            !protected.contains(as_auth)
+        });
+        served
+    }
+
     /// With an owner field: the authenticated user and the field (403 without a user).
     pub(super) fn owner_user<'a>(
         &self,
