@@ -69,9 +69,9 @@ async fn each_verb_needs_its_permission() {
 }
 
 #[actix_web::test]
-async fn without_credentials_401_and_a_forbidden_id_answers_as_a_missing_one() {
+async fn without_credentials_401_and_every_read_and_write_checked_before_the_row() {
     let app = TestApp::with_seed(TICKETS).await;
-    app.user("staff", "pw");
+    let staff = app.user("staff", "pw");
     let anonymous = app.get("/v3/ticket/").await;
     assert_eq!(anonymous.code(), 401);
     assert!(anonymous.header("WWW-Authenticate").is_some());
@@ -82,6 +82,21 @@ async fn without_credentials_401_and_a_forbidden_id_answers_as_a_missing_one() {
         assert_eq!(resp.json_with(403)["error"], "Forbidden", "{uri}");
     }
     assert_eq!(app.count("ticket"), 2, "nothing deleted");
+    let aggregate = || {
+        as_user(
+            "staff",
+            Method::GET,
+            "/v3/sample/aggregate/?count",
+            &Value::Null,
+        )
+    };
+    let feed = as_user("staff", Method::GET, "/v3/ticket/changes/", &Value::Null);
+    assert_eq!(app.send(feed).await.code(), 403);
+    assert_eq!(app.send(aggregate()).await.code(), 403);
+    db(&app, |c| {
+        permissions::grant(c, Holder::User(staff), "sample.view")
+    });
+    assert_eq!(app.send(aggregate()).await.code(), 200);
 }
 
 #[actix_web::test]
