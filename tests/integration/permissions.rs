@@ -217,6 +217,23 @@ async fn the_permission_tables_are_resources_for_administrators() {
         .send(post("/api/group/", json!({"name": "support"})))
         .await;
     assert_eq!(duplicate.code(), 409, "group names are unique");
+    // Only the permissions of the program's models, and those declared, can be granted.
+    for (name, status) in [
+        ("ticket.fly", 400),
+        ("nomodel.view", 400),
+        ("ticket.export", 201),
+    ] {
+        if name == "ticket.export" {
+            permissions::declare([name]);
+        }
+        let body = json!({"group": gid, "permission": name});
+        let resp = app.send(post("/api/grouppermission/", body)).await;
+        assert_eq!(resp.code(), status, "{name}: {}", resp.text());
+    }
+    let refused = db(&app, |c| {
+        Ok(permissions::grant(c, Holder::User(staff), "ticket.fly"))
+    });
+    assert!(refused.is_err());
     for (uri, body) in [
         (
             "/api/grouppermission/",
@@ -246,7 +263,11 @@ async fn the_permission_tables_are_resources_for_administrators() {
     ))
     .await
     .expect(200);
-    assert_eq!(app.count("plover_group_permission"), 0);
+    assert_eq!(
+        app.count("plover_group_permission"),
+        0,
+        "ticket.view and ticket.export"
+    );
     assert_eq!(app.count("plover_user_group"), 0);
 }
 
@@ -279,4 +300,10 @@ fn permissions_behind_an_authentication_that_lets_reads_through_stop_registratio
         Resource::<plover_conformance_app::models::Ticket>::new()
             .permissions(plover::permissions::ModelPermissions),
     );
+}
+
+#[test]
+#[should_panic(expected = "names no model")]
+fn declaring_a_permission_of_no_model_panics() {
+    permissions::declare(["nomodel.export"]);
 }

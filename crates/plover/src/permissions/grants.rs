@@ -30,19 +30,21 @@ pub enum Holder {
 /// db.run_blocking(|conn| {
 ///     plover::schema::create_tables(conn, &permissions::models())?;
 ///     let support = permissions::create_group(conn, "support")?;
-///     permissions::grant(conn, Holder::Group(support.id), "ticket.change")?;
+///     permissions::grant(conn, Holder::Group(support.id), "user.change")?;
 ///     permissions::add_to_group(conn, 7, support.id)?;
-///     assert!(Held::of_user_id(conn, 7)?.has("ticket.change"));
-///     permissions::revoke(conn, Holder::Group(support.id), "ticket.change")?;
-///     assert!(!Held::of_user_id(conn, 7)?.has("ticket.change"));
+///     assert!(Held::of_user_id(conn, 7)?.has("user.change"));
+///     permissions::revoke(conn, Holder::Group(support.id), "user.change")?;
+///     assert!(!Held::of_user_id(conn, 7)?.has("user.change"));
+///     // A name that is no model's permission, nor declared:
+///     assert!(permissions::grant(conn, Holder::User(7), "user.fly").is_err());
 ///     Ok::<_, plover::Error>(())
 /// })
 /// .unwrap();
 /// ```
 ///
 /// # Errors
-/// [`Error::Validation`] for a name that is not `<model>.<action>`-shaped text (blank, or
-/// longer than 150 characters); the database's error.
+/// [`Error::Validation`] for a name that names no permission ([`exists`](super::exists));
+/// the database's error.
 pub fn grant(conn: &mut Conn<'_>, holder: Holder, permission: &str) -> Result<bool, Error> {
     if holds(conn, holder, permission)? {
         return Ok(false);

@@ -3,9 +3,9 @@
 //!
 //! Every model has four permissions, `<model>.view`, `.add`, `.change` and `.delete` (the
 //! model's name as `RestModel::meta().name` gives it: `ticket.change`), and an application may
-//! use names of its own (`ticket.export`). A user holds permissions directly
-//! ([`UserPermission`]) or through the groups it is in ([`UserGroup`], [`GroupPermission`]);
-//! a superuser (the user model's admin flag) holds them all ([`Held`]).
+//! [`declare`] names of its own (`ticket.export`); no other name can be granted. A user holds
+//! permissions directly ([`UserPermission`]) or through the groups it is in ([`UserGroup`],
+//! [`GroupPermission`]); a superuser (the user model's admin flag) holds them all ([`Held`]).
 //! [`ModelPermissions`] on a resource makes each verb need its permission.
 //!
 //! The four tables are models like the application's own: `manage::Commands` counts them
@@ -23,6 +23,7 @@
 mod grants;
 mod held;
 mod models;
+mod names;
 mod rest;
 
 pub use grants::{add_to_group, create_group, grant, remove_from_group, revoke, Holder};
@@ -31,6 +32,7 @@ pub use models::{
     Group, GroupChanges, GroupPermission, GroupPermissionChanges, UserGroup, UserGroupChanges,
     UserPermission, UserPermissionChanges,
 };
+pub use names::{declare, exists};
 pub use rest::ModelPermissions;
 
 use crate::error::Error;

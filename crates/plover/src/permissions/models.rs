@@ -25,7 +25,7 @@ pub struct Group {
 /// `group_id` and `permission` serves the look-up of a user's permissions.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_group_permission)]
-#[rest(table, display = "{permission}")]
+#[rest(table, rules, display = "{permission}")]
 #[rest(index = "group_id, permission")]
 pub struct GroupPermission {
     /// Primary key.
@@ -33,8 +33,8 @@ pub struct GroupPermission {
     /// The group.
     #[rest(fk = Group)]
     pub group_id: i64,
-    /// The permission's name, `<model>.<verb>` (`ticket.change`), or one the application
-    /// declares.
+    /// The permission's name, `<model>.<action>` (`ticket.change`) for a model of the program,
+    /// or one the application declares ([`declare`](super::declare)); any other name is refused.
     #[rest(not_blank, max_len = 150)]
     pub permission: String,
 }
@@ -59,7 +59,7 @@ pub struct UserGroup {
 /// `plover_user_permission`.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_user_permission)]
-#[rest(table, display = "{permission}")]
+#[rest(table, rules, display = "{permission}")]
 #[rest(index = "user_id, permission")]
 pub struct UserPermission {
     /// Primary key.
