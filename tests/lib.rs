@@ -12,6 +12,8 @@
 //!   registrations of the same models with other options (`slim`, `dchain`, `msgff`, ...; the
 //!   `tracked` and `tracked_open` samples record their writes in the history);
 //! - `/v2`: an API whose default authentication is `UserAuthentication` (`follow`, `note`);
+//! - `/v3`: `ticket` and `sample` behind `UserAuthentication` on every verb and
+//!   `ModelPermissions`;
 //! - `/small`: an API with a 64-byte body limit.
 //!
 //! Tests seed rows with SQL ([`TestApp::sql`]) or users with [`TestApp::user`], send requests
@@ -1130,6 +1132,8 @@ impl TestApp {
         let api = api(db.clone(), &auth, &log);
         let v2 =
             plover_conformance_app::v2(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
+        let v3 =
+            plover_conformance_app::v3(db.clone(), &auth, plover::rest::DEFAULT_MAX_BODY_BYTES);
         let small = small(db.clone());
         let registrations = vec![
             ("/api", plover::__private::registrations(&api)),
@@ -1143,6 +1147,7 @@ impl TestApp {
                 .configure(auth.setup())
                 .configure(api)
                 .configure(v2)
+                .configure(v3.setup())
                 .configure(small)
                 .configure(admin(&auth).setup())
                 .configure(plover_conformance_app::pages)
@@ -1168,13 +1173,24 @@ impl TestApp {
     ) -> TestService {
         let auth = configure(Auth::<User>::new(self.db.clone()).cost(4));
         let api = api(self.db.clone(), &auth, &CallLog::default());
+        let v3 = plover_conformance_app::v3(
+            self.db.clone(),
+            &auth,
+            plover::rest::DEFAULT_MAX_BODY_BYTES,
+        );
         TestService::new(
             App::new()
                 .wrap(auth.session_middleware())
                 .configure(auth.setup())
-                .configure(api.setup()),
+                .configure(api.setup())
+                .configure(v3.setup()),
         )
         .await
+    }
+
+    /// The URL of this application's database, without options: another process's way to it.
+    pub fn database_url(&self) -> String {
+        self.store.url()
     }
 
     /// Whether this application runs on PostgreSQL.

@@ -32,6 +32,7 @@ mod microblog;
 mod nested_create;
 mod openapi;
 mod ordering_pagination;
+mod permissions;
 mod properties;
 mod query;
 mod rate_limits;

@@ -9,6 +9,7 @@ use actix_web::{web, HttpResponse};
 use microblog::{Message, Note, Relationship, User};
 use models::{AModel, ApiKey, BModel, CModel, DModel, EModel, FModel, HModel, Sample, Ticket};
 use plover::admin::{Admin, AdminPanel, Column, ModelAdmin, PanelData, PanelForm};
+use plover::permissions::ModelPermissions;
 use plover::prelude::*;
 use plover::rest::HashPassword;
 use plover::rest::{Context, Data, Scope};
@@ -213,7 +214,22 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             .auth(open())
             .changes(true),
     );
+    permission_resources(&mut api, auth);
     api
+}
+
+/// Plover's permission models as plain resources of API "api" (APP.md section 8), for
+/// administrators only.
+fn permission_resources(api: &mut RestApi, auth: &Auth<User>) {
+    use plover::permissions::{Group, GroupPermission, UserGroup, UserPermission};
+    let admin_all = || {
+        let all = vec![Method::GET, Method::POST, Method::PUT, Method::DELETE];
+        AdminAuthentication::with_methods(auth, all)
+    };
+    api.register_resource(Resource::<Group>::new().auth(admin_all()))
+        .register_resource(Resource::<GroupPermission>::new().auth(admin_all()))
+        .register_resource(Resource::<UserGroup>::new().auth(admin_all()))
+        .register_resource(Resource::<UserPermission>::new().auth(admin_all()));
 }
 
 /// The registrations of API "v2" (APP.md section 4), before `setup()`.
@@ -239,6 +255,37 @@ pub fn v2(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
         Resource::<Note>::new()
             .hooks(NoPost)
             .allowed_methods([Method::GET, Method::POST]),
+    );
+    api
+}
+
+/// The registrations of API "v3" (APP.md section 8), before `setup()`: every verb needs
+/// credentials and its model permission.
+pub fn v3(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
+    use Method as M;
+    let every = || vec![M::GET, M::POST, M::PUT, M::PATCH, M::DELETE];
+    let mut api = RestApi::new(db)
+        .prefix("/v3")
+        .name("v3")
+        .default_auth(UserAuthentication::with_methods(auth, every()))
+        .max_body_bytes(max_body);
+    api.register_resource(
+        Resource::<Ticket>::new()
+            .filter_exclude([Ticket::FIELDS.body])
+            .filtered_writes(true)
+            .allowed_methods(every())
+            .permissions(ModelPermissions)
+            .changes(true),
+    )
+    .register_resource(
+        Resource::<Sample>::new()
+            .aggregates(true)
+            .filtered_writes(true)
+            .max_affected(1000)
+            .upsert(true)
+            .allowed_methods(every())
+            .permissions(ModelPermissions)
+            .changes(true),
     );
     api
 }

@@ -44,7 +44,7 @@ use microblog::{ensure_user, User};
 use plover::jobs::{Jobs, Workers};
 use plover::prelude::*;
 use plover::webhooks::{Dispatcher, Endpoint, Targets, Webhooks};
-use plover_conformance_app::{api, models, v2};
+use plover_conformance_app::{api, models, v2, v3};
 
 /// Command-line options.
 struct Args {
@@ -175,6 +175,7 @@ async fn main() -> std::io::Result<()> {
     let hooks = webhooks(&api, &args)?;
     let api = api.setup();
     let v2 = v2(db.clone(), &auth, args.max_body_bytes).setup();
+    let v3 = v3(db.clone(), &auth, args.max_body_bytes).setup();
     let accounts = auth.setup();
     let mut admin = plover_conformance_app::admin(&auth);
     if let Some(hooks) = &hooks {
@@ -200,6 +201,7 @@ async fn main() -> std::io::Result<()> {
             .configure(accounts.clone())
             .configure(api.clone())
             .configure(v2.clone())
+            .configure(v3.clone())
             .configure(admin.clone())
             .configure(plover_conformance_app::pages)
     })

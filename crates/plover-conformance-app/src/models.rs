@@ -238,6 +238,7 @@ pub fn models() -> Vec<&'static plover::model::ModelMeta> {
         Sample::meta(),
         Ticket::meta(),
     ]);
+    out.extend(plover::permissions::models());
     out
 }
 

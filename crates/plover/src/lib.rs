@@ -73,6 +73,7 @@ mod meta;
 pub mod model;
 mod mounted;
 pub mod openapi;
+pub mod permissions;
 pub mod query;
 pub mod rest;
 pub mod schema;
@@ -156,3 +157,7 @@ mod deployment_doctests {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/security.md")]
 mod security_doctests {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/permissions.md")]
+mod permissions_doctests {}

@@ -219,7 +219,10 @@ impl<U: UserModel + Clone> Commands<U> {
                 <crate::changes::ChangeEvent as crate::model::RestModel>::meta(),
                 <crate::jobs::Job as crate::model::RestModel>::meta(),
                 <crate::webhooks::WebhookEndpoint as crate::model::RestModel>::meta(),
-            ],
+            ]
+            .into_iter()
+            .chain(crate::permissions::models())
+            .collect(),
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
             auth: Box::new(|auth| auth),
@@ -253,8 +256,9 @@ impl<U: UserModel + Clone> Commands<U> {
     /// [`schema::create_tables`]). Plover's own history table
     /// ([`HistoryEntry`](crate::history::HistoryEntry), which the admin writes to), events
     /// table ([`ChangeEvent`](crate::changes::ChangeEvent), the outbox of change feeds), job
-    /// queue ([`Job`](crate::jobs::Job)) and stored webhook endpoints
-    /// ([`WebhookEndpoint`](crate::webhooks::WebhookEndpoint)) are always among them; a model
+    /// queue ([`Job`](crate::jobs::Job)), stored webhook endpoints
+    /// ([`WebhookEndpoint`](crate::webhooks::WebhookEndpoint)) and permission tables
+    /// ([`permissions::models`](crate::permissions::models)) are always among them; a model
     /// listed twice counts once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
         for model in models {

@@ -31,7 +31,11 @@ const ERRORS: [(u16, &str, &str); 12] = [
         "Unauthorized",
         "Credentials are missing or wrong, or this verb takes none",
     ),
-    (403, "Forbidden", "A check or the ownership rule refused"),
+    (
+        403,
+        "Forbidden",
+        "A check, the ownership rule or a missing model permission refused",
+    ),
     (
         429,
         "TooManyRequests",
@@ -786,6 +790,10 @@ fn operation(doc: &ResourceDoc<'_>, op: Op<'_>) -> Operation {
     }
     if doc.rate_limited {
         errors.push(429);
+    }
+    if doc.permissions {
+        // ModelPermissions: a user is needed whatever the authentication protects.
+        errors.extend([401, 403]);
     }
     let mut operation = Operation::new();
     operation.tags = Some(vec![doc.name.to_owned()]);

@@ -71,6 +71,8 @@ pub(crate) struct ResourceDoc<'a> {
     pub(crate) auth: Described,
     /// Whether a rate limit (the resource's or the API's) counts its requests.
     pub(crate) rate_limited: bool,
+    /// Whether each verb needs its model permission (`ModelPermissions`): 401 and 403.
+    pub(crate) permissions: bool,
     /// Whether reads and updates send an `ETag` (the API's `etags`).
     pub(crate) etags: bool,
     /// Whether PUT, PATCH and DELETE need `If-Match`.

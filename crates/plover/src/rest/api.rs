@@ -243,6 +243,16 @@ impl RestApi {
                 M::meta().name
             );
         }
+        let unprotected = prepared.unprotected_verbs(&self.defaults);
+        if access.permissions.is_some() && !unprotected.is_empty() {
+            panic!(
+                "plover: the resource '{}' needs model permissions (Resource::permissions), but \
+                 its authentication lets {unprotected:?} through without credentials, which \
+                 would then always answer 401: protect every verb it serves \
+                 (UserAuthentication::with_methods)",
+                prepared.name
+            );
+        }
         if self.endpoints.iter().any(|e| e.name() == prepared.name) {
             panic!(
                 "plover: API '{}' already has a resource named '{}'",

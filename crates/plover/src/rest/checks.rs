@@ -16,6 +16,7 @@ use crate::auth::{AuthRequest, AuthUser, Authenticator};
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::RestModel;
+use crate::permissions::ModelPermissions;
 
 /// What an API gives the resources that set none of their own.
 pub(crate) struct ApiDefaults {
@@ -150,8 +151,9 @@ impl<M: RestModel> Prepared<M> {
         of_path && self.access.allowed_methods.contains(method)
     }
 
-    /// Authentication (the resource's, else `api`'s), then the rate limit (after it, so that a
-    /// limit by user knows the user; before any work). `rate` receives where the request
+    /// Authentication (the resource's, else `api`'s), the model permissions where the
+    /// resource needs them (before the row is looked up), then the rate limit (after them, so
+    /// that a limit by user knows the user; before any work). `rate` receives where the request
     /// stands in its limit's window.
     pub(super) fn admit<'r>(
         &'r self,
@@ -175,6 +177,11 @@ impl<M: RestModel> Prepared<M> {
             auth,
             request,
         };
+        if let Some(permissions) = self.access.permissions {
+            let actions = ModelPermissions::actions(&verb.served, verb.detail);
+            let user = admitted.user.as_ref();
+            permissions.check(&mut db.conn()?, M::meta().name, actions, user)?;
+        }
         let limit = match (&self.access.rate, &api.rate) {
             (Some(own), _) => Some((own, self.name.as_str())),
             (None, Some(shared)) => Some((shared, "*")),
@@ -192,6 +199,29 @@ impl<M: RestModel> Prepared<M> {
             }
         }
         Ok(admitted)
+    }
+
+    /// The verbs this resource serves (on its list or detail path) that its authentication
+    /// (else `api`'s) says it lets through without credentials (PATCH counting as PUT, as
+    /// authentication sees it); none when the authentication cannot tell.
+    pub(super) fn unprotected_verbs(&self, api: &ApiDefaults) -> Vec<Method> {
+        let auth = self.access.auth.as_deref().unwrap_or(api.auth.as_ref());
+        let Some(protected) = auth.describe().protected_methods else {
+            return Vec::new();
+        };
+        let mut served = self.served_verbs(false);
+        served.extend(self.served_verbs(true));
+        served.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        served.dedup();
+        served.retain(|verb| {
+            let as_auth = if *verb == Method::PATCH {
+                &Method::PUT
+            } else {
+                verb
+            };
+            !protected.contains(as_auth)
+        });
+        served
     }
 
     /// With an owner field: the authenticated user and the field (403 without a user).

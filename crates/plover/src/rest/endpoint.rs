@@ -119,6 +119,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             delete_recursive: self.writes.delete_recursive,
             auth: self.access.auth.as_deref().unwrap_or(&*api.auth).describe(),
             rate_limited: self.access.rate.is_some() || api.rate.is_some(),
+            permissions: self.access.permissions.is_some(),
             etags: api.etags,
             require_if_match: self.writes.require_if_match,
             max_affected: self.access.max_affected,

@@ -22,6 +22,7 @@ use crate::listing::FilterPaths;
 use crate::listing::ListPlan;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::openapi::Shape;
+use crate::permissions::ModelPermissions;
 use crate::query::{Count, Filter, Limits, Order, Select};
 
 /// A resource ready to serve: what its list reads, what its objects show, who may call which
@@ -140,6 +141,8 @@ impl Output {
 pub(crate) struct Access {
     /// Its own authentication (`None`: the API's).
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    /// Whether each verb needs its model permission ([`Resource::permissions`]).
+    pub(crate) permissions: Option<ModelPermissions>,
     /// Its own rate limit (`None`: the API's, if any).
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
@@ -218,6 +221,7 @@ struct Options {
     delete_recursive: bool,
     owner_field: Option<usize>,
     auth: Option<Arc<dyn Authenticator>>,
+    permissions: Option<ModelPermissions>,
     rate: Option<RateLimit>,
     allowed_methods: Vec<Method>,
 }
@@ -298,6 +302,7 @@ impl Parts {
             },
             access: Access {
                 auth: options.auth,
+                permissions: options.permissions,
                 rate: options.rate,
                 allowed_methods: options.allowed_methods,
                 aggregates: options.aggregates,
@@ -440,6 +445,7 @@ impl<M: RestModel> Prepared<M> {
             delete_recursive: resource.delete_recursive,
             owner_field: resource.owner_field,
             auth: resource.auth,
+            permissions: resource.permissions,
             rate: resource.rate,
             allowed_methods: resource.allowed_methods,
         };

@@ -11,6 +11,7 @@ use super::relation::{ChildSpec, IntoChildResource};
 use crate::auth::Authenticator;
 use crate::listing::{list_setters, ListSpec};
 use crate::model::{indexes, Field, RestModel};
+use crate::permissions::ModelPermissions;
 use crate::query::Count;
 
 /// The REST options of one model. Register it with
@@ -46,6 +47,8 @@ pub struct Resource<M: RestModel> {
     pub(crate) delete_recursive: bool,
     pub(crate) owner_field: Option<usize>,
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    /// Whether each verb needs its model permission.
+    pub(crate) permissions: Option<ModelPermissions>,
     pub(crate) rate: Option<RateLimit>,
     pub(crate) allowed_methods: Vec<Method>,
     /// The hook sets, in the order they were added (none: the defaults, which do nothing).
@@ -91,6 +94,7 @@ impl<M: RestModel> Resource<M> {
             delete_recursive: true,
             owner_field: None,
             auth: None,
+            permissions: None,
             rate: None,
             allowed_methods: vec![Method::GET, Method::POST, Method::PUT, Method::DELETE],
             hooks: Vec::new(),
@@ -377,6 +381,28 @@ impl<M: RestModel> Resource<M> {
     /// The authentication of this resource (default: the API's).
     pub fn auth(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Makes each verb need its model permission (docs/permissions.md): GET `view`, POST
+    /// `add`, PUT and PATCH `change`, DELETE `delete`, an upsert `add` and `change`; 401
+    /// without a user, 403 without the permission. See [`ModelPermissions`].
+    ///
+    /// ```
+    /// use actix_web::http::Method;
+    /// use plover::accounts::User;
+    /// use plover::permissions::ModelPermissions;
+    /// use plover::prelude::*;
+    ///
+    /// let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
+    /// let auth = Auth::<User>::new(db);
+    /// let every_verb = vec![Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE];
+    /// let users = Resource::<User>::new()
+    ///     .auth(UserAuthentication::with_methods(&auth, every_verb))
+    ///     .permissions(ModelPermissions);
+    /// ```
+    pub fn permissions(mut self, permissions: ModelPermissions) -> Self {
+        self.permissions = Some(permissions);
         self
     }
 

@@ -1,0 +1,73 @@
+//! The tables of groups and permissions: models like the application's own, so that their
+//! schema, drift check and migrations come with theirs, and so that they can be read with
+//! `views::Query` and registered as REST resources or in the admin.
+//!
+//! A user is named by the primary key of the application's user model (`user_id`), not by a
+//! foreign key: Plover does not know that model's table. Deleting a user leaves its rows here;
+//! delete them with it (`Query::<UserGroup>::new().filter(..).delete(conn)`).
+
+use plover_derive::RestModel;
+
+/// A group of users (a role: "support", "accounting"): a user in it holds its permissions.
+/// A row of the table `plover_group`.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = plover_group)]
+#[rest(table, display = "{name}")]
+pub struct Group {
+    /// Primary key.
+    pub id: i64,
+    /// The group's name, unique.
+    #[rest(unique, not_blank, max_len = 150)]
+    pub name: String,
+}
+
+/// A permission a group holds: a row of the table `plover_group_permission`. The index over
+/// `group_id` and `permission` serves the look-up of a user's permissions.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = plover_group_permission)]
+#[rest(table, rules, display = "{permission}")]
+#[rest(index = "group_id, permission")]
+pub struct GroupPermission {
+    /// Primary key.
+    pub id: i64,
+    /// The group.
+    #[rest(fk = Group)]
+    pub group_id: i64,
+    /// The permission's name, `<model>.<action>` (`ticket.change`) for a model of the program,
+    /// or one the application declares ([`declare`](super::declare)); any other name is refused.
+    #[rest(not_blank, max_len = 150)]
+    pub permission: String,
+}
+
+/// A user's membership of a group: a row of the table `plover_user_group`.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = plover_user_group)]
+#[rest(table, display = "user #{user_id} in group #{group_id}")]
+#[rest(index = "user_id, group_id")]
+pub struct UserGroup {
+    /// Primary key.
+    pub id: i64,
+    /// The primary key of the user (of the application's user model); `user` in the API.
+    #[rest(name = "user")]
+    pub user_id: i64,
+    /// The group.
+    #[rest(fk = Group)]
+    pub group_id: i64,
+}
+
+/// A permission a user holds directly (not through a group): a row of the table
+/// `plover_user_permission`.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = plover_user_permission)]
+#[rest(table, rules, display = "{permission}")]
+#[rest(index = "user_id, permission")]
+pub struct UserPermission {
+    /// Primary key.
+    pub id: i64,
+    /// The primary key of the user (of the application's user model); `user` in the API.
+    #[rest(name = "user")]
+    pub user_id: i64,
+    /// The permission's name, as [`GroupPermission::permission`].
+    #[rest(not_blank, max_len = 150)]
+    pub permission: String,
+}
