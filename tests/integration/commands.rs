@@ -37,6 +37,7 @@ fn run_program(
         .env_remove("PLOVER_SUPERUSER_PASSWORD")
         .env_remove("PLOVER_SUPERUSER_USERNAME")
         .env_remove("PLOVER_SUPERUSER_EMAIL")
+        .env_remove("PLOVER_NEW_PASSWORD")
         .env_remove("SECRET_KEY")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -71,6 +72,9 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         "makemigrations",
         "migrate",
         "createsuperuser",
+        "changepassword",
+        "grant",
+        "revoke",
         "openapi",
         "routes",
         "worker",
@@ -94,6 +98,8 @@ fn help_lists_every_command_and_a_wrong_one_is_a_usage_error() {
         ("check", "--database"),
         ("migrate", "--database"),
         ("createsuperuser", "--username"),
+        ("grant", "--in-group"),
+        ("revoke", "--group"),
         ("openapi", "--prefix"),
         ("routes", "--database"),
         ("worker", "--once"),
@@ -159,6 +165,141 @@ fn createsuperuser_makes_an_administrator_who_can_log_in_once() {
     assert_eq!(
         scalar(&db, "SELECT COUNT(*) FROM users").as_deref(),
         Some("1")
+    );
+}
+
+/// The permissions the user named `name` holds, directly and through groups.
+fn held(db: &Database, name: &str) -> Vec<String> {
+    let auth = Auth::<User>::new(db.clone());
+    db.run_blocking(|c| {
+        let user = auth.find_user(c, name)?.expect("the user exists");
+        plover::permissions::Held::of_user_id(c, user.id)
+    })
+    .expect("permissions read")
+    .names()
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn grant_revoke_and_changepassword_change_roles_and_passwords_all_or_nothing() {
+    let (db, store) = fresh_database("");
+    let (dir, url) = (TempDir::new(), store.url());
+    let password = [("PLOVER_SUPERUSER_PASSWORD", "a long passphrase")];
+    let out = run(
+        &dir,
+        &url,
+        &["createsuperuser", "--username", "staff"],
+        &password,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let grant_group = [
+        "grant",
+        "--group",
+        "--create",
+        "support",
+        "note.view",
+        "note.change",
+    ];
+    let out = run(&dir, &url, &grant_group, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "group support: note.view granted\ngroup support: note.change granted\n"
+    );
+    let out = run(
+        &dir,
+        &url,
+        &["grant", "staff", "note.delete", "--in-group", "support"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with("user staff: joined group support\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        held(&db, "staff"),
+        ["note.change", "note.delete", "note.view"]
+    );
+
+    // An unknown user, group or permission: exit status 1, a message, nothing written.
+    for (args, message) in [
+        (
+            &["grant", "nobody", "note.add"][..],
+            "no user is named \"nobody\"",
+        ),
+        (
+            &["grant", "staff", "note.add", "--in-group", "ghosts"],
+            "no group is named \"ghosts\"",
+        ),
+        (
+            &["grant", "--group", "ghosts", "note.add"],
+            "no group is named \"ghosts\"",
+        ),
+        (
+            &["grant", "staff", "note.add", "note.fly"],
+            "no permission is named \"note.fly\"",
+        ),
+        (
+            &["revoke", "staff", "notebook.view"],
+            "no permission is named \"notebook.view\"",
+        ),
+    ] {
+        let out = run(&dir, &url, args, &[]);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(
+        held(&db, "staff"),
+        ["note.change", "note.delete", "note.view"]
+    );
+
+    let out = run(
+        &dir,
+        &url,
+        &["revoke", "staff", "note.delete", "--in-group", "support"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "user staff: note.delete revoked\nuser staff: left group support\n"
+    );
+    assert!(held(&db, "staff").is_empty());
+
+    let new = [("PLOVER_NEW_PASSWORD", "another passphrase")];
+    let out = run(&dir, &url, &["changepassword", "staff"], &new);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let auth = Auth::<User>::new(db.clone());
+    let staff = db
+        .run_blocking(|c| auth.find_user(c, "staff"))
+        .unwrap()
+        .unwrap();
+    assert!(staff.check_password("another passphrase"));
+    assert!(!staff.check_password("a long passphrase"));
+    // Without the variable and a terminal, the password comes from the standard input twice.
+    let out = run_program(
+        env!("CARGO_BIN_EXE_plover-tests-commands"),
+        &dir,
+        &url,
+        &["changepassword", "staff"],
+        &[],
+        "third passphrase\nthird passphrase\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let staff = db
+        .run_blocking(|c| auth.find_user(c, "staff"))
+        .unwrap()
+        .unwrap();
+    assert!(staff.check_password("third passphrase"));
+    let out = run(&dir, &url, &["changepassword", "nobody"], &new);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no user is named \"nobody\""),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -1,6 +1,6 @@
 //! docs/permissions.md: model permissions held directly or through groups, required by
 //! `ModelPermissions` on the resources of `/v3` (`ticket`, `sample`), checked before the row
-//! is looked up and read anew on each request.
+//! is looked up; kept by each process while the permissions stamp is unchanged.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
@@ -200,6 +200,33 @@ async fn a_revoked_permission_is_refused_on_the_next_request_of_every_process() 
         .await;
     assert_eq!(created.json_with(201)["user"], staff);
     assert_eq!(other.send(get()).await.code(), 200);
+}
+
+#[actix_web::test]
+async fn permissions_are_read_again_only_after_a_write_to_their_tables() {
+    let app = TestApp::with_seed(TICKETS).await;
+    let staff = app.user("staff", "pw");
+    db(&app, |c| {
+        permissions::grant(c, Holder::User(staff), "ticket.view")
+    });
+    let get = || as_user("staff", Method::GET, "/v3/ticket/1/", &Value::Null);
+    assert_eq!(app.send(get()).await.code(), 200);
+    // The table they are read from is away: a request still has them, kept by the process
+    // under the stamp it reads with the user.
+    let rename = |from: &str, to: &str| format!("ALTER TABLE {from} RENAME TO {to}");
+    db(&app, |c| {
+        c.batch_execute(&rename("plover_user_permission", "moved"))
+    });
+    assert_eq!(app.send(get()).await.code(), 200);
+    assert_eq!(app.send(get()).await.code(), 200);
+    // A write to another table of permissions raises the stamp: the next request reads them
+    // again (and finds no table).
+    db(&app, |c| permissions::create_group(c, "support"));
+    assert_eq!(app.send(get()).await.code(), 500);
+    db(&app, |c| {
+        c.batch_execute(&rename("moved", "plover_user_permission"))
+    });
+    assert_eq!(app.send(get()).await.code(), 200);
 }
 
 #[actix_web::test]

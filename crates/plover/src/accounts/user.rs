@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::model::RestModel;
 use crate::query::{Filter, Op, Param, Select};
 use crate::server::ClientKey;
+use crate::sql::{self, stamp, Arg};
 use crate::value::kind::FieldKind;
 
 /// A model that is a user of the accounts component (flask-peewee's `BaseUser`).
@@ -377,42 +378,91 @@ impl<U: UserModel> Auth<U> {
         conn.transaction(|conn| crate::model::save::<U>(conn, changes, None))
     }
 
+    /// Sets the password of `user` to `raw`, hashed at the component's cost, in one statement.
+    /// The user's sessions end: a session holds a digest of the password hash it logged in
+    /// with. Call it inside the transaction of the rest of the change, if any.
+    ///
+    /// # Errors
+    /// [`Error::Validation`] on the password field for a password that cannot be hashed (over
+    /// 72 bytes); the database's error.
+    pub fn set_password(&self, conn: &mut Conn<'_>, user: &U, raw: &str) -> Result<(), Error> {
+        let hash = self
+            .make_password(raw)
+            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        let meta = U::meta();
+        let (field, _) = meta.field(U::PASSWORD_FIELD).ok_or_else(|| {
+            Error::Internal(format!("user model has no field '{}'", U::PASSWORD_FIELD))
+        })?;
+        sql::update(conn, meta, user.pk(), &[(field, Arg::Text(hash.into()))])?;
+        Ok(())
+    }
+
     /// The user with primary key `id`, active or not.
     pub fn find_user_by_id(&self, conn: &mut Conn<'_>, id: i64) -> Result<Option<U>, Error> {
         U::load_pk(conn, id)
     }
 
+    /// [`Auth::find_user_by_id`] for a request's credentials, reading the permissions stamp
+    /// as [`Auth::find_user_stamped`] does.
+    pub(crate) fn find_user_by_id_stamped(
+        &self,
+        db: &mut LazyConn<'_>,
+        id: i64,
+    ) -> Result<Option<U>, Error> {
+        if !stamp::present(db)? {
+            return self.find_user_by_id(&mut db.conn()?, id);
+        }
+        let found = sql::by_pk_stamped::<U>(&mut db.conn()?, U::meta(), id)?;
+        db.set_permissions_stamp(found.as_ref().map(|(_, stamp)| *stamp));
+        Ok(found.map(|(user, _)| user))
+    }
+
     /// The user named `username` (NFKC-normalised and without surrounding whitespace, as names
     /// are stored: [`normalize_username`](super::normalize_username)), active or not.
     pub fn find_user(&self, conn: &mut Conn<'_>, username: &str) -> Result<Option<U>, Error> {
-        if crate::value::check_text(username).is_err() {
-            return Ok(None); // no stored name holds U+0000
-        }
-        // NFKC leaves ASCII as it is: most names need no copy.
-        let normalized;
-        let username = if username.is_ascii() {
-            username.trim()
-        } else {
-            normalized = crate::model::usernames::normalize_username(username);
-            normalized.as_str()
+        let Some(username) = stored_name(username) else {
+            return Ok(None);
         };
         let meta = U::meta();
         let (field, spec) = meta.field(U::USERNAME_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::USERNAME_FIELD))
         })?;
         if spec.unique && spec.kind == FieldKind::Text {
-            return U::load_unique(conn, field, username);
+            return U::load_unique(conn, field, &username);
         }
         let select = Select {
             filters: vec![Filter {
                 path: vec![field],
                 op: Op::Eq,
-                values: vec![Param::Text(username.to_owned())],
+                values: vec![Param::Text(username.into_owned())],
             }],
             limit: Some(1),
             ..Select::default()
         };
         Ok(U::load(conn, &select)?.into_iter().next())
+    }
+
+    /// [`Auth::find_user`] for a request's credentials: where the database has the
+    /// permissions stamp (docs/permissions.md), it is read in the same statement and kept on
+    /// `db`, so that the user's permissions need no statement while they are current.
+    pub(crate) fn find_user_stamped(
+        &self,
+        db: &mut LazyConn<'_>,
+        username: &str,
+    ) -> Result<Option<U>, Error> {
+        let meta = U::meta();
+        let unique = meta
+            .field(U::USERNAME_FIELD)
+            .filter(|(_, spec)| spec.unique && spec.kind == FieldKind::Text);
+        match (unique, stored_name(username)) {
+            (Some((field, _)), Some(name)) if stamp::present(db)? => {
+                let key = Arg::Text(name);
+                let found = sql::by_field_stamped::<U>(&mut db.conn()?, meta, field, &key)?;
+                db.set_permissions_stamp(found.as_ref().map(|(_, stamp)| *stamp));
+                Ok(found.map(|(user, _)| user))
+            }
+            _ => self.find_user(&mut db.conn()?, username),
+        }
     }
 
     /// The active user with these credentials, or `None`. The connection stays checked out
@@ -619,4 +669,18 @@ mod tests {
             "the second request ran no check"
         );
     }
+}
+
+/// `username` as names are stored (NFKC-normalised, without surrounding whitespace; most
+/// names are ASCII and need no copy), or `None` for a name no stored one can equal (one
+/// holding U+0000).
+fn stored_name(username: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if crate::value::check_text(username).is_err() {
+        return None;
+    }
+    Some(if username.is_ascii() {
+        username.trim().into()
+    } else {
+        crate::model::usernames::normalize_username(username).into()
+    })
 }

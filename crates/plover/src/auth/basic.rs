@@ -65,11 +65,7 @@ impl<U: UserModel> Authenticator for UserAuthentication<U> {
         }
         let (username, password) = basic_credentials(req.headers).ok_or(Error::Unauthorized)?;
         // Database trouble counts as no such user: this never fails but with a 401.
-        let found = self
-            .auth
-            .find_user(&mut db.conn()?, &username)
-            .ok()
-            .flatten();
+        let found = self.auth.find_user_stamped(db, &username).ok().flatten();
         // A full password check runs without a pooled connection.
         let creds = Credentials::new(req.client, &username, &password);
         match self

@@ -137,12 +137,11 @@ impl<U: UserModel> Authenticator for BearerAuthentication<U> {
         }
         let token = bearer_token(req).ok_or(Error::Unauthorized)?;
         let digest_field = Token::FIELDS.digest.index();
-        let conn = &mut db.conn()?;
-        let found = Token::load_unique(conn, digest_field, &hash_secret(&token))?;
+        let found = Token::load_unique(&mut db.conn()?, digest_field, &hash_secret(&token))?;
         let Some(token) = found.filter(|t| !t.revoked) else {
             return Err(Error::Unauthorized);
         };
-        match self.auth.find_user_by_id(conn, token.user_id)? {
+        match self.auth.find_user_by_id_stamped(db, token.user_id)? {
             Some(user) if user.is_active() => Ok(Some(AuthUser::of(&user))),
             _ => Err(Error::Unauthorized),
         }

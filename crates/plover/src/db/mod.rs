@@ -34,7 +34,7 @@ macro_rules! by_engine {
 }
 pub(crate) use by_engine;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -217,6 +217,18 @@ struct Shared {
     canceller: Option<Arc<Canceller>>,
     /// Whether a thread of this process watches the database's outbox (`changes::watch`).
     watched: std::sync::atomic::AtomicBool,
+    /// This database among those the process opened (what caches of its rows are keyed by).
+    id: u64,
+    /// Whether the database has the permissions stamp's table (`sql::stamp`), once known.
+    stamp_table: OnceLock<bool>,
+}
+
+/// The number of databases the process opened.
+static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The next database's [`Shared::id`].
+fn next_id() -> u64 {
+    OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The queue of one SQLite database's writers in this process. SQLite lets one write
@@ -300,6 +312,8 @@ pub struct LazyConn<'a> {
     /// SQLite: this unit's turn among the writers, held while it holds a connection.
     turn: Option<MutexGuard<'a, Option<SqlitePooled>>>,
     writes: bool,
+    /// The permissions stamp read with the unit's user (`sql::stamp`), if it was.
+    stamp: Option<i64>,
 }
 
 impl std::fmt::Debug for LazyConn<'_> {
@@ -319,7 +333,23 @@ impl<'a> LazyConn<'a> {
             pooled: None,
             turn: None,
             writes: false,
+            stamp: None,
         }
+    }
+
+    /// The database.
+    pub(crate) fn database(&self) -> &'a Database {
+        self.db
+    }
+
+    /// The permissions stamp read with the unit's user, if it was.
+    pub(crate) fn permissions_stamp(&self) -> Option<i64> {
+        self.stamp
+    }
+
+    /// Keeps the permissions stamp read with the unit's user.
+    pub(crate) fn set_permissions_stamp(&mut self, stamp: Option<i64>) {
+        self.stamp = stamp;
     }
 
     /// The engine of the database.
@@ -504,6 +534,8 @@ impl Database {
                     #[cfg(feature = "postgres")]
                     canceller: None,
                     watched: Default::default(),
+                    id: next_id(),
+                    stamp_table: OnceLock::new(),
                 })))
             }
             #[cfg(feature = "postgres")]
@@ -526,6 +558,8 @@ impl Database {
                     reading,
                     canceller: Some(Arc::new(Canceller::new(&config.name))),
                     watched: Default::default(),
+                    id: next_id(),
+                    stamp_table: OnceLock::new(),
                 })))
             }
             #[cfg(not(feature = "postgres"))]
@@ -542,6 +576,17 @@ impl Database {
             .0
             .watched
             .swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// This database among those the process opened: a clone has the same id, another
+    /// database (even of the same file or URL) another one.
+    pub(crate) fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Whether the database has the permissions stamp's table, once someone looked.
+    pub(crate) fn stamp_table(&self) -> &OnceLock<bool> {
+        &self.0.stamp_table
     }
 
     /// A reference that does not keep the database open.

@@ -22,6 +22,7 @@
 
 mod grants;
 mod held;
+mod kept;
 mod models;
 mod names;
 mod rest;
@@ -29,8 +30,8 @@ mod rest;
 pub use grants::{add_to_group, create_group, grant, remove_from_group, revoke, Holder};
 pub use held::{Action, Held};
 pub use models::{
-    Group, GroupChanges, GroupPermission, GroupPermissionChanges, UserGroup, UserGroupChanges,
-    UserPermission, UserPermissionChanges,
+    Group, GroupChanges, GroupPermission, GroupPermissionChanges, PermissionStamp,
+    PermissionStampChanges, UserGroup, UserGroupChanges, UserPermission, UserPermissionChanges,
 };
 pub use names::{declare, exists};
 pub use rest::ModelPermissions;
@@ -38,13 +39,15 @@ pub use rest::ModelPermissions;
 use crate::error::Error;
 use crate::model::{ModelMeta, RestModel};
 
-/// The models of the four tables, groups first (the order their foreign keys need).
-pub fn models() -> [&'static ModelMeta; 4] {
+/// The models of the four tables and of the stamp that their writes raise, groups first (the
+/// order their foreign keys need).
+pub fn models() -> [&'static ModelMeta; 5] {
     [
         Group::meta(),
         GroupPermission::meta(),
         UserGroup::meta(),
         UserPermission::meta(),
+        PermissionStamp::meta(),
     ]
 }
 
@@ -55,6 +58,7 @@ fn explained(e: Error) -> Error {
     let tables = [
         "plover_group_permission",
         "plover_user_permission",
+        "plover_permission_stamp",
         "plover_user_group",
         "plover_group",
     ];

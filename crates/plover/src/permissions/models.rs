@@ -71,3 +71,18 @@ pub struct UserPermission {
     #[rest(not_blank, max_len = 150)]
     pub permission: String,
 }
+
+/// The permissions stamp: the one row (key 1) of the table `plover_permission_stamp`, whose
+/// counter every write to the four tables above raises in the write's transaction. A request
+/// reads it with its user, so that the permissions a process keeps of a user are known to be
+/// current without reading them again (docs/permissions.md). Plover writes it; an application
+/// never needs to.
+#[derive(Debug, Clone, RestModel)]
+#[diesel(table_name = plover_permission_stamp)]
+#[rest(table)]
+pub struct PermissionStamp {
+    /// Primary key (the row is 1).
+    pub id: i64,
+    /// Raised by one on every write to a table of permissions.
+    pub stamp: i64,
+}

@@ -3,9 +3,9 @@
 
 use actix_web::http::Method;
 
-use super::held::{Action, Held};
+use super::held::Action;
 use crate::auth::AuthUser;
-use crate::db::Conn;
+use crate::db::LazyConn;
 use crate::error::Error;
 
 /// Requires model permissions of the users of a REST resource
@@ -21,9 +21,12 @@ use crate::error::Error;
 /// registration panics otherwise. Object rules (an owner field, `check_*` hooks) still apply
 /// after it.
 ///
-/// The user's permissions are read from the database on each request that needs them (one
-/// statement), so that a revoked permission is refused on the very next request, in every
-/// process that shares the database.
+/// A revoked permission is refused on the very next request, in every process that shares
+/// the database; yet a request needs no statement for its user's permissions while they are
+/// unchanged: they are kept with the permissions stamp, a counter that every write to the
+/// tables of permissions raises and that the request reads with its user (Basic and bearer
+/// authentication of the accounts component; a request authenticated otherwise reads them in
+/// one statement).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ModelPermissions;
 
@@ -44,13 +47,13 @@ impl ModelPermissions {
     /// `model`.
     pub(crate) fn check(
         self,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
         model: &str,
         actions: &[Action],
         user: Option<&AuthUser>,
     ) -> Result<(), Error> {
         let user = user.ok_or(Error::Unauthorized)?;
-        let held = Held::of(conn, user)?;
+        let held = super::kept::held(db, user)?;
         if actions.iter().all(|&action| held.may(model, action)) {
             Ok(())
         } else {

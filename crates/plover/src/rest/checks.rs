@@ -180,7 +180,7 @@ impl<M: RestModel> Prepared<M> {
         if let Some(permissions) = self.access.permissions {
             let actions = ModelPermissions::actions(&verb.served, verb.detail);
             let user = admitted.user.as_ref();
-            permissions.check(&mut db.conn()?, M::meta().name, actions, user)?;
+            permissions.check(db, M::meta().name, actions, user)?;
         }
         let limit = match (&self.access.rate, &api.rate) {
             (Some(own), _) => Some((own, self.name.as_str())),

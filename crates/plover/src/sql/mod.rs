@@ -38,6 +38,8 @@ enum Query {
     Estimate,
     ByPk,
     ByField,
+    ByPkStamped,
+    ByFieldStamped,
     Insert,
     InsertMany,
     RowsLocked,
@@ -239,11 +241,30 @@ pub(crate) fn by_pk<T: FromRow>(
     meta: &ModelMeta,
     pk: i64,
 ) -> Result<Option<T>, Error> {
+    by_pk_as(conn, meta, pk, Query::ByPk)
+}
+
+/// [`by_pk`], with the permissions stamp read in the same statement ([`stamp`]).
+pub(crate) fn by_pk_stamped<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    pk: i64,
+) -> Result<Option<(T, i64)>, Error> {
+    let row = by_pk_as::<Stamped<T>>(conn, meta, pk, Query::ByPkStamped)?;
+    Ok(row.map(|Stamped(row, stamp)| (row, stamp)))
+}
+
+fn by_pk_as<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    pk: i64,
+    query: Query,
+) -> Result<Option<T>, Error> {
     let Some(key) = Arg::key(meta.pk_field().sql_type, pk) else {
         return Ok(None);
     };
     on_engine!(conn, |c, pg| {
-        let statement = by_field_statement(meta, Query::ByPk, meta.pk, &key, pg)?;
+        let statement = by_field_statement(meta, query, meta.pk, &key, pg)?;
         let rows = collect!(select c, statement.fixed::<(T, ByPk)>(), Some(1))?;
         Ok(rows.into_iter().next())
     })
@@ -257,8 +278,29 @@ pub(crate) fn by_field<T: FromRow>(
     index: usize,
     value: &Arg<'_>,
 ) -> Result<Option<T>, Error> {
+    by_field_as(conn, meta, index, value, Query::ByField)
+}
+
+/// [`by_field`], with the permissions stamp read in the same statement ([`stamp`]).
+pub(crate) fn by_field_stamped<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    index: usize,
+    value: &Arg<'_>,
+) -> Result<Option<(T, i64)>, Error> {
+    let row = by_field_as::<Stamped<T>>(conn, meta, index, value, Query::ByFieldStamped)?;
+    Ok(row.map(|Stamped(row, stamp)| (row, stamp)))
+}
+
+fn by_field_as<T: FromRow>(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    index: usize,
+    value: &Arg<'_>,
+    query: Query,
+) -> Result<Option<T>, Error> {
     on_engine!(conn, |c, pg| {
-        let statement = by_field_statement(meta, Query::ByField, index, value, pg)?;
+        let statement = by_field_statement(meta, query, index, value, pg)?;
         let rows = collect!(select c, statement, Some(1))?;
         Ok(rows.into_iter().next())
     })
@@ -272,8 +314,12 @@ fn by_field_statement<'a>(
     pg: bool,
 ) -> Result<Statement<'a>, Error> {
     let field = field(meta, index)?;
+    let stamped = matches!(query, Query::ByPkStamped | Query::ByFieldStamped);
     let write = |w: &mut Writer<'a>| {
         w.select_fields(meta, None);
+        if stamped {
+            stamp::select(w);
+        }
         w.from(meta);
         w.sql(" WHERE ");
         w.column(meta, field);
@@ -303,6 +349,7 @@ pub(crate) fn insert<T: FromRow>(
             .ok_or_else(|| Error::Internal("an insert returned no row".into()))
     })?;
     outbox::created(conn, meta, pk(&row))?;
+    stamp::touched(conn, meta)?;
     Ok(row)
 }
 
@@ -394,6 +441,7 @@ pub(crate) fn insert_many<'a>(
             statement(meta, Query::InsertMany, pg, &shape, &write, None)?.execute(c)?
         });
     }
+    stamp::touched(conn, meta)?;
     Ok(inserted)
 }
 
@@ -470,6 +518,7 @@ pub(crate) fn update<'a>(
         statement(meta, Query::Update, pg, &shape, &write, None)?.execute(c)?
     });
     outbox::updated(conn, meta, before)?;
+    stamp::touched(conn, meta)?;
     Ok(changed)
 }
 
@@ -596,6 +645,7 @@ pub(crate) fn delete(conn: &mut Conn<'_>, meta: &ModelMeta, ids: &[i64]) -> Resu
         w.ident(meta.table);
     })?;
     outbox::deleted(conn, meta, before)?;
+    stamp::touched(conn, meta)?;
     Ok(deleted)
 }
 
@@ -626,6 +676,7 @@ pub(crate) fn nullify(
         w.sql(" = NULL");
     })?;
     outbox::updated(conn, meta, before)?;
+    stamp::touched(conn, meta)?;
     Ok(changed)
 }
 
@@ -671,8 +722,10 @@ pub(crate) use aggregate::aggregate;
 #[cfg(feature = "admin")]
 mod facet;
 mod outbox;
+pub(crate) mod stamp;
 #[cfg(feature = "admin")]
 pub(crate) use facet::{facet_counts, FacetRow, FacetTerm};
+use stamp::Stamped;
 
 #[cfg(test)]
 mod tests;

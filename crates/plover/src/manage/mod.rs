@@ -8,6 +8,9 @@
 //! | `makemigrations [NAME] [--empty] [--allow-drop] [--default FIELD=VALUE] [--rename OLD=NEW]` | writes a migration folder of the fixes ([`schema::migrations::make_with`]) |
 //! | `migrate` | applies the migrations not applied yet ([`schema::migrations::apply`]) |
 //! | `createsuperuser [--username NAME] [--FIELD VALUE]` | creates an active administrator ([`Auth::create_user_with`]): the username and each field the user model requires without a default from its option, else `PLOVER_SUPERUSER_<NAME>`, else asked on the terminal; the password from `PLOVER_SUPERUSER_PASSWORD`, else asked twice (not echoed; three tries; never blank) |
+//! | `changepassword NAME` | sets a user's password ([`Auth::set_password`]), asked twice (or from `PLOVER_NEW_PASSWORD`); the user's sessions end |
+//! | `grant NAME PERMISSION... [--in-group GROUP]...`, `grant --group [--create] NAME PERMISSION...` | grants [permissions](crate::permissions) (`ticket.change`) to a user or a group, and puts a user in groups; all or nothing, an unknown user, group or permission exits 1 |
+//! | `revoke NAME PERMISSION... [--in-group GROUP]...`, `revoke --group NAME PERMISSION...` | takes them back |
 //! | `openapi [--prefix /api]` | prints the REST API's OpenAPI document |
 //! | `routes` | prints the routes Plover mounts (REST, admin, accounts; not the application's own views) |
 //! | `worker [--once]` | runs the application's [jobs](crate::jobs) ([`Commands::jobs`]) until stopped (SIGINT, SIGTERM); with `--once`, the jobs due now, then exits |
@@ -60,6 +63,9 @@ use crate::error::Error;
 use crate::jobs::Jobs;
 use crate::model::ModelMeta;
 use crate::schema::{self, migrations};
+use permissions::Verb;
+
+mod permissions;
 use crate::server::{Except, Guard, Server};
 
 // The options every command takes (a plain comment: clap shows doc comments in `--help`).
@@ -115,6 +121,16 @@ enum Command {
         #[arg(long)]
         username: Option<String>,
     },
+    /// Sets a user's password, asked twice on the terminal (or from PLOVER_NEW_PASSWORD); the
+    /// user's sessions end
+    Changepassword {
+        /// The user's name
+        username: String,
+    },
+    /// Grants permissions to a user or a group, or puts a user in groups (all or nothing)
+    Grant(permissions::Grants),
+    /// Takes back permissions of a user or a group, or takes a user out of groups
+    Revoke(permissions::Grants),
     /// Prints the REST API's OpenAPI document
     Openapi {
         /// The API's prefix, when the application has several
@@ -429,6 +445,17 @@ impl<U: UserModel + Clone> Commands<U> {
                 let _ = (app(&db, &auth), self.background(&db, &auth));
                 self.createsuperuser(&db, &auth, username, given, &mut out)?;
             }
+            Command::Changepassword { username } => {
+                permissions::changepassword(&db, &auth, &username, &mut out)?;
+            }
+            Command::Grant(args) => {
+                let _ = app(&db, &auth); // the permissions the application declares
+                permissions::grants(&db, &auth, &args, Verb::Grant, &mut out)?;
+            }
+            Command::Revoke(args) => {
+                let _ = app(&db, &auth);
+                permissions::grants(&db, &auth, &args, Verb::Revoke, &mut out)?;
+            }
             Command::Openapi { prefix } => openapi(&record(&db, &auth, app), prefix, &mut out)?,
             Command::Routes => routes(&record(&db, &auth, app), &mut out)?,
             Command::Worker { once } => self.worker(&db, &auth, job_workers, once, &mut out)?,
@@ -528,7 +555,7 @@ impl<U: UserModel + Clone> Commands<U> {
                 .map_err(|message| Failure(format!("{}: {message}", field.name())))?;
             fields.push((field.name(), value));
         }
-        let password = ask.new_password()?;
+        let password = ask.new_password("PLOVER_SUPERUSER_PASSWORD")?;
         let user =
             db.run_blocking(|c| auth.create_user_with(c, &username, &password, true, &fields))?;
         writeln!(out, "created {} (id {})", user.username(), user.pk())?;
@@ -771,19 +798,18 @@ impl Asker {
 
     /// The new administrator's password: `PLOVER_SUPERUSER_PASSWORD`, else asked twice, up to
     /// three times while the two differ or it is blank (as Django's `createsuperuser`).
-    fn new_password(&mut self) -> Result<String, Failure> {
-        const VARIABLE: &str = "PLOVER_SUPERUSER_PASSWORD";
-        if let Ok(password) = std::env::var(VARIABLE) {
+    fn new_password(&mut self, variable: &str) -> Result<String, Failure> {
+        if let Ok(password) = std::env::var(variable) {
             if password.trim().is_empty() {
                 return Err(Failure(format!(
-                    "{VARIABLE} is blank: blank passwords are not allowed"
+                    "{variable} is blank: blank passwords are not allowed"
                 )));
             }
             return Ok(password);
         }
         let no_terminal = || {
             Failure(format!(
-                "no terminal to ask the password on: set {VARIABLE}"
+                "no terminal to ask the password on: set {variable}"
             ))
         };
         for _ in 0..PASSWORD_TRIES {

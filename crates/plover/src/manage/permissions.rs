@@ -1,0 +1,149 @@
+//! `grant`, `revoke` and `changepassword`: roles and passwords from the command line
+//! (docs/permissions.md).
+
+use std::io::Write;
+
+use super::{Asker, Failure};
+use crate::accounts::{Auth, UserModel};
+use crate::db::{Conn, Database};
+use crate::error::Error;
+use crate::permissions::{self, Group, Holder};
+use crate::views::Query;
+
+/// The arguments of `grant` and `revoke`.
+#[derive(Debug, clap::Args)]
+pub(super) struct Grants {
+    /// The user's name, or with --group the group's
+    name: String,
+    /// Permissions: MODEL.ACTION (ticket.change; the actions are view, add, change and
+    /// delete), or a name the application declares
+    permissions: Vec<String>,
+    /// NAME is a group's
+    #[arg(long)]
+    group: bool,
+    /// With --group, grant creates the group if there is none of that name
+    #[arg(long)]
+    create: bool,
+    /// A group the user joins (grant) or leaves (revoke); repeatable
+    #[arg(long = "in-group", value_name = "GROUP")]
+    groups: Vec<String>,
+}
+
+/// Whether a command grants or revokes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verb {
+    Grant,
+    Revoke,
+}
+
+/// `grant` or `revoke`: every change in one transaction, one line each; an unknown user,
+/// group or permission changes nothing and fails.
+pub(super) fn grants<U: UserModel>(
+    db: &Database,
+    auth: &Auth<U>,
+    args: &Grants,
+    verb: Verb,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    if args.permissions.is_empty() && args.groups.is_empty() {
+        return Err(Failure(
+            "name a permission, or a group with --in-group".into(),
+        ));
+    }
+    if args.group && !args.groups.is_empty() {
+        return Err(Failure(
+            "--in-group puts a user in a group, not a group".into(),
+        ));
+    }
+    if args.create && (verb == Verb::Revoke || !args.group) {
+        return Err(Failure("--create is for `grant --group`".into()));
+    }
+    if let Some(unknown) = args.permissions.iter().find(|p| !permissions::exists(p)) {
+        return Err(Failure(format!(
+            "no permission is named {unknown:?}: MODEL.ACTION (view, add, change, delete) \
+             of a model of the application, or a name it declares"
+        )));
+    }
+    let lines = db.run_blocking(|c| c.transaction(|c| apply(c, auth, args, verb)))?;
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The changes of `grant` or `revoke`, a line each.
+fn apply<U: UserModel>(
+    c: &mut Conn<'_>,
+    auth: &Auth<U>,
+    args: &Grants,
+    verb: Verb,
+) -> Result<Vec<String>, Error> {
+    let (holder, who) = if args.group {
+        let group = match group(c, &args.name)? {
+            Some(group) => group,
+            None if args.create => permissions::create_group(c, &args.name)?,
+            None => return Err(unknown("group", &args.name)),
+        };
+        (Holder::Group(group.id), format!("group {}", group.name))
+    } else {
+        let user = auth
+            .find_user(c, &args.name)?
+            .ok_or_else(|| unknown("user", &args.name))?;
+        (Holder::User(user.pk()), format!("user {}", user.username()))
+    };
+    let mut lines = Vec::new();
+    for permission in &args.permissions {
+        let (changed, line) = match verb {
+            Verb::Grant => (permissions::grant(c, holder, permission)?, "granted"),
+            Verb::Revoke => (permissions::revoke(c, holder, permission)?, "revoked"),
+        };
+        let unchanged = match verb {
+            Verb::Grant => "already held",
+            Verb::Revoke => "was not held",
+        };
+        let what = if changed { line } else { unchanged };
+        lines.push(format!("{who}: {permission} {what}"));
+    }
+    if let Holder::User(user_id) = holder {
+        for name in &args.groups {
+            let group = group(c, name)?.ok_or_else(|| unknown("group", name))?;
+            let line = match verb {
+                Verb::Grant if permissions::add_to_group(c, user_id, group.id)? => "joined",
+                Verb::Grant => "was already in",
+                Verb::Revoke if permissions::remove_from_group(c, user_id, group.id)? => "left",
+                Verb::Revoke => "was not in",
+            };
+            lines.push(format!("{who}: {line} group {}", group.name));
+        }
+    }
+    Ok(lines)
+}
+
+/// The group named `name`.
+fn group(c: &mut Conn<'_>, name: &str) -> Result<Option<Group>, Error> {
+    Query::<Group>::new()
+        .filter(Group::FIELDS.name, crate::query::Op::Eq, name)
+        .first(c)
+}
+
+/// The failure of a name that names no user or group.
+fn unknown(what: &str, name: &str) -> Error {
+    Error::Internal(format!("no {what} is named {name:?}"))
+}
+
+/// `changepassword`: the new password of the user named `username`, asked twice (or from
+/// `PLOVER_NEW_PASSWORD`); the user's sessions end.
+pub(super) fn changepassword<U: UserModel>(
+    db: &Database,
+    auth: &Auth<U>,
+    username: &str,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let user = db
+        .run_blocking(|c| auth.find_user(c, username))?
+        .ok_or_else(|| Failure(format!("no user is named {username:?}")))?;
+    let password = Asker::stdin().new_password("PLOVER_NEW_PASSWORD")?;
+    db.run_blocking(|c| c.transaction(|c| auth.set_password(c, &user, &password)))?;
+    writeln!(out, "changed the password of {}", user.username())?;
+    Ok(())
+}
