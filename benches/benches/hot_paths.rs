@@ -194,8 +194,9 @@ fn failed_logins(c: &mut Criterion) {
 /// the user's look-up reads), the other not.
 fn permission_check(c: &mut Criterion) {
     use actix_web::http::Method;
+    use plover::auth::UserAuthentication;
     use plover::permissions::{self, Holder, ModelPermissions};
-    use plover::rest::{RestApi, UserAuthentication};
+    use plover::rest::RestApi;
     use plover_tests::{TestService, Ticket};
     let rt = actix_web::rt::System::new();
     let app = rt.block_on(TestApp::with_seed(
