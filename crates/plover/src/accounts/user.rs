@@ -587,6 +587,20 @@ impl<U: UserModel> Auth<U> {
     }
 }
 
+/// `username` as names are stored (NFKC-normalised, without surrounding whitespace; most
+/// names are ASCII and need no copy), or `None` for a name no stored one can equal (one
+/// holding U+0000).
+fn stored_name(username: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if crate::value::check_text(username).is_err() {
+        return None;
+    }
+    Some(if username.is_ascii() {
+        username.trim().into()
+    } else {
+        crate::model::usernames::normalize_username(username).into()
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -669,18 +683,4 @@ mod tests {
             "the second request ran no check"
         );
     }
-}
-
-/// `username` as names are stored (NFKC-normalised, without surrounding whitespace; most
-/// names are ASCII and need no copy), or `None` for a name no stored one can equal (one
-/// holding U+0000).
-fn stored_name(username: &str) -> Option<std::borrow::Cow<'_, str>> {
-    if crate::value::check_text(username).is_err() {
-        return None;
-    }
-    Some(if username.is_ascii() {
-        username.trim().into()
-    } else {
-        crate::model::usernames::normalize_username(username).into()
-    })
 }
