@@ -3,6 +3,7 @@
 //! PostgreSQL when `PLOVER_TEST_PG_URL` is set to an admin URL (see `plover_tests`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod account_flows;
 mod accounts;
 mod admin;
 mod aggregates;

@@ -67,6 +67,8 @@ pub mod history;
 mod http;
 pub mod jobs;
 mod listing;
+#[cfg(feature = "mail")]
+pub mod mail;
 #[cfg(feature = "manage")]
 pub mod manage;
 mod meta;

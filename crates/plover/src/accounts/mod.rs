@@ -4,6 +4,8 @@
 pub(crate) mod cache;
 mod failures;
 mod flight;
+#[cfg(feature = "accounts")]
+mod flows;
 mod gate;
 #[cfg(feature = "accounts")]
 mod next;
@@ -18,6 +20,8 @@ mod users;
 mod views;
 
 pub use crate::model::usernames::{confusable_usernames, normalize_username};
+#[cfg(feature = "accounts")]
+pub use flows::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage};
 #[cfg(feature = "accounts")]
 pub use next::safe_next;
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};

@@ -68,6 +68,7 @@ pub(crate) struct SessionSettings {
     pub(crate) key: Key,
     pub(crate) lifetime: Duration,
     pub(crate) secure: bool,
+    pub(crate) templates: std::sync::Arc<dyn super::flows::AccountTemplates>,
 }
 
 #[cfg(feature = "accounts")]
@@ -79,6 +80,7 @@ impl Default for SessionSettings {
             key: Key::generate(),
             lifetime: DEFAULT_LIFETIME,
             secure: false,
+            templates: std::sync::Arc::new(super::flows::DefaultAccountTemplates),
         }
     }
 }

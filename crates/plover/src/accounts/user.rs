@@ -389,6 +389,18 @@ impl<U: UserModel> Auth<U> {
         let hash = self
             .make_password(raw)
             .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        self.store_password_hash(conn, user, hash)
+    }
+
+    /// Stores `hash` (made by [`Auth::make_password`]) as `user`'s password hash, in one
+    /// statement: [`Auth::set_password`] without the hashing, for callers that hash before
+    /// they take a connection.
+    pub(crate) fn store_password_hash(
+        &self,
+        conn: &mut Conn<'_>,
+        user: &U,
+        hash: String,
+    ) -> Result<(), Error> {
         let meta = U::meta();
         let (field, _) = meta.field(U::PASSWORD_FIELD).ok_or_else(|| {
             Error::Internal(format!("user model has no field '{}'", U::PASSWORD_FIELD))

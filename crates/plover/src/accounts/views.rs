@@ -74,7 +74,8 @@ impl LoginForm {
 }
 
 impl<U: UserModel + Clone + Send + 'static> Auth<U> {
-    /// Mounts `GET|POST {prefix}/login/` and `GET|POST {prefix}/logout/`, and registers this
+    /// Mounts `GET|POST {prefix}/login/`, `GET|POST {prefix}/logout/` and the password change
+    /// views (`{prefix}/password_change/` and its `done/` page), and registers this
     /// `Auth` as app data for [`LoggedInUser`](super::LoggedInUser). Configure it on the `App`
     /// (not inside a scope), together with [`Auth::session_middleware`].
     pub fn setup(&self) -> impl Fn(&mut web::ServiceConfig) + Clone {
@@ -96,6 +97,7 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
                     .route(web::get().to(logout::<U>))
                     .route(web::post().to(logout::<U>)),
             );
+            super::flows::mount(&auth, cfg);
         }
     }
 }
