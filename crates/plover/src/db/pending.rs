@@ -5,9 +5,9 @@
 //!
 //! Writers take no lock: on PostgreSQL their events are inserted without a place, and the
 //! sequencer ([`crate::changes::order`]) gives them their places in commit order once they
-//! have committed. A commit of events wakes the sequencers of this process ([`kick`]) and,
-//! through a notification delivered at the commit, those of the other processes; the
-//! sequencer then wakes the readers ([`placed`]). Without a sequencer in this process (SQLite,
+//! have committed. A commit of events wakes the sequencers of this process ([`kick`]), which
+//! notify the other processes once they placed the events (a process that runs none notifies
+//! them at its commit instead); the sequencer then wakes the readers ([`placed`]). Without a sequencer in this process (SQLite,
 //! or no feed served yet), a commit wakes the readers at once.
 
 use std::cell::{Cell, RefCell};
@@ -220,6 +220,9 @@ const INSERT_ROWS: usize = 64;
 struct Insert<'a> {
     events: &'a [Event],
     authors: Vec<(Option<i64>, Option<i64>)>,
+    /// PostgreSQL: whether the insert also notifies the other processes ([`notifies`]).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    notify: bool,
 }
 
 /// Walks `$insert` (an [`Insert`]) into the AST pass `$pass`: the text, each value bound at
@@ -281,7 +284,7 @@ impl QueryFragment<diesel::sqlite::Sqlite> for Insert<'_> {
 #[cfg(feature = "postgres")]
 impl QueryFragment<diesel::pg::Pg> for Insert<'_> {
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
-        walk_insert!(self, pass, true)
+        walk_insert!(self, pass, self.notify)
     }
 }
 
@@ -292,9 +295,17 @@ impl QueryId for Insert<'_> {
 
 impl<C> RunQueryDsl<C> for Insert<'_> {}
 
-/// Inserts `events` into the outbox table, without a place; on PostgreSQL each insert also
-/// sends the notification that the commit delivers to the other processes (one per
-/// transaction: PostgreSQL folds the same notification sent twice).
+/// Whether a writer's insert notifies the other processes of its events: only when no
+/// sequencer runs in this process. Otherwise this process's sequencer places them right after
+/// the commit and notifies, and every process's sequencer runs once a second anyway: a
+/// notification per write would only cost each listening connection a wake-up per commit.
+fn notifies() -> bool {
+    SEQUENCERS.load(Ordering::Relaxed) == 0
+}
+
+/// Inserts `events` into the outbox table, without a place; on PostgreSQL, when
+/// [`notifies`], each insert also sends the notification that the commit delivers to the
+/// other processes (one per transaction: PostgreSQL folds the same notification sent twice).
 fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
     let mut rest = events;
     while !rest.is_empty() {
@@ -304,6 +315,7 @@ fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
         let insert = Insert {
             events: chunk,
             authors: chunk.iter().map(|e| e.author.ids()).collect(),
+            notify: notifies(),
         };
         let done = match conn {
             Conn::Sqlite(c) => insert.execute(&mut **c),
