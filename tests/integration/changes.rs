@@ -464,3 +464,64 @@ async fn ids_follow_the_commit_order_of_concurrent_writers() {
         "a reader that saw {fast} never sees a smaller id later ({slow})"
     );
 }
+
+#[actix_web::test]
+async fn concurrent_writers_reach_a_subscriber_once_each_in_commit_order() {
+    let app = TestApp::new().await;
+    let mut feed = app.stream("/api/ticket/changes/").await;
+    // Writers that stall inside their transactions for different times, so that their
+    // commits interleave in another order than the one their events were written in.
+    const WRITERS: usize = 6;
+    const EACH: usize = 5;
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let db = app.db.clone();
+            std::thread::spawn(move || {
+                for n in 0..EACH {
+                    db.run_blocking(|conn| {
+                        conn.transaction(|conn| {
+                            let changes = plover_conformance_app::models::TicketChanges {
+                                title: Some(format!("w{w}-{n}")),
+                                body: Some("b".into()),
+                                ..Default::default()
+                            };
+                            plover::model::save::<plover_conformance_app::models::Ticket>(
+                                conn, changes, None,
+                            )?;
+                            std::thread::sleep(Duration::from_millis(
+                                ((w * 7 + n * 3) % 11) as u64,
+                            ));
+                            Ok(())
+                        })
+                    })
+                    .expect("a write");
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer");
+    }
+    let got = next(&mut feed, WRITERS * EACH).await;
+    let mut titles: Vec<String> = got
+        .iter()
+        .filter_map(|e| e.data["object"]["title"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(titles.len(), WRITERS * EACH, "{got:?}");
+    assert!(
+        got.windows(2).all(|w| w[0].id < w[1].id),
+        "places increase: {:?}",
+        got.iter().map(|e| e.id).collect::<Vec<_>>()
+    );
+    titles.sort();
+    titles.dedup();
+    assert_eq!(titles.len(), WRITERS * EACH, "each write once");
+    // A subscriber that resumes from the middle gets the rest, in the same order.
+    let middle = got[WRITERS * EACH / 2 - 1].id.expect("an id");
+    let mut resumed = app
+        .stream(&format!("/api/ticket/changes/?after={middle}"))
+        .await;
+    let rest = next(&mut resumed, WRITERS * EACH / 2).await;
+    let ids = |events: &[SseEvent]| events.iter().map(|e| e.id).collect::<Vec<_>>();
+    assert_eq!(ids(&rest), ids(&got[WRITERS * EACH / 2..]));
+}

@@ -12,15 +12,16 @@ use actix_web::HttpResponse;
 use futures_util::stream;
 use tokio::sync::mpsc;
 
+use super::order::{self, bound};
 use super::slots::{Slot, HEARTBEAT};
-use super::watch::{bound, clean};
+use super::watch::clean;
 use super::ChangeEvent;
 use crate::db::{pending, Conn, Database};
 use crate::error::Error;
 use crate::query::Op;
 use crate::views::Query;
 
-/// The name of the query parameter that resumes a feed after an event id.
+/// The name of the query parameter that resumes a feed after an event's place.
 pub(crate) const AFTER: &str = "after";
 
 /// The list parameter that asks for `meta.changes_cursor` (`changes=cursor`).
@@ -37,7 +38,7 @@ pub(crate) trait Judge: Send + Sync + 'static {
     /// The name of the model whose events the feed reads.
     fn model(&self) -> &'static str;
 
-    /// Appends to `out` the Server-Sent Events of `events` (of [`Judge::model`], in id order)
+    /// Appends to `out` the Server-Sent Events of `events` (of [`Judge::model`], in place order)
     /// that this subscriber hears of.
     fn judge(
         &self,
@@ -62,15 +63,18 @@ pub(crate) fn position(header: Option<&str>, param: Option<&str>) -> Result<Opti
     }
 }
 
-/// Where a stream starts: after this event id, or with a reset (the events after the
+/// Where a stream starts: after this place, or with a reset (the events after the
 /// position are gone, or it names none that was ever handed out).
 pub(crate) enum Start {
     After(i64),
     Reset,
 }
 
-/// Decides where a stream starts from its `position`, in the outbox as it is now.
+/// Decides where a stream starts from its `position`, in the outbox as it is now: the events
+/// committed before have their places first (PostgreSQL), so that a live stream does not
+/// start before them.
 pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start, Error> {
+    order::settle(conn)?;
     if position.is_some() {
         // Events past the retention are gone for a resuming stream, removed yet or not.
         clean(conn)?;
@@ -89,13 +93,10 @@ pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start,
     })
 }
 
-/// The events of `model` after `after`, at most [`BATCH`], in id order.
+/// The events of `model` after the place `after`, at most [`BATCH`], in place order.
 fn events_after(conn: &mut Conn<'_>, model: &str, after: i64) -> Result<Vec<ChangeEvent>, Error> {
-    let f = ChangeEvent::FIELDS;
-    Query::<ChangeEvent>::new()
-        .filter(f.model, Op::Eq, model)
-        .filter(f.id, Op::Gt, after)
-        .order_by(f.id)
+    let model = Query::<ChangeEvent>::new().filter(ChangeEvent::FIELDS.model, Op::Eq, model);
+    order::after(conn.engine(), model, after)
         .limit(BATCH)
         .all(conn)
 }
@@ -154,7 +155,7 @@ async fn run(
                 let events = events_after(conn, judge_now.model(), after)?;
                 let mut out = String::new();
                 judge_now.judge(conn, &events, &mut out)?;
-                Ok((events.last().map(|e| e.id), events.len(), out))
+                Ok((events.last().map(ChangeEvent::place), events.len(), out))
             })
             .await;
         let (last, count, text) = match read {
@@ -165,7 +166,7 @@ async fn run(
             }
         };
         if !text.is_empty() && tx.try_send(Bytes::from(text)).is_err() {
-            return; // gone, or too slow: it may resume from its last event id
+            return; // gone, or too slow: it may resume from its last event's place
         }
         if let Some(last) = last {
             after = last;

@@ -41,6 +41,7 @@
 //! ```
 
 pub(crate) mod feed;
+pub(crate) mod order;
 pub(crate) mod slots;
 pub(crate) mod watch;
 
@@ -51,16 +52,18 @@ use plover_derive::RestModel;
 
 use crate::model::RestModel;
 
-/// One event of the outbox: a row of the table `plover_event`. Ids increase in the order the
-/// writes committed, as every reader sees them (on PostgreSQL too: docs/changes.md#order), and
-/// are never reused.
+/// One event of the outbox: a row of the table `plover_event`. Its place in the feeds
+/// ([`ChangeEvent::place`]) increases in the order the writes committed, as every reader sees
+/// it (docs/changes.md#order); ids and places are never reused.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_event)]
 #[rest(table, display = "{op} {model} #{object_id}")]
-#[rest(index = "model, id")]
-#[rest(index = "created")]
+#[rest(index = "model, position")]
+#[rest(index = "position")]
 pub struct ChangeEvent {
-    /// The event's id, in commit order.
+    /// The event's id, taken when its transaction wrote it (the `webhook-id` of its
+    /// deliveries). On SQLite, where one transaction writes at a time, ids follow the commits
+    /// and are the events' places; on PostgreSQL they need not.
     pub id: i64,
     /// When the write was made, UTC.
     pub created: chrono::NaiveDateTime,
@@ -86,9 +89,20 @@ pub struct ChangeEvent {
     /// The row after the write (none for a deletion), as [`ChangeEvent::row_before`].
     #[rest(long)]
     pub row_after: Option<String>,
+    /// PostgreSQL: the event's place in commit order, given by the outbox's sequencer shortly
+    /// after its transaction commits (`None` until then: feeds and webhooks do not see it
+    /// yet). SQLite: always `None`, the id is the place.
+    pub position: Option<i64>,
 }
 
 impl ChangeEvent {
+    /// The event's place in the order of commits: the `id:` of its Server-Sent Event, what
+    /// `Last-Event-ID`, `after` and [`cursor`] count in. Its [`position`](ChangeEvent::position)
+    /// once it has one (PostgreSQL), else its id (SQLite).
+    pub fn place(&self) -> i64 {
+        self.position.unwrap_or(self.id)
+    }
+
     /// The names of the fields that changed ([`ChangeEvent::fields`] read).
     pub fn field_names(&self) -> Vec<String> {
         serde_json::from_str(&self.fields).unwrap_or_default()

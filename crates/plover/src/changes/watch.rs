@@ -1,12 +1,14 @@
 //! The watch of a database's outbox, one thread per database in each process that serves a
-//! feed (docs/changes.md#across-processes): it wakes this process's streams when another
-//! process commits events (PostgreSQL: `LISTEN`; SQLite: a poll of the newest id every
-//! [`POLL`]), and removes the events older than the retention, a bounded batch at a time.
-//! Commits of this process wake its streams at once, without it.
+//! feed or webhooks (docs/changes.md#across-processes): it wakes this process's streams when
+//! another process commits events (PostgreSQL: `LISTEN`, which wakes the sequencer of
+//! [`super::order`] first, a second thread; SQLite: a poll of the newest id every [`POLL`]),
+//! and removes the events older than the retention, a bounded batch at a time. Commits of this
+//! process wake its streams at once (through the sequencer on PostgreSQL), without it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::order::{self, bound};
 use super::ChangeEvent;
 use crate::db::{pending, Conn, Database, Engine, WeakDatabase};
 use crate::error::Error;
@@ -37,14 +39,20 @@ pub(crate) fn start(db: &Database) {
     }
     let weak = db.downgrade();
     let engine = db.engine();
-    let spawned = std::thread::Builder::new()
-        .name("plover-outbox".into())
-        .spawn(move || match engine {
-            Engine::Sqlite => poll(&weak),
-            Engine::Postgres => listen(&weak),
-        });
-    if let Err(e) = spawned {
-        log::error!("the watch of the outbox could not start: {e}");
+    if engine == Engine::Postgres {
+        let weak = db.downgrade();
+        spawn("plover-sequencer", move || order::run(&weak));
+    }
+    spawn("plover-outbox", move || match engine {
+        Engine::Sqlite => poll(&weak),
+        Engine::Postgres => listen(&weak),
+    });
+}
+
+/// Starts the thread `name` running `f`.
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+    if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(f) {
+        log::error!("the thread {name} of the outbox could not start: {e}");
     }
 }
 
@@ -57,7 +65,7 @@ fn poll(weak: &WeakDatabase) {
         match seen {
             Ok(id) => {
                 if newest.is_some_and(|n| n != id) {
-                    pending::announce();
+                    pending::placed();
                 }
                 newest = Some(id);
             }
@@ -85,8 +93,8 @@ fn listen(weak: &WeakDatabase) {
             log::warn!("the watch of the outbox: {e}");
             continue;
         }
-        // Events committed before LISTEN took effect: the streams look once more.
-        pending::announce();
+        // Events committed before LISTEN took effect: placed, then the streams look once more.
+        order::heard();
         drop(db);
         loop {
             std::thread::sleep(POLL);
@@ -102,7 +110,7 @@ fn listen(weak: &WeakDatabase) {
                 }
             }
             if heard {
-                pending::announce();
+                order::heard();
             }
             clean_if_due(&db, &mut cleaned);
         }
@@ -112,19 +120,12 @@ fn listen(weak: &WeakDatabase) {
 #[cfg(not(feature = "postgres"))]
 fn listen(_: &WeakDatabase) {}
 
-/// The id of the oldest (`newest` false) or newest event of the outbox, if any.
-pub(crate) fn bound(conn: &mut Conn<'_>, newest: bool) -> Result<Option<i64>, Error> {
-    let id = ChangeEvent::FIELDS.id;
-    let query = match newest {
-        true => Query::<ChangeEvent>::new().order_by_desc(id),
-        false => Query::<ChangeEvent>::new().order_by(id),
-    };
-    Ok(query.first(conn)?.map(|e| e.id))
-}
-
-/// The id of the newest event (0: none): read in one [snapshot](crate::db::Conn::snapshot)
-/// with a page, the position after which a change feed has every change the page does not
-/// show (`?after=`), as the `changes_cursor` of a REST list (`?changes=cursor`) is.
+/// The place of the newest event ([`ChangeEvent::place`]; 0: none): read in one
+/// [snapshot](crate::db::Conn::snapshot) with a page, the position after which a change feed
+/// has every change the page does not show (`?after=`), as the `changes_cursor` of a REST list
+/// (`?changes=cursor`) is. On PostgreSQL the events of transactions that committed just before
+/// the snapshot may not have their places yet: they get larger ones, so the feed after the
+/// cursor still has them, and shows again those of their rows that the page shows.
 pub fn cursor(conn: &mut Conn<'_>) -> Result<i64, Error> {
     Ok(bound(conn, true)?.unwrap_or(0))
 }
@@ -139,24 +140,21 @@ fn clean_if_due(db: &Database, cleaned: &mut Instant) {
     }
 }
 
-/// Removes up to [`CLEAN_BATCH`] events older than the retention, never the newest event
-/// (a resuming stream tells by it whether events after its position are gone); the number
-/// removed. Writes only when there is something to remove.
+/// Removes up to [`CLEAN_BATCH`] of the oldest events, those placed before the first event
+/// younger than the retention, never the newest event (a resuming stream tells by it whether
+/// events after its position are gone), nor one without a place; the number removed. Writes
+/// only when there is something to remove.
 pub(crate) fn clean(conn: &mut Conn<'_>) -> Result<usize, Error> {
-    let f = ChangeEvent::FIELDS;
     let keep = Duration::from_secs(RETENTION.load(Ordering::Relaxed));
     let cutoff = crate::value::now() - chrono::Duration::from_std(keep).unwrap_or_default();
-    let Some(newest) = Query::<ChangeEvent>::new()
-        .order_by_desc(f.id)
-        .first(conn)?
-    else {
+    let Some(newest) = bound(conn, true)? else {
         return Ok(0);
     };
-    let old = Query::<ChangeEvent>::new()
-        .filter(f.created, Op::Lt, cutoff)
-        .filter(f.id, Op::Lt, newest.id)
-        .order_by(f.id)
-        .limit(CLEAN_BATCH);
+    let engine = conn.engine();
+    let young = Query::<ChangeEvent>::new().filter(ChangeEvent::FIELDS.created, Op::Gte, cutoff);
+    let young = order::after(engine, young, 0).first(conn)?;
+    let end = young.map_or(newest, |e| e.place().min(newest));
+    let old = order::before(engine, end).limit(CLEAN_BATCH);
     if !old.exists(conn)? {
         return Ok(0);
     }

@@ -3,13 +3,18 @@
 //! writes them just before it commits, drops those of a savepoint that rolls back, and after
 //! the commit tells the readers of the outbox in this process ([`committed`]).
 //!
-//! Written last, the events of a PostgreSQL transaction take the advisory lock that orders
-//! their ids by commit after every row lock the transaction takes: the transaction holding it
-//! only commits, so waiting for it never closes a cycle of waits (a deadlock), and it is held
-//! for the commit alone.
+//! Writers take no lock: on PostgreSQL their events are inserted without a place, and the
+//! sequencer ([`crate::changes::order`]) gives them their places in commit order once they
+//! have committed. A commit of events wakes the sequencers of this process ([`kick`]), which
+//! notify the other processes once they placed the events (a process that runs none notifies
+//! them at its commit instead); the sequencer then wakes the readers ([`placed`]). Without a sequencer in this process (SQLite,
+//! or no feed served yet), a commit wakes the readers at once.
 
 use std::cell::{Cell, RefCell};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+#[cfg(feature = "postgres")]
+use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
@@ -26,10 +31,6 @@ pub(crate) const TABLE: &str = "plover_event";
 /// The PostgreSQL notification channel a committed event is announced on.
 #[cfg(feature = "postgres")]
 pub(crate) const CHANNEL: &str = "plover_event";
-
-/// The advisory lock that orders event ids by commit on PostgreSQL (`"ploevt"` in ASCII).
-#[cfg(feature = "postgres")]
-const ORDER_LOCK: i64 = 0x706c_6f65_7674;
 
 /// Who makes the writes of the current unit of work.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -129,21 +130,83 @@ pub(super) fn flush(conn: &mut Conn<'_>) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// The counter of commits that wrote events in this process, and of events other processes
-/// were seen to commit: readers of the outbox wait for it to change.
+/// The counter of the times events may have become readable (committed on SQLite, placed on
+/// PostgreSQL): readers of the outbox wait for it to change.
 fn commits() -> &'static watch::Sender<u64> {
     static COMMITS: OnceLock<watch::Sender<u64>> = OnceLock::new();
     COMMITS.get_or_init(|| watch::Sender::new(0))
 }
 
-/// A receiver that changes when events may have been committed since.
+/// A receiver that changes when events may have become readable since.
 pub(crate) fn committed() -> watch::Receiver<u64> {
     commits().subscribe()
 }
 
-/// Tells the readers of the outbox in this process that events were committed.
-pub(crate) fn announce() {
+/// Tells the readers of the outbox in this process that events may have become readable.
+pub(crate) fn placed() {
     commits().send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// Tells this process that events were committed: its sequencers run (they wake the readers
+/// after), or, when none runs, its readers look at once.
+pub(crate) fn announce() {
+    if SEQUENCERS.load(Ordering::Relaxed) > 0 {
+        kick();
+    } else {
+        placed();
+    }
+}
+
+/// The number of sequencer threads running in this process.
+static SEQUENCERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a running sequencer while it is kept.
+#[cfg(feature = "postgres")]
+pub(crate) struct Sequencing(());
+
+/// Counts the calling sequencer among the running ones until the value is dropped.
+#[cfg(feature = "postgres")]
+pub(crate) fn sequencing() -> Sequencing {
+    SEQUENCERS.fetch_add(1, Ordering::Relaxed);
+    Sequencing(())
+}
+
+#[cfg(feature = "postgres")]
+impl Drop for Sequencing {
+    fn drop(&mut self) {
+        SEQUENCERS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The counter of the sequencers' wake-ups, and its signal.
+fn kicks_signal() -> &'static (Mutex<u64>, Condvar) {
+    static KICKS: OnceLock<(Mutex<u64>, Condvar)> = OnceLock::new();
+    KICKS.get_or_init(|| (Mutex::new(0), Condvar::new()))
+}
+
+/// Wakes the sequencers of this process.
+pub(crate) fn kick() {
+    let (count, signal) = kicks_signal();
+    let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
+    *n = n.wrapping_add(1);
+    signal.notify_all();
+}
+
+/// The wake-ups so far: where a sequencer starts waiting from.
+#[cfg(feature = "postgres")]
+pub(crate) fn kicks() -> u64 {
+    *kicks_signal().0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits until a wake-up after `seen` (then moves `seen` to it) or for `timeout`.
+#[cfg(feature = "postgres")]
+pub(crate) fn wait_kick(seen: &mut u64, timeout: Duration) {
+    let (count, signal) = kicks_signal();
+    let n = count.lock().unwrap_or_else(|e| e.into_inner());
+    let (n, _) = signal
+        .wait_timeout_while(n, timeout, |n| *n == *seen)
+        .unwrap_or_else(|e| e.into_inner());
+    *seen = *n;
 }
 
 /// The most events one insert statement writes: a chunk of `n` events is written by
@@ -157,19 +220,28 @@ const INSERT_ROWS: usize = 64;
 struct Insert<'a> {
     events: &'a [Event],
     authors: Vec<(Option<i64>, Option<i64>)>,
+    /// PostgreSQL: whether the insert also notifies the other processes ([`notifies`]).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    notify: bool,
 }
 
 /// Walks `$insert` (an [`Insert`]) into the AST pass `$pass`: the text, each value bound at
-/// its placeholder.
+/// its placeholder; with `$notify`, the rows are selected beside a call of `pg_notify` (the
+/// notification of the channel named as the table, in the same statement).
 macro_rules! walk_insert {
-    ($insert:expr, $pass:expr) => {{
+    ($insert:expr, $pass:expr, $notify:expr) => {{
         let (insert, pass) = ($insert, &mut $pass);
         pass.push_sql("INSERT INTO ");
         pass.push_sql(TABLE);
         pass.push_sql(
             " (created, model, object_id, op, fields, user_id, api_key_id, row_before, \
-             row_after) VALUES ",
+             row_after) ",
         );
+        pass.push_sql(if $notify {
+            "SELECT v.* FROM (VALUES "
+        } else {
+            "VALUES "
+        });
         for (r, (e, (user, key))) in insert.events.iter().zip(&insert.authors).enumerate() {
             pass.push_sql(if r > 0 { ", (" } else { "(" });
             pass.push_bind_param::<Timestamp, _>(&e.created)?;
@@ -191,6 +263,11 @@ macro_rules! walk_insert {
             pass.push_bind_param::<Nullable<Text>, _>(&e.after)?;
             pass.push_sql(")");
         }
+        if $notify {
+            pass.push_sql(") AS v, pg_notify('");
+            pass.push_sql(TABLE);
+            pass.push_sql("', '') AS n");
+        }
         Ok(())
     }};
 }
@@ -200,14 +277,14 @@ impl QueryFragment<diesel::sqlite::Sqlite> for Insert<'_> {
         &'b self,
         mut pass: AstPass<'_, 'b, diesel::sqlite::Sqlite>,
     ) -> QueryResult<()> {
-        walk_insert!(self, pass)
+        walk_insert!(self, pass, false)
     }
 }
 
 #[cfg(feature = "postgres")]
 impl QueryFragment<diesel::pg::Pg> for Insert<'_> {
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
-        walk_insert!(self, pass)
+        walk_insert!(self, pass, self.notify)
     }
 }
 
@@ -218,16 +295,18 @@ impl QueryId for Insert<'_> {
 
 impl<C> RunQueryDsl<C> for Insert<'_> {}
 
-/// Inserts `events` into the outbox table; on PostgreSQL after taking the lock that orders
-/// ids by commit, with a notification that the commit delivers to the other processes.
+/// Whether a writer's insert notifies the other processes of its events: only when no
+/// sequencer runs in this process. Otherwise this process's sequencer places them right after
+/// the commit and notifies, and every process's sequencer runs once a second anyway: a
+/// notification per write would only cost each listening connection a wake-up per commit.
+fn notifies() -> bool {
+    SEQUENCERS.load(Ordering::Relaxed) == 0
+}
+
+/// Inserts `events` into the outbox table, without a place; on PostgreSQL, when
+/// [`notifies`], each insert also sends the notification that the commit delivers to the
+/// other processes (one per transaction: PostgreSQL folds the same notification sent twice).
 fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
-    #[cfg(feature = "postgres")]
-    if let Conn::Pg(c) = conn {
-        use diesel::connection::SimpleConnection;
-        c.batch_execute(&format!(
-            "SELECT pg_advisory_xact_lock({ORDER_LOCK}); NOTIFY {CHANNEL}"
-        ))?;
-    }
     let mut rest = events;
     while !rest.is_empty() {
         let rows = 1 << rest.len().min(INSERT_ROWS).ilog2();
@@ -236,6 +315,7 @@ fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
         let insert = Insert {
             events: chunk,
             authors: chunk.iter().map(|e| e.author.ids()).collect(),
+            notify: notifies(),
         };
         let done = match conn {
             Conn::Sqlite(c) => insert.execute(&mut **c),

@@ -167,7 +167,8 @@ impl<M: RestModel> Prepared<M> {
             };
             out.push_str(&format!(
                 "id: {}\nevent: {kind}\ndata: {{\"id\":{},\"object\":{object}}}\n\n",
-                event.id, event.object_id
+                event.place(),
+                event.object_id
             ));
         }
         Ok(())

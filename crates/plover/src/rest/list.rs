@@ -5,6 +5,7 @@ use super::changes;
 use super::hooks::Context;
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
+use crate::changes::order::settle;
 use crate::changes::watch::cursor;
 use crate::db::Conn;
 use crate::error::Error;
@@ -61,10 +62,14 @@ impl<M: RestModel> Prepared<M> {
         self.add_scope(cx, &mut query.select)?;
         query.select.within = self.joins.within(cx, meta, &query.select)?;
         query.page_by_cursor(meta, self.keyset, req.param(CURSOR))?;
-        // With its cursor, the page and the newest event are read in one snapshot.
+        // With its cursor, the page and the newest event are read in one snapshot, after the
+        // events committed before have their places.
         let (page, changes_cursor) = match wants_cursor {
             false => (query.run::<M>(conn)?, None),
-            true => conn.snapshot(|conn| Ok((query.run::<M>(conn)?, Some(cursor(conn)?))))?,
+            true => {
+                settle(conn)?;
+                conn.snapshot(|conn| Ok((query.run::<M>(conn)?, Some(cursor(conn)?))))?
+            }
         };
         let links = Links::rest(&req.list_path, &req.query);
         let previous = page.previous(&links).unwrap_or_default();

@@ -1,4 +1,4 @@
-//! The dispatcher's position in the outbox: the id of the last event it handed out, in the
+//! The dispatcher's position in the outbox: the place of the last event it handed out, in the
 //! table `plover_webhook_cursor` (made at first use, one row per dispatcher name), so that
 //! every event is handed out once, whichever process dispatches and however often they
 //! restart. Every value is a bound parameter.
@@ -49,7 +49,7 @@ pub(super) fn create(conn: &mut Conn<'_>) -> Result<(), Error> {
     conn.batch_execute(CREATE)
 }
 
-/// The position of the dispatcher `name`: the last event id it handed out, or `None` before
+/// The position of the dispatcher `name`: the place of the last event it handed out, or `None` before
 /// it ever ran (or when the table is missing: a read outside the held transaction).
 pub(super) fn read(conn: &mut Conn<'_>, name: &str) -> Result<Option<i64>, Error> {
     let found: Vec<Position> = match conn {
@@ -74,16 +74,20 @@ pub(super) fn position(conn: &mut Conn<'_>, name: &str) -> Result<i64, Error> {
     if let Some(after) = read(conn, name)? {
         return Ok(after);
     }
-    let insert = "INSERT INTO plover_webhook_cursor (name, after_id) \
-                  SELECT ?, COALESCE(MAX(id), 0) FROM plover_event";
+    let newest = crate::changes::cursor(conn)?;
+    let insert = "INSERT INTO plover_webhook_cursor (name, after_id) VALUES (?, ?)";
     match conn {
         Conn::Sqlite(c) => diesel::sql_query(insert)
             .bind::<Text, _>(name)
+            .bind::<BigInt, _>(newest)
             .execute(&mut **c)?,
         #[cfg(feature = "postgres")]
-        Conn::Pg(c) => diesel::sql_query(insert.replace('?', "$1"))
-            .bind::<Text, _>(name)
-            .execute(&mut **c)?,
+        Conn::Pg(c) => {
+            diesel::sql_query("INSERT INTO plover_webhook_cursor (name, after_id) VALUES ($1, $2)")
+                .bind::<Text, _>(name)
+                .bind::<BigInt, _>(newest)
+                .execute(&mut **c)?
+        }
     };
     Ok(read(conn, name)?.unwrap_or(0))
 }

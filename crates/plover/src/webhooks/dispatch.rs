@@ -13,7 +13,7 @@ use super::cursor;
 use super::endpoint::Endpoint;
 use super::guard::Targets;
 use super::stored;
-use crate::changes::ChangeEvent;
+use crate::changes::{order, ChangeEvent};
 use crate::db::{pending, Conn, Database};
 use crate::error::Error;
 use crate::jobs::{backoff, NewJob};
@@ -273,6 +273,8 @@ impl Webhooks {
     /// # Errors
     /// The database's error.
     pub async fn dispatch(&self) -> Result<usize, Error> {
+        // The events committed so far first get their places (PostgreSQL).
+        self.db.run(order::settle).await?;
         let this = Arc::new(self.clone());
         let mut queued = 0;
         loop {
@@ -322,15 +324,17 @@ impl Webhooks {
     /// Whether an event of a wanted model follows the position.
     fn news(&self, conn: &mut Conn<'_>) -> Result<bool, Error> {
         let after = cursor::read(conn, CURSOR)?.unwrap_or(0);
-        self.events_after(after).limit(1).exists(conn)
+        self.events_after(conn, after).limit(1).exists(conn)
     }
 
-    fn events_after(&self, after: i64) -> Query<ChangeEvent> {
-        let f = ChangeEvent::FIELDS;
-        Query::<ChangeEvent>::new()
-            .filter_any(f.model, Op::In, self.models.iter().copied())
-            .filter(f.id, Op::Gt, after)
-            .order_by(f.id)
+    /// The events of the wanted models after the place `after`, in place order.
+    fn events_after(&self, conn: &mut Conn<'_>, after: i64) -> Query<ChangeEvent> {
+        let wanted = Query::<ChangeEvent>::new().filter_any(
+            ChangeEvent::FIELDS.model,
+            Op::In,
+            self.models.iter().copied(),
+        );
+        order::after(conn.engine(), wanted, after)
     }
 
     /// In the transaction that holds the position: its value, the table made when this
@@ -353,7 +357,10 @@ impl Webhooks {
         let Some(after) = self.prepare(conn)? else {
             return Ok((0, 0));
         };
-        let events = self.events_after(after).limit(BATCH as i64).all(conn)?;
+        let events = self
+            .events_after(conn, after)
+            .limit(BATCH as i64)
+            .all(conn)?;
         let mut endpoints = self.endpoints.clone();
         if let (Some(targets), false) = (self.stored, events.is_empty()) {
             endpoints.extend(stored::active(conn, targets)?);
@@ -363,7 +370,7 @@ impl Webhooks {
             queued += self.queue_deliveries(conn, &endpoints, event)?;
         }
         if let Some(last) = events.last() {
-            cursor::advance(conn, CURSOR, last.id)?;
+            cursor::advance(conn, CURSOR, last.place())?;
         }
         Ok((events.len(), queued))
     }
