@@ -260,6 +260,26 @@ impl<M: FromRow, DB: Engine> QueryableByName<DB> for Loaded<M> {
     }
 }
 
+/// A written row read as `M` (every field, in field order) from a write's `RETURNING`, and
+/// the text of the column after them if the statement returns one: the row's JSON that the
+/// outbox keeps (docs/changes.md), returned by the write of a model that records its changes.
+pub(crate) struct Snapshot<M>(pub(crate) M, pub(crate) Option<String>);
+
+impl<M: FromRow, DB: Engine> QueryableByName<DB> for Snapshot<M> {
+    fn build<'a>(row: &impl NamedRow<'a, DB>) -> deserialize::Result<Self> {
+        let mut cells = RowCells {
+            row,
+            at: 0,
+            field: 0,
+            selected: None,
+            engine: PhantomData::<DB>,
+        };
+        let model = M::read(&mut cells)?;
+        let json = Row::get(row, cells.at).map(|cell| DB::read::<String>(cell.value()));
+        Ok(Snapshot(model, json.transpose()?))
+    }
+}
+
 /// The estimated number of rows of a PostgreSQL plan: `EXPLAIN (FORMAT JSON)`'s
 /// `[{"Plan": {"Plan Rows": n, ...}}]`.
 #[cfg(feature = "postgres")]

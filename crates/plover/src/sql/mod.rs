@@ -24,7 +24,7 @@ use crate::query::Select;
 
 pub use arg::Arg;
 pub use column::{Cells, Column, FromRow};
-use column::{Key, Loaded};
+use column::{Key, KeyText, Loaded, Snapshot};
 use statement::{Statement, Text};
 use writer::{field, Writer};
 
@@ -333,32 +333,39 @@ fn by_field_statement<'a>(
 }
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
-/// reads it back (`INSERT ... RETURNING`).
-/// `pk` reads the new row's primary key (its event names it, docs/changes.md).
+/// reads it back (`INSERT ... RETURNING`), with its JSON for the outbox when `meta` records
+/// its changes (docs/changes.md). `pk` reads the new row's primary key (its event names it).
 pub(crate) fn insert<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     given: &[(usize, Arg<'_>)],
     pk: fn(&T) -> i64,
 ) -> Result<T, Error> {
-    let row: T = on_engine!(conn, |c, pg| {
-        let statement = insert_statement(meta, given, pg)?;
-        collect!(c, statement, Some(1))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Internal("an insert returned no row".into()))
+    let records = meta.records_changes();
+    let Snapshot(row, after) = on_engine!(conn, |c, pg| {
+        let statement = insert_statement(meta, given, pg, records)?;
+        // The insert is done by the first step; the one row it returns is all there is.
+        let mut rows = statement.load_iter::<Snapshot<T>, DefaultLoadingMode>(c)?;
+        rows.next()
+            .ok_or_else(|| Error::Internal("an insert returned no row".into()))?
     })?;
-    outbox::created(conn, meta, pk(&row))?;
+    outbox::created(conn, meta, pk(&row), after)?;
     stamp::touched(conn, meta)?;
     Ok(row)
 }
 
+/// `INSERT ... RETURNING` every field, and the row's JSON after them when the outbox
+/// records it (`records`).
 fn insert_statement<'a>(
     meta: &ModelMeta,
     given: &[(usize, Arg<'a>)],
     pg: bool,
+    records: bool,
 ) -> Result<Statement<'a>, Error> {
-    let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
+    let shape = |k: &mut Vec<usize>| {
+        k.push(usize::from(records));
+        k.extend(given.iter().map(|(i, _)| *i));
+    };
     statement(
         meta,
         Query::Insert,
@@ -387,9 +394,14 @@ fn insert_statement<'a>(
                 w.sql(if n > 0 { ", " } else { "" });
                 w.ident(field.column);
             }
+            if records {
+                w.sql(", ");
+                outbox::json(w, meta)?;
+            }
             Ok(())
         },
-        None,
+        // The values given are the only arguments, in order.
+        Some(given.iter().map(|(_, arg)| arg.clone()).collect()),
     )
 }
 
@@ -496,7 +508,11 @@ pub(crate) fn update<'a>(
     if given.is_empty() {
         return Ok(0);
     }
-    let shape = |k: &mut Vec<usize>| k.extend(given.iter().map(|(i, _)| *i));
+    let records = meta.records_changes();
+    let shape = |k: &mut Vec<usize>| {
+        k.push(usize::from(records));
+        k.extend(given.iter().map(|(i, _)| *i));
+    };
     let write = |w: &mut Writer<'a>| {
         w.sql("UPDATE ");
         w.ident(meta.table);
@@ -511,15 +527,37 @@ pub(crate) fn update<'a>(
         w.ident(meta.pk_field().column);
         w.sql(" = ");
         w.bind(key.clone());
+        if records {
+            outbox::returning(w, meta)?;
+        }
         Ok(())
     };
-    let before = outbox::before(conn, meta, &[pk])?;
-    let changed = on_engine!(conn, |c, pg| {
-        statement(meta, Query::Update, pg, &shape, &write, None)?.execute(c)?
-    });
-    outbox::updated(conn, meta, before)?;
+    let before = outbox::before(conn, meta, meta.pk, std::slice::from_ref(&key))?;
+    let (changed, after) = run_write(conn, records, &|pg| {
+        statement(meta, Query::Update, pg, &shape, &write, None)
+    })?;
+    outbox::updated(conn, meta, before, after)?;
     stamp::touched(conn, meta)?;
     Ok(changed)
+}
+
+/// Runs the write statement that `statement` makes for an engine (PostgreSQL or not): the
+/// number of rows it wrote, and with `returning` (the statement ends in
+/// [`outbox::returning`]) each row's key and JSON.
+#[allow(clippy::type_complexity)]
+fn run_write<'a>(
+    conn: &mut Conn<'_>,
+    returning: bool,
+    statement: &dyn Fn(bool) -> Result<Statement<'a>, Error>,
+) -> Result<(usize, Vec<(i64, String)>), Error> {
+    on_engine!(conn, |c, pg| {
+        let statement = statement(pg)?;
+        if !returning {
+            return Ok((statement.execute(c)?, Vec::new()));
+        }
+        let rows: Vec<KeyText> = statement.load(c)?;
+        Ok((rows.len(), rows.into_iter().map(|r| (r.0, r.1)).collect()))
+    })
 }
 
 /// The primary keys of the rows a selection selects, in its order and window.
@@ -639,8 +677,8 @@ fn keys(sql: crate::value::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
 /// Deletes the rows of `meta` with these primary keys; the number deleted.
 pub(crate) fn delete(conn: &mut Conn<'_>, meta: &ModelMeta, ids: &[i64]) -> Result<usize, Error> {
     let keys = keys(meta.pk_field().sql_type, ids);
-    let before = outbox::before(conn, meta, ids)?;
-    let deleted = where_in(conn, meta, Query::Delete, meta.pk, &keys, &|w| {
+    let records = meta.records_changes();
+    let (deleted, before) = where_in(conn, meta, Query::Delete, meta.pk, &keys, records, &|w| {
         w.sql("DELETE FROM ");
         w.ident(meta.table);
     })?;
@@ -661,60 +699,86 @@ pub(crate) fn nullify(
         return Err(Error::Internal("not a nullable foreign key".into()));
     }
     let keys = keys(field.sql_type, ids);
-    let before = match meta.records_changes() {
-        true => {
-            let rows = referring(conn, meta, index, ids)?;
-            outbox::before(conn, meta, &rows)?
-        }
-        false => Vec::new(),
-    };
-    let changed = where_in(conn, meta, Query::Nullify, index, &keys, &|w| {
+    let records = meta.records_changes();
+    let before = outbox::before(conn, meta, index, &keys)?;
+    let (changed, after) = where_in(conn, meta, Query::Nullify, index, &keys, records, &|w| {
         w.sql("UPDATE ");
         w.ident(meta.table);
         w.sql(" SET ");
         w.ident(field.column);
         w.sql(" = NULL");
     })?;
-    outbox::updated(conn, meta, before)?;
+    outbox::updated(conn, meta, before, after)?;
     stamp::touched(conn, meta)?;
     Ok(changed)
 }
 
 /// Runs `head` followed by ` WHERE <field index> IN <keys>`, [`CHUNK`] keys a statement; the
-/// number of rows changed.
+/// number of rows written, and with `returning` each row's key and JSON
+/// ([`outbox::returning`]: after an update, before a delete).
 fn where_in(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
     query: Query,
     index: usize,
     keys: &[Arg<'static>],
+    returning: bool,
     head: &dyn Fn(&mut Writer<'_>),
-) -> Result<usize, Error> {
-    if keys.is_empty() {
-        return Ok(0);
-    }
+) -> Result<(usize, Vec<(i64, String)>), Error> {
     let field = field(meta, index)?;
-    let mut changed = 0;
+    let (mut changed, mut rows) = (0, Vec::new());
     for keys in keys.chunks(CHUNK) {
-        changed += on_engine!(conn, |c, pg| {
-            let shape = |k: &mut Vec<usize>| k.extend([index, if pg { 0 } else { keys.len() }]);
-            let statement = statement(
-                meta,
-                query,
-                pg,
-                &shape,
-                &|w| {
-                    head(w);
-                    w.sql(" WHERE ");
-                    w.column(meta, field);
-                    w.bind_all(field.sql_type, keys.to_vec(), false)
-                },
-                None,
-            )?;
-            statement.execute(c)?
-        });
+        let write = |w: &mut Writer<'_>| {
+            head(w);
+            w.sql(" WHERE ");
+            w.column(meta, field);
+            key_in(w, field.sql_type, keys)?;
+            if returning {
+                outbox::returning(w, meta)?;
+            }
+            Ok(())
+        };
+        let (n, written) = run_write(conn, returning, &|pg| {
+            let shape = |k: &mut Vec<usize>| {
+                k.extend([index, keys_shape(pg, keys.len()), usize::from(returning)]);
+            };
+            statement(meta, query, pg, &shape, &write, known(keys))
+        })?;
+        changed += n;
+        rows.extend(written);
     }
-    Ok(changed)
+    Ok((changed, rows))
+}
+
+/// ` = ?` for one key (a text SQLite keeps prepared), else ` IN (...)` of `keys` (of type
+/// `sql`; PostgreSQL: ` = ANY(?)`): what follows a column that must hold one of `keys`.
+fn key_in(
+    w: &mut Writer<'_>,
+    sql: crate::value::kind::SqlType,
+    keys: &[Arg<'static>],
+) -> Result<(), Error> {
+    if let [key] = keys {
+        w.sql(" = ");
+        w.bind(key.clone());
+        return Ok(());
+    }
+    w.bind_all(sql, keys.to_vec(), false)
+}
+
+/// The part of a shape key that tells the texts [`key_in`] writes for `n` keys apart: one
+/// key, a PostgreSQL array, or an SQLite `IN` list of `n`.
+fn keys_shape(pg: bool, n: usize) -> usize {
+    match (n, pg) {
+        (1, _) => 1,
+        (_, true) => 0,
+        (n, false) => n,
+    }
+}
+
+/// The arguments of a statement whose only ones are `keys`, known in advance when
+/// [`key_in`] binds them as they are (one key; a PostgreSQL array is one argument of all).
+fn known(keys: &[Arg<'static>]) -> Option<Vec<Arg<'static>>> {
+    (keys.len() == 1).then(|| keys.to_vec())
 }
 
 mod aggregate;

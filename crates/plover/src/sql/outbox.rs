@@ -15,7 +15,7 @@ use diesel::RunQueryDsl;
 
 use super::column::KeyText;
 use super::writer::field;
-use super::{statement, Query, Writer, CHUNK};
+use super::{key_in, keys_shape, known, statement, Query, Writer, CHUNK};
 use crate::db::pending::{self, Event};
 use crate::db::Conn;
 use crate::error::Error;
@@ -47,44 +47,75 @@ struct Row {
     after: Option<String>,
 }
 
-/// The JSON of rows `ids` of `meta`, by key, when `meta` records its changes (else nothing).
+/// The JSON of the rows of `meta` whose field `index` holds one of `keys`, by key, when
+/// `meta` records its changes (else nothing): the rows as they are before an update.
 pub(crate) fn before(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
-    ids: &[i64],
+    index: usize,
+    keys: &[Arg<'static>],
 ) -> Result<Vec<(i64, String)>, Error> {
     if !meta.records_changes() {
         return Ok(Vec::new());
     }
-    snapshots(conn, meta, ids)
+    snapshots(conn, meta, index, keys)
 }
 
-/// Records the creation of row `id` of `meta` (when it records its changes).
-pub(crate) fn created(conn: &mut Conn<'_>, meta: &ModelMeta, id: i64) -> Result<(), Error> {
-    if !meta.records_changes() {
+/// ` RETURNING <key>, <JSON>`: the end of an update or delete of `meta` whose rows the outbox
+/// records, so that the write itself gives each row's JSON (after an update, before a
+/// delete), read as [`KeyText`](super::column::KeyText).
+pub(super) fn returning(w: &mut Writer<'_>, meta: &ModelMeta) -> Result<(), Error> {
+    w.sql(" RETURNING ");
+    w.column(meta, meta.pk_field());
+    w.sql(", ");
+    json(w, meta)
+}
+
+/// The JSON object of a row of `meta` keyed by column, as the database writes it:
+/// `row_to_json("table")::text` on PostgreSQL, [`json_object`] on SQLite. A select of the
+/// table or a write's `RETURNING` takes it.
+pub(super) fn json(w: &mut Writer<'_>, meta: &ModelMeta) -> Result<(), Error> {
+    if w.pg {
+        w.sql("row_to_json(");
+        w.ident(meta.table);
+        w.sql(")::text");
         return Ok(());
     }
-    let after = snapshots(conn, meta, &[id])?;
-    let rows = after.into_iter().map(|(id, json)| Row {
-        id,
-        before: None,
-        after: Some(json),
-    });
-    record(conn, meta, Op::Created, rows.collect())
+    json_object(w, meta)
 }
 
-/// Records the change of the rows `before` (their JSON before the write, from [`before`])
-/// of `meta`, read again now.
+/// Records the creation of row `id` of `meta`, whose JSON is `after` (an insert's `RETURNING`
+/// gives it for a model that records its changes, and nothing for another).
+pub(crate) fn created(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    id: i64,
+    after: Option<String>,
+) -> Result<(), Error> {
+    let Some(after) = after else {
+        return Ok(());
+    };
+    let row = Row {
+        id,
+        before: None,
+        after: Some(after),
+    };
+    record(conn, meta, Op::Created, vec![row])
+}
+
+/// Records the change of the rows `before` of `meta` (their JSON before the write, from
+/// [`before`]) into `after` (their JSON after it, from the write's [`returning`]), in key
+/// order; a row missing from either is left out.
 pub(crate) fn updated(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
-    before: Vec<(i64, String)>,
+    mut before: Vec<(i64, String)>,
+    mut after: Vec<(i64, String)>,
 ) -> Result<(), Error> {
     if before.is_empty() {
         return Ok(());
     }
-    let ids: Vec<i64> = before.iter().map(|(id, _)| *id).collect();
-    let mut after = snapshots(conn, meta, &ids)?;
+    before.sort_unstable_by_key(|(id, _)| *id);
     after.sort_unstable_by_key(|(id, _)| *id);
     let rows = before.into_iter().filter_map(|(id, json)| {
         let now = after.binary_search_by_key(&id, |(id, _)| *id).ok()?;
@@ -97,12 +128,14 @@ pub(crate) fn updated(
     record(conn, meta, Op::Updated, rows.collect())
 }
 
-/// Records the deletion of the rows `before` (their JSON before the write) of `meta`.
+/// Records the deletion of the rows `before` of `meta` (their JSON before the write, from the
+/// delete's [`returning`]), in key order.
 pub(crate) fn deleted(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
-    before: Vec<(i64, String)>,
+    mut before: Vec<(i64, String)>,
 ) -> Result<(), Error> {
+    before.sort_unstable_by_key(|(id, _)| *id);
     let rows = before.into_iter().map(|(id, json)| Row {
         id,
         before: Some(json),
@@ -149,54 +182,30 @@ fn record(conn: &mut Conn<'_>, meta: &ModelMeta, op: Op, rows: Vec<Row>) -> Resu
 /// of arguments may be as low as 127).
 const JSON_COLUMNS: usize = 60;
 
-/// The JSON objects of the rows `ids` of `meta`, keyed by column, with their keys, as the
-/// database writes them.
+/// The JSON objects of the rows of `meta` whose field `index` holds one of `keys`, with their
+/// primary keys, as the database writes them.
 fn snapshots(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
-    ids: &[i64],
+    index: usize,
+    keys: &[Arg<'static>],
 ) -> Result<Vec<(i64, String)>, Error> {
-    let pk = meta.pk_field();
-    let keys: Vec<Arg<'static>> = ids
-        .iter()
-        .filter_map(|&id| Arg::key(pk.sql_type, id))
-        .collect();
-    let mut out = Vec::with_capacity(ids.len());
+    let field = field(meta, index)?;
+    let mut out = Vec::with_capacity(keys.len());
     for keys in keys.chunks(CHUNK) {
-        // One row (a single write, each row of a bulk create) is `= ?`, whose statement is
-        // kept prepared and needs no writing: SQLite prepares an `IN` list every time.
-        let one = keys.len() == 1;
         let write = |w: &mut Writer<'_>| {
             w.sql("SELECT ");
-            w.column(meta, pk);
+            w.column(meta, meta.pk_field());
             w.sql(", ");
-            if w.pg {
-                w.sql("row_to_json(");
-                w.ident(meta.table);
-                w.sql(")::text");
-            } else {
-                json_object(w, meta)?;
-            }
+            json(w, meta)?;
             w.from(meta);
             w.sql(" WHERE ");
-            w.column(meta, pk);
-            if let [key] = keys {
-                w.sql(" = ");
-                w.bind(key.clone());
-                return Ok(());
-            }
-            w.bind_all(pk.sql_type, keys.to_vec(), false)
+            w.column(meta, field);
+            key_in(w, field.sql_type, keys)
         };
-        let known = one.then(|| keys.to_vec());
         let rows: Vec<KeyText> = on_engine!(conn, |c, pg| {
-            let shape = |k: &mut Vec<usize>| {
-                k.push(match (one, pg) {
-                    (true, _) => 1,
-                    (false, true) => 0,
-                    (false, false) => keys.len(),
-                });
-            };
-            statement(meta, Query::Snapshot, pg, &shape, &write, known.clone())?.load(c)?
+            let shape = |k: &mut Vec<usize>| k.extend([index, keys_shape(pg, keys.len())]);
+            statement(meta, Query::Snapshot, pg, &shape, &write, known(keys))?.load(c)?
         });
         out.extend(rows.into_iter().map(|r| (r.0, r.1)));
     }
@@ -217,9 +226,9 @@ fn json_object(w: &mut Writer<'_>, meta: &ModelMeta) -> Result<(), Error> {
             "json_object("
         });
         for (n, f) in fields.iter().enumerate() {
-            w.sql(if n > 0 { ", '" } else { "'" });
-            w.sql(&f.column.replace('\'', "''"));
-            w.sql("', ");
+            w.sql(if n > 0 { ", " } else { "" });
+            w.literal(f.column);
+            w.sql(", ");
             w.column(meta, field(meta, part * JSON_COLUMNS + n)?);
         }
         w.sql(if part > 0 { "))" } else { ")" });

@@ -197,6 +197,77 @@ fn a_text_is_kept_per_shape_and_the_values_are_bound() {
     assert_eq!(ids(conn, meta, &Select::default()).unwrap(), [3]);
 }
 
+/// A model whose writes the outbox records, for the JSON its writes return.
+#[derive(Debug, RestModel)]
+#[diesel(table_name = entry)]
+struct Entry {
+    id: i32,
+    title: String,
+    score: Option<f64>,
+    done: bool,
+}
+
+#[test]
+fn a_literal_doubles_its_quotes() {
+    let mut w = Writer::new(false, true);
+    w.literal("it's 'q'");
+    assert_eq!(w.into_text().unwrap(), "'it''s ''q'''");
+}
+
+/// The JSON an insert, an update and a delete return for the outbox is the one a read of the
+/// row gives (after the insert and the update, before the delete).
+#[test]
+fn a_write_returns_the_json_a_read_of_the_row_gives() {
+    let mut sqlite = SqliteConnection::establish(":memory:").unwrap();
+    diesel::sql_query(
+        "CREATE TABLE entry (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, \
+         score DOUBLE, done BOOLEAN NOT NULL)",
+    )
+    .execute(&mut sqlite)
+    .unwrap();
+    let meta = Entry::meta();
+    meta.record_changes();
+    let read = |conn: &mut Conn<'_>, keys: &[Arg<'static>]| {
+        outbox::before(conn, meta, meta.pk, keys).unwrap()
+    };
+    let given = [
+        (1, Arg::Text("it's \"é\"".into())),
+        (2, Arg::I64(3)),
+        (3, Arg::Bool(true)),
+    ];
+    let statement = insert_statement(meta, &given, false, true).unwrap();
+    let inserted: Vec<Snapshot<Entry>> = statement.load(&mut sqlite).unwrap();
+    let conn = &mut Conn::Sqlite(&mut sqlite);
+    let Snapshot(row, after) = inserted.into_iter().next().unwrap();
+    let keys = vec![Arg::I32(row.id)];
+    assert_eq!(
+        read(conn, &keys),
+        [(1, after.unwrap())],
+        "the insert's JSON"
+    );
+    assert!(read(conn, &keys)[0].1.contains(r#""score":3.0"#));
+    let set_score = |w: &mut Writer<'_>| {
+        w.sql("UPDATE ");
+        w.ident(meta.table);
+        w.sql(r#" SET "score" = NULL"#);
+    };
+    let (changed, after) =
+        where_in(conn, meta, Query::Nullify, 0, &keys, true, &set_score).unwrap();
+    assert_eq!(
+        (changed, after),
+        (1, read(conn, &keys)),
+        "the update's JSON"
+    );
+    let before = read(conn, &keys);
+    let delete = |w: &mut Writer<'_>| {
+        w.sql("DELETE FROM ");
+        w.ident(meta.table);
+    };
+    let (deleted, returned) = where_in(conn, meta, Query::Delete, 0, &keys, true, &delete).unwrap();
+    assert_eq!((deleted, returned), (1, before), "the delete's JSON");
+    assert!(read(conn, &keys).is_empty());
+}
+
 /// The text of aggregates (`sql/aggregate.rs`).
 mod aggregates {
     use plover_derive::RestModel;

@@ -63,6 +63,21 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Appends an SQL string literal of `value` (`'...'`, its quotes doubled): for names from
+    /// metadata only, never for values.
+    pub(crate) fn literal(&mut self, value: &str) {
+        if let Some(text) = &mut self.text {
+            text.push('\'');
+            for part in value.split_inclusive('\'') {
+                text.push_str(part);
+                if part.ends_with('\'') {
+                    text.push('\'');
+                }
+            }
+            text.push('\'');
+        }
+    }
+
     /// Appends `"table"."column"` (the alias in place of an aliased table).
     pub(crate) fn column(&mut self, meta: &ModelMeta, field: &FieldMeta) {
         // Taken out for the call, not cloned (this runs for every column of every statement).
