@@ -173,7 +173,7 @@ fn held(db: &Database, name: &str) -> Vec<String> {
     let auth = Auth::<User>::new(db.clone());
     db.run_blocking(|c| {
         let user = auth.find_user(c, name)?.expect("the user exists");
-        plover::permissions::Held::of_user_id(c, user.id)
+        plover::permissions::Held::of_user_id(c, user.id.into())
     })
     .expect("permissions read")
     .names()

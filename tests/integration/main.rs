@@ -5,6 +5,7 @@
 
 mod accounts;
 mod admin;
+mod admin_permissions;
 mod aggregates;
 mod auth;
 mod bulk;
