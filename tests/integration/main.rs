@@ -6,6 +6,7 @@
 mod account_flows;
 mod accounts;
 mod admin;
+mod admin_permissions;
 mod aggregates;
 mod auth;
 mod bulk;

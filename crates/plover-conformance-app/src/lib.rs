@@ -315,6 +315,10 @@ fn message_counts(conn: &mut plover::db::Conn<'_>, users: &[User]) -> Result<Vec
 pub struct NotesPanel;
 
 impl AdminPanel for NotesPanel {
+    fn permission(&self) -> Option<&str> {
+        Some("note.view") // APP.md 8
+    }
+
     fn data(&self, conn: &mut plover::db::Conn<'_>) -> Result<PanelData, Error> {
         let newest = plover::views::Query::<Note>::new()
             .order_by_desc(Note::FIELDS.id)
@@ -406,6 +410,7 @@ pub fn admin(auth: &Auth<User>) -> Admin<User> {
             let f = Ticket::FIELDS;
             [f.status, f.opened, f.parent_id]
         }))
-        .register_panel("Notes", NotesPanel);
+        .register_panel("Notes", NotesPanel)
+        .permissions(); // groups and grants (SPEC.md 19)
     admin
 }

@@ -25,10 +25,10 @@ pub use flows::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, 
 #[cfg(feature = "accounts")]
 pub use next::safe_next;
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
-#[cfg(feature = "admin")]
-pub(crate) use session::keep_password;
 #[cfg(feature = "accounts")]
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};
+#[cfg(feature = "admin")]
+pub(crate) use session::{keep_password, session_stamp};
 pub use throttle::LoginLimits;
 pub use user::{Auth, Credentials, UserModel};
 pub use users::{User, UserChanges};

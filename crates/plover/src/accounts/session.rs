@@ -224,10 +224,16 @@ where
         None => None,
         Some(id) => {
             let finder = auth.clone();
-            let found = auth
+            let (found, stamp) = auth
                 .db()
-                .run(move |conn| finder.find_user_by_id(conn, id))
+                .run_lazy(move |db| {
+                    let found = finder.find_user_by_id_stamped(db, id)?;
+                    Ok((found, db.permissions_stamp()))
+                })
                 .await?;
+            if let Some(stamp) = stamp {
+                req.extensions_mut().insert(SessionStamp(stamp));
+            }
             // Deleted, deactivated, or its password changed since this session's login: the
             // session ends.
             let digest = session.get::<String>(PASSWORD_DIGEST).ok().flatten();
@@ -252,6 +258,15 @@ where
 
 /// The request's user, cached in the request's extensions.
 struct CurrentUser<U>(Option<U>);
+
+/// The permissions stamp read with the session's user (docs/permissions.md), where the
+/// database has one.
+struct SessionStamp(i64);
+
+/// The permissions stamp that [`current_user`] read with this request's user, if it did.
+pub(crate) fn session_stamp(req: &HttpRequest) -> Option<i64> {
+    req.extensions().get::<SessionStamp>().map(|s| s.0)
+}
 
 /// The `Auth<U>` that `Auth::setup` registered as app data.
 pub(crate) fn auth_of<U: UserModel>(req: &HttpRequest) -> Result<Auth<U>, Error> {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::db::Conn;
 use crate::error::Error;
+use crate::permissions;
 
 /// What an action does with the selected rows: the text shown once it is done.
 pub(crate) type ActionFn<M> =
@@ -38,6 +39,8 @@ pub(crate) type ActionFn<M> =
 pub struct Action<M> {
     pub(crate) name: String,
     pub(crate) label: String,
+    /// The model permission a user needs to see and run it.
+    pub(crate) needs: permissions::Action,
     pub(crate) run: ActionFn<M>,
 }
 
@@ -46,6 +49,7 @@ impl<M> std::fmt::Debug for Action<M> {
         f.debug_struct("Action")
             .field("name", &self.name)
             .field("label", &self.label)
+            .field("needs", &self.needs)
             .finish_non_exhaustive()
     }
 }
@@ -61,8 +65,32 @@ impl<M> Action<M> {
         Action {
             name: name.to_owned(),
             label: label.to_owned(),
+            needs: permissions::Action::Change,
             run: Arc::new(run),
         }
+    }
+
+    /// The model permission a user needs to see and run the action (default `change`):
+    /// a user without it is not offered the action, and choosing it anyway is refused (403).
+    /// Superusers hold every permission (docs/admin.md#permissions).
+    ///
+    /// ```
+    /// # use plover::prelude::*;
+    /// # use plover::admin::Action;
+    /// # diesel::table! { ticket (id) { id -> Integer, title -> Text } }
+    /// # #[derive(RestModel)] #[diesel(table_name = ticket)]
+    /// # pub struct Ticket { pub id: i32, pub title: String }
+    /// use plover::permissions;
+    ///
+    /// let archive = Action::new("archive", "Archive", |_conn, rows: &[Ticket]| {
+    ///     Ok(format!("{} archived", rows.len()))
+    /// })
+    /// .needs(permissions::Action::Delete);
+    /// ```
+    #[must_use]
+    pub fn needs(mut self, permission: permissions::Action) -> Action<M> {
+        self.needs = permission;
+        self
     }
 }
 

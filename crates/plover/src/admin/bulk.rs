@@ -7,6 +7,7 @@ use actix_web::ResponseError;
 use super::action::Action;
 use super::page::Reply;
 use super::prepared::{bad_request, Cx, PreparedAdmin};
+use super::rights::require;
 use super::views::ActionView;
 use crate::db::Conn;
 use crate::error::Error;
@@ -32,6 +33,8 @@ impl<M: RestModel> PreparedAdmin<M> {
                     .ok_or_else(|| bad_request(format!("unknown action '{name}'")))?,
             ),
         };
+        let rights = self.rights(cx);
+        require(action.map_or(rights.delete, |a| rights.allows(a.needs)))?;
         let ids = self.selected(cx)?;
         let back = cx.req.path_and_query();
         let Some(action) = action else {

@@ -1,11 +1,12 @@
 //! The checks every admin URL runs before its view (docs/contract.md#admin), as an actix
-//! extractor: signed in (else a redirect to the login page), permitted (else 403), and for a
+//! extractor: signed in (else a redirect to the login page), permitted (else 403: docs/admin.md#permissions), and for a
 //! POST, a form within the size limit (urlencoded, or multipart for the import's upload; a
 //! multipart body that cannot be read, or a field of it that is not UTF-8, is 400) that carries
 //! the session's CSRF token (else 403) and no NUL (else 400).
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use actix_session::SessionExt;
 use actix_web::dev::Payload;
@@ -16,14 +17,19 @@ use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
 use super::page::error_page;
 use super::state::State;
 use super::views::Chrome;
-use crate::accounts::{current_user, CsrfToken, LoginRedirect, UserModel};
+use crate::accounts::{current_user, session_stamp, CsrfToken, LoginRedirect, UserModel};
+use crate::auth::AuthUser;
 use crate::error::Error;
 use crate::http::body::{check_form_text, multipart_pairs, Body};
+use crate::permissions::{kept, Held};
+use crate::sql::stamp;
 
 /// A request the admin lets through to a view.
 pub(super) struct Admitted<U> {
     /// The signed-in user.
     pub(super) user: U,
+    /// The user's permissions.
+    pub(super) held: Arc<Held>,
     /// The page's frame for this user.
     pub(super) chrome: Chrome,
     /// The decoded form fields of a POST (empty for a GET).
@@ -93,12 +99,13 @@ async fn admit<U: UserModel + Clone + Send + 'static>(
             )))
         }
     };
-    if !(state.permission)(&user) {
+    let held = held(state, req, &user).await.map_err(bare)?;
+    if !state.admits(&user, &held) {
         return Err(bare(Error::Forbidden));
     }
     let csrf = CsrfToken::of(&req.get_session()).map_err(bare)?;
     let post = req.method() == Method::POST;
-    let chrome = state.chrome(&user, csrf.value());
+    let chrome = state.chrome(&user, &held, csrf.value());
     let form = if post {
         let body = Body::read(req, payload).await.map_err(bare)?;
         let multipart = req
@@ -133,5 +140,37 @@ async fn admit<U: UserModel + Clone + Send + 'static>(
             return Err(Refused::Page(Some(Box::new(chrome)), error));
         }
     }
-    Ok(Admitted { user, chrome, form })
+    Ok(Admitted {
+        user,
+        held,
+        chrome,
+        form,
+    })
+}
+
+/// The permissions of `user`, signed in on `req`: all for a superuser; else those kept for
+/// the permissions stamp read with the session's user (no statement, no thread), or read now
+/// (one statement). Without the tables of permissions, none.
+async fn held<U: UserModel>(
+    state: &State<U>,
+    req: &HttpRequest,
+    user: &U,
+) -> Result<Arc<Held>, Error> {
+    let user = AuthUser::of(user);
+    if user.admin {
+        return Ok(Arc::new(Held::superuser()));
+    }
+    let stamp = session_stamp(req);
+    let db = state.auth.db();
+    if let Some(held) = stamp.and_then(|s| kept::cached(db, user.id, s)) {
+        return Ok(held);
+    }
+    db.run_lazy(move |lazy| {
+        lazy.set_permissions_stamp(stamp);
+        if stamp.is_none() && !stamp::present(lazy)? {
+            return Ok(Arc::new(Held::default()));
+        }
+        kept::held(lazy, &user)
+    })
+    .await
 }

@@ -291,11 +291,13 @@ impl<M: RestModel> PreparedAdmin<M> {
             Some(row) => (
                 format!(
                     "{} {}",
-                    if self.read_only { "View" } else { "Edit" },
+                    if self.shown_only(cx) { "View" } else { "Edit" },
                     row.display()
                 ),
                 format!("{url}{}/", row.pk()),
-                Some(format!("{url}{}/delete/", row.pk())),
+                self.rights(cx)
+                    .delete
+                    .then(|| format!("{url}{}/delete/", row.pk())),
                 Some(format!("{url}{}/history/", row.pk())),
             ),
         };
@@ -311,7 +313,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             history,
             inlines,
             version: row.map(digest::version),
-            read_only: self.read_only,
+            read_only: self.shown_only(cx),
         };
         let html = match row {
             None => self.templates.add(&view)?,
@@ -335,8 +337,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             let current = value(idx).unwrap_or(Value::Null);
             let text = plain_text(&current);
             let (widget, help) = match (field.kind, field.fk) {
-                _ if self.read_only && field.long => (Widget::ReadOnlyLong, ""),
-                _ if self.read_only => (Widget::ReadOnly, ""),
+                _ if self.shown_only(cx) && field.long => (Widget::ReadOnlyLong, ""),
+                _ if self.shown_only(cx) => (Widget::ReadOnly, ""),
                 _ if field.read_only => (Widget::ReadOnly, "Read-only."),
                 (_, Some(target)) => {
                     let target = target();

@@ -26,6 +26,7 @@ use super::cells::restore;
 use super::form::{parse_input, refusal};
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
+use super::rights::require;
 use super::views::{ImportPreview, ImportRow, ImportView};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
@@ -130,6 +131,8 @@ impl<M: RestModel> PreparedAdmin<M> {
         rows: &mut [Parsed<M::Changes>],
         commit: bool,
     ) -> Result<bool, Error> {
+        // Updating stored rows needs `change` besides the page's `add`.
+        require(self.rights(cx).change || rows.iter().all(|p| p.row.pk.is_none()))?;
         let meta = M::meta();
         let key = meta.fields[meta.pk].name;
         let mut rolled_back = false;

@@ -65,6 +65,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             .cloned()
             .collect();
         let facets = (self.index.facets).views(conn, meta, &self.list, &links, counting)?;
+        let rights = self.rights(cx);
         let view = IndexView {
             chrome: cx.chrome.clone(),
             title: self.name.clone(),
@@ -85,6 +86,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             next: page.next(&links),
             action: cx.req.path_and_query(),
             actions: (self.index.actions.iter())
+                .filter(|a| rights.allows(a.needs))
                 .map(|a| (a.name.clone(), a.label.clone()))
                 .collect(),
             import: format!("{url}import/"),
@@ -94,7 +96,9 @@ impl<M: RestModel> PreparedAdmin<M> {
             facets,
             facets_counted: counting,
             facets_toggle: self.index.facets.toggle(&links, counting),
-            read_only: self.read_only,
+            read_only: self.read_only || !rights.change,
+            can_add: rights.add,
+            can_delete: rights.delete,
             url,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))

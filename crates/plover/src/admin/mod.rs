@@ -48,6 +48,8 @@ mod ops;
 mod page;
 mod panel;
 mod prepared;
+mod rights;
+mod roles;
 mod routes;
 mod state;
 mod templates;
@@ -80,7 +82,7 @@ type Registration = Box<dyn FnOnce(&HashMap<TypeId, Exposure>) -> Arc<dyn AdminM
 pub struct Admin<U: UserModel> {
     auth: Auth<U>,
     prefix: String,
-    permission: Arc<dyn Fn(&U) -> bool + Send + Sync>,
+    permission: Option<state::EntryRule<U>>,
     exposures: HashMap<TypeId, Exposure>,
     registrations: Vec<Registration>,
     panels: Vec<Panel>,
@@ -95,13 +97,15 @@ impl<U: UserModel> std::fmt::Debug for Admin<U> {
 }
 
 impl<U: UserModel + Clone + Send + 'static> Admin<U> {
-    /// An admin at `/admin` for the users of `auth`; a user may enter when
-    /// [`UserModel::is_admin`] says so.
+    /// An admin at `/admin` for the users of `auth`. A superuser ([`UserModel::is_admin`])
+    /// enters and may do everything; any other active user enters who holds a model
+    /// permission (docs/permissions.md) on a registered model, and sees and does only what
+    /// those permissions allow (docs/admin.md#permissions).
     pub fn new(auth: &Auth<U>) -> Admin<U> {
         Admin {
             auth: auth.clone(),
             prefix: "/admin".into(),
-            permission: Arc::new(|u: &U| u.is_admin()),
+            permission: None,
             exposures: HashMap::new(),
             registrations: Vec::new(),
             panels: Vec::new(),
@@ -119,9 +123,12 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
         self
     }
 
-    /// Who may enter (default: [`UserModel::is_admin`]). Others get 403.
+    /// Who may enter, replacing the default rule (a superuser, or a holder of a permission on
+    /// a registered model); others get 403. As in Django's `is_staff`, entering is all it
+    /// decides: inside, a user who is not a superuser still sees and does only what their
+    /// model permissions allow, and the panels are for superusers.
     pub fn permission(mut self, check: impl Fn(&U) -> bool + Send + Sync + 'static) -> Admin<U> {
-        self.permission = Arc::new(check);
+        self.permission = Some(Arc::new(check));
         self
     }
 

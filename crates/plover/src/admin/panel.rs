@@ -7,6 +7,7 @@ use askama::Template;
 use super::views::render;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::permissions::Held;
 
 /// What a panel shows on the dashboard: lines of text and forms that post to the panel.
 #[derive(Debug, Clone, Default)]
@@ -60,8 +61,15 @@ pub trait AdminPanel: Send + Sync + 'static {
     /// What the dashboard shows, read with the request's connection.
     fn data(&self, conn: &mut Conn<'_>) -> Result<PanelData, Error>;
 
-    /// Handles `POST {prefix}/{panel}/{action}/` (only admins, with a valid CSRF token, get
-    /// here); the admin then redirects to the dashboard. The default has no actions (404).
+    /// The permission (docs/permissions.md) a user needs to see the panel and post to it,
+    /// such as `note.view`; by default `None`: the panel is for superusers only.
+    fn permission(&self) -> Option<&str> {
+        None
+    }
+
+    /// Handles `POST {prefix}/{panel}/{action}/` (only users who may see the panel, with a
+    /// valid CSRF token, get here); the admin then redirects to the dashboard. The default has
+    /// no actions (404).
     fn post(
         &self,
         action: &str,
@@ -91,4 +99,12 @@ pub(crate) struct Panel {
     pub(crate) title: String,
     pub(crate) slug: String,
     pub(crate) panel: Arc<dyn AdminPanel>,
+}
+
+impl Panel {
+    /// Whether a user who holds `held` sees the panel and may post to it: a superuser, or a
+    /// holder of the panel's permission.
+    pub(crate) fn shown_to(&self, held: &Held) -> bool {
+        held.is_superuser() || self.panel.permission().is_some_and(|p| held.has(p))
+    }
 }

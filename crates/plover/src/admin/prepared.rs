@@ -9,6 +9,7 @@ use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
 use super::page::Reply;
+use super::rights::Rights;
 use super::templates::AdminTemplates;
 use super::views::{Chrome, InlineView};
 use crate::db::Conn;
@@ -17,6 +18,7 @@ use crate::history::Actor;
 use crate::http::urlencoded::encode;
 use crate::listing::{first, Counting, FilterPaths, ListPlan};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
+use crate::permissions::Held;
 use crate::query::Limits;
 
 /// The parts of an admin request the views use, detached from actix.
@@ -62,11 +64,18 @@ impl AdminRequest {
 pub(crate) struct Cx<'a> {
     pub(crate) chrome: &'a Chrome,
     pub(crate) req: &'a AdminRequest,
+    /// The user's permissions.
+    pub(crate) held: &'a Held,
+    /// Whether the page is the edit page of a row the user may view but not change: shown
+    /// read-only, inlines too.
+    pub(crate) view_only: bool,
 }
 
 /// A registered model with its type erased.
 pub(crate) trait AdminModel: Send + Sync {
     fn name(&self) -> &str;
+    /// The name of its model (`RestModel::meta().name`), that of its permissions.
+    fn model_name(&self) -> &'static str;
     /// The table of its model (the history's `object_table`).
     fn table(&self) -> &'static str;
     /// Whether its forms take a `new_password` (the user model's admin).
@@ -452,6 +461,22 @@ impl<M: RestModel> PreparedAdmin<M> {
         (self.index.scope.iter()).chain(pairs).cloned().collect()
     }
 
+    /// What the request's user may do here: their permissions on the model, without add
+    /// where the model admin is `read_only` (its rows are still acted on and deleted).
+    pub(crate) fn rights(&self, cx: &Cx<'_>) -> Rights {
+        let rights = Rights::of(cx.held, M::meta().name);
+        Rights {
+            add: rights.add && !self.read_only,
+            ..rights
+        }
+    }
+
+    /// Whether the edit page only shows the row: a `read_only` model admin, or a user who
+    /// may not change it.
+    pub(crate) fn shown_only(&self, cx: &Cx<'_>) -> bool {
+        self.read_only || cx.view_only
+    }
+
     /// `{prefix}/{name}/`.
     pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
         format!("{}/{}/", cx.chrome.prefix, self.name)
@@ -466,6 +491,9 @@ impl<M: RestModel> PreparedAdmin<M> {
 impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn model_name(&self) -> &'static str {
+        M::meta().name
     }
     fn table(&self) -> &'static str {
         M::meta().table

@@ -13,6 +13,7 @@ use super::history::{recent, RecentChange};
 use super::page::{error_page, Reply};
 use super::panel::PanelView;
 use super::prepared::{AdminModel, AdminRequest, Cx};
+use super::rights::{require, Rights};
 use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{keep_password, Auth, UserModel};
@@ -23,6 +24,7 @@ use crate::history::Actor;
 use crate::http::body::BodyLimit;
 use crate::http::urlencoded::pairs;
 use crate::mounted;
+use crate::permissions::Held;
 
 /// Largest form body the admin reads (1 MiB); the import page reads more
 /// ([`AdminModel::import_body_limit`]).
@@ -187,6 +189,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
 ) -> HttpResponse {
     let Admitted {
         user,
+        held,
         mut chrome,
         form,
     } = admitted;
@@ -233,9 +236,15 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let auth = state.auth.clone();
     let result = db
         .run_watched(req.conn_data::<PeerSocket>(), move |lazy| {
+            let view_only = match &view {
+                View::Edit(model) => !Rights::of(&held, model.model_name()).change,
+                _ => false,
+            };
             let cx = Cx {
                 chrome: &chrome,
                 req: &admin_req,
+                held: &held,
+                view_only,
             };
             written_by(author, || {
                 run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
@@ -288,6 +297,7 @@ fn run_view<U: UserModel>(
     conn: &mut Conn<'_>,
 ) -> Result<Reply, Error> {
     let post = cx.req.post;
+    allowed(view, post, cx.held)?;
     match view {
         View::Dashboard if post => Err(Error::MethodNotAllowed(vec![Method::GET])),
         View::Dashboard => dashboard(state, cx, conn),
@@ -302,12 +312,33 @@ fn run_view<U: UserModel>(
         View::History(model) if !post => model.history(cx, conn, arg),
         View::Panel(i) if post => {
             let panel = state.panels.get(*i).ok_or(Error::NotFound)?;
+            require(panel.shown_to(cx.held))?;
             panel.panel.post(arg, &cx.req.form, conn)?;
             Ok(Reply::Redirect(format!("{}/", cx.chrome.prefix)))
         }
         View::History(_) => Err(Error::MethodNotAllowed(vec![Method::GET])),
         View::Lookup(_) | View::Panel(_) | View::Static | View::NotFound => Err(Error::NotFound),
     }
+}
+
+/// 403 unless the user who holds `held` may open `view` (docs/admin.md#permissions): a
+/// model's index, export and history need `view` (or `change`), its add and import pages
+/// `add`, saving an edit `change`, its delete page `delete`, its lookups any of the four.
+/// The bulk form checks its action, the import its updates, a panel its own permission.
+fn allowed(view: &View, post: bool, held: &Held) -> Result<(), Error> {
+    let Some(model) = view.model() else {
+        return Ok(()); // the panels check theirs
+    };
+    let rights = Rights::of(held, model.model_name());
+    require(match view {
+        View::Index(_) if post => true,
+        View::Index(_) | View::Export(_) | View::History(_) => rights.view,
+        View::Add(_) | View::Import(_) => rights.add,
+        View::Edit(_) if post => rights.change,
+        View::Edit(_) => rights.view,
+        View::Delete(_) => rights.delete,
+        _ => rights.any(),
+    })
 }
 
 /// A rendered panel.
@@ -331,7 +362,7 @@ fn dashboard<U: UserModel>(
     conn: &mut Conn<'_>,
 ) -> Result<Reply, Error> {
     let mut panels = Vec::with_capacity(state.panels.len());
-    for panel in &state.panels {
+    for panel in state.panels.iter().filter(|p| p.shown_to(cx.held)) {
         let data = panel.panel.data(conn)?;
         let url = format!("{}/{}/", cx.chrome.prefix, panel.slug);
         let html = panel.panel.render(&PanelView {
@@ -345,7 +376,7 @@ fn dashboard<U: UserModel>(
     Reply::page(&DashboardPage {
         chrome: cx.chrome,
         title: "Dashboard".into(),
-        recent: recent(&state.models, &cx.chrome.prefix, conn)?,
+        recent: recent(&state.visible(cx.held), &cx.chrome.prefix, conn)?,
         panels,
     })
 }

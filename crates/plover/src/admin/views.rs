@@ -109,9 +109,14 @@ pub struct IndexView {
     pub facets_counted: bool,
     /// The link that shows or hides the facets' counts (`ShowFacets::Allow` only).
     pub facets_toggle: Option<String>,
-    /// Whether the rows are only shown ([`ModelAdmin::read_only`](super::ModelAdmin::read_only)):
-    /// no add or import links, each row's link reads "View".
+    /// Whether the rows are only shown ([`ModelAdmin::read_only`](super::ModelAdmin::read_only),
+    /// or a user without the model's `change` permission): each row's link reads "View".
     pub read_only: bool,
+    /// Whether the user may add rows (the model's `add` permission, and the model admin is
+    /// not `read_only`): the add and import links.
+    pub can_add: bool,
+    /// Whether the user may delete rows (the model's `delete` permission): the bulk delete.
+    pub can_delete: bool,
 }
 
 /// A column header of the index.
@@ -181,7 +186,8 @@ pub struct FormView {
     pub fields: Vec<FormField>,
     /// After a failed submit: what went wrong as a whole.
     pub error: Option<String>,
-    /// On edit, the row's delete page; `None` on add.
+    /// On edit, the row's delete page; `None` on add, or for a user without the model's
+    /// `delete` permission.
     pub delete: Option<String>,
     /// On edit, the row's History page; `None` on add.
     pub history: Option<String>,
@@ -192,7 +198,8 @@ pub struct FormView {
     /// form; empty when the model admin has none.
     pub inlines: Vec<InlineView>,
     /// Whether the page only shows the row ([`ModelAdmin::read_only`](
-    /// super::ModelAdmin::read_only)): every input read-only, no Save button.
+    /// super::ModelAdmin::read_only), or a user without the model's `change` permission):
+    /// every input read-only, no Save button.
     pub read_only: bool,
 }
 

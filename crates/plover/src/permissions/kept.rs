@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 
 use super::held::Held;
 use crate::auth::AuthUser;
-use crate::db::LazyConn;
+use crate::db::{Database, LazyConn};
 use crate::error::Error;
 
 /// The most users kept; past it the whole cache starts again.
@@ -34,12 +34,10 @@ pub(crate) fn held(db: &mut LazyConn<'_>, user: &AuthUser) -> Result<Arc<Held>, 
     let Some(stamp) = db.permissions_stamp() else {
         return Held::of_user_id(&mut db.conn()?, user.id).map(Arc::new);
     };
-    let key = (db.database().id(), user.id);
-    if let Some((kept, held)) = KEPT.lock().get(&key) {
-        if *kept == stamp {
-            return Ok(Arc::clone(held));
-        }
+    if let Some(held) = cached(db.database(), user.id, stamp) {
+        return Ok(held);
     }
+    let key = (db.database().id(), user.id);
     let held = Arc::new(Held::of_user_id(&mut db.conn()?, user.id)?);
     let mut kept = KEPT.lock();
     if kept.len() >= CAPACITY {
@@ -47,4 +45,12 @@ pub(crate) fn held(db: &mut LazyConn<'_>, user: &AuthUser) -> Result<Arc<Held>, 
     }
     kept.insert(key, (stamp, Arc::clone(&held)));
     Ok(held)
+}
+
+/// The permissions kept for the user `user_id` of `database` under `stamp`, if any: no
+/// statement, no connection (a caller on an async thread tries this before [`held`]).
+pub(crate) fn cached(database: &Database, user_id: i64, stamp: i64) -> Option<Arc<Held>> {
+    let kept = KEPT.lock();
+    let (kept, held) = kept.get(&(database.id(), user_id))?;
+    (*kept == stamp).then(|| Arc::clone(held))
 }

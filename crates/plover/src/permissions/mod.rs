@@ -22,7 +22,7 @@
 
 mod grants;
 mod held;
-mod kept;
+pub(crate) mod kept;
 mod models;
 mod names;
 mod rest;
