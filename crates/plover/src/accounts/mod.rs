@@ -9,6 +9,8 @@ mod flows;
 mod gate;
 #[cfg(feature = "accounts")]
 mod next;
+#[cfg(feature = "accounts")]
+mod pages;
 mod password;
 #[cfg(feature = "accounts")]
 mod session;
@@ -21,9 +23,9 @@ mod views;
 
 pub use crate::model::usernames::{confusable_usernames, normalize_username};
 #[cfg(feature = "accounts")]
-pub use flows::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage};
-#[cfg(feature = "accounts")]
 pub use next::safe_next;
+#[cfg(feature = "accounts")]
+pub use pages::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage};
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
 #[cfg(feature = "accounts")]
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};

@@ -261,9 +261,11 @@ struct CurrentUser<U>(Option<U>);
 
 /// The permissions stamp read with the session's user (docs/permissions.md), where the
 /// database has one.
+#[cfg_attr(not(feature = "admin"), allow(dead_code))] // read by the admin alone
 struct SessionStamp(i64);
 
 /// The permissions stamp that [`current_user`] read with this request's user, if it did.
+#[cfg_attr(not(feature = "admin"), allow(dead_code))]
 pub(crate) fn session_stamp(req: &HttpRequest) -> Option<i64> {
     req.extensions().get::<SessionStamp>().map(|s| s.0)
 }

@@ -68,7 +68,7 @@ pub(crate) struct SessionSettings {
     pub(crate) key: Key,
     pub(crate) lifetime: Duration,
     pub(crate) secure: bool,
-    pub(crate) templates: std::sync::Arc<dyn super::flows::AccountTemplates>,
+    pub(crate) templates: std::sync::Arc<dyn super::pages::AccountTemplates>,
 }
 
 #[cfg(feature = "accounts")]
@@ -80,7 +80,7 @@ impl Default for SessionSettings {
             key: Key::generate(),
             lifetime: DEFAULT_LIFETIME,
             secure: false,
-            templates: std::sync::Arc::new(super::flows::DefaultAccountTemplates),
+            templates: std::sync::Arc::new(super::pages::DefaultAccountTemplates),
         }
     }
 }

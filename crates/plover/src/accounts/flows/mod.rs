@@ -2,7 +2,6 @@
 //! reset by mail, and sign-up, with their pages and forms.
 
 mod change;
-mod pages;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use crate::error::Error;
 use crate::http::body::{Body, BodyLimit};
 use crate::mounted;
 
-pub use pages::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage};
+use super::pages::{AccountTemplates, FormInput, FormPage, MessagePage};
 
 /// Largest account form read (16 KiB, as the login form's).
 const MAX_FORM_BYTES: usize = 16 * 1024;
