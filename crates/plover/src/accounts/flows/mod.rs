@@ -21,7 +21,7 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 
 impl<U: UserModel> Auth<U> {
     /// The templates of the account flows' pages (default: the crate's,
-    /// [`DefaultAccountTemplates`]); see [`AccountTemplates`].
+    /// [`DefaultAccountTemplates`](super::DefaultAccountTemplates)); see [`AccountTemplates`].
     pub fn account_templates(self, templates: impl AccountTemplates) -> Auth<U> {
         let templates: Arc<dyn AccountTemplates> = Arc::new(templates);
         self.with(|s| s.session.templates = templates)
