@@ -7,6 +7,7 @@
 //!                        [--response-memory BYTES] [--unthrottled-logins]
 //!                        [--event-retention-seconds N]
 //!                        [--webhook URL [--webhook-secret SECRET] [--webhook-retry-base-ms N]]
+//!                        [--mail-dir DIR]
 //!
 //! `--unthrottled-logins` turns the throttle of failed logins off: for a schema-driven tester
 //! that sends thousands of wrong credentials from one address and expects a 401 for each.
@@ -36,12 +37,15 @@ Options:
   --webhook-secret SECRET   signs the webhooks (default whsec_Y29uZm9ybWFuY2Utc2VjcmV0LWtleQ==)
   --webhook-retry-base-ms N the first retry's delay of a failed webhook (default 5000);
                             later ones double, for at least 24 h
+  --mail-dir DIR            writes each account mail (password reset, sign-up) as a .eml
+                            file in DIR (default: mail is dropped)
   -h, --help                prints this help
 ";
 use std::time::Duration;
 
 use microblog::{ensure_user, User};
 use plover::jobs::{Jobs, Workers};
+use plover::mail::{FolderBackend, MailBackend, MailError, Mailer, Message};
 use plover::prelude::*;
 use plover::webhooks::{Dispatcher, Endpoint, Targets, Webhooks};
 use plover_conformance_app::{api, models, v2, v3};
@@ -61,6 +65,16 @@ struct Args {
     webhook: Option<String>,
     webhook_secret: String,
     webhook_retry_base: Option<Duration>,
+    mail_dir: Option<String>,
+}
+
+/// The mail backend without `--mail-dir`: every message is dropped.
+struct Dropped;
+
+impl MailBackend for Dropped {
+    fn send(&self, _message: &Message) -> Result<(), MailError> {
+        Ok(())
+    }
 }
 
 /// The secret of `--webhook-secret` unless given (the key `conformance-secret-key`).
@@ -82,6 +96,7 @@ fn parse_args() -> Result<Option<Args>, String> {
         webhook: None,
         webhook_secret: WEBHOOK_SECRET.into(),
         webhook_retry_base: None,
+        mail_dir: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -119,6 +134,7 @@ fn parse_args() -> Result<Option<Args>, String> {
             "--event-retention-seconds" => args.event_retention = Some(seconds(&value()?)?),
             "--webhook" => args.webhook = Some(value()?),
             "--webhook-secret" => args.webhook_secret = value()?,
+            "--mail-dir" => args.mail_dir = Some(value()?),
             "--webhook-retry-base-ms" => {
                 let ms = value()?;
                 let ms = ms
@@ -168,6 +184,12 @@ async fn main() -> std::io::Result<()> {
             ..Default::default()
         });
     }
+    let from = "Plover conformance <noreply@example.com>";
+    let mailer = match &args.mail_dir {
+        Some(dir) => Mailer::new(FolderBackend::new(dir), from),
+        None => Mailer::new(Dropped, from),
+    };
+    auth = auth.mailer(mailer).signup(true);
     if let Some((user, password)) = &args.admin {
         ensure_user(&db, &auth, user, password, true).map_err(std::io::Error::other)?;
     }

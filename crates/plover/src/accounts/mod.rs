@@ -25,7 +25,9 @@ pub use crate::model::usernames::{confusable_usernames, normalize_username};
 #[cfg(feature = "accounts")]
 pub use next::safe_next;
 #[cfg(feature = "accounts")]
-pub use pages::{AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage};
+pub use pages::{
+    AccountMail, AccountTemplates, DefaultAccountTemplates, FormInput, FormPage, MessagePage,
+};
 pub use password::{check_password, make_password, PasswordError, DEFAULT_COST};
 #[cfg(feature = "accounts")]
 pub use session::{current_user, CsrfToken, LoggedInUser, LoginRedirect, SESSION_COOKIE};

@@ -61,6 +61,21 @@ pub struct MessagePage {
     pub link: Option<(String, &'static str)>,
 }
 
+/// The data of an account mail: the password reset link, or the sign-up confirmation link.
+#[derive(Debug, Clone)]
+pub struct AccountMail {
+    /// Which mail: `password_reset` or `signup_confirm`.
+    pub kind: &'static str,
+    /// The user's username.
+    pub username: String,
+    /// The site's address (`https://example.com`).
+    pub site: String,
+    /// The link to follow.
+    pub link: String,
+    /// How long the link is valid, in hours.
+    pub valid_hours: u64,
+}
+
 /// The HTML of the account flows' pages, set with
 /// [`Auth::account_templates`](crate::accounts::Auth::account_templates). Each method gets the
 /// page's data and returns its HTML; Plover keeps the status code and every check, a template
@@ -83,6 +98,49 @@ pub trait AccountTemplates: Send + Sync + 'static {
     fn message(&self, page: &MessagePage) -> Result<String, Error> {
         page.render()
             .map_err(|e| Error::Internal(format!("account message template: {e}")))
+    }
+
+    /// The subject and plain-text body of a mail (`mail.kind` tells which). The body must
+    /// hold `mail.link`.
+    ///
+    /// # Errors
+    /// The template's error: the mail is not sent, and the failure is logged.
+    fn mail(&self, mail: &AccountMail) -> Result<(String, String), Error> {
+        let AccountMail {
+            username,
+            site,
+            link,
+            valid_hours,
+            ..
+        } = mail;
+        let site = site
+            .split_once("://")
+            .map_or(site.as_str(), |(_, host)| host);
+        let hours = if *valid_hours == 1 {
+            "1 hour".to_owned()
+        } else {
+            format!("{valid_hours} hours")
+        };
+        // Lines under 76 characters: the mail goes as it is (8bit), links unbroken.
+        Ok(if mail.kind == "signup_confirm" {
+            (
+                format!("Confirm your account on {site}"),
+                format!(
+                    "Hello {username},\n\nTo confirm your new account on {site},\nopen this \
+                     link within {hours}:\n\n{link}\n\nIf you did not sign up, ignore this \
+                     mail.\n"
+                ),
+            )
+        } else {
+            (
+                format!("Password reset on {site}"),
+                format!(
+                    "Hello {username},\n\nSomeone asked to reset your password on {site}.\n\
+                     To choose a new one, open this link within {hours}:\n\n{link}\n\n\
+                     If it was not you, ignore this mail: your password stays as it is.\n"
+                ),
+            )
+        })
     }
 }
 

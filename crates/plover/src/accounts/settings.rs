@@ -69,6 +69,36 @@ pub(crate) struct SessionSettings {
     pub(crate) lifetime: Duration,
     pub(crate) secure: bool,
     pub(crate) templates: std::sync::Arc<dyn super::pages::AccountTemplates>,
+    pub(crate) flows: FlowSettings,
+}
+
+/// The settings of the account flows that send mail: password reset and sign-up.
+#[cfg(feature = "accounts")]
+#[derive(Clone, Debug)]
+pub(crate) struct FlowSettings {
+    /// Where their mail goes; without one, neither flow is mounted.
+    pub(crate) mailer: Option<crate::mail::Mailer>,
+    /// Whether the sign-up view is mounted.
+    pub(crate) signup: bool,
+    /// The site's address in mailed links (`https://example.com`); else the request's.
+    pub(crate) site_url: Option<String>,
+    /// How long a password reset link is valid (default 1 hour).
+    pub(crate) reset_lifetime: Duration,
+    /// How long a sign-up confirmation link is valid (default 7 days).
+    pub(crate) confirm_lifetime: Duration,
+}
+
+#[cfg(feature = "accounts")]
+impl Default for FlowSettings {
+    fn default() -> Self {
+        FlowSettings {
+            mailer: None,
+            signup: false,
+            site_url: None,
+            reset_lifetime: Duration::from_secs(3600),
+            confirm_lifetime: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
 }
 
 #[cfg(feature = "accounts")]
@@ -81,6 +111,7 @@ impl Default for SessionSettings {
             lifetime: DEFAULT_LIFETIME,
             secure: false,
             templates: std::sync::Arc::new(super::pages::DefaultAccountTemplates),
+            flows: FlowSettings::default(),
         }
     }
 }
@@ -93,6 +124,7 @@ impl fmt::Debug for SessionSettings {
             .field("default_next_url", &self.default_next_url)
             .field("lifetime", &self.lifetime)
             .field("secure", &self.secure)
+            .field("flows", &self.flows)
             .finish_non_exhaustive()
     }
 }

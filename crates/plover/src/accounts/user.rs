@@ -58,6 +58,12 @@ pub trait UserModel: RestModel {
     /// The boolean field of the admin permission, if the model has one: [`Auth::create_user`]
     /// sets it.
     const ADMIN_FIELD: Option<&'static str> = None;
+    /// The field of the user's e-mail address, where password reset and sign-up mail go
+    /// (default `email`; `None`: the model has none, and those flows cannot be enabled).
+    const EMAIL_FIELD: Option<&'static str> = Some("email");
+    /// The date-time field of the user's last session login, if the model has one: the login
+    /// view sets it, and a password reset link dies once the user logs in after it was sent.
+    const LAST_LOGIN_FIELD: Option<&'static str> = None;
 
     /// The username.
     fn username(&self) -> &str;
@@ -133,6 +139,9 @@ struct AuthInner {
     flights: Flights,
     /// The counts of failed logins.
     throttle: Throttle,
+    /// The counts of the account flows that send mail.
+    #[cfg(feature = "accounts")]
+    flows: super::flows::Limits,
 }
 
 /// One login attempt: the client's address and the credentials it sent. Its `Debug` output
@@ -224,6 +233,12 @@ impl<U: UserModel> Auth<U> {
                     &format!("login:{}", U::meta().table),
                     settings.login_store,
                 ),
+                #[cfg(feature = "accounts")]
+                flows: super::flows::Limits::new(
+                    settings.limits,
+                    U::meta().table,
+                    settings.login_store,
+                ),
                 settings,
                 cache: CredentialCache::default(),
                 dummy: OnceLock::new(),
@@ -289,6 +304,12 @@ impl<U: UserModel> Auth<U> {
         &self.inner.settings
     }
 
+    /// The counts of the account flows that send mail.
+    #[cfg(feature = "accounts")]
+    pub(crate) fn flow_limits(&self) -> &super::flows::Limits {
+        &self.inner.flows
+    }
+
     /// The database of the users.
     pub fn db(&self) -> &Database {
         &self.inner.settings.db
@@ -333,6 +354,26 @@ impl<U: UserModel> Auth<U> {
         admin: bool,
         fields: &[(&str, serde_json::Value)],
     ) -> Result<U, Error> {
+        let hash = self
+            .make_password(password)
+            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        let new = NewUser {
+            username,
+            hash,
+            admin,
+            active: true,
+        };
+        self.insert_user(conn, new, fields)
+    }
+
+    /// Inserts `new` with the values `fields` of the model's other fields: what
+    /// [`Auth::create_user_with`] does once the password is hashed.
+    pub(crate) fn insert_user(
+        &self,
+        conn: &mut Conn<'_>,
+        new: NewUser<'_>,
+        fields: &[(&str, serde_json::Value)],
+    ) -> Result<U, Error> {
         let mut errors = std::collections::BTreeMap::new();
         let mut changes = U::Changes::default();
         let meta = U::meta();
@@ -345,14 +386,14 @@ impl<U: UserModel> Auth<U> {
                 errors.insert((*name).to_owned(), message);
             }
         }
-        let hash = self
-            .make_password(password)
-            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
         let given = [
-            (Some(U::USERNAME_FIELD), serde_json::Value::from(username)),
-            (Some(U::PASSWORD_FIELD), serde_json::Value::from(hash)),
-            (U::ACTIVE_FIELD, serde_json::Value::from(true)),
-            (U::ADMIN_FIELD, serde_json::Value::from(admin)),
+            (
+                Some(U::USERNAME_FIELD),
+                serde_json::Value::from(new.username),
+            ),
+            (Some(U::PASSWORD_FIELD), serde_json::Value::from(new.hash)),
+            (U::ACTIVE_FIELD, serde_json::Value::from(new.active)),
+            (U::ADMIN_FIELD, serde_json::Value::from(new.admin)),
         ];
         for (name, value) in given {
             let Some(name) = name else { continue };
@@ -597,6 +638,16 @@ impl<U: UserModel> Auth<U> {
         }
         Ok(user.is_active().then_some(user))
     }
+}
+
+/// A user about to be inserted by [`Auth::insert_user`].
+#[derive(Debug)]
+pub(crate) struct NewUser<'a> {
+    pub(crate) username: &'a str,
+    /// The password's hash ([`Auth::make_password`]).
+    pub(crate) hash: String,
+    pub(crate) admin: bool,
+    pub(crate) active: bool,
 }
 
 /// `username` as names are stored (NFKC-normalised, without surrounding whitespace; most

@@ -8,10 +8,12 @@ use askama::Template;
 use super::next::safe_next;
 use super::session::{current_user, end_login, start_login, CsrfToken};
 use super::user::{Auth, Credentials, UserModel};
+use crate::db::LazyConn;
 use crate::error::Error;
 use crate::http::body::{check_form_text, Body, BodyLimit};
 use crate::http::urlencoded::pairs;
 use crate::mounted;
+use crate::sql::{self, Arg};
 
 /// The login form page (`templates/accounts/login.html`).
 #[derive(Template)]
@@ -192,7 +194,12 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
                 .conn()
                 .and_then(|mut conn| checker.find_user(&mut conn, &username))
                 .unwrap_or(None);
-            Ok(checker.verify_releasing(Credentials::new(client, &username, &password), found, db))
+            let creds = Credentials::new(client, &username, &password);
+            let verified = checker.verify_releasing(creds, found, db);
+            if let Ok(Some(user)) = &verified {
+                record_login(db, user);
+            }
+            Ok(verified)
         })
         .await?;
     let user = match verified {
@@ -234,6 +241,24 @@ async fn login_submit<U: UserModel + Clone + Send + 'static>(
     };
     start_login(&auth, &req.get_session(), &user)?;
     Ok(redirect_next(&auth, next.as_deref()))
+}
+
+/// Sets the user's [`UserModel::LAST_LOGIN_FIELD`], if the model has one, to now: a
+/// password reset link sent before dies. A failure is logged; the login goes on.
+fn record_login<U: UserModel>(db: &mut LazyConn<'_>, user: &U) {
+    let Some((field, _)) = U::LAST_LOGIN_FIELD.and_then(|name| U::meta().field(name)) else {
+        return;
+    };
+    let now = Arg::DateTime(crate::value::now());
+    let written = db
+        .conn()
+        .and_then(|mut conn| sql::update(&mut conn, U::meta(), user.pk(), &[(field, now)]));
+    if let Err(e) = written {
+        log::error!(
+            "accounts: the last login of user {} was not recorded: {e}",
+            user.pk()
+        );
+    }
 }
 
 /// `GET|POST {prefix}/logout/`: ends the session (no CSRF token needed) and redirects to a safe

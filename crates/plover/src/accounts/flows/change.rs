@@ -4,8 +4,8 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::{
-    check_new_passwords, forbidden, form_page, message_page, password_input, redirect, Errors,
-    Form, FormPage, MessagePage,
+    check_new_passwords, forbidden, form_page, message_page, password_input, redirect, too_many,
+    Errors, Form, FormPage, MessagePage,
 };
 use crate::accounts::session::{CsrfToken, LoggedInUser};
 use crate::accounts::user::{Auth, Credentials, UserModel};
@@ -19,7 +19,7 @@ fn page<U: UserModel>(auth: &Auth<U>, csrf: &CsrfToken, errors: Errors) -> FormP
         password_input("new_password1", "New password", "new-password"),
         password_input("new_password2", "New password (again)", "new-password"),
     ];
-    errors.apply(&mut inputs);
+    let others = errors.apply(&mut inputs);
     FormPage {
         page: "password_change",
         title: "Change your password",
@@ -27,7 +27,7 @@ fn page<U: UserModel>(auth: &Auth<U>, csrf: &CsrfToken, errors: Errors) -> FormP
         action: auth.password_change_url(),
         csrf_token: csrf.value().to_owned(),
         inputs,
-        errors: Vec::new(),
+        errors: others,
         submit: "Change my password",
     }
 }
@@ -90,14 +90,7 @@ pub(super) async fn submit<U: UserModel + Clone + Send + 'static>(
             None
         }
         Err(Error::TooManyRequests(wait)) => {
-            let message = format!(
-                "Too many failed attempts; try again in {} seconds.",
-                crate::error::retry_after_secs(wait)
-            );
-            errors.add("old_password", message);
-            let mut page = form_page(&auth, &page(&auth, &csrf, errors), StatusCode::OK)?;
-            *page.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-            return Ok(page);
+            return too_many(&auth, page(&auth, &csrf, errors), "old_password", wait);
         }
         Err(other) => return Err(other),
     };

@@ -2,12 +2,20 @@
 //! reset by mail, and sign-up, with their pages and forms.
 
 mod change;
+mod limits;
+mod mailing;
+mod options;
+mod reset;
+mod signup;
+mod token;
+
+pub(crate) use limits::Limits;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::http::{header, StatusCode};
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpResponse, Route};
 
 use super::user::{Auth, UserModel};
 use crate::error::Error;
@@ -34,7 +42,12 @@ impl<U: UserModel> Auth<U> {
 
     /// The path of the page after a password change, `{prefix}/password_change/done/`.
     pub(crate) fn password_change_done_url(&self) -> String {
-        format!("{}/password_change/done/", self.settings().session.prefix)
+        self.flow_url("password_change/done/")
+    }
+
+    /// `{prefix}/{path}`.
+    fn flow_url(&self, path: &str) -> String {
+        format!("{}/{path}", self.settings().session.prefix)
     }
 }
 
@@ -43,21 +56,72 @@ pub(super) fn mount<U: UserModel + Clone + Send + 'static>(
     auth: &Auth<U>,
     cfg: &mut web::ServiceConfig,
 ) {
-    if mounted::recording() {
-        let change = "the password change form".to_owned();
-        mounted::route("GET, POST", auth.password_change_url(), change);
-        let done = "after a password change".to_owned();
-        mounted::route("GET", auth.password_change_done_url(), done);
-    }
-    cfg.service(
-        web::resource(auth.password_change_url())
+    let form = |path: String, what: &str, get: Route, post: Route| {
+        if mounted::recording() {
+            mounted::route("GET, POST", path.clone(), what.to_owned());
+        }
+        web::resource(path)
             .app_data(BodyLimit(MAX_FORM_BYTES))
-            .route(web::get().to(change::form::<U>))
-            .route(web::post().to(change::submit::<U>)),
-    );
-    cfg.service(
-        web::resource(auth.password_change_done_url()).route(web::get().to(change::done::<U>)),
-    );
+            .route(get)
+            .route(post)
+    };
+    let page = |path: String, what: &str, get: Route| {
+        if mounted::recording() {
+            mounted::route("GET", path.clone(), what.to_owned());
+        }
+        web::resource(path).route(get)
+    };
+    cfg.service(form(
+        auth.password_change_url(),
+        "the password change form",
+        web::get().to(change::form::<U>),
+        web::post().to(change::submit::<U>),
+    ));
+    cfg.service(page(
+        auth.password_change_done_url(),
+        "after a password change",
+        web::get().to(change::done::<U>),
+    ));
+    let flows = &auth.settings().session.flows;
+    if flows.mailer.is_none() {
+        return;
+    }
+    options::check_model::<U>(flows.signup);
+    cfg.service(form(
+        auth.password_reset_url(),
+        "the password reset request form",
+        web::get().to(reset::request_form::<U>),
+        web::post().to(reset::request_submit::<U>),
+    ));
+    cfg.service(page(
+        auth.flow_url("password_reset/done/"),
+        "after a password reset request",
+        web::get().to(reset::request_done::<U>),
+    ));
+    cfg.service(form(
+        auth.flow_url("reset/{token}/"),
+        "the form of a mailed password reset link",
+        web::get().to(reset::confirm_form::<U>),
+        web::post().to(reset::confirm_submit::<U>),
+    ));
+    if flows.signup {
+        cfg.service(form(
+            auth.signup_url(),
+            "the sign-up form",
+            web::get().to(signup::form::<U>),
+            web::post().to(signup::submit::<U>),
+        ));
+        cfg.service(page(
+            auth.flow_url("signup/done/"),
+            "after a sign-up",
+            web::get().to(signup::done::<U>),
+        ));
+        cfg.service(page(
+            auth.flow_url("confirm/{token}/"),
+            "a mailed sign-up confirmation link",
+            web::get().to(signup::confirm::<U>),
+        ));
+    }
 }
 
 /// The fields of an urlencoded form that a view reads; absent ones are empty.
@@ -157,26 +221,96 @@ fn password_input(
     }
 }
 
-/// The messages of a failed form, by field.
+/// The messages of a failed form, by field, and about the whole form.
 #[derive(Debug, Default)]
-struct Errors(HashMap<&'static str, String>);
+struct Errors {
+    fields: HashMap<&'static str, String>,
+    others: Vec<String>,
+}
 
 impl Errors {
     /// Notes `message` on `field` (the first message of a field wins).
     fn add(&mut self, field: &'static str, message: impl Into<String>) {
-        self.0.entry(field).or_insert_with(|| message.into());
+        self.fields.entry(field).or_insert_with(|| message.into());
     }
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.fields.is_empty() && self.others.is_empty()
     }
 
-    /// Puts each message on its input.
-    fn apply(mut self, inputs: &mut [FormInput]) {
+    /// Puts each message on its input; the messages of fields no input shows are returned,
+    /// for the top of the form.
+    fn apply(mut self, inputs: &mut [FormInput]) -> Vec<String> {
         for input in inputs {
-            input.error = self.0.remove(input.name);
+            input.error = self.fields.remove(input.name);
+        }
+        let mut others: Vec<String> = self.fields.into_values().collect();
+        others.sort();
+        self.others.extend(others);
+        self.others
+    }
+
+    /// The messages of a write that `U`'s rules refused, by the sign-up form's inputs (the
+    /// username, e-mail and password fields; any other field's message goes to the top of the
+    /// form); `Err` for an error that no form input can mend (a failure of the server).
+    fn of_refusal<U: UserModel>(refused: Error) -> Result<Errors, Error> {
+        let input = |field: &str| match field {
+            f if f == U::USERNAME_FIELD => "username",
+            f if Some(f) == U::EMAIL_FIELD => "email",
+            f if f == U::PASSWORD_FIELD => "password1",
+            _ => "",
+        };
+        let mut errors = Errors::default();
+        match refused {
+            Error::FieldConflict { field, message } => match input(&field) {
+                "" => errors.add_other(format!("{field}: {message}")),
+                name => errors.add(name, message),
+            },
+            Error::Validation { fields, message } => {
+                for (field, text) in fields {
+                    match input(&field) {
+                        "" => errors.add_other(format!("{field}: {text}")),
+                        name => errors.add(name, text),
+                    }
+                }
+                if errors.is_empty() {
+                    errors.add_other(message);
+                }
+            }
+            Error::Conflict(text) => errors.add_other(text),
+            other if actix_web::ResponseError::status_code(&other).is_client_error() => {
+                errors.add_other(other.to_string());
+            }
+            other => return Err(other),
+        }
+        Ok(errors)
+    }
+
+    /// Notes a message about the whole form.
+    fn add_other(&mut self, message: String) {
+        self.others.push(message);
+    }
+}
+
+/// The form `page` again with a message on `field` that the client must wait `wait`: 429
+/// with `Retry-After`.
+fn too_many<U: UserModel>(
+    auth: &Auth<U>,
+    mut page: FormPage,
+    field: &'static str,
+    wait: std::time::Duration,
+) -> Result<HttpResponse, Error> {
+    let secs = crate::error::retry_after_secs(wait);
+    for input in &mut page.inputs {
+        if input.name == field {
+            input.error = Some(format!("Too many attempts; try again in {secs} seconds."));
         }
     }
+    let mut answer = form_page(auth, &page, StatusCode::TOO_MANY_REQUESTS)?;
+    answer
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    Ok(answer)
 }
 
 /// The message of a new password that is empty, too long, or not typed twice alike.
