@@ -171,6 +171,16 @@ async fn ticking_and_unticking_writes_exactly_those_grants_in_the_history() {
 async fn the_add_page_saves_the_group_with_its_grants() {
     let app = TestApp::new().await;
     let root = signed_in(&app, "root", true).await;
+    let me = app.query_i64("SELECT id FROM \"user\" WHERE username = 'root'");
+    let page = root
+        .get(&format!("/admin/user/{me}/"))
+        .await
+        .expect(200)
+        .text();
+    assert!(
+        page.contains("There is nothing to choose yet."),
+        "no group yet"
+    );
     let fields = [
         ("name", "accounting"),
         ("permissions", ""),
@@ -300,6 +310,10 @@ async fn a_users_page_edits_its_groups_and_direct_permissions() {
     let staff = app.user("staff", "pw");
     let uri = format!("/admin/user/{staff}/");
     let page = root.get(&uri).await.expect(200).text();
+    assert!(
+        !page.contains("There is nothing to choose yet."),
+        "a group exists"
+    );
     assert!(page.contains("<legend>Groups</legend>"), "{page}");
     assert!(page.contains("<legend>User permissions</legend>"), "{page}");
     assert!(page.contains(&format!("value=\"{group}\">")), "{page}");

@@ -231,6 +231,13 @@ pub struct ChecklistView {
     pub error: Option<String>,
 }
 
+impl ChecklistView {
+    /// Whether it has no box at all (no group exists yet).
+    pub fn is_empty(&self) -> bool {
+        self.groups.iter().all(|g| g.boxes.is_empty())
+    }
+}
+
 /// The boxes of a [`ChecklistView`] under one heading.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
