@@ -7,6 +7,7 @@ mod account_flows;
 mod accounts;
 mod admin;
 mod admin_permissions;
+mod admin_roles;
 mod aggregates;
 mod auth;
 mod bulk;

@@ -127,6 +127,26 @@ document.addEventListener("DOMContentLoaded", () => {
     update();
     typeahead(q, list, lookup, (o) => { value.value = o.id; });
   }
+  // Checklists: the filter box shows the boxes whose value or text holds what is typed, and
+  // the headings with one of them.
+  for (const list of document.querySelectorAll("[data-checklist]")) {
+    const filter = list.querySelector("[data-checklist-filter]"), row = list.querySelector(".checklist-filter");
+    if (!filter || !row) continue;
+    row.hidden = false;
+    filter.addEventListener("input", () => {
+      const q = filter.value.trim().toLowerCase();
+      for (const group of list.querySelectorAll("[data-checklist-group]")) {
+        const heading = group.querySelector("legend")?.textContent ?? "";
+        let shown = 0;
+        for (const item of group.querySelectorAll("[data-checklist-item]")) {
+          const text = `${heading} ${item.dataset.checklistItem} ${item.textContent}`.toLowerCase();
+          item.hidden = q !== "" && !text.includes(q);
+          if (!item.hidden) shown += 1;
+        }
+        group.hidden = shown === 0;
+      }
+    });
+  }
   // Inlines: "Add another" copies the template row, numbered after the rows there are (the
   // server takes at most data-max rows).
   for (const group of document.querySelectorAll("[data-inline]")) {

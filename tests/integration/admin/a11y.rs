@@ -42,8 +42,7 @@ pub(super) fn problems(page: &str, html: &str) -> Vec<String> {
             if attr(tag, "type") == Some("hidden") || attr(tag, "aria-label").is_some() {
                 continue;
             }
-            let labelled = attr(tag, "id")
-                .is_some_and(|id| html.contains(&format!("<label for=\"{id}\"")))
+            let labelled = attr(tag, "id").is_some_and(|id| labels_for(html, id))
                 || html[..i].rfind("<label") > html[..i].rfind("</label>");
             if !labelled {
                 found.push(format!("{page}: no label for {tag}>"));
@@ -51,6 +50,14 @@ pub(super) fn problems(page: &str, html: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether a `<label>` of `html` names `id` in its `for` (whatever other attributes it has).
+fn labels_for(html: &str, id: &str) -> bool {
+    html.match_indices("<label").any(|(i, _)| {
+        let tag = &html[i..i + html[i..].find('>').unwrap_or(0)];
+        attr(tag, "for") == Some(id)
+    })
 }
 
 #[actix_web::test]
@@ -74,6 +81,11 @@ async fn every_admin_page_has_a_skip_link_table_captions_and_labelled_controls()
     )
     .await;
     resp.expect(303);
+    let group = app
+        .db
+        .run_blocking(|c| plover::permissions::create_group(c, "support"))
+        .expect("a group")
+        .id;
 
     let mut found = Vec::new();
     for (page, uri) in [
@@ -84,6 +96,11 @@ async fn every_admin_page_has_a_skip_link_table_captions_and_labelled_controls()
         ("edit", "/admin/message/1/".to_owned()),
         ("edit with a select", "/admin/bmodel/2/".to_owned()),
         ("delete", format!("/admin/user/{bob}/delete/")),
+        (
+            "group, its permissions' checklist",
+            format!("/admin/group/{group}/"),
+        ),
+        ("user, its groups' checklist", format!("/admin/user/{bob}/")),
         ("history", "/admin/message/1/history/".to_owned()),
         ("export", "/admin/message/export/".to_owned()),
         ("import", "/admin/message/import/".to_owned()),

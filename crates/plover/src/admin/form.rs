@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
-use super::views::{FormField, FormView, InlineView, Widget};
+use super::views::{ChecklistView, FormField, FormView, InlineView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
@@ -223,18 +223,18 @@ impl<M: RestModel> PreparedAdmin<M> {
                 None => M::changes_json(&defaults, idx),
             };
             let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
-            let inlines = self.inline_views(cx, conn, row.as_ref(), None)?;
-            return self.render_form(cx, row.as_ref(), fields, inlines, None, StatusCode::OK);
+            let parts = self.part_views(cx, conn, row.as_ref(), None)?;
+            return self.render_form(cx, row.as_ref(), fields, parts, None, StatusCode::OK);
         }
         let Submitted {
             changes,
             mut errors,
         } = self.parse_form(cx, adding);
         let mut message = None;
-        let mut posted = self.parse_inlines(cx)?;
-        if !self.forms.inlines.is_empty() {
+        let mut parts = self.parse_parts(cx)?;
+        if self.has_parts() {
             let (row, errors, message) = (row.as_ref(), &mut errors, &mut message);
-            if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut posted)? {
+            if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut parts)? {
                 return Ok(Reply::Redirect(self.url(cx)));
             }
         } else if errors.is_empty() {
@@ -266,9 +266,9 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
         };
         let fields = self.form_fields(cx, conn, &submitted, &errors)?;
-        let inlines = self.inline_views(cx, conn, row.as_ref(), Some(&posted))?;
+        let parts = self.part_views(cx, conn, row.as_ref(), Some(&parts))?;
         let summary = message.or_else(|| Some("Please correct the errors below.".into()));
-        self.render_form(cx, row.as_ref(), fields, inlines, summary, status)
+        self.render_form(cx, row.as_ref(), fields, parts, summary, status)
     }
 
     fn render_form(
@@ -276,7 +276,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         cx: &Cx<'_>,
         row: Option<&M>,
         fields: Vec<FormField>,
-        inlines: Vec<InlineView>,
+        (inlines, checklists): (Vec<InlineView>, Vec<ChecklistView>),
         error: Option<String>,
         status: StatusCode,
     ) -> Result<Reply, Error> {
@@ -312,6 +312,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             delete,
             history,
             inlines,
+            checklists,
             version: row.map(digest::version),
             read_only: self.shown_only(cx),
         };

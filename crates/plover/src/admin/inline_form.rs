@@ -20,7 +20,7 @@ use super::form::{parse_input, refusal};
 use super::inline::{ErasedInline, Inline, Posted, PostedRow};
 use super::model_admin::ModelAdmin;
 use super::page::plain_text;
-use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, PreparedAdmin};
+use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, Parts, PreparedAdmin};
 use super::views::{FormField, InlineRow, InlineView, Widget};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
@@ -662,8 +662,8 @@ impl<M: RestModel> PreparedAdmin<M> {
             .collect()
     }
 
-    /// Saves the parent (`changes`, on edit over `row`, re-read and locked here) and the rows
-    /// `posted` of every inline in one transaction. `errors` holds the parent's parse errors
+    /// Saves the parent (`changes`, on edit over `row`, re-read and locked here), the rows of
+    /// every inline and the values of every checklist (`parts`) in one transaction. `errors` holds the parent's parse errors
     /// and receives its refusal (the whole's message into `message`); with any error anywhere
     /// nothing is written and the answer is `false`. On edit the children are written (then
     /// rolled back) even when the parent is refused, so that every error shows at once.
@@ -676,7 +676,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         row: Option<&M>,
         errors: &mut BTreeMap<String, String>,
         message: &mut Option<String>,
-        posted: &mut [Posted],
+        parts: &mut Parts,
     ) -> Result<bool, Error> {
         let mut failed = false;
         // Usernames (of an inline of users) are checked against one read of the user table.
@@ -697,11 +697,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                         }
                     }
                 }
-                for (inline, posted) in self.forms.inlines.iter().zip(posted.iter_mut()) {
+                for (inline, posted) in self.forms.inlines.iter().zip(&mut parts.inlines) {
                     inline.save(cx, conn, parent, posted)?;
                 }
-                if errors.is_empty() && message.is_none() && posted.iter().all(|p| !p.has_errors())
-                {
+                self.save_checklists(cx, conn, parent, &mut parts.checklists)?;
+                if errors.is_empty() && message.is_none() && !parts.has_errors() {
                     Ok(())
                 } else {
                     failed = true;

@@ -32,6 +32,7 @@
 mod action;
 mod bulk;
 mod cells;
+mod checklist;
 mod checks;
 mod delete;
 mod export;
@@ -76,7 +77,9 @@ use panel::Panel;
 use prepared::{AdminModel, Exposure};
 use state::State;
 
-type Registration = Box<dyn FnOnce(&HashMap<TypeId, Exposure>) -> Arc<dyn AdminModel>>;
+/// A registration, made at set-up from every registration's exposure and whether the tables
+/// of permissions are registered ([`Admin::permissions`]).
+type Registration = Box<dyn FnOnce(&HashMap<TypeId, Exposure>, bool) -> Arc<dyn AdminModel>>;
 
 /// The admin area of an application, for the users of one [`Auth`].
 pub struct Admin<U: UserModel> {
@@ -86,6 +89,9 @@ pub struct Admin<U: UserModel> {
     exposures: HashMap<TypeId, Exposure>,
     registrations: Vec<Registration>,
     panels: Vec<Panel>,
+    /// Whether [`Admin::permissions`] was called: the forms of groups and of the user model
+    /// then edit their permissions and groups as checklists.
+    roles: bool,
 }
 
 impl<U: UserModel> std::fmt::Debug for Admin<U> {
@@ -109,6 +115,7 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
             exposures: HashMap::new(),
             registrations: Vec::new(),
             panels: Vec::new(),
+            roles: false,
         }
     }
 
@@ -141,9 +148,12 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
         let password_field = (TypeId::of::<M>() == TypeId::of::<U>())
             .then(|| M::meta().field(U::PASSWORD_FIELD).map(|(idx, _)| idx))
             .flatten();
-        self.registrations.push(Box::new(move |exposures| {
+        self.registrations.push(Box::new(move |exposures, roles| {
             let mut prepared = model_admin.prepare(exposures);
             prepared.forms.password = password_field;
+            if roles {
+                prepared.add_checklists(roles::checklists::<M, U>());
+            }
             Arc::new(prepared) as Arc<dyn AdminModel>
         }));
         self
@@ -172,7 +182,7 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
         let mut models: Vec<Arc<dyn AdminModel>> = self
             .registrations
             .into_iter()
-            .map(|register| register(&exposures))
+            .map(|register| register(&exposures, self.roles))
             .collect();
         models.sort_by(|a, b| a.name().cmp(b.name()));
         for pair in models.windows(2) {

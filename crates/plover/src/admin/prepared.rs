@@ -2,7 +2,7 @@
 //! the dispatcher calls.
 
 use std::any::TypeId;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use super::action::{check_names, Action};
 use super::facets::Facets;
@@ -11,7 +11,7 @@ use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
 use super::page::Reply;
 use super::rights::Rights;
 use super::templates::AdminTemplates;
-use super::views::{Chrome, InlineView};
+use super::views::{ChecklistView, Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
@@ -124,6 +124,60 @@ pub(crate) trait InlineModel: Send + Sync {
     ) -> Result<InlineView, Error>;
 }
 
+/// The values of one checklist in a submitted form, and what is wrong with them.
+#[derive(Debug, Default)]
+pub(crate) struct Ticked {
+    pub(crate) values: BTreeSet<String>,
+    pub(crate) error: Option<String>,
+}
+
+/// A checklist with its child type erased.
+pub(crate) trait ChecklistModel: Send + Sync {
+    /// The name of its inputs.
+    fn name(&self) -> &str;
+    /// Its values in the submitted form; `None` when the form does not hold it. 403 when it
+    /// does and the user may not add and delete the child rows.
+    fn parse(&self, cx: &Cx<'_>) -> Result<Option<Ticked>, Error>;
+    /// Writes the difference between `ticked` and the parent's rows, inside the caller's
+    /// transaction (`parent` `None`: the parent could not be saved; the values are only
+    /// checked). A value that is no choice, or that the child's rules refuse, goes to
+    /// `ticked.error`, and the caller rolls back.
+    fn save(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        ticked: &mut Ticked,
+    ) -> Result<(), Error>;
+    /// The checklist of the form, ticked as stored for `parent` (none on the add page) or as
+    /// `ticked` after a failed submit; read-only when `shown_only` or when the user may not
+    /// add and delete the child rows; `None` when the user may not view them.
+    fn view(
+        &self,
+        cx: &Cx<'_>,
+        conn: &mut Conn<'_>,
+        parent: Option<i64>,
+        ticked: Option<&Ticked>,
+        shown_only: bool,
+    ) -> Result<Option<ChecklistView>, Error>;
+}
+
+/// What a submitted form holds besides the model's fields: the rows of each inline, the
+/// values of each checklist (`None`: not in the form).
+#[derive(Debug, Default)]
+pub(crate) struct Parts {
+    pub(crate) inlines: Vec<Posted>,
+    pub(crate) checklists: Vec<Option<Ticked>>,
+}
+
+impl Parts {
+    /// Whether a row of an inline or a checklist has an error.
+    pub(crate) fn has_errors(&self) -> bool {
+        self.inlines.iter().any(Posted::has_errors)
+            || (self.checklists.iter().flatten()).any(|t| t.error.is_some())
+    }
+}
+
 /// An index column, resolved.
 pub(crate) enum PreparedColumn<M> {
     Field(usize),
@@ -182,6 +236,8 @@ pub(crate) struct FormOptions<M: RestModel> {
     pub(crate) inlines: Vec<Box<dyn InlineModel>>,
     /// The check every add and edit runs first.
     pub(crate) clean: Option<Clean<M>>,
+    /// The checklists the forms edit, in order.
+    pub(crate) checklists: Vec<Box<dyn ChecklistModel>>,
 }
 
 /// The foreign keys chosen by a type-ahead lookup.
@@ -286,6 +342,7 @@ impl<M: RestModel> ModelAdmin<M> {
                 password: None,
                 inlines,
                 clean: self.clean,
+                checklists: Vec::new(),
             },
             lookups: Lookups {
                 by_field: lookups,
@@ -468,6 +525,23 @@ impl<M: RestModel> PreparedAdmin<M> {
         Rights {
             add: rights.add && !self.read_only,
             ..rights
+        }
+    }
+
+    /// Adds `checklists` to the forms. Panics when two have one name, or one has a form
+    /// field's name.
+    pub(crate) fn add_checklists(&mut self, checklists: Vec<Box<dyn ChecklistModel>>) {
+        let meta = M::meta();
+        for checklist in checklists {
+            let name = checklist.name();
+            let taken = (self.forms.fields.iter()).any(|&f| meta.fields[f].name == name)
+                || self.forms.checklists.iter().any(|c| c.name() == name);
+            assert!(
+                !taken,
+                "plover admin: the forms of {} have two inputs named `{name}`",
+                self.name
+            );
+            self.forms.checklists.push(checklist);
         }
     }
 

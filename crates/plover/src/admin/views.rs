@@ -197,10 +197,67 @@ pub struct FormView {
     /// The children edited with the row ([`Inline`](super::Inline)s), each a table in the
     /// form; empty when the model admin has none.
     pub inlines: Vec<InlineView>,
+    /// The rows of other models tied to the row edited as checkboxes: a group's permissions,
+    /// a user's groups and permissions ([`Admin::permissions`](super::Admin::permissions)),
+    /// each a fieldset of the form; empty for other models, and without those the user may
+    /// not view.
+    pub checklists: Vec<ChecklistView>,
     /// Whether the page only shows the row ([`ModelAdmin::read_only`](
     /// super::ModelAdmin::read_only), or a user without the model's `change` permission):
     /// every input read-only, no Save button.
     pub read_only: bool,
+}
+
+/// A checklist of the add and edit forms (template `admin/checklist.html`, included by
+/// `admin/form.html`): one checkbox per choice, grouped under headings, with a filter box that
+/// the admin's script shows (without it, every box is shown).
+///
+/// Each ticked box is sent as an input named [`Self::name`] whose value is the box's; an
+/// editable checklist also sends an empty input of that name, so that unticking every box is
+/// told from a form without the checklist (which changes nothing).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ChecklistView {
+    /// The name of its inputs: `permissions`, `groups` or `user_permissions`.
+    pub name: String,
+    /// Its legend: `Permissions`, `Groups`.
+    pub title: String,
+    /// The boxes, by heading (a permission's model).
+    pub groups: Vec<ChecklistGroup>,
+    /// Whether the boxes are only shown (disabled, never sent): on a page that only shows the
+    /// row, and for a user who may not both add and delete the rows it writes.
+    pub read_only: bool,
+    /// After a failed submit: what is wrong with the values sent.
+    pub error: Option<String>,
+}
+
+impl ChecklistView {
+    /// Whether it has no box at all (no group exists yet).
+    pub fn is_empty(&self) -> bool {
+        self.groups.iter().all(|g| g.boxes.is_empty())
+    }
+}
+
+/// The boxes of a [`ChecklistView`] under one heading.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ChecklistGroup {
+    /// The heading (the model of the permissions below); `None` for a list without headings.
+    pub heading: Option<String>,
+    /// Its boxes, in order.
+    pub boxes: Vec<ChecklistBox>,
+}
+
+/// One box of a [`ChecklistView`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ChecklistBox {
+    /// The value it sends (`ticket.change`, a group's key).
+    pub value: String,
+    /// Its text (`change`, a group's name).
+    pub label: String,
+    /// Whether it is ticked.
+    pub checked: bool,
 }
 
 /// The children of one [`Inline`](super::Inline) in the add and edit forms: a table with a

@@ -62,6 +62,25 @@ pub fn exists(name: &str) -> bool {
             .is_ok_and(|declared| declared.contains(name))
 }
 
+/// Every permission that can be granted, by model (model names ascending): each model's
+/// four (`view`, `add`, `change`, `delete`), then the names declared for it, ascending.
+pub(crate) fn by_model() -> Vec<(&'static str, Vec<String>)> {
+    let mut models: Vec<&'static str> = crate::meta::all_models().map(|m| m.name).collect();
+    models.sort_unstable();
+    models.dedup();
+    let declared = DECLARED.read().map(|d| d.clone()).unwrap_or_default();
+    (models.into_iter())
+        .map(|model| {
+            let own = declared
+                .iter()
+                .filter(|name| name.split_once('.').is_some_and(|(m, _)| m == model))
+                .cloned();
+            let names = Action::ALL.iter().map(|a| a.on(model)).chain(own).collect();
+            (model, names)
+        })
+        .collect()
+}
+
 /// Whether `name` is the name of a model of the program.
 fn is_model(name: &str) -> bool {
     crate::meta::all_models().any(|meta| meta.name == name)
@@ -95,5 +114,28 @@ impl Rules for UserPermission {
         _existing: Option<&UserPermission>,
     ) -> Result<(), Error> {
         check(changes.permission.as_ref())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_lists_its_four_then_its_declared_permissions() {
+        declare(["user.export"]);
+        let all = by_model();
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "by model name");
+        let (_, user) = all
+            .iter()
+            .find(|(m, _)| *m == "user")
+            .expect("a user model");
+        assert_eq!(
+            user[..4],
+            ["user.view", "user.add", "user.change", "user.delete"]
+        );
+        assert!(user[4..].contains(&"user.export".to_owned()));
+        assert!(all.iter().flat_map(|(_, names)| names).all(|n| exists(n)));
     }
 }
