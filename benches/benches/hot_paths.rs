@@ -1,7 +1,7 @@
 //! The hot paths of a request: query-string parsing, filter compilation, serialization of a
 //! 20-row page with and without an included resource, a create with Basic credentials,
-//! serving the API's description, the Basic-auth credential check, and the check of model
-//! permissions on a request whose user's permissions the process keeps.
+//! serving the API's description, and the Basic-auth credential check. The cost of a model
+//! permission check is counted in instructions by the `permission_cost` bench.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -188,60 +188,6 @@ fn failed_logins(c: &mut Criterion) {
     group.finish();
 }
 
-/// `ModelPermissions` on a request in steady state: a GET of one ticket with Basic credentials
-/// (verified once, then from the cache) through two APIs on the same model and authentication,
-/// one requiring the model permission (kept by the process under the permissions stamp, which
-/// the user's look-up reads), the other not.
-fn permission_check(c: &mut Criterion) {
-    use actix_web::http::Method;
-    use plover::auth::UserAuthentication;
-    use plover::permissions::{self, Holder, ModelPermissions};
-    use plover::rest::RestApi;
-    use plover_tests::{TestService, Ticket};
-    let rt = actix_web::rt::System::new();
-    let app = rt.block_on(TestApp::with_seed(
-        "INSERT INTO ticket (id, title, priority, status, body, secret_note, opened) \
-         VALUES (1, 't1', 1, 'open', '', 's', '2020-01-01')",
-    ));
-    let staff = app.user("staff", "pw");
-    app.db
-        .run_blocking(|c| permissions::grant(c, Holder::User(staff), "ticket.view"))
-        .unwrap();
-    let auth = plover::accounts::Auth::<User>::new(app.db.clone()).cost(4);
-    let api = |name: &str, checked: bool| {
-        let every = vec![Method::GET, Method::POST, Method::PUT, Method::DELETE];
-        let mut api = RestApi::new(app.db.clone())
-            .prefix(&format!("/{name}"))
-            .name(name)
-            .default_auth(UserAuthentication::with_methods(&auth, every));
-        let resource = Resource::<Ticket>::new();
-        api.register_resource(match checked {
-            true => resource.permissions(ModelPermissions),
-            false => resource,
-        });
-        api.setup()
-    };
-    let (plain, checked) = (api("plain", false), api("checked", true));
-    let service = rt.block_on(TestService::new(
-        actix_web::App::new().configure(plain).configure(checked),
-    ));
-    let mut group = c.benchmark_group("ticket_detail_basic_auth");
-    for name in ["plain", "checked"] {
-        let path = format!("/{name}/ticket/1/");
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let req = actix_web::test::TestRequest::get()
-                    .uri(&path)
-                    .insert_header(plover_tests::basic("staff", "pw"));
-                let resp = rt.block_on(service.send(req));
-                assert_eq!(resp.code(), 200);
-                resp
-            })
-        });
-    }
-    group.finish();
-}
-
 criterion_group!(
     benches,
     query_string,
@@ -250,7 +196,6 @@ criterion_group!(
     create,
     description,
     credentials,
-    failed_logins,
-    permission_check
+    failed_logins
 );
 criterion_main!(benches);

@@ -33,6 +33,10 @@ struct LoginPage<'a> {
     user: Option<&'a str>,
     /// The logout view.
     logout: &'a str,
+    /// The password reset view, where it is mounted.
+    reset: Option<String>,
+    /// The sign-up view, where it is mounted.
+    signup: Option<String>,
 }
 
 /// The one message for every failed login: it does not tell which part was wrong.
@@ -131,6 +135,7 @@ fn render_login<U: UserModel>(
     username: &str,
     error: Option<&str>,
 ) -> Result<HttpResponse, Error> {
+    let flows = &auth.settings().session.flows;
     let page = LoginPage {
         action: &auth.login_url(),
         csrf_token: csrf.value(),
@@ -139,6 +144,8 @@ fn render_login<U: UserModel>(
         error,
         user: user.map(UserModel::username),
         logout: &auth.logout_url(),
+        reset: flows.mailer.is_some().then(|| auth.password_reset_url()),
+        signup: (flows.mailer.is_some() && flows.signup).then(|| auth.signup_url()),
     };
     let body = page
         .render()

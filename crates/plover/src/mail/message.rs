@@ -98,8 +98,7 @@ impl Message {
 /// chooses.
 fn eight_bit(text: &str) -> Body {
     let crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
-    Body::new_with_encoding(crlf, ContentTransferEncoding::EightBit)
-        .unwrap_or_else(Body::new)
+    Body::new_with_encoding(crlf, ContentTransferEncoding::EightBit).unwrap_or_else(Body::new)
 }
 
 #[cfg(test)]
