@@ -28,6 +28,7 @@ fn help_prints_every_option_and_exits_0() {
             "--body-timeout",
             "--send-timeout",
             "--response-memory",
+            "--mail-dir",
             "--unthrottled-logins",
         ] {
             assert!(text.contains(option), "{option}: {text}");
