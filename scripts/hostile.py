@@ -53,6 +53,11 @@ the end, and checks, printing one line per check with its figures:
      digits, Latin-1 bytes, both at once): 400 naming the parameter (the header wins over
      `after`); positions ahead of every event, up to i64::MAX: a single `event: reset`; a
      100 KB header is a 4xx.
+ 16. a user holding only `ticket.view` (granted through the REST permission resources) logs
+     into the admin and POSTs, with its session's CSRF token, a ticket's add, edit, import
+     (preview and confirmation), delete and bulk delete, the Notes panel's form, an edit of its
+     own user making it an administrator and a grant of `ticket.delete` to itself: each 403,
+     and an administrator reads the same tickets, user and grants afterwards.
 
 --quick is the CI size (100 stalled clients, 5 s floods; about a minute and a half); the full
 run uses 480 stalled clients (the app is killed if the machine falls under 1.5 GB available),
@@ -61,6 +66,7 @@ PostgreSQL).
 """
 import argparse
 import base64
+import html
 import http.client
 import json
 import os
@@ -1061,6 +1067,101 @@ def check_accounts(port):
 
 
 # ---------------------------------------------------------------------------------------------
+# 16. A staff user who may only view tickets forges the admin's writes
+
+
+def login(port, username, password):
+    """A client logged in through the login form as `username` (None when it was refused)."""
+    c = Client(port)
+    name, token = csrf_of(c, "/accounts/login/")
+    r = c.request("POST", "/accounts/login/", form={name: token, "username": username,
+                                                    "password": password, "next": "/"})
+    return c if r.status in (302, 303) else None
+
+
+def listed(resp):
+    """The rows of a REST list answer, sorted by id (a page's rows, or the list itself)."""
+    body = resp.json()
+    rows = body.get("objects", body.get("results")) if isinstance(body, dict) else body
+    return sorted(rows or [], key=lambda row: row.get("id", 0)), resp.status
+
+
+def staff_state(admin, port, uid, marker):
+    """What the forged requests must not change, read by an administrator: the tickets, the
+    staff user's record and direct grants, and whether a note or ticket carries `marker`."""
+    c = Client(port)
+    page = admin.request("GET", "/admin/note/?q=%s" % marker).text()
+    return {
+        "tickets": listed(c.request("GET", "/api/ticket/?limit=1000")),
+        "user": c.request("GET", "/api/user/%d/" % uid, auth=ADMIN).json(),
+        "grants": listed(c.request("GET", "/api/userpermission/?user=%d" % uid, auth=ADMIN)),
+        "marked note": marker in page,
+    }
+
+
+def check_staff_forgery(port):
+    """A user holding only `ticket.view` (granted through the REST permission resources) logs
+    into the admin, then POSTs with its session's CSRF token what the admin would not offer
+    it: each is 403, and an administrator reads the same rows afterwards."""
+    c = Client(port)
+    user = "staff-" + uuid.uuid4().hex[:6]
+    r = c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                         "password": "staff-pw"}, auth=ADMIN)
+    uid = r.json().get("id") if r.status == 201 else None
+    grant = c.request("POST", "/api/userpermission/", {"user": uid, "permission": "ticket.view"},
+                      auth=ADMIN)
+    tickets = [c.request("POST", "/api/ticket/", {"title": "hostile-%d" % k}).json()["id"]
+               for k in range(2)]
+    staff = login(port, user, "staff-pw")
+    if not check(uid and grant.status == 201 and staff, "the staff user: user %s, grant %s, "
+                 "login %s" % (r.status, grant.status, "ok" if staff else "refused")):
+        report("16 staff forgery", False, "no staff user")
+        return
+    seen = staff.request("GET", "/admin/ticket/%d/" % tickets[0])
+    ok = check(seen.status == 200, "the staff user's GET of a ticket's page: expected 200, "
+               "got %s" % seen.status)
+    version = re.search(r'name="_version" value="([^"]*)"', seen.text())
+    name, token = csrf_of(staff, "/admin/ticket/")
+    marker = "forged" + uuid.uuid4().hex[:8]
+    ticket = {"title": marker, "priority": "1", "status": "open", "body": "", "secret_note": "",
+              "opened": "2020-01-01", "parent": ""}
+    csv_text = "id,title\r\n%d,%s\r\n,%s\r\n" % (tickets[0], marker, marker)
+    forged = [
+        ("add a ticket", "/admin/ticket/add/", ticket),
+        ("edit a ticket", "/admin/ticket/%d/" % tickets[0],
+         dict(ticket, _version=html.unescape(version.group(1)) if version else "")),
+        ("import a file", "/admin/ticket/import/", {"file": csv_text}),
+        ("confirm an import", "/admin/ticket/import/", {
+            "confirm": "yes", "data": base64.b64encode(csv_text.encode()).decode()}),
+        ("delete a ticket", "/admin/ticket/%d/delete/" % tickets[0], {}),
+        ("bulk delete", "/admin/ticket/", {"action": "delete", "id": tickets,
+                                           "confirm": "yes"}),
+        ("the Notes panel", "/admin/notes/create/", {"message": marker}),
+        ("make itself an administrator", "/admin/user/%d/" % uid, {
+            "username": user, "email": user + "@x.org", "active": "1", "admin": "1"}),
+        ("grant itself ticket.delete", "/admin/userpermission/add/", {
+            "user": str(uid), "permission": "ticket.delete"}),
+    ]
+    admin = admin_login(port)
+    before = staff_state(admin, port, uid, marker)
+    statuses = []
+    for what, path, fields in forged:
+        form = [(k, v) for k, vs in fields.items()
+                for v in (vs if isinstance(vs, list) else [vs])] + [(name, token)]
+        r = staff.request("POST", path, form=form)
+        statuses.append(r.status)
+        ok &= check(r.status == 403, "the staff user's forged POST %s (%s): expected 403, got "
+                    "%s" % (path, what, r.status))
+    after = staff_state(admin, port, uid, marker)
+    ok &= check(after == before and not after["marked note"] and after["user"].get("admin") is
+                not True, "the forged POSTs changed the database: before %s, after %s"
+                % (before, after))
+    report("16 staff forgery", ok, "a user holding ticket.view: %d forged POSTs (%s) -> %s; "
+           "the tickets, the user and its grants unchanged" % (
+               len(forged), ", ".join(f[0] for f in forged), sorted(set(statuses))))
+
+
+# ---------------------------------------------------------------------------------------------
 # 10. One client cannot take the whole response budget
 
 
@@ -1597,6 +1698,7 @@ def main():
         check_login_flood(app, flood_s, set_hash)
         check_spread_flood(app, flood_s, set_hash)
         check_accounts(app.port)
+        check_staff_forgery(app.port)
         check_outlived_work(app, db.url if args.pg else None)
         check_concurrent_deletes(app.port)
         check_http_layer(app.port)

@@ -20,6 +20,7 @@ use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use microblog::{create_tables, ensure_user, User};
+use plover::permissions::{self, Holder};
 use plover::prelude::*;
 use plover_tests::TempDir;
 use serde_json::json;
@@ -84,15 +85,23 @@ async fn browser(driver: &Driver, profile: &TempDir) -> Client {
 }
 
 /// The microblog example on a fresh SQLite database, with the user alice (password `pw`,
-/// an administrator if `admin`) and the rows of `seed` (SQL), served on a free loopback port;
-/// returns its base URL.
-fn serve_microblog(dir: &TempDir, admin: bool, seed: &str) -> String {
+/// an administrator if `admin`, holding the model permissions `granted`) and the rows of
+/// `seed` (SQL), served on a free loopback port; returns its base URL.
+fn serve_microblog(dir: &TempDir, admin: bool, granted: &[&str], seed: &str) -> String {
     let url = format!("sqlite://{}", dir.path().join("mb.db").display());
     let db = Database::from_url(&url).expect("a database");
     db.run_blocking(create_tables).expect("tables");
     let auth = Auth::<User>::new(db.clone()).cost(4);
     ensure_user(&db, &auth, "alice", "pw", admin).expect("alice");
-    db.run_blocking(|c| c.batch_execute(seed)).expect("seed");
+    db.run_blocking(|c| {
+        plover::schema::create_tables(c, &permissions::models())?;
+        let alice = auth.find_user(c, "alice")?.expect("alice").pk();
+        for name in granted {
+            permissions::grant(c, Holder::User(alice), name)?;
+        }
+        c.batch_execute(seed)
+    })
+    .expect("permissions and seed");
     let routes = microblog::routes(&db, &auth);
     let server = HttpServer::new(move || {
         App::new()
@@ -118,8 +127,17 @@ struct Session {
 /// The microblog example on a fresh database (see [`serve_microblog`]) and headless Chromium
 /// on it: the browser, the site's base URL and what they need kept alive.
 async fn browse_microblog(admin: bool, seed: &str) -> (Client, String, Session) {
+    browse_microblog_granting(admin, &[], seed).await
+}
+
+/// [`browse_microblog`], alice holding the model permissions `granted`.
+async fn browse_microblog_granting(
+    admin: bool,
+    granted: &[&str],
+    seed: &str,
+) -> (Client, String, Session) {
     let data = TempDir::new();
-    let base = serve_microblog(&data, admin, seed);
+    let base = serve_microblog(&data, admin, granted, seed);
     let driver = Driver::start();
     let profile = TempDir::new();
     let client = browser(&driver, &profile).await;
@@ -1646,5 +1664,179 @@ async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_ex
         .expect("its href")
         .unwrap_or_default();
     assert!(export.contains("q=says+2"), "{export}");
+    client.close().await.expect("browser closed");
+}
+
+/// The microblog example on [`ADMIN_SEED`], logged in through the admin's login form as
+/// alice, a user without the admin flag who holds the model permissions `granted`.
+async fn staff_admin(granted: &[&str]) -> (Client, String, Session) {
+    let (client, base, session) = browse_microblog_granting(false, granted, ADMIN_SEED).await;
+    admin_login(&client, &base).await;
+    (client, base, session)
+}
+
+/// The HTTP status of a GET of `path`, fetched by the page open in `client` (with its
+/// session): what a link or a typed address would meet.
+async fn status_of(client: &Client, path: &str) -> u64 {
+    client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             fetch(arguments[0]).then(r => done(r.status)).catch(e => done(String(e)));",
+            vec![json!(path)],
+        )
+        .await
+        .expect("fetched")
+        .as_u64()
+        .expect("a status")
+}
+
+/// The visible texts of the elements `css`, in the page's order.
+async fn texts_of(client: &Client, css: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    for e in client.find_all(Locator::Css(css)).await.expect(css) {
+        texts.push(e.text().await.expect("its text"));
+    }
+    texts
+}
+
+/// The controls of the page's main part that take input (neither hidden, disabled nor
+/// read-only), by id or name; the index's row checkboxes and its search and filter forms
+/// aside (they change nothing).
+async fn editable_controls(client: &Client) -> Vec<String> {
+    let found = client
+        .execute(
+            "return [...document.querySelectorAll('main input, main select, main textarea')]\
+               .filter(e => e.type !== 'hidden' && !e.disabled && !e.readOnly)\
+               .map(e => e.id || e.name || e.tagName.toLowerCase());",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    serde_json::from_value(found).expect("a list")
+}
+
+/// Whether the page has an element `css`.
+async fn has(client: &Client, css: &str) -> bool {
+    !client
+        .find_all(Locator::Css(css))
+        .await
+        .expect(css)
+        .is_empty()
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_for_a_staff_user_who_may_only_view_messages() {
+    let axe = axe_source();
+    let (client, base, _session) = staff_admin(&["message.view"]).await;
+    let mut problems = check_page(&client, &axe, "staff dashboard", true).await;
+
+    // The dashboard and the navigation name messages alone, with no way to add one; the
+    // panel is for superusers.
+    assert_eq!(
+        texts_of(&client, "nav.side a").await,
+        ["Dashboard", "message"]
+    );
+    assert_eq!(texts_of(&client, ".cards li").await, ["message"]);
+    assert!(!has(&client, "a[href$='/add/']").await, "no add link");
+    let text = body_text(&client).await;
+    assert!(!text.contains("New messages this week"), "{text}");
+    screenshot(&client, "admin-staff-view-dashboard").await;
+
+    // The index: rows to view, nothing to add, import or delete.
+    click(&client, Locator::LinkText("message")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    for absent in [
+        "a[href='/admin/message/add/']",
+        "a[href='/admin/message/import/']",
+        "#bulk-action",
+    ] {
+        assert!(!has(&client, absent).await, "{absent} on the index");
+    }
+    assert_eq!(
+        text_of(&client, "tbody tr:first-child td:last-child").await,
+        "View"
+    );
+    problems.extend(check_page(&client, &axe, "staff view-only index", true).await);
+
+    // The detail page shows the row: nothing to type in, no save, no delete.
+    open(&client, &base, "/admin/message/26/").await;
+    assert_eq!(text_of(&client, "h1").await, "View carol was here");
+    assert_eq!(
+        value_of(&client, "#f-content").await.as_deref(),
+        Some("carol was here")
+    );
+    assert_eq!(editable_controls(&client).await, Vec::<String>::new());
+    assert!(!has(&client, "main button").await, "no save button");
+    assert!(!has(&client, "a[href='/admin/message/26/delete/']").await);
+    problems.extend(check_page(&client, &axe, "staff view-only detail", true).await);
+    screenshot(&client, "admin-staff-view-detail").await;
+
+    // Pages of other models, and those that write, are refused.
+    for path in [
+        "/admin/message/add/",
+        "/admin/message/26/delete/",
+        "/admin/message/import/",
+        "/admin/user/",
+        "/admin/note/1/",
+    ] {
+        assert_eq!(status_of(&client, path).await, 403, "GET {path}");
+    }
+    open(&client, &base, "/admin/message/add/").await;
+    assert!(text_of(&client, "h1").await.starts_with("403"));
+    problems.extend(check_page(&client, &axe, "staff refused", true).await);
+
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_for_a_staff_user_who_may_only_change_messages() {
+    let axe = axe_source();
+    let (client, base, _session) = staff_admin(&["message.change"]).await;
+    assert_eq!(
+        texts_of(&client, "nav.side a").await,
+        ["Dashboard", "message"]
+    );
+    assert!(!has(&client, "a[href$='/add/']").await, "no add link");
+
+    // The index links each row's edit page; no add button, no bulk delete.
+    open(&client, &base, "/admin/message/").await;
+    assert!(!has(&client, "a[href='/admin/message/add/']").await);
+    assert!(!has(&client, "#bulk-action").await, "no bulk delete");
+    assert_eq!(
+        text_of(&client, "tbody tr:first-child td:last-child").await,
+        "Edit"
+    );
+    let mut problems = check_page(&client, &axe, "staff change-only index", true).await;
+
+    // The edit page saves; it offers no delete.
+    open(&client, &base, "/admin/message/26/").await;
+    assert!(
+        has(&client, ".edit-form button[type=submit]").await,
+        "a save button"
+    );
+    assert!(!has(&client, "a[href='/admin/message/26/delete/']").await);
+    problems.extend(check_page(&client, &axe, "staff change-only edit", true).await);
+    fill(&client, "#f-content", "carol was here, says staff").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    open(&client, &base, "/admin/message/26/").await;
+    assert_eq!(
+        value_of(&client, "#f-content").await.as_deref(),
+        Some("carol was here, says staff")
+    );
+    screenshot(&client, "admin-staff-change-edit").await;
+
+    // The add and delete pages are refused, typed in the address bar too.
+    for path in ["/admin/message/add/", "/admin/message/26/delete/"] {
+        assert_eq!(status_of(&client, path).await, 403, "GET {path}");
+    }
+    open(&client, &base, "/admin/message/add/").await;
+    assert!(text_of(&client, "h1").await.starts_with("403"));
+    assert!(!has(&client, "#f-content").await, "no add form");
+
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     client.close().await.expect("browser closed");
 }

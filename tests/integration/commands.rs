@@ -246,10 +246,29 @@ fn grant_revoke_and_changepassword_change_roles_and_passwords_all_or_nothing() {
             &["revoke", "staff", "notebook.view"],
             "no permission is named \"notebook.view\"",
         ),
+        (
+            &["revoke", "nobody", "note.view"],
+            "no user is named \"nobody\"",
+        ),
+        (
+            &["revoke", "--group", "ghosts", "note.view"],
+            "no group is named \"ghosts\"",
+        ),
+        (
+            &["revoke", "staff", "note.delete", "--in-group", "ghosts"],
+            "no group is named \"ghosts\"",
+        ),
     ] {
         let out = run(&dir, &url, args, &[]);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+        // One line, the message: no internal error, nothing of what was done before it.
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("notes: {message}")),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(stdout(&out), "", "{args:?}");
     }
     assert_eq!(
         held(&db, "staff"),

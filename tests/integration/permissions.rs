@@ -334,3 +334,94 @@ fn permissions_behind_an_authentication_that_lets_reads_through_stop_registratio
 fn declaring_a_permission_of_no_model_panics() {
     permissions::declare(["nomodel.export"]);
 }
+
+/// How a test deletes a user: through the REST API, the admin or `views::Query`.
+#[derive(Debug, Clone, Copy)]
+enum Writer {
+    Rest,
+    Admin,
+    Query,
+}
+
+/// Deletes the user `id` as `writer` does, as the administrator `root` (password `pw`).
+async fn delete_user(app: &TestApp, writer: Writer, id: i64) {
+    let uri = match writer {
+        Writer::Rest => format!("/api/user/{id}/"),
+        Writer::Admin => format!("/admin/user/{id}/delete/"),
+        Writer::Query => {
+            let deleted = db(app, |c| {
+                plover::views::Query::<User>::new()
+                    .filter(User::FIELDS.id, plover::query::Op::Eq, id)
+                    .delete(c)
+            });
+            assert_eq!(deleted, 1);
+            return;
+        }
+    };
+    if let Writer::Rest = writer {
+        let req = as_user("root", Method::DELETE, &uri, &Value::Null);
+        app.send(req).await.expect(200);
+        return;
+    }
+    let admin = app.browser();
+    admin.login("root", "pw").await.expect(302);
+    let token = admin.csrf(&uri).await;
+    let deleted = admin.post_form(&uri, &[("csrf_token", &token)]).await;
+    assert!([302, 303].contains(&deleted.code()), "{}", deleted.text());
+}
+
+#[actix_web::test]
+async fn a_deleted_users_grants_and_groups_go_with_it_and_a_new_user_inherits_nothing() {
+    let app = TestApp::with_seed(TICKETS).await;
+    app.user_with("root", "pw", true, true);
+    let support = db(&app, |c| permissions::create_group(c, "support")).id;
+    db(&app, |c| {
+        permissions::grant(c, Holder::Group(support), "ticket.view")
+    });
+    for writer in [Writer::Rest, Writer::Admin, Writer::Query] {
+        let staff = app.user("staff", "pw");
+        db(&app, |c| {
+            permissions::grant(c, Holder::User(staff), "ticket.change")?;
+            permissions::add_to_group(c, staff, support)
+        });
+        assert_eq!(statuses(&app, "staff").await[..2], [200, 200], "{writer:?}");
+        delete_user(&app, writer, staff).await;
+        for table in ["plover_user_permission", "plover_user_group"] {
+            assert_eq!(app.count(table), 0, "{writer:?}: {table}");
+        }
+        // A new user with the old one's key (SQLite gives the largest key again to a table
+        // without AUTOINCREMENT) holds nothing.
+        let again = app.user("staff", "pw");
+        app.db
+            .run_blocking(|c| {
+                let sql = format!("UPDATE \"user\" SET id = {staff} WHERE id = {again}");
+                c.batch_execute(&sql)
+            })
+            .expect("the old key");
+        let held = db(&app, |c| Held::of_user_id(c, staff));
+        assert_eq!(held.names().count(), 0, "{writer:?}");
+        assert_eq!(statuses(&app, "staff").await, [403; 6], "{writer:?}");
+        delete_user(&app, Writer::Query, staff).await;
+    }
+    // The group keeps its own grant.
+    assert_eq!(app.count("plover_group_permission"), 1);
+}
+
+#[test]
+fn a_user_is_deleted_in_a_database_without_the_tables_of_permissions() {
+    let (db, _store) = fresh_database("");
+    db.run_blocking(microblog::create_tables)
+        .expect("the microblog's tables");
+    let auth = Auth::<microblog::User>::new(db.clone()).cost(4);
+    microblog::ensure_user(&db, &auth, "alice", "pw", false).expect("alice");
+    let deleted = db.run_blocking(|c| {
+        plover::views::Query::<microblog::User>::new()
+            .filter(
+                microblog::User::FIELDS.username,
+                plover::query::Op::Eq,
+                "alice",
+            )
+            .delete(c)
+    });
+    assert_eq!(deleted.expect("no table of permissions is needed"), 1);
+}

@@ -109,6 +109,20 @@ pub fn user_resource(auth: &Auth<User>) -> Resource<User> {
         .hooks(ActiveUsers)
 }
 
+/// The sample resource of APP.md (sections 4 and 8), as APIs "api" and "v3" share it:
+/// aggregates, writes by filter (at most 1,000 rows), upserts, every verb and a change feed;
+/// each API adds its authentication.
+fn sample_resource() -> Resource<Sample> {
+    use Method as M;
+    Resource::<Sample>::new()
+        .aggregates(true)
+        .filtered_writes(true)
+        .max_affected(1000)
+        .upsert(true)
+        .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
+        .changes(true)
+}
+
 /// The registrations of API "api" (APP.md section 4), before `setup()`.
 pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
     use Method as M;
@@ -191,16 +205,7 @@ pub fn api(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             .auth(open())
             .changes(true),
     )
-    .register_resource(
-        Resource::<Sample>::new()
-            .aggregates(true)
-            .filtered_writes(true)
-            .max_affected(1000)
-            .upsert(true)
-            .allowed_methods([M::GET, M::POST, M::PUT, M::PATCH, M::DELETE])
-            .auth(Authentication::new(vec![M::DELETE]))
-            .changes(true),
-    )
+    .register_resource(sample_resource().auth(Authentication::new(vec![M::DELETE])))
     .register_resource(
         Resource::<Ticket>::new()
             .filter_exclude([Ticket::FIELDS.body])
@@ -277,16 +282,7 @@ pub fn v3(db: Database, auth: &Auth<User>, max_body: usize) -> RestApi {
             .permissions(ModelPermissions)
             .changes(true),
     )
-    .register_resource(
-        Resource::<Sample>::new()
-            .aggregates(true)
-            .filtered_writes(true)
-            .max_affected(1000)
-            .upsert(true)
-            .allowed_methods(every())
-            .permissions(ModelPermissions)
-            .changes(true),
-    );
+    .register_resource(sample_resource().permissions(ModelPermissions));
     api
 }
 

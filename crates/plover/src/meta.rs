@@ -3,6 +3,7 @@
 
 use std::any::TypeId;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{PoisonError, RwLock};
 
 use serde_json::Value;
 
@@ -498,4 +499,50 @@ inventory::collect!(ModelEntry);
 /// Every model that derives `RestModel` in the program.
 pub(crate) fn all_models() -> impl Iterator<Item = &'static ModelMeta> {
     inventory::iter::<ModelEntry>.into_iter().map(|e| (e.0)())
+}
+
+/// A field that holds the primary key of a user of the application's user model, whichever
+/// it is (Plover's own tables cannot name it in a foreign key): the `user_id` of the tables of
+/// permissions. Deleting a user deletes the rows that hold its key here, as a required
+/// foreign key's rows are deleted ([`user_references`]). Collected at link time.
+#[derive(Debug)]
+pub(crate) struct UserReference {
+    /// The model of the field.
+    pub(crate) model: fn() -> &'static ModelMeta,
+    /// The field's column.
+    pub(crate) column: &'static str,
+}
+
+inventory::collect!(UserReference);
+
+/// The models of users: each that an `Auth` was built for ([`note_user_model`]).
+static USER_MODELS: RwLock<Vec<TypeId>> = RwLock::new(Vec::new());
+
+/// Notes `meta` as a model of users: the [`UserReference`] fields refer to its rows.
+pub(crate) fn note_user_model(meta: &'static ModelMeta) {
+    let id = (meta.type_id)();
+    let mut models = USER_MODELS.write().unwrap_or_else(PoisonError::into_inner);
+    if !models.contains(&id) {
+        models.push(id);
+    }
+}
+
+/// The [`UserReference`] fields that point at `meta`'s rows (none unless it is a model of
+/// users): (their model, the field's index, the field).
+pub(crate) fn user_references(
+    meta: &ModelMeta,
+) -> impl Iterator<Item = (&'static ModelMeta, usize, &'static FieldMeta)> {
+    let models = USER_MODELS.read().unwrap_or_else(PoisonError::into_inner);
+    let of_users = models.contains(&(meta.type_id)());
+    (inventory::iter::<UserReference>.into_iter())
+        .filter(move |_| of_users)
+        .filter_map(|r| {
+            let model = (r.model)();
+            let (idx, field) = model
+                .fields
+                .iter()
+                .enumerate()
+                .find(|(_, f)| f.column == r.column)?;
+            Some((model, idx, field))
+        })
 }

@@ -216,6 +216,8 @@ impl<U: UserModel> Auth<U> {
         if let Some((field, _)) = meta.field(U::USERNAME_FIELD) {
             crate::model::usernames::register(meta, field);
         }
+        // Deleting a user deletes its groups and permissions.
+        crate::meta::note_user_model(meta);
         Auth::from_settings(Settings::new(db))
     }
 

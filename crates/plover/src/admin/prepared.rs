@@ -80,6 +80,8 @@ pub(crate) trait AdminModel: Send + Sync {
     fn table(&self) -> &'static str;
     /// Whether its forms take a `new_password` (the user model's admin).
     fn takes_password(&self) -> bool;
+    /// What the request's user may do here ([`PreparedAdmin::rights`]).
+    fn rights_of(&self, cx: &Cx<'_>) -> Rights;
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
     fn bulk(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
     fn add(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error>;
@@ -574,6 +576,9 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     }
     fn takes_password(&self) -> bool {
         self.forms.password.is_some()
+    }
+    fn rights_of(&self, cx: &Cx<'_>) -> Rights {
+        self.rights(cx)
     }
     fn index(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         self.index_page(cx, conn)

@@ -346,16 +346,45 @@ struct RenderedPanel {
     html: String,
 }
 
+/// A model on the dashboard: its page (the index, or the add page for a user who may only
+/// add) and the add page beside it where the user may view and add.
+struct Card {
+    name: String,
+    url: String,
+    add: Option<String>,
+}
+
+impl Card {
+    /// The card of `model` for the request's user; `None` when it may not see the model.
+    fn of(model: &dyn AdminModel, cx: &Cx<'_>) -> Option<Card> {
+        let rights = model.rights_of(cx);
+        let index = format!("{}/{}/", cx.chrome.prefix, model.name());
+        let add = rights.add.then(|| format!("{index}add/"));
+        let (url, add) = match (rights.view, add) {
+            (true, add) => (index, add),
+            (false, Some(add)) => (add, None),
+            (false, None) => return None,
+        };
+        Some(Card {
+            name: model.name().to_owned(),
+            url,
+            add,
+        })
+    }
+}
+
 #[derive(askama::Template)]
 #[template(path = "admin/dashboard.html")]
 struct DashboardPage<'a> {
     chrome: &'a Chrome,
     title: String,
+    cards: Vec<Card>,
     recent: Vec<RecentChange>,
     panels: Vec<RenderedPanel>,
 }
 
-/// `GET {prefix}/`: every model, the latest changes and every panel.
+/// `GET {prefix}/`: the models the user may see (with an add link where it may add), the
+/// latest changes and the panels it may see.
 fn dashboard<U: UserModel>(
     state: &State<U>,
     cx: &Cx<'_>,
@@ -376,6 +405,9 @@ fn dashboard<U: UserModel>(
     Reply::page(&DashboardPage {
         chrome: cx.chrome,
         title: "Dashboard".into(),
+        cards: (state.models.iter())
+            .filter_map(|m| Card::of(m.as_ref(), cx))
+            .collect(),
         recent: recent(&state.visible(cx.held), &cx.chrome.prefix, conn)?,
         panels,
     })

@@ -64,32 +64,77 @@ pub(super) fn grants<U: UserModel>(
              of a model of the application, or a name it declares"
         )));
     }
-    let lines = db.run_blocking(|c| c.transaction(|c| apply(c, auth, args, verb)))?;
+    let lines = db.run_blocking(|c| {
+        c.transaction(|c| match named(c, auth, args)? {
+            Ok(named) => apply(c, args, verb, named).map(Ok),
+            Err(failure) => Ok(Err(failure)),
+        })
+    })??;
     for line in lines {
         writeln!(out, "{line}")?;
     }
     Ok(())
 }
 
-/// The changes of `grant` or `revoke`, a line each.
-fn apply<U: UserModel>(
+/// The user or group a command names and the groups of `--in-group`, found before anything
+/// is written.
+struct Named {
+    /// The holder; `None` for the group that `grant --group --create` makes.
+    holder: Option<Holder>,
+    /// How the lines name it: `user staff`, `group support`.
+    who: String,
+    /// The groups of `--in-group`.
+    groups: Vec<Group>,
+}
+
+/// What the names of `args` name, or the failure of the first one that names nothing.
+fn named<U: UserModel>(
     c: &mut Conn<'_>,
     auth: &Auth<U>,
     args: &Grants,
-    verb: Verb,
-) -> Result<Vec<String>, Error> {
+) -> Result<Result<Named, Failure>, Error> {
     let (holder, who) = if args.group {
-        let group = match group(c, &args.name)? {
-            Some(group) => group,
-            None if args.create => permissions::create_group(c, &args.name)?,
-            None => return Err(unknown("group", &args.name)),
-        };
-        (Holder::Group(group.id), format!("group {}", group.name))
+        match group(c, &args.name)? {
+            Some(group) => (
+                Some(Holder::Group(group.id)),
+                format!("group {}", group.name),
+            ),
+            None if args.create => (None, format!("group {}", args.name)),
+            None => return Ok(Err(unknown("group", &args.name))),
+        }
     } else {
-        let user = auth
-            .find_user(c, &args.name)?
-            .ok_or_else(|| unknown("user", &args.name))?;
-        (Holder::User(user.pk()), format!("user {}", user.username()))
+        match auth.find_user(c, &args.name)? {
+            Some(user) => (
+                Some(Holder::User(user.pk())),
+                format!("user {}", user.username()),
+            ),
+            None => return Ok(Err(unknown("user", &args.name))),
+        }
+    };
+    let mut groups = Vec::with_capacity(args.groups.len());
+    for name in &args.groups {
+        match group(c, name)? {
+            Some(group) => groups.push(group),
+            None => return Ok(Err(unknown("group", name))),
+        }
+    }
+    Ok(Ok(Named {
+        holder,
+        who,
+        groups,
+    }))
+}
+
+/// The changes of `grant` or `revoke` to what `named` names, a line each.
+fn apply(c: &mut Conn<'_>, args: &Grants, verb: Verb, named: Named) -> Result<Vec<String>, Error> {
+    let Named {
+        holder,
+        who,
+        groups,
+    } = named;
+    let holder = match holder {
+        Some(holder) => holder,
+        None => Holder::Group(permissions::create_group(c, &args.name)?.id),
     };
     let mut lines = Vec::new();
     for permission in &args.permissions {
@@ -105,8 +150,7 @@ fn apply<U: UserModel>(
         lines.push(format!("{who}: {permission} {what}"));
     }
     if let Holder::User(user_id) = holder {
-        for name in &args.groups {
-            let group = group(c, name)?.ok_or_else(|| unknown("group", name))?;
+        for group in groups {
             let line = match verb {
                 Verb::Grant if permissions::add_to_group(c, user_id, group.id)? => "joined",
                 Verb::Grant => "was already in",
@@ -127,8 +171,8 @@ fn group(c: &mut Conn<'_>, name: &str) -> Result<Option<Group>, Error> {
 }
 
 /// The failure of a name that names no user or group.
-fn unknown(what: &str, name: &str) -> Error {
-    Error::Internal(format!("no {what} is named {name:?}"))
+fn unknown(what: &str, name: &str) -> Failure {
+    Failure(format!("no {what} is named {name:?}"))
 }
 
 /// `changepassword`: the new password of the user named `username`, asked twice (or from

@@ -3,10 +3,19 @@
 //! `views::Query` and registered as REST resources or in the admin.
 //!
 //! A user is named by the primary key of the application's user model (`user_id`), not by a
-//! foreign key: Plover does not know that model's table. Deleting a user leaves its rows here;
-//! delete them with it (`Query::<UserGroup>::new().filter(..).delete(conn)`).
+//! foreign key: Plover does not know that model's table. Yet deleting a user deletes its rows
+//! here, as a required foreign key's rows are, whoever deletes it (the REST API, the admin,
+//! `views::Query`): each model an `Auth` is built for is a model of users, and these fields
+//! refer to its rows. A new user that gets an old user's key (SQLite reuses the largest one)
+//! inherits nothing.
 
 use plover_derive::RestModel;
+
+use crate::meta::UserReference;
+use crate::model::RestModel;
+
+inventory::submit! { UserReference { model: <UserGroup as RestModel>::meta, column: "user_id" } }
+inventory::submit! { UserReference { model: <UserPermission as RestModel>::meta, column: "user_id" } }
 
 /// A group of users (a role: "support", "accounting"): a user in it holds its permissions.
 /// A row of the table `plover_group`.

@@ -4,7 +4,7 @@
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::meta::{all_models, FieldMeta, ModelMeta};
+use crate::meta::{all_models, user_references, FieldMeta, ModelMeta};
 use crate::sql;
 
 /// Foreign keys deeper than this are a cycle in the schema, not data.
@@ -72,7 +72,7 @@ fn delete_at(
     depth: usize,
 ) -> Result<usize, Error> {
     check_depth(meta, depth)?;
-    for (referrer, idx, field) in referrers(meta) {
+    for (referrer, idx, field) in referrers(conn, meta)? {
         let children = sql::referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;
@@ -110,19 +110,30 @@ fn check_depth(meta: &ModelMeta, depth: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every foreign key that points at `meta`: (the referring model, the field's index, the field).
-fn referrers(
-    meta: &'static ModelMeta,
-) -> impl Iterator<Item = (&'static ModelMeta, usize, &'static FieldMeta)> {
+/// A field that refers to the rows of a model: (its model, its index, the field).
+type Referrer = (&'static ModelMeta, usize, &'static FieldMeta);
+
+/// Every foreign key that points at `meta`, and for a model of users the fields that hold its
+/// keys ([`user_references`]: deleted as required foreign keys are) in the tables the database
+/// has (an application without permissions has no tables of them: one statement each to know).
+fn referrers(conn: &mut Conn<'_>, meta: &'static ModelMeta) -> Result<Vec<Referrer>, Error> {
     let target_type = (meta.type_id)();
-    all_models().flat_map(move |referrer| {
-        referrer
-            .fields
-            .iter()
-            .enumerate()
-            .filter(move |(_, f)| f.fk.is_some_and(|t| (t().type_id)() == target_type))
-            .map(move |(idx, f)| (referrer, idx, f))
-    })
+    let mut out: Vec<Referrer> = all_models()
+        .flat_map(move |referrer| {
+            referrer
+                .fields
+                .iter()
+                .enumerate()
+                .filter(move |(_, f)| f.fk.is_some_and(|t| (t().type_id)() == target_type))
+                .map(move |(idx, f)| (referrer, idx, f))
+        })
+        .collect();
+    for reference in user_references(meta) {
+        if sql::stamp::has_table(conn, reference.0.table)? {
+            out.push(reference);
+        }
+    }
+    Ok(out)
 }
 
 /// Rows that a recursive delete of `ids` would reach, for a confirmation page.
@@ -158,7 +169,7 @@ fn collect_at(
     out: &mut Vec<Dependents>,
 ) -> Result<(), Error> {
     check_depth(meta, depth)?;
-    for (referrer, idx, field) in referrers(meta) {
+    for (referrer, idx, field) in referrers(conn, meta)? {
         let children = sql::referring(conn, referrer, idx, ids)?;
         if children.is_empty() {
             continue;

@@ -6,7 +6,7 @@
 //! and the very next request reads them again.
 
 use diesel::deserialize;
-use diesel::sql_types::BigInt;
+use diesel::sql_types::{BigInt, Text};
 use diesel::RunQueryDsl;
 
 use super::column::{Cells, FromRow};
@@ -51,16 +51,22 @@ pub(crate) fn present(db: &mut LazyConn<'_>) -> Result<bool, Error> {
     if let Some(&present) = known.get() {
         return Ok(present);
     }
+    let found = has_table(&mut db.conn()?, TABLE)?;
+    Ok(*known.get_or_init(|| found))
+}
+
+/// Whether the database has the table `table` (in the current schema on PostgreSQL): one
+/// statement.
+pub(crate) fn has_table(conn: &mut Conn<'_>, table: &str) -> Result<bool, Error> {
     let found: Count = by_engine!(
         get_result,
-        &mut db.conn()?,
-        "SELECT count(*) AS n FROM sqlite_master \
-         WHERE type = 'table' AND name = 'plover_permission_stamp'",
+        conn,
+        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?",
         "SELECT count(*) AS n FROM pg_catalog.pg_tables \
-         WHERE schemaname = current_schema() AND tablename = 'plover_permission_stamp'",
-        |q| q
+         WHERE schemaname = current_schema() AND tablename = $1",
+        |q| q.bind::<Text, _>(table)
     )?;
-    Ok(*known.get_or_init(|| found.n > 0))
+    Ok(found.n > 0)
 }
 
 /// Writes, after the columns of a `SELECT`, the stamp as one more column (0 before the first
