@@ -58,6 +58,10 @@ the end, and checks, printing one line per check with its figures:
      (preview and confirmation), delete and bulk delete, the Notes panel's form, an edit of its
      own user making it an administrator and a grant of `ticket.delete` to itself: each 403,
      and an administrator reads the same tickets, user and grants afterwards.
+ 17. a password reset link (read from the mail folder) altered 12 ways (signature, another
+     user's key, a later or earlier time, padded, upper case, cut, lengthened, without a
+     signature, 5,000 characters, not ASCII, a path): each 400 on GET and on POST, the password
+     unchanged; the real link sets it once (302), then 400.
 
 --quick is the CI size (100 stalled clients, 5 s floods; about a minute and a half); the full
 run uses 480 stalled clients (the app is killed if the machine falls under 1.5 GB available),
@@ -1162,6 +1166,103 @@ def check_staff_forgery(port):
 
 
 # ---------------------------------------------------------------------------------------------
+# 17. Password reset links: a forged, altered or reused one changes nothing
+
+
+def b36(n):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def mailed_link(mail_dir, seen, user, kind, within_s=5):
+    """The path and token of the newest `kind` link mailed to `user` since `seen` (file names)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        for f in sorted(set(os.listdir(mail_dir)) - seen):
+            with open(os.path.join(mail_dir, f), encoding="utf-8") as m:
+                text = m.read()
+            found = re.search(r"http://[^/\s]+(/accounts/%s/([^/\s]+)/)" % kind, text)
+            if found and ("Hello %s," % user) in text:
+                return found.group(1), found.group(2)
+        time.sleep(0.05)
+    return None, None
+
+
+def logs_in(port, user, password):
+    s = Client(port)
+    name, token = csrf_of(s, "/accounts/login/")
+    r = s.request("POST", "/accounts/login/", form={"username": user, "password": password,
+                                                    name: token})
+    return r.status == 302
+
+
+def check_reset_tokens(port, mail_dir):
+    ok = True
+    figures = []
+    user = "reset-" + uuid.uuid4().hex[:6]
+    c = Client(port)
+    c.request("POST", "/api/user/", {"username": user, "email": user + "@x.org",
+                                     "password": "first-pw"}, auth=ADMIN)
+    s = Client(port)
+    name, token = csrf_of(s, "/accounts/password_reset/")
+    seen = set(os.listdir(mail_dir))
+    r = s.request("POST", "/accounts/password_reset/", form={"username_or_email": user,
+                                                             name: token})
+    path, tok = mailed_link(mail_dir, seen, user, "reset")
+    ok &= check(r.status == 302 and path is not None,
+                "a reset request: expected 302 and a mailed link, got %s and %s"
+                % (r.status, path))
+    if path is None:
+        report("17 reset links", ok, "no link mailed")
+        return
+    pk, made, sig = tok.split("-", 2)
+    flip = lambda t: t[:-1] + ("A" if t[-1] != "A" else "B")
+    forged = {
+        "signature altered": "%s-%s-%s" % (pk, made, flip(sig)),
+        "another user": "%s-%s-%s" % (b36(int(pk, 36) + 1), made, sig),
+        "made later": "%s-%s-%s" % (pk, b36(int(made, 36) + 3600), sig),
+        "made earlier": "%s-%s-%s" % (pk, b36(int(made, 36) - 1), sig),
+        "zero-padded key": "0%s-%s-%s" % (pk, made, sig),
+        "upper case": tok.upper(),
+        "signature cut": tok[:-1],
+        "signature longer": tok + "A",
+        "no signature": "%s-%s" % (pk, made),
+        "5,000 characters": "a" * 5000,
+        "not ASCII": urllib.parse.quote("%s-%s-%sΩ" % (pk, made, sig)),
+        "a path": "..%2F..%2Fadmin",
+    }
+    _, form_token = csrf_of(s, path)
+    answers = {}
+    for label, bad in forged.items():
+        url = "/accounts/reset/%s/" % bad
+        got = s.request("GET", url).status
+        posted = s.request("POST", url, form={"new_password1": "evil-pw",
+                                              "new_password2": "evil-pw",
+                                              name: form_token}).status
+        answers[label] = (got, posted)
+    wrong = {k: v for k, v in answers.items() if v != (400, 400)}
+    ok &= check(not wrong, "forged reset links: expected 400 on GET and POST, got %s" % wrong)
+    unchanged = logs_in(port, user, "first-pw")
+    ok &= check(unchanged, "after the forged links, the old password no longer logs in")
+    r = s.request("POST", path, form={"new_password1": "second-pw", "new_password2": "second-pw",
+                                      name: form_token})
+    reused = s.request("POST", path, form={"new_password1": "third-pw",
+                                           "new_password2": "third-pw",
+                                           name: form_token}).status
+    ok &= check(r.status == 302 and reused == 400 and logs_in(port, user, "second-pw"),
+                "the real link: expected 302, then 400 on reuse and the new password, got "
+                "%s, %s" % (r.status, reused))
+    figures.append("%d forged links 400 on GET and POST; real link %s, reused %s"
+                   % (len(forged) - len(wrong), r.status, reused))
+    report("17 reset links", ok, "; ".join(figures))
+
+
+# ---------------------------------------------------------------------------------------------
 # 10. One client cannot take the whole response budget
 
 
@@ -1656,6 +1757,8 @@ def main():
     flood_s = 5 if args.quick else 15
     workdir = tempfile.mkdtemp(prefix="plover-hostile-")
     log = os.path.join(workdir, "app.log")
+    mail_dir = os.path.join(workdir, "mail")
+    os.makedirs(mail_dir)
     db = harness.Scratch(args.pg, workdir, "hostile")
     db_url = db.url
     def set_hash(username, password_hash):
@@ -1681,7 +1784,7 @@ def main():
         app = App(args.app, with_options(db_url, connection_timeout=120,
                                          read_memory=READ_MEMORY), log,
                   "--send-timeout", str(SEND_TIMEOUT), "--body-timeout", str(BODY_TIMEOUT),
-                  "--response-memory", str(RESPONSE_MEMORY))
+                  "--response-memory", str(RESPONSE_MEMORY), "--mail-dir", mail_dir)
         apps.append(app)
         # The same database, a pool of two connections, for the password flood.
         small = App(args.app, with_options(db_url, max_connections=2, connection_timeout=1),
@@ -1699,6 +1802,7 @@ def main():
         check_spread_flood(app, flood_s, set_hash)
         check_accounts(app.port)
         check_staff_forgery(app.port)
+        check_reset_tokens(app.port, mail_dir)
         check_outlived_work(app, db.url if args.pg else None)
         check_concurrent_deletes(app.port)
         check_http_layer(app.port)

@@ -20,6 +20,7 @@ use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use microblog::{create_tables, ensure_user, User};
+use plover::mail::{FolderBackend, Mailer};
 use plover::permissions::{self, Holder};
 use plover::prelude::*;
 use plover_tests::TempDir;
@@ -86,12 +87,16 @@ async fn browser(driver: &Driver, profile: &TempDir) -> Client {
 
 /// The microblog example on a fresh SQLite database, with the user alice (password `pw`,
 /// an administrator if `admin`, holding the model permissions `granted`) and the rows of
-/// `seed` (SQL), served on a free loopback port; returns its base URL.
+/// `seed` (SQL), served on a free loopback port; returns its base URL. Account mail goes to
+/// the folder `mail` of `dir`.
 fn serve_microblog(dir: &TempDir, admin: bool, granted: &[&str], seed: &str) -> String {
     let url = format!("sqlite://{}", dir.path().join("mb.db").display());
     let db = Database::from_url(&url).expect("a database");
     db.run_blocking(create_tables).expect("tables");
-    let auth = Auth::<User>::new(db.clone()).cost(4);
+    let mail = FolderBackend::new(dir.path().join("mail"));
+    let auth = Auth::<User>::new(db.clone())
+        .cost(4)
+        .mailer(Mailer::new(mail, "Microblog <noreply@example.com>"));
     ensure_user(&db, &auth, "alice", "pw", admin).expect("alice");
     db.run_blocking(|c| {
         plover::schema::create_tables(c, &permissions::models())?;
@@ -121,7 +126,7 @@ fn serve_microblog(dir: &TempDir, admin: bool, granted: &[&str], seed: &str) -> 
 struct Session {
     _profile: TempDir,
     _driver: Driver,
-    _data: TempDir,
+    data: TempDir,
 }
 
 /// The microblog example on a fresh database (see [`serve_microblog`]) and headless Chromium
@@ -144,7 +149,7 @@ async fn browse_microblog_granting(
     let session = Session {
         _profile: profile,
         _driver: driver,
-        _data: data,
+        data,
     };
     (client, base, session)
 }
@@ -1839,4 +1844,71 @@ async fn admin_for_a_staff_user_who_may_only_change_messages() {
 
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     client.close().await.expect("browser closed");
+}
+
+/// The one link under `/accounts/{kind}/` in the newest mail of `dir`'s mail folder.
+fn mailed_link(dir: &TempDir, kind: &str) -> String {
+    let folder = dir.path().join("mail");
+    let newest = std::fs::read_dir(&folder)
+        .expect("the mail folder")
+        .filter_map(Result::ok)
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .expect("a mail");
+    let text = std::fs::read_to_string(newest.path()).expect("a mail file");
+    let start = text
+        .find("http://")
+        .filter(|at| text[*at..].contains(&format!("/accounts/{kind}/")))
+        .unwrap_or_else(|| panic!("a {kind} link in {text}"));
+    let rest = &text[start..];
+    rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())].to_owned()
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn reset_a_forgotten_password_through_the_mailed_link() {
+    let address = "UPDATE \"user\" SET email = 'alice@example.com' WHERE username = 'alice'";
+    let (client, base, session) = browse_microblog(false, address).await;
+    let axe = axe_source();
+
+    // From the login form to the reset form, by its link.
+    open(&client, &base, "/accounts/login/").await;
+    click(&client, Locator::LinkText("Forgot your password?")).await;
+    assert_eq!(path_and_query(&client).await, "/accounts/password_reset/");
+    assert_eq!(
+        axe_violations(&client, &axe, "reset request").await,
+        Vec::<String>::new()
+    );
+    fill(&client, "#username_or_email", "alice").await;
+    submit(&client).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/accounts/password_reset/done/"
+    );
+    assert!(body_text(&client).await.contains("Check your mail"));
+
+    // The mail's link opens the form for the new password.
+    let link = mailed_link(&session.data, "reset");
+    assert!(link.starts_with(&base), "{link} is on {base}");
+    client.goto(&link).await.expect("the link opens");
+    assert_eq!(
+        axe_violations(&client, &axe, "new password").await,
+        Vec::<String>::new()
+    );
+    fill(&client, "#new_password1", "a new secret").await;
+    fill(&client, "#new_password2", "another").await;
+    submit(&client).await;
+    assert!(body_text(&client).await.contains("didn't match"));
+    fill(&client, "#new_password1", "a new secret").await;
+    fill(&client, "#new_password2", "a new secret").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/accounts/login/");
+    screenshot(&client, "accounts-reset-done").await;
+
+    // The new password logs in; the link is spent.
+    fill(&client, "#username", "alice").await;
+    fill(&client, "#password", "a new secret").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/");
+    client.goto(&link).await.expect("the link opens");
+    assert!(body_text(&client).await.contains("This link is not valid"));
 }
