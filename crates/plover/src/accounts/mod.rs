@@ -5,6 +5,8 @@ pub(crate) mod cache;
 mod failures;
 mod flight;
 #[cfg(feature = "accounts")]
+mod flow_limits;
+#[cfg(feature = "accounts")]
 mod flows;
 mod gate;
 #[cfg(feature = "accounts")]

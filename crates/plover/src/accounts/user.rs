@@ -141,7 +141,7 @@ struct AuthInner {
     throttle: Throttle,
     /// The counts of the account flows that send mail.
     #[cfg(feature = "accounts")]
-    flows: super::flows::Limits,
+    flows: super::flow_limits::Limits,
 }
 
 /// One login attempt: the client's address and the credentials it sent. Its `Debug` output
@@ -236,7 +236,7 @@ impl<U: UserModel> Auth<U> {
                     settings.login_store,
                 ),
                 #[cfg(feature = "accounts")]
-                flows: super::flows::Limits::new(
+                flows: super::flow_limits::Limits::new(
                     settings.limits,
                     U::meta().table,
                     settings.login_store,
@@ -308,7 +308,7 @@ impl<U: UserModel> Auth<U> {
 
     /// The counts of the account flows that send mail.
     #[cfg(feature = "accounts")]
-    pub(crate) fn flow_limits(&self) -> &super::flows::Limits {
+    pub(crate) fn flow_limits(&self) -> &super::flow_limits::Limits {
         &self.inner.flows
     }
 

@@ -2,14 +2,11 @@
 //! reset by mail, and sign-up, with their pages and forms.
 
 mod change;
-mod limits;
 mod mailing;
 mod options;
 mod reset;
 mod signup;
 mod token;
-
-pub(crate) use limits::Limits;
 
 use std::collections::HashMap;
 use std::sync::Arc;
