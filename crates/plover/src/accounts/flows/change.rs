@@ -5,7 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::{
     check_new_passwords, forbidden, form_page, message_page, password_input, redirect, too_many,
-    Errors, Form, FormPage, MessagePage,
+    Errors, Form, FormPage, MessagePage, NEW_PASSWORDS,
 };
 use crate::accounts::session::{CsrfToken, LoggedInUser};
 use crate::accounts::user::{Auth, Credentials, UserModel};
@@ -69,7 +69,7 @@ pub(super) async fn submit<U: UserModel + Clone + Send + 'static>(
     check_form_text(&body.form_pairs())?;
     let mut errors = Errors::default();
     let (new1, new2) = (form.get("new_password1"), form.get("new_password2"));
-    check_new_passwords(&mut errors, new1, new2);
+    check_new_passwords(&mut errors, NEW_PASSWORDS, new1, new2);
     let checker = auth.get_ref().clone();
     let (client, old, user) = (
         req.peer_addr().map(|a| a.ip()),
@@ -120,11 +120,7 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
     /// Hashes `raw` on a blocking thread, then stores it as `user`'s password with a pooled
     /// connection (held only for the statement): the user as stored now.
     pub(crate) async fn change_password(&self, user: U, raw: String) -> Result<U, Error> {
-        let hasher = self.clone();
-        let hash = web::block(move || hasher.make_password(&raw))
-            .await
-            .map_err(|e| Error::Internal(format!("password hashing: {e}")))?
-            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+        let hash = self.hash_off_thread(&raw).await?;
         let (writer, id) = (self.clone(), user.pk());
         self.db()
             .run(move |conn| {

@@ -310,14 +310,29 @@ fn too_many<U: UserModel>(
     Ok(answer)
 }
 
-/// The message of a new password that is empty, too long, or not typed twice alike.
-fn check_new_passwords(errors: &mut Errors, new1: &str, new2: &str) {
+/// The messages of a new password (`fields`: its two inputs) that is empty, too long, or not
+/// typed twice alike.
+fn check_new_passwords(errors: &mut Errors, fields: [&'static str; 2], new1: &str, new2: &str) {
     if new1.is_empty() {
-        errors.add("new_password1", "Enter a new password.");
+        errors.add(fields[0], "Enter a new password.");
     } else if new1.len() > 72 {
-        errors.add("new_password1", "Passwords may be at most 72 bytes long.");
+        errors.add(fields[0], "Passwords may be at most 72 bytes long.");
     }
     if new1 != new2 {
-        errors.add("new_password2", "The two password fields didn't match.");
+        errors.add(fields[1], "The two password fields didn't match.");
+    }
+}
+
+/// The names of the new-password inputs of the password change and reset forms.
+const NEW_PASSWORDS: [&str; 2] = ["new_password1", "new_password2"];
+
+impl<U: UserModel + Clone + Send + 'static> Auth<U> {
+    /// `raw` hashed at this component's cost on a blocking thread (no connection held).
+    async fn hash_off_thread(&self, raw: &str) -> Result<String, Error> {
+        let (hasher, raw) = (self.clone(), raw.to_owned());
+        web::block(move || hasher.make_password(&raw))
+            .await
+            .map_err(|e| Error::Internal(format!("password hashing: {e}")))?
+            .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))
     }
 }

@@ -8,7 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::token::{self, Purpose};
 use super::{
     check_new_passwords, forbidden, form_page, mailing, message_page, password_input, redirect,
-    too_many, Errors, Form, FormInput, FormPage, MessagePage,
+    too_many, Errors, Form, FormInput, FormPage, MessagePage, NEW_PASSWORDS,
 };
 use crate::accounts::session::CsrfToken;
 use crate::accounts::user::{Auth, UserModel};
@@ -182,18 +182,13 @@ pub(super) async fn confirm_submit<U: UserModel + Clone + Send + 'static>(
     };
     let mut errors = Errors::default();
     let (new1, new2) = (form.get("new_password1"), form.get("new_password2"));
-    check_new_passwords(&mut errors, new1, new2);
+    check_new_passwords(&mut errors, NEW_PASSWORDS, new1, new2);
     if !errors.is_empty() {
         let mut page = confirm_page(&auth, &csrf, &token);
         errors.apply(&mut page.inputs);
         return form_page(&auth, &page, StatusCode::OK);
     }
-    let hasher = auth.get_ref().clone();
-    let raw = new1.to_owned();
-    let hash = web::block(move || hasher.make_password(&raw))
-        .await
-        .map_err(|e| Error::Internal(format!("password hashing: {e}")))?
-        .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+    let hash = auth.hash_off_thread(new1).await?;
     let writer = auth.get_ref().clone();
     let set = auth
         .db()

@@ -6,8 +6,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::token::{self, Purpose};
 use super::{
-    forbidden, form_page, mailing, message_page, password_input, redirect, too_many, Errors, Form,
-    FormInput, FormPage, MessagePage,
+    check_new_passwords, forbidden, form_page, mailing, message_page, password_input, redirect,
+    too_many, Errors, Form, FormInput, FormPage, MessagePage,
 };
 use crate::accounts::session::CsrfToken;
 use crate::accounts::user::{Auth, NewUser, UserModel};
@@ -96,23 +96,16 @@ pub(super) async fn submit<U: UserModel + Clone + Send + 'static>(
         errors.add("email", "Enter a valid e-mail address.");
     }
     let (password1, password2) = (form.get("password1"), form.get("password2"));
-    if password1.is_empty() {
-        errors.add("password1", "Enter a password.");
-    } else if password1.len() > 72 {
-        errors.add("password1", "Passwords may be at most 72 bytes long.");
-    }
-    if password1 != password2 {
-        errors.add("password2", "The two password fields didn't match.");
-    }
+    check_new_passwords(
+        &mut errors,
+        ["password1", "password2"],
+        password1,
+        password2,
+    );
     if !errors.is_empty() {
         return form_page(&auth, &page(&auth, &csrf, &form, errors), StatusCode::OK);
     }
-    let hasher = auth.get_ref().clone();
-    let raw = password1.to_owned();
-    let hash = web::block(move || hasher.make_password(&raw))
-        .await
-        .map_err(|e| Error::Internal(format!("password hashing: {e}")))?
-        .map_err(|e| Error::field(U::PASSWORD_FIELD, e.to_string()))?;
+    let hash = auth.hash_off_thread(password1).await?;
     let (writer, username, email) = (
         auth.get_ref().clone(),
         username.to_owned(),
