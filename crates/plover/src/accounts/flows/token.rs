@@ -160,8 +160,93 @@ fn from_base36(text: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
+    use plover_derive::RestModel;
+
     use super::*;
+    use crate::db::Database;
+
+    diesel::table! {
+        luser (id) { id -> Integer, username -> Text, password -> Text, active -> Bool,
+                     seen -> Nullable<Timestamp> }
+    }
+
+    /// A user whose last login is kept.
+    #[derive(Clone, RestModel)]
+    #[diesel(table_name = luser)]
+    struct LUser {
+        id: i32,
+        username: String,
+        #[rest(write_only)]
+        password: String,
+        active: bool,
+        seen: Option<chrono::NaiveDateTime>,
+    }
+
+    impl UserModel for LUser {
+        const LAST_LOGIN_FIELD: Option<&'static str> = Some("seen");
+        fn username(&self) -> &str {
+            &self.username
+        }
+        fn password_hash(&self) -> &str {
+            &self.password
+        }
+        fn password_hash_mut(&mut self) -> &mut String {
+            &mut self.password
+        }
+        fn is_active(&self) -> bool {
+            self.active
+        }
+    }
+
+    /// A token fits the user it was made for, and no longer once the password, the last login
+    /// or the active flag changed, nor for another purpose or another secret key.
+    #[test]
+    fn a_token_dies_with_the_state_it_signed() {
+        let db = Database::from_url("sqlite://:memory:").unwrap();
+        let auth = Auth::<LUser>::new(db.clone()).secret_key(&[7; 32]);
+        let user = LUser {
+            id: 5,
+            username: "u".into(),
+            password: "hash".into(),
+            active: true,
+            seen: None,
+        };
+        let hour = Duration::from_secs(3600);
+        let token = parse(&make(&auth, Purpose::Reset, &user), hour).unwrap();
+        assert!(check(&auth, Purpose::Reset, &token, &user));
+        assert!(
+            !check(&auth, Purpose::Confirm, &token, &user),
+            "another purpose"
+        );
+        let other_key = Auth::<LUser>::new(db).secret_key(&[8; 32]);
+        assert!(
+            !check(&other_key, Purpose::Reset, &token, &user),
+            "another key"
+        );
+        let changed = [
+            LUser {
+                password: "new hash".into(),
+                ..user.clone()
+            },
+            LUser {
+                seen: Some(crate::value::now()),
+                ..user.clone()
+            },
+            LUser {
+                active: false,
+                ..user.clone()
+            },
+            LUser {
+                id: 6,
+                ..user.clone()
+            },
+        ];
+        for (i, changed) in changed.iter().enumerate() {
+            assert!(!check(&auth, Purpose::Reset, &token, changed), "change {i}");
+        }
+    }
 
     #[test]
     fn numbers_have_one_spelling() {
