@@ -121,7 +121,7 @@ pub trait AccountTemplates: Send + Sync + 'static {
         } else {
             format!("{valid_hours} hours")
         };
-        // Lines under 76 characters: the mail goes as it is (8bit), links unbroken.
+        // Lines under 76 characters: an ASCII mail then goes as it is (7bit), links unbroken.
         Ok(if mail.kind == "signup_confirm" {
             (
                 format!("Confirm your account on {site}"),

@@ -1,7 +1,6 @@
 //! One e-mail message, and its RFC 5322 form (built by lettre).
 
-use lettre::message::header::{ContentTransferEncoding, ContentType};
-use lettre::message::{Body, Mailbox, MultiPart, SinglePart};
+use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 
 use super::MailError;
 
@@ -69,14 +68,14 @@ impl Message {
             .subject(&self.subject);
         let text = SinglePart::builder()
             .header(ContentType::TEXT_PLAIN)
-            .body(eight_bit(&self.text));
+            .body(self.text.clone());
         let built = match &self.html {
             None => builder.singlepart(text),
             Some(html) => builder.multipart(
                 MultiPart::alternative().singlepart(text).singlepart(
                     SinglePart::builder()
                         .header(ContentType::TEXT_HTML)
-                        .body(eight_bit(html)),
+                        .body(html.clone()),
                 ),
             ),
         };
@@ -91,14 +90,6 @@ impl Message {
     pub fn to_rfc5322(&self) -> Result<Vec<u8>, MailError> {
         Ok(self.to_lettre()?.formatted())
     }
-}
-
-/// `text` as a body sent as it is (8bit: UTF-8 with CRLF line ends, links unbroken, readable
-/// in the file), or where a line is too long for that (over 998 bytes), encoded as lettre
-/// chooses.
-fn eight_bit(text: &str) -> Body {
-    let crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
-    Body::new_with_encoding(crlf, ContentTransferEncoding::EightBit).unwrap_or_else(Body::new)
 }
 
 #[cfg(test)]
