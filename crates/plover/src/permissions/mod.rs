@@ -33,6 +33,7 @@ pub use models::{
     Group, GroupChanges, GroupPermission, GroupPermissionChanges, PermissionStamp,
     PermissionStampChanges, UserGroup, UserGroupChanges, UserPermission, UserPermissionChanges,
 };
+#[cfg(feature = "admin")]
 pub(crate) use names::by_model;
 pub use names::{declare, exists};
 pub use rest::ModelPermissions;
