@@ -249,13 +249,7 @@ fn webhooks(api: &RestApi, args: &Args) -> std::io::Result<Option<Webhooks>> {
         return Ok(None);
     };
     let invalid = |e: Error| {
-        let message = match e {
-            Error::Validation { fields, .. } => {
-                let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-                format!("--webhook: {}", lines.join("; "))
-            }
-            other => other.to_string(),
-        };
+        let message = format!("--webhook: {}", e.field_lines("; "));
         std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
     };
     let endpoint = Endpoint::new(url, &args.webhook_secret, Targets::Any).map_err(invalid)?;

@@ -152,6 +152,25 @@ impl Error {
         }
     }
 
+    /// The error for a person at a terminal: a validation error's fields as `field: message`,
+    /// one per line joined with `separator`; any other error's own message.
+    ///
+    /// ```
+    /// let e = plover::Error::field("url", "not a URL");
+    /// assert_eq!(e.field_lines("; "), "url: not a URL");
+    /// assert_eq!(plover::Error::NotFound.field_lines("; "), "Not found");
+    /// ```
+    pub fn field_lines(&self, separator: &str) -> String {
+        match self {
+            Error::Validation { fields, .. } => (fields.iter())
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect::<Vec<_>>()
+                .join(separator),
+            Error::Internal(message) => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
     /// What an item of a bulk write reports for this error, by field (`error` where no field
     /// is to blame); `None` for an error that is not the item's (a 5xx, a refusal), which
     /// fails the whole request as it is.

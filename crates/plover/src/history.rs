@@ -26,7 +26,8 @@ use serde_json::{json, Map, Value};
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::{FieldMeta, RestModel};
+use crate::model::row::Row;
+use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::sql::cascade::delete_rows;
 use crate::sql::{self, Arg};
 use crate::value::kind::SqlType;
@@ -140,12 +141,22 @@ impl Entry {
     /// metadata: every field but the key with a value for an add or a delete, the fields whose
     /// value differs for a change. `None` for a change that changed no field, or when both are
     /// `None`.
-    pub(crate) fn of<M: RestModel>(
+    pub(crate) fn of<M: RestModel + 'static>(
         actor: &Actor,
         before: Option<&M>,
         after: Option<&M>,
     ) -> Option<Entry> {
-        let meta = M::meta();
+        let before = before.map(|row| row as &dyn Row);
+        Entry::of_rows(M::meta(), actor, before, after.map(|row| row as &dyn Row))
+    }
+
+    /// [`Entry::of`] for rows of `meta` whose type is erased.
+    pub(crate) fn of_rows(
+        meta: &'static ModelMeta,
+        actor: &Actor,
+        before: Option<&dyn Row>,
+        after: Option<&dyn Row>,
+    ) -> Option<Entry> {
         let (row, action) = match (before, after) {
             (None, Some(row)) => (row, "add"),
             (Some(_), Some(row)) => (row, "change"),

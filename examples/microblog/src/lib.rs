@@ -239,10 +239,6 @@ pub fn webhook_from_env() -> Result<Option<plover::webhooks::Endpoint>, String> 
     };
     match Endpoint::new(&url, &secret, targets) {
         Ok(endpoint) => Ok(Some(endpoint)),
-        Err(plover::Error::Validation { fields, .. }) => {
-            let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            Err(format!("WEBHOOK_URL: {}", lines.join("; ")))
-        }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(format!("WEBHOOK_URL: {}", e.field_lines("; "))),
     }
 }

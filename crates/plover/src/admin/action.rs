@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
+use super::erased::typed_rows;
 use crate::db::Conn;
 use crate::error::Error;
+use crate::model::row::Rows;
+use crate::model::RestModel;
 use crate::permissions;
 
 /// What an action does with the selected rows: the text shown once it is done.
@@ -94,8 +97,34 @@ impl<M> Action<M> {
     }
 }
 
+/// [`ActionFn`] for rows whose type is erased.
+type RunOnRows = Arc<dyn Fn(&mut Conn<'_>, &dyn Rows) -> Result<String, Error> + Send + Sync>;
+
+/// An [`Action`] after set-up, its rows' type erased.
+pub(crate) struct PreparedAction {
+    pub(crate) name: String,
+    pub(crate) label: String,
+    pub(crate) needs: permissions::Action,
+    pub(crate) run: RunOnRows,
+}
+
+impl<M: RestModel + 'static> Action<M> {
+    /// The action for rows whose type is erased.
+    pub(crate) fn erase(self) -> PreparedAction {
+        let run = self.run;
+        PreparedAction {
+            name: self.name,
+            label: self.label,
+            needs: self.needs,
+            run: Arc::new(move |conn: &mut Conn<'_>, rows: &dyn Rows| {
+                run(conn, typed_rows::<M>(rows)?)
+            }),
+        }
+    }
+}
+
 /// Panics (at set-up) on an action name that is not usable in a form, is `delete`, or is taken.
-pub(crate) fn check_names<M>(model: &str, actions: &[Action<M>]) {
+pub(crate) fn check_names(model: &str, actions: &[PreparedAction]) {
     for (i, action) in actions.iter().enumerate() {
         let name = &action.name;
         let usable = !name.is_empty()

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::ResponseError;
 
-use super::action::Action;
+use super::action::PreparedAction;
 use super::page::Reply;
 use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::rights::require;
@@ -12,10 +12,10 @@ use super::views::ActionView;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
-use crate::model::RestModel;
+use crate::model::row::Rows;
 use crate::query::{Order, Select};
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `POST {prefix}/{name}/`: `action` with the selected `id`s (at most `max_bulk_rows`).
     /// `delete` deletes them in one transaction and leads back to the index. An action's name
     /// answers its confirmation page; with `confirm=yes`, the action runs ([`Self::run_action`])
@@ -39,7 +39,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let back = cx.req.path_and_query();
         let Some(action) = action else {
             if !ids.is_empty() {
-                history::delete::<M>(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
+                (self.model).delete(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
             }
             return Ok(Reply::Redirect(back));
         };
@@ -77,13 +77,13 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// The rows of `ids`, key ascending.
-    fn rows_of(conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<M>, Error> {
-        let pk = M::meta().pk;
+    fn rows_of(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Box<dyn Rows>, Error> {
+        let pk = self.meta.pk;
         let select = Select {
             order: vec![Order::asc(pk)],
             ..Select::ids_in(pk, ids)
         };
-        M::load(conn, &select)
+        self.model.load(conn, &select)
     }
 
     /// Runs `action` once on the rows of `ids` that exist, in one transaction: an error rolls
@@ -93,26 +93,26 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        action: &Action<M>,
+        action: &PreparedAction,
         ids: &[i64],
     ) -> Result<String, Error> {
         conn.transaction(|conn| {
-            let rows = Self::rows_of(conn, ids)?;
+            let rows = self.rows_of(conn, ids)?;
             if rows.is_empty() {
                 return Ok(format!(
                     "{}: the selected rows no longer exist, nothing was done.",
                     action.label
                 ));
             }
-            let notice = (action.run)(conn, &rows)?;
+            let notice = (action.run)(conn, &*rows)?;
             // What the action did to each row goes to the history, as the forms' writes do.
-            let pk = M::meta().pk;
-            let after = Self::rows_of(conn, ids)?;
+            let pk = self.meta.pk;
+            let after = self.rows_of(conn, ids)?;
             let entries: Vec<Entry> = (rows.iter())
                 .filter_map(|before| {
                     let key = before.field_json(pk);
                     let now = after.iter().find(|row| row.field_json(pk) == key);
-                    Entry::of(&cx.req.actor, Some(before), now)
+                    Entry::of_rows(self.meta, &cx.req.actor, Some(before), now)
                 })
                 .collect();
             history::record(conn, &entries)?;
@@ -129,11 +129,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        action: &Action<M>,
+        action: &PreparedAction,
         ids: &[i64],
         refused: Option<Error>,
     ) -> Result<Reply, Error> {
-        let rows = Self::rows_of(conn, ids)?;
+        let rows = self.rows_of(conn, ids)?;
         let status = refused
             .as_ref()
             .map_or(StatusCode::OK, ResponseError::status_code);

@@ -22,6 +22,7 @@ use super::views::{ChecklistBox, ChecklistGroup, ChecklistView, InlineView};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
 use crate::history::{self, Entry};
+use crate::model::row::Row;
 use crate::model::{Field, RestModel};
 use crate::query::{Filter, Op, Order, Param, Select};
 
@@ -154,7 +155,7 @@ impl<C: RestModel> ChecklistModel for Checklist<C> {
         for value in ticked.values.difference(&held) {
             cancel::stop_if_client_gone()?; // a client that left gets nothing more
             if let Err(e) = self.add(cx, conn, parent, value) {
-                let refused = refusal::<C>(e)?;
+                let refused = refusal(C::meta(), e)?;
                 let message = refused.fields.into_values().next().or(refused.message);
                 ticked.error = Some(message.unwrap_or_else(|| "Refused.".into()));
                 return Ok(());
@@ -204,7 +205,7 @@ impl<C: RestModel> ChecklistModel for Checklist<C> {
     }
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// Whether the forms edit more than the model's fields: inlines or checklists, saved
     /// with the row in one transaction.
     pub(super) fn has_parts(&self) -> bool {
@@ -244,11 +245,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        row: Option<&M>,
+        row: Option<&dyn Row>,
         sent: Option<&Parts>,
     ) -> Result<(Vec<InlineView>, Vec<ChecklistView>), Error> {
         let inlines = self.inline_views(cx, conn, row, sent.map(|s| s.inlines.as_slice()))?;
-        let parent = row.map(RestModel::pk);
+        let parent = row.map(|row| row.pk());
         let mut checklists = Vec::with_capacity(self.forms.checklists.len());
         for (i, checklist) in self.forms.checklists.iter().enumerate() {
             let ticked = sent

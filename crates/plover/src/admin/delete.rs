@@ -8,27 +8,26 @@ use super::prepared::{Cx, PreparedAdmin};
 use super::views::{DeleteView, Group};
 use crate::db::Conn;
 use crate::error::Error;
-use crate::history;
-use crate::model::RestModel;
+use crate::model::row::Row;
 use crate::query::Select;
 use crate::sql::cascade::collect_dependents;
 
 /// Most rows listed per group; the rest are counted.
 const LISTED: usize = 100;
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `GET|POST {prefix}/{name}/{pk}/delete/`.
     pub(crate) fn delete_view(
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        row: M,
+        row: Box<dyn Row>,
     ) -> Result<Reply, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let pk = row.pk();
         if cx.req.post {
             let recursive = self.deletes.recursive;
-            if history::delete::<M>(conn, &cx.req.actor, &[pk], recursive)? == 0 {
+            if (self.model).delete(conn, &cx.req.actor, &[pk], recursive)? == 0 {
                 return Err(Error::NotFound); // a concurrent delete came first
             }
             return Ok(Reply::Redirect(self.url(cx)));

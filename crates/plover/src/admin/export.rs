@@ -35,7 +35,6 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{FIELDS, LIMIT, ORDERING, PAGE};
 use crate::meta::LoadFields;
-use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
 /// Rows loaded per query while exporting (keyset on the primary key).
@@ -181,12 +180,12 @@ impl Serialize for Object<'_> {
     }
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// The exportable columns, in model order: what the index may show, that is the primary
     /// key and the form fields but a private field that `columns` does not name (the forms
     /// show it; a file of every row's value is another matter).
     pub(super) fn exportable(&self) -> Vec<usize> {
-        (0..M::meta().fields.len())
+        (0..self.meta.fields.len())
             .filter(|&i| self.list.exposed[i])
             .collect()
     }
@@ -194,15 +193,15 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// The importable columns, in model order: the primary key and the form fields (private
     /// ones too: an import writes them as the forms do, and shows no stored value).
     pub(super) fn importable(&self) -> Vec<usize> {
-        let pk = M::meta().pk;
-        (0..M::meta().fields.len())
+        let pk = self.meta.pk;
+        (0..self.meta.fields.len())
             .filter(|i| *i == pk || self.forms.fields.contains(i))
             .collect()
     }
 
     /// `GET {prefix}/{name}/export/` (the form) and `POST` (the file).
     pub(crate) fn export_view(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let exportable = self.exportable();
         // Filters only: ordering and pages do not apply to an export.
         let filters: Vec<(String, String)> = cx

@@ -7,16 +7,16 @@ use actix_web::http::StatusCode;
 use actix_web::ResponseError;
 use serde_json::Value;
 
+use super::erased::Changes;
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use super::views::{ChecklistView, FormField, FormView, InlineView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
-use crate::http::digest;
-use crate::model::{check_reference, FieldKind, FieldMeta, RestModel};
+use crate::model::row::{Row, Rows};
+use crate::model::{check_reference, FieldKind, FieldMeta, ModelMeta};
 use crate::query::{Order, Select};
-use crate::sql;
 
 /// Most rows a foreign-key select lists; above, a number input takes the key.
 const MAX_SELECT_OPTIONS: i64 = 500;
@@ -66,7 +66,7 @@ pub(super) struct Refusal {
 
 /// The messages of a write that the fields' constraints, the model's rules or a unique index
 /// refused; any other error as it is.
-pub(super) fn refusal<M: RestModel>(error: Error) -> Result<Refusal, Error> {
+pub(super) fn refusal(meta: &ModelMeta, error: Error) -> Result<Refusal, Error> {
     let mut fields = BTreeMap::new();
     let message = match error {
         Error::Validation { fields: found, .. } => {
@@ -78,7 +78,7 @@ pub(super) fn refusal<M: RestModel>(error: Error) -> Result<Refusal, Error> {
             "Someone changed this {} after you opened this page (its History says what). Your \
              values are kept below: compare them with the stored ones, then save again to \
              overwrite.",
-            M::meta().name
+            meta.name
         )),
         Error::FieldConflict { field, message } => {
             let whole = format!("{field}: {message}");
@@ -87,7 +87,7 @@ pub(super) fn refusal<M: RestModel>(error: Error) -> Result<Refusal, Error> {
         }
         // A unique value that is taken: the database reports it, and which one.
         e if e.status_code() == StatusCode::CONFLICT => {
-            if let Some(field) = e.unique_column().and_then(|c| M::meta().field(c)) {
+            if let Some(field) = e.unique_column().and_then(|c| meta.field(c)) {
                 fields.insert(
                     field.1.name.to_owned(),
                     "This value is already taken.".into(),
@@ -110,12 +110,12 @@ fn checked(cx: &Cx<'_>, name: &str) -> bool {
 /// The input of the user model's forms that sets a new password (APP.md section 7).
 pub(crate) const NEW_PASSWORD: &str = "new_password";
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// Parses the submitted form. On add every form field counts; on edit a field absent
     /// from the POST stays as it is, but for checkboxes (absent = false).
-    fn parse_form(&self, cx: &Cx<'_>, adding: bool) -> Submitted<M::Changes> {
-        let meta = M::meta();
-        let mut changes = M::Changes::default();
+    fn parse_form(&self, cx: &Cx<'_>, adding: bool) -> Submitted<Changes> {
+        let meta = self.meta;
+        let mut changes = self.model.changes();
         let mut errors = BTreeMap::new();
         for &idx in &self.forms.fields {
             let field = &meta.fields[idx];
@@ -140,14 +140,14 @@ impl<M: RestModel> PreparedAdmin<M> {
                     None => continue,
                 }
             };
-            if let Err(message) = M::set_json(&mut changes, idx, &value) {
+            if let Err(message) = self.model.set_json(&mut changes, idx, &value) {
                 errors.insert(field.name.to_owned(), message);
             }
         }
         if let (Some(idx), Some(hashed)) = (self.forms.password, &cx.req.new_password) {
             match hashed {
                 Ok(hash) => {
-                    let _ = M::set_json(&mut changes, idx, &Value::String(hash.clone()));
+                    let _ = (self.model).set_json(&mut changes, idx, &Value::String(hash.clone()));
                 }
                 Err(message) => {
                     errors.insert(NEW_PASSWORD.to_owned(), message.clone());
@@ -164,24 +164,23 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        mut changes: M::Changes,
-        existing: Option<&M>,
-    ) -> Result<M, Error> {
-        let meta = M::meta();
+        mut changes: Changes,
+        existing: Option<&dyn Row>,
+    ) -> Result<Box<dyn Row>, Error> {
+        let meta = self.meta;
         conn.transaction(|conn| {
             if let Some(clean) = &self.forms.clean {
                 clean(conn, &mut changes, existing)?;
             }
             for &idx in &self.forms.fields {
-                if let Some(id) = M::changes_json(&changes, idx).and_then(|v| v.as_i64()) {
+                if let Some(id) = (self.model.changes_json(&changes, idx)).and_then(|v| v.as_i64())
+                {
                     check_reference(conn, &meta.fields[idx], meta.fields[idx].name, id)?;
                 }
             }
-            let row = crate::model::save::<M>(conn, changes, existing)?;
-            history::record(
-                conn,
-                Entry::of(&cx.req.actor, existing, Some(&row)).as_slice(),
-            )?;
+            let row = self.model.save(conn, changes, existing)?;
+            let entry = Entry::of_rows(meta, &cx.req.actor, existing, Some(&*row));
+            history::record(conn, entry.as_slice())?;
             Ok(row)
         })
     }
@@ -194,16 +193,16 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        row: Option<&M>,
-    ) -> Result<Option<M>, Error> {
+        row: Option<&dyn Row>,
+    ) -> Result<Option<Box<dyn Rows>>, Error> {
         let Some(row) = row else {
             return Ok(None);
         };
-        let mut locked: Vec<M> = sql::rows_locked(conn, M::meta(), &[row.pk()])?;
-        let current = locked.pop().ok_or(Error::NotFound)?;
+        let locked = self.model.rows_locked(conn, &[row.pk()])?;
+        let current = locked.iter().next().ok_or(Error::NotFound)?;
         match cx.req.field(VERSION) {
-            Some(sent) if sent != digest::version(&current) => Err(Error::PreconditionFailed),
-            _ => Ok(Some(current)),
+            Some(sent) if sent != self.version(current) => Err(Error::PreconditionFailed),
+            _ => Ok(Some(locked)),
         }
     }
 
@@ -212,19 +211,20 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        row: Option<M>,
+        row: Option<Box<dyn Row>>,
     ) -> Result<Reply, Error> {
         let adding = row.is_none();
+        let row = row.as_deref();
         if !cx.req.post {
-            let mut defaults = M::Changes::default();
-            M::fill_defaults(&mut defaults);
-            let values = |idx: usize| match &row {
+            let mut defaults = self.model.changes();
+            self.model.fill_defaults(&mut defaults);
+            let values = |idx: usize| match row {
                 Some(r) => Some(r.field_json(idx)),
-                None => M::changes_json(&defaults, idx),
+                None => self.model.changes_json(&defaults, idx),
             };
             let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
-            let parts = self.part_views(cx, conn, row.as_ref(), None)?;
-            return self.render_form(cx, row.as_ref(), fields, parts, None, StatusCode::OK);
+            let parts = self.part_views(cx, conn, row, None)?;
+            return self.render_form(cx, row, fields, parts, None, StatusCode::OK);
         }
         let Submitted {
             changes,
@@ -233,19 +233,20 @@ impl<M: RestModel> PreparedAdmin<M> {
         let mut message = None;
         let mut parts = self.parse_parts(cx)?;
         if self.has_parts() {
-            let (row, errors, message) = (row.as_ref(), &mut errors, &mut message);
+            let (errors, message) = (&mut errors, &mut message);
             if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut parts)? {
                 return Ok(Reply::Redirect(self.url(cx)));
             }
         } else if errors.is_empty() {
             let saved = conn.transaction(|conn| {
-                let current = self.current(cx, conn, row.as_ref())?;
-                self.save(cx, conn, changes, current.as_ref())
+                let current = self.current(cx, conn, row)?;
+                let current = current.as_ref().and_then(|rows| rows.iter().next());
+                self.save(cx, conn, changes, current)
             });
             match saved {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
                 Err(e) => {
-                    let refusal = refusal::<M>(e)?;
+                    let refusal = refusal(self.meta, e)?;
                     errors.extend(refusal.fields);
                     message = refusal.message;
                 }
@@ -258,23 +259,23 @@ impl<M: RestModel> PreparedAdmin<M> {
         };
         // Show what was submitted, not what is stored.
         let submitted = |idx: usize| {
-            let field = &M::meta().fields[idx];
+            let field = &self.meta.fields[idx];
             match cx.req.field(field.name) {
                 _ if field.kind == FieldKind::Bool => Some(Value::Bool(checked(cx, field.name))),
                 Some(raw) => Some(Value::String(raw.to_owned())),
-                None => row.as_ref().map(|r| r.field_json(idx)),
+                None => row.map(|r| r.field_json(idx)),
             }
         };
         let fields = self.form_fields(cx, conn, &submitted, &errors)?;
-        let parts = self.part_views(cx, conn, row.as_ref(), Some(&parts))?;
+        let parts = self.part_views(cx, conn, row, Some(&parts))?;
         let summary = message.or_else(|| Some("Please correct the errors below.".into()));
-        self.render_form(cx, row.as_ref(), fields, parts, summary, status)
+        self.render_form(cx, row, fields, parts, summary, status)
     }
 
     fn render_form(
         &self,
         cx: &Cx<'_>,
-        row: Option<&M>,
+        row: Option<&dyn Row>,
         fields: Vec<FormField>,
         (inlines, checklists): (Vec<InlineView>, Vec<ChecklistView>),
         error: Option<String>,
@@ -313,7 +314,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             history,
             inlines,
             checklists,
-            version: row.map(digest::version),
+            version: row.map(|row| self.version(row)),
             read_only: self.shown_only(cx),
         };
         let html = match row {
@@ -331,7 +332,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         value: &dyn Fn(usize) -> Option<Value>,
         errors: &BTreeMap<String, String>,
     ) -> Result<Vec<FormField>, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let mut out = Vec::with_capacity(self.forms.fields.len());
         for &idx in &self.forms.fields {
             let field = &meta.fields[idx];

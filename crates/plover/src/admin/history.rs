@@ -50,7 +50,7 @@ fn when(entry: &HistoryEntry) -> String {
     entry.created.format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `GET {prefix}/{name}/{pk}/history/?page=n`: the entries of the row `pk`, newest first,
     /// [`PER_PAGE`] a page, also for a row that was deleted; 404 for a key that names no row
     /// and has no history. Two queries: the page of entries (by the index over table, key and
@@ -66,7 +66,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         let f = HistoryEntry::FIELDS;
         let mut select = Select {
             filters: vec![
-                equals(f.object_table, Param::Text(M::meta().table.to_owned())),
+                equals(f.object_table, Param::Text(self.meta.table.to_owned())),
                 equals(f.object_id, Param::Int(pk)),
             ],
             order: vec![Order::desc(f.id.index())],
@@ -78,15 +78,15 @@ impl<M: RestModel> PreparedAdmin<M> {
             rows: entries,
             has_next,
         } = Page::read(&mut select, PER_PAGE, load)?;
-        let row = M::load_pk(conn, pk)?;
+        let row = self.model.load_pk(conn, pk)?;
         let text = match (&row, entries.first()) {
             (Some(row), _) => row.display(),
-            (None, Some(entry)) => object_text(entry.object_text.clone(), M::meta().name, pk),
+            (None, Some(entry)) => object_text(entry.object_text.clone(), self.meta.name, pk),
             (None, None) if page == 1 => return Err(Error::NotFound),
             (None, None) => format!("{} #{pk}", self.name),
         };
         // What the forms hide, the History page does not show either.
-        let meta = M::meta();
+        let meta = self.meta;
         let shown = |name: &str| {
             (self.forms.fields.iter()).any(|&i| meta.fields[i].name == name)
                 || meta.pk_field().name == name

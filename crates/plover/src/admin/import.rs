@@ -23,6 +23,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::cells::restore;
+use super::erased::Changes;
 use super::form::{parse_input, refusal};
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
@@ -30,7 +31,8 @@ use super::rights::require;
 use super::views::{ImportPreview, ImportRow, ImportView};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
-use crate::model::{usernames, FieldKind, FieldMeta, RestModel};
+use crate::model::row::Row;
+use crate::model::{usernames, FieldKind, FieldMeta};
 use crate::query::Select;
 
 /// A file read as far as its rows, before any value is parsed.
@@ -49,7 +51,7 @@ struct Parsed<C> {
     changes: C,
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `GET {prefix}/{name}/import/` (the upload form) and `POST` (the preview, or with
     /// `confirm=yes` the import).
     pub(crate) fn import_view(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
@@ -87,7 +89,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             Ok(sheet) => sheet,
             Err(message) => return refuse(message),
         };
-        let mut rows: Vec<Parsed<M::Changes>> = (sheet.records.iter().enumerate())
+        let mut rows: Vec<Parsed<Changes>> = (sheet.records.iter().enumerate())
             .map(|(n, record)| self.parse_row(&sheet, n + 1, record))
             .collect();
         let updated = rows.iter().filter(|r| r.row.pk.is_some()).count();
@@ -128,12 +130,12 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        rows: &mut [Parsed<M::Changes>],
+        rows: &mut [Parsed<Changes>],
         commit: bool,
     ) -> Result<bool, Error> {
         // Updating stored rows needs `change` besides the page's `add`.
         require(self.rights(cx).change || rows.iter().all(|p| p.row.pk.is_none()))?;
-        let meta = M::meta();
+        let meta = self.meta;
         let key = meta.fields[meta.pk].name;
         let mut rolled_back = false;
         // Usernames are checked against one read of the user table (not one per row).
@@ -141,13 +143,14 @@ impl<M: RestModel> PreparedAdmin<M> {
             conn.transaction(|conn| {
                 // The rows the file updates, in one query.
                 let ids: Vec<i64> = rows.iter().filter_map(|p| p.row.pk).collect();
-                let existing: HashMap<i64, M> = if ids.is_empty() {
-                    HashMap::new()
-                } else {
-                    (M::load(conn, &Select::ids_in(meta.pk, &ids))?.into_iter())
-                        .map(|row| (row.pk(), row))
-                        .collect()
+                let stored = match ids.is_empty() {
+                    true => None,
+                    false => Some(self.model.load(conn, &Select::ids_in(meta.pk, &ids))?),
                 };
+                let existing: HashMap<i64, &dyn Row> = (stored.iter())
+                    .flat_map(|rows| rows.iter())
+                    .map(|row| (row.pk(), row))
+                    .collect();
                 let mut updated: HashMap<i64, usize> = HashMap::new();
                 for parsed in rows.iter_mut() {
                     // A client that left gets nothing more: stop, and roll back.
@@ -167,7 +170,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                                 continue;
                             }
                             match existing.get(&pk) {
-                                Some(current) => Some(current),
+                                Some(current) => Some(*current),
                                 None => {
                                     row.errors.push((
                                         key.to_owned(),
@@ -178,11 +181,11 @@ impl<M: RestModel> PreparedAdmin<M> {
                             }
                         }
                     };
-                    let changes = std::mem::take(&mut parsed.changes);
+                    let changes = std::mem::replace(&mut parsed.changes, self.model.changes());
                     let Err(e) = self.save(cx, conn, changes, current) else {
                         continue;
                     };
-                    match refusal::<M>(e) {
+                    match refusal(meta, e) {
                         Ok(refused) if refused.fields.is_empty() => {
                             let message = refused.message.unwrap_or_else(|| "Refused.".into());
                             row.errors.push((String::new(), message));
@@ -215,7 +218,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// column that is not importable or is there twice, a row of another length, no rows or
     /// more than `max_bulk_rows`, or rows to create without a column they need.
     fn read_sheet(&self, text: &str) -> Result<Sheet, String> {
-        let meta = M::meta();
+        let meta = self.meta;
         let importable = self.importable();
         let columns = || {
             (importable.iter())
@@ -298,9 +301,9 @@ impl<M: RestModel> PreparedAdmin<M> {
         sheet: &Sheet,
         number: usize,
         record: &csv::StringRecord,
-    ) -> Parsed<M::Changes> {
-        let meta = M::meta();
-        let mut changes = M::Changes::default();
+    ) -> Parsed<Changes> {
+        let meta = self.meta;
+        let mut changes = self.model.changes();
         let mut row = ImportRow {
             number,
             pk: None,
@@ -327,7 +330,7 @@ impl<M: RestModel> PreparedAdmin<M> {
                 continue;
             }
             let parsed = cell_value(field, cell, creating).and_then(|value| match value {
-                Some(value) => M::set_json(&mut changes, idx, &value),
+                Some(value) => self.model.set_json(&mut changes, idx, &value),
                 None => Ok(()),
             });
             if let Err(message) = parsed {
@@ -335,13 +338,13 @@ impl<M: RestModel> PreparedAdmin<M> {
             }
         }
         if creating {
-            M::fill_defaults(&mut changes);
+            self.model.fill_defaults(&mut changes);
         }
         // The values as they would be stored (a new row's defaults too), or as the file has
         // them where they are wrong.
         for (&idx, cell) in sheet.fields.iter().zip(record.iter()) {
             let field = &meta.fields[idx];
-            let text = match M::changes_json(&changes, idx) {
+            let text = match self.model.changes_json(&changes, idx) {
                 _ if idx == meta.pk => cell.trim().to_owned(),
                 _ if field.read_only => String::new(), // never taken from a file, as from a form
                 _ if row.errors.iter().any(|(name, _)| name == field.name) => cell.to_owned(),
@@ -360,7 +363,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         preview: Option<ImportPreview>,
         status: StatusCode,
     ) -> Result<Reply, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let url = self.url(cx);
         let view = ImportView {
             chrome: cx.chrome.clone(),

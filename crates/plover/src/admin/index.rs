@@ -13,17 +13,17 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;
 use crate::listing::{allowed, is_filter, Links, NOT, OR, ORDERING, SEARCH};
-use crate::model::RestModel;
+use crate::model::row::Rows;
 use crate::query::{Order, Select};
 
 /// The parameters of the filter form: a `field__op` key and its value.
 const FILTER_KEY: &str = "_fk";
 const FILTER_VALUE: &str = "_fv";
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `GET {prefix}/{name}/`.
     pub(crate) fn index_page(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let url = self.url(cx);
         let links = Links::admin(&url, &cx.req.query);
         // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
@@ -45,9 +45,9 @@ impl<M: RestModel> PreparedAdmin<M> {
         let conditions = self.scoped(&conditions);
         let mut query = self.list.parse(&conditions, &())?;
         query.count = Some(self.index.count);
-        let page = query.run::<M>(conn)?;
+        let page = query.run_with(conn, self.meta, |conn, s| self.model.load(conn, s))?;
         let count = (page.count).ok_or_else(|| Error::Internal("the index is counted".into()))?;
-        let rows = self.rows(conn, &page.rows, &url)?;
+        let rows = self.rows(conn, &*page.rows, &url)?;
         let pairs = &cx.req.query;
         // Filters and groups are chips; the search has its box. All of them go to the export
         // (and `_facets`, which the export ignores).
@@ -105,7 +105,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 
     /// The rows of the table: each column's cells, and the link to the row's edit page.
-    fn rows(&self, conn: &mut Conn<'_>, rows: &[M], url: &str) -> Result<Vec<Row>, Error> {
+    fn rows(&self, conn: &mut Conn<'_>, rows: &dyn Rows, url: &str) -> Result<Vec<Row>, Error> {
         let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.index.columns.len());
         for column in &self.index.columns {
             columns.push(match column {
@@ -137,7 +137,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// ascending), and shows the direction of `ordering` (the terms the request's `ordering`
     /// named) when it names this field alone.
     fn headers(&self, ordering: &[Order], links: &Links<'_>) -> Vec<Header> {
-        let meta = M::meta();
+        let meta = self.meta;
         let sorted_by = match ordering {
             [term] if term.through.is_empty() => Some(term),
             _ => None,
@@ -176,7 +176,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     fn field_cells(
         &self,
         conn: &mut Conn<'_>,
-        rows: &[M],
+        rows: &dyn Rows,
         idx: usize,
     ) -> Result<Vec<String>, Error> {
         let field = self.field(idx);
@@ -208,7 +208,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// of its type; the keys that take one related row's key carry the field's lookup.
     fn filter_keys(&self, cx: &Cx<'_>) -> Vec<FilterKey> {
         use crate::model::FieldKind;
-        let meta = M::meta();
+        let meta = self.meta;
         let mut keys = Vec::new();
         for (idx, field) in meta.fields.iter().enumerate() {
             if !allowed(&self.list, &[idx], &()) {

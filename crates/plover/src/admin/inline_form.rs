@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use actix_web::ResponseError;
 use serde_json::Value;
 
+use super::erased::Changes;
 use super::form::{parse_input, refusal};
 use super::inline::{ErasedInline, Inline, Posted, PostedRow};
 use super::model_admin::ModelAdmin;
@@ -25,6 +26,7 @@ use super::views::{FormField, InlineRow, InlineView, Widget};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
 use crate::history;
+use crate::model::row::Row;
 use crate::model::{usernames, FieldKind, ModelMeta, RestModel};
 use crate::query::{Filter, Op, Order, Param, Select};
 use crate::sql;
@@ -114,6 +116,7 @@ impl<C: RestModel> InlineSetup for Inline<C> {
             can_delete: self.can_delete,
             delete_recursive: registered.is_none_or(|e| e.delete_recursive),
             admin: registered.map(|e| e.name.clone()),
+            child: std::marker::PhantomData,
         })
     }
 }
@@ -158,7 +161,7 @@ struct PreparedInline<C: RestModel> {
     fk: usize,
     /// The child's admin as the inline shows it: `form_fields` are the inline's columns, and
     /// its `save` is the write of every row.
-    inner: PreparedAdmin<C>,
+    inner: PreparedAdmin,
     extra: usize,
     max_shown: usize,
     can_delete: bool,
@@ -166,9 +169,10 @@ struct PreparedInline<C: RestModel> {
     delete_recursive: bool,
     /// The child model's admin name, when it has one (links to its pages).
     admin: Option<String>,
+    child: std::marker::PhantomData<fn() -> C>,
 }
 
-impl<C: RestModel> PreparedInline<C> {
+impl<C: RestModel + 'static> PreparedInline<C> {
     fn fields(&self) -> &[usize] {
         &self.inner.forms.fields
     }
@@ -252,7 +256,7 @@ impl<C: RestModel> PreparedInline<C> {
             (self.fields().iter())
                 .any(|&i| meta.fields[i].name == name && !meta.fields[i].read_only)
         };
-        match refusal::<C>(error) {
+        match refusal(C::meta(), error) {
             Ok(refused) => {
                 let whole = refused.fields.is_empty();
                 for (field, message) in refused.fields {
@@ -355,7 +359,7 @@ fn add_row_error(row: &mut PostedRow, message: String) {
         .or_insert(message);
 }
 
-impl<C: RestModel> PreparedInline<C> {
+impl<C: RestModel + 'static> PreparedInline<C> {
     /// The rows of a form sent back: each as it was typed, with its errors.
     fn posted_rows(&self, template: &[FormField], posted: &Posted) -> Vec<InlineRow> {
         let meta = C::meta();
@@ -439,7 +443,7 @@ struct Shown {
     all: Option<String>,
 }
 
-impl<C: RestModel> InlineModel for PreparedInline<C> {
+impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
     fn prefix(&self) -> &str {
         &self.prefix
     }
@@ -575,7 +579,8 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
                 C::set_json(&mut changes, self.fk, &Value::from(parent))
                     .map_err(|m| Error::Internal(format!("inline foreign key: {m}")))?;
             }
-            if let Err(e) = self.inner.save(cx, conn, changes, existing) {
+            let existing = existing.map(|child| child as &dyn Row);
+            if let Err(e) = self.inner.save(cx, conn, Box::new(changes), existing) {
                 self.refused(row, e)?;
             }
         }
@@ -629,7 +634,7 @@ impl<C: RestModel> InlineModel for PreparedInline<C> {
     }
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// The inlines' rows in a submitted form: at most `max_bulk_rows` of them in all (400
     /// beyond, and for a malformed key).
     pub(super) fn parse_inlines(&self, cx: &Cx<'_>) -> Result<Vec<Posted>, Error> {
@@ -649,10 +654,10 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        row: Option<&M>,
+        row: Option<&dyn Row>,
         posted: Option<&[Posted]>,
     ) -> Result<Vec<InlineView>, Error> {
-        let parent = row.map(RestModel::pk);
+        let parent = row.map(|row| row.pk());
         let max_rows = self.list.limits.max_bulk_rows;
         (self.forms.inlines.iter().enumerate())
             .map(|(i, inline)| {
@@ -672,8 +677,8 @@ impl<M: RestModel> PreparedAdmin<M> {
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        changes: M::Changes,
-        row: Option<&M>,
+        changes: Changes,
+        row: Option<&dyn Row>,
         errors: &mut BTreeMap<String, String>,
         message: &mut Option<String>,
         parts: &mut Parts,
@@ -683,12 +688,13 @@ impl<M: RestModel> PreparedAdmin<M> {
         let outcome = usernames::in_bulk(|| {
             conn.transaction(|conn| {
                 let locked = self.current(cx, conn, row)?;
-                let mut parent = locked.as_ref().map(RestModel::pk);
+                let locked = locked.as_ref().and_then(|rows| rows.iter().next());
+                let mut parent = locked.map(|row| row.pk());
                 if errors.is_empty() {
-                    match self.save(cx, conn, changes, locked.as_ref()) {
+                    match self.save(cx, conn, changes, locked) {
                         Ok(saved) => parent = Some(saved.pk()),
                         Err(e) => {
-                            let refused = refusal::<M>(e)?;
+                            let refused = refusal(self.meta, e)?;
                             errors.extend(refused.fields);
                             *message = refused.message;
                             if errors.is_empty() && message.is_none() {
@@ -714,7 +720,7 @@ impl<M: RestModel> PreparedAdmin<M> {
             Err(_) if failed => Ok(false),
             // Someone saved the parent since the page was rendered: nothing was written.
             Err(Error::PreconditionFailed) => {
-                *message = refusal::<M>(Error::PreconditionFailed)?.message;
+                *message = refusal(self.meta, Error::PreconditionFailed)?.message;
                 Ok(false)
             }
             Err(e) => Err(e),

@@ -8,10 +8,9 @@ use super::prepared::{Cx, PreparedAdmin};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{check_search_text, offset, positive, Page, PAGE, SEARCH};
-use crate::model::RestModel;
 use crate::query::{Filter, Op, Order, Param, Select};
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// `GET {prefix}/{name}/lookup/{field}/?q=&page=`: the related rows whose lookup column
     /// contains `q` (a literal, case-insensitive substring), by that column then key,
     /// `filter_paginate_by` a page.
@@ -21,7 +20,7 @@ impl<M: RestModel> PreparedAdmin<M> {
         conn: &mut Conn<'_>,
         field: &str,
     ) -> Result<Reply, Error> {
-        let meta = M::meta();
+        let meta = self.meta;
         let lookup = meta
             .field(field)
             .and_then(|(idx, _)| self.lookups.by_field.get(&idx))

@@ -35,6 +35,7 @@ mod cells;
 mod checklist;
 mod checks;
 mod delete;
+mod erased;
 mod export;
 mod facets;
 mod form;

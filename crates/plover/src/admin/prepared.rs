@@ -3,8 +3,10 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
-use super::action::{check_names, Action};
+use super::action::{check_names, Action, PreparedAction};
+use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed};
 use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
@@ -15,8 +17,11 @@ use super::views::{ChecklistView, Chrome, InlineView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
+use crate::http::digest;
 use crate::http::urlencoded::encode;
 use crate::listing::{first, Counting, FilterPaths, ListPlan};
+use crate::model::row::Row;
+use crate::model::row::Rows;
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::permissions::Held;
 use crate::query::Limits;
@@ -180,11 +185,22 @@ impl Parts {
     }
 }
 
+/// A computed index column: the value of a row.
+pub(crate) type RowValue = Arc<dyn Fn(&dyn Row) -> String + Send + Sync>;
+
+/// A computed index column: the values of a page of rows.
+pub(crate) type PageValues =
+    Arc<dyn Fn(&mut Conn<'_>, &dyn Rows) -> Result<Vec<String>, Error> + Send + Sync>;
+
+/// The check every add and edit runs first ([`ModelAdmin::clean`](super::ModelAdmin)).
+pub(crate) type ErasedClean =
+    Arc<dyn Fn(&mut Conn<'_>, &mut Changes, Option<&dyn Row>) -> Result<(), Error> + Send + Sync>;
+
 /// An index column, resolved.
-pub(crate) enum PreparedColumn<M> {
+pub(crate) enum PreparedColumn {
     Field(usize),
-    Computed(String, std::sync::Arc<dyn Fn(&M) -> String + Send + Sync>),
-    Page(String, PageColumn<M>),
+    Computed(String, RowValue),
+    Page(String, PageValues),
 }
 
 /// A foreign key chosen by a type-ahead lookup.
@@ -194,16 +210,20 @@ pub(crate) struct Lookup {
 }
 
 /// A `ModelAdmin` after set-up, its options grouped by the pages that use them.
-pub(crate) struct PreparedAdmin<M: RestModel> {
+pub(crate) struct PreparedAdmin {
     /// The URL name.
     pub(crate) name: String,
+    /// The model.
+    pub(crate) meta: &'static ModelMeta,
+    /// Its reads and writes.
+    pub(crate) model: Box<dyn Model>,
     /// What the index, its filters, the lookups and the export may show and filter.
     pub(crate) list: ListPlan,
     pub(crate) templates: std::sync::Arc<dyn AdminTemplates>,
     /// The index page.
-    pub(crate) index: IndexOptions<M>,
+    pub(crate) index: IndexOptions,
     /// The add and edit pages.
-    pub(crate) forms: FormOptions<M>,
+    pub(crate) forms: FormOptions,
     /// The type-ahead lookups of foreign keys.
     pub(crate) lookups: Lookups,
     /// The delete page and the bulk delete.
@@ -213,11 +233,11 @@ pub(crate) struct PreparedAdmin<M: RestModel> {
 }
 
 /// What the index shows besides its rows.
-pub(crate) struct IndexOptions<M> {
+pub(crate) struct IndexOptions {
     /// The columns, in order.
-    pub(crate) columns: Vec<PreparedColumn<M>>,
+    pub(crate) columns: Vec<PreparedColumn>,
     /// The application's actions on selected rows.
-    pub(crate) actions: Vec<Action<M>>,
+    pub(crate) actions: Vec<PreparedAction>,
     /// The facets (`list_filter`).
     pub(crate) facets: Facets,
     /// How it counts its rows (exact up to `count_exact_up_to`).
@@ -229,7 +249,7 @@ pub(crate) struct IndexOptions<M> {
 }
 
 /// What the add and edit forms edit.
-pub(crate) struct FormOptions<M: RestModel> {
+pub(crate) struct FormOptions {
     /// The fields, in model order (never the primary key).
     pub(crate) fields: Vec<usize>,
     /// For the user model: its password field, set from the forms' `new_password` input.
@@ -237,7 +257,7 @@ pub(crate) struct FormOptions<M: RestModel> {
     /// The children the forms edit, in order.
     pub(crate) inlines: Vec<Box<dyn InlineModel>>,
     /// The check every add and edit runs first.
-    pub(crate) clean: Option<Clean<M>>,
+    pub(crate) clean: Option<ErasedClean>,
     /// The checklists the forms edit, in order.
     pub(crate) checklists: Vec<Box<dyn ChecklistModel>>,
 }
@@ -270,7 +290,7 @@ pub(crate) struct Exposure {
     pub(crate) delete_recursive: bool,
 }
 
-impl<M: RestModel> ModelAdmin<M> {
+impl<M: RestModel + 'static> ModelAdmin<M> {
     /// The fields the forms show, and the primary key: what the admin lets people see and
     /// filter.
     pub(crate) fn exposure(&self) -> Exposure {
@@ -292,16 +312,20 @@ impl<M: RestModel> ModelAdmin<M> {
 
     /// Checks the options against the model and builds the tables. Misconfigurations panic
     /// here, at start.
-    pub(crate) fn prepare(mut self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin<M> {
+    pub(crate) fn prepare(mut self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
         let meta = M::meta();
         let exposure = self.exposure();
         let form_fields = form_fields(meta, self.list.fields.as_deref(), &self.list.exclude);
-        let mut columns: Vec<PreparedColumn<M>> = std::mem::take(&mut self.columns)
+        let mut columns: Vec<PreparedColumn> = std::mem::take(&mut self.columns)
             .into_iter()
             .map(|c| match c {
                 Column::Field(idx) => PreparedColumn::Field(check_column(meta, &exposure, idx)),
-                Column::Computed { title, value } => PreparedColumn::Computed(title, value),
-                Column::PageComputed { title, values } => PreparedColumn::Page(title, values),
+                Column::Computed { title, value } => {
+                    PreparedColumn::Computed(title, erase_value(value))
+                }
+                Column::PageComputed { title, values } => {
+                    PreparedColumn::Page(title, erase_values(values))
+                }
             })
             .collect();
         if columns.is_empty() {
@@ -312,7 +336,8 @@ impl<M: RestModel> ModelAdmin<M> {
         }
         let lookups = lookups(meta, &self.foreign_key_lookups, exposures);
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
-        check_names(&name, &self.actions);
+        let actions: Vec<PreparedAction> = self.actions.into_iter().map(Action::erase).collect();
+        check_names(&name, &actions);
         let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
         list.check_search(&name, &());
         let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
@@ -329,11 +354,13 @@ impl<M: RestModel> ModelAdmin<M> {
         }
         PreparedAdmin {
             name,
+            meta,
+            model: Box::new(Typed::<M>::new()),
             list,
             templates: self.templates,
             index: IndexOptions {
                 columns,
-                actions: self.actions,
+                actions,
                 facets,
                 count: Counting::ExactUpTo(self.count_exact_up_to),
                 ordering: self.ordering,
@@ -343,7 +370,7 @@ impl<M: RestModel> ModelAdmin<M> {
                 fields: form_fields,
                 password: None,
                 inlines,
-                clean: self.clean,
+                clean: self.clean.map(erase_clean),
                 checklists: Vec::new(),
             },
             lookups: Lookups {
@@ -503,16 +530,16 @@ fn rules_for(
     )
 }
 
-impl<M: RestModel> PreparedAdmin<M> {
+impl PreparedAdmin {
     /// A field of the model.
     pub(crate) fn field(&self, idx: usize) -> &'static FieldMeta {
-        &M::meta().fields[idx]
+        &self.meta.fields[idx]
     }
 
     /// The row with primary key `raw` (404 when absent or not a key).
-    pub(crate) fn find(&self, conn: &mut Conn<'_>, raw: &str) -> Result<M, Error> {
+    pub(crate) fn find(&self, conn: &mut Conn<'_>, raw: &str) -> Result<Box<dyn Row>, Error> {
         let pk = raw.parse::<i64>().map_err(|_| Error::NotFound)?;
-        M::load_pk(conn, pk)?.ok_or(Error::NotFound)
+        self.model.load_pk(conn, pk)?.ok_or(Error::NotFound)
     }
 
     /// The scope's filters, then `pairs` (a request's query).
@@ -523,7 +550,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// What the request's user may do here: their permissions on the model, without add
     /// where the model admin is `read_only` (its rows are still acted on and deleted).
     pub(crate) fn rights(&self, cx: &Cx<'_>) -> Rights {
-        let rights = Rights::of(cx.held, M::meta().name);
+        let rights = Rights::of(cx.held, self.meta.name);
         Rights {
             add: rights.add && !self.read_only,
             ..rights
@@ -533,7 +560,7 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// Adds `checklists` to the forms. Panics when two have one name, or one has a form
     /// field's name.
     pub(crate) fn add_checklists(&mut self, checklists: Vec<Box<dyn ChecklistModel>>) {
-        let meta = M::meta();
+        let meta = self.meta;
         for checklist in checklists {
             let name = checklist.name();
             let taken = (self.forms.fields.iter()).any(|&f| meta.fields[f].name == name)
@@ -553,6 +580,11 @@ impl<M: RestModel> PreparedAdmin<M> {
         self.read_only || cx.view_only
     }
 
+    /// The version tag of a row of the model (the forms' `_version`).
+    pub(crate) fn version(&self, row: &dyn Row) -> String {
+        digest::version((0..self.meta.fields.len()).map(|idx| row.field_json(idx)))
+    }
+
     /// `{prefix}/{name}/`.
     pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
         format!("{}/{}/", cx.chrome.prefix, self.name)
@@ -564,15 +596,15 @@ impl<M: RestModel> PreparedAdmin<M> {
     }
 }
 
-impl<M: RestModel> AdminModel for PreparedAdmin<M> {
+impl AdminModel for PreparedAdmin {
     fn name(&self) -> &str {
         &self.name
     }
     fn model_name(&self) -> &'static str {
-        M::meta().name
+        self.meta.name
     }
     fn table(&self) -> &'static str {
-        M::meta().table
+        self.meta.table
     }
     fn takes_password(&self) -> bool {
         self.forms.password.is_some()
@@ -622,6 +654,30 @@ impl<M: RestModel> AdminModel for PreparedAdmin<M> {
     fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
         self.history_view(cx, conn, pk)
     }
+}
+
+/// A row's value of a computed column, for rows whose type is erased.
+fn erase_value<M: RestModel + 'static>(value: Arc<dyn Fn(&M) -> String + Send + Sync>) -> RowValue {
+    Arc::new(move |row: &dyn Row| {
+        typed_row::<M>(row)
+            .map(|row| value(row))
+            .unwrap_or_default()
+    })
+}
+
+/// A page's values of a computed column, for rows whose type is erased.
+fn erase_values<M: RestModel + 'static>(values: PageColumn<M>) -> PageValues {
+    Arc::new(move |conn: &mut Conn<'_>, rows: &dyn Rows| values(conn, typed_rows::<M>(rows)?))
+}
+
+/// The model admin's `clean`, for changes and rows whose type is erased.
+fn erase_clean<M: RestModel + 'static>(clean: Clean<M>) -> ErasedClean {
+    Arc::new(
+        move |conn: &mut Conn<'_>, changes: &mut Changes, row: Option<&dyn Row>| {
+            let row = row.map(typed_row::<M>).transpose()?;
+            clean(conn, typed_changes::<M>(changes)?, row)
+        },
+    )
 }
 
 /// A 400 page for a request the view cannot serve.

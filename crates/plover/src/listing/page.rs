@@ -9,32 +9,59 @@ use super::links::Links;
 use super::CURSOR;
 use crate::db::{Conn, Engine};
 use crate::error::Error;
+use crate::model::row::Rows;
 use crate::model::{ModelMeta, RestModel};
 use crate::query::{Count, Select};
 use crate::sql::{count, count_up_to, estimate};
 
 /// At most `size` rows, and whether more follow them.
 #[derive(Debug)]
-pub(crate) struct Page<T> {
+pub(crate) struct Page<R> {
     /// The rows, at most `size`.
-    pub(crate) rows: Vec<T>,
+    pub(crate) rows: R,
     /// Whether the selection has rows after these.
     pub(crate) has_next: bool,
 }
 
-impl<T> Page<T> {
+/// What a page reads its rows into: it reads one row more than it keeps.
+pub(crate) trait PageRows {
+    /// How many rows.
+    fn count(&self) -> usize;
+    /// Keeps the first `len`.
+    fn keep(&mut self, len: usize);
+}
+
+impl<T> PageRows for Vec<T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn keep(&mut self, len: usize) {
+        self.truncate(len);
+    }
+}
+
+impl PageRows for Box<dyn Rows> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn keep(&mut self, len: usize) {
+        self.truncate(len);
+    }
+}
+
+impl<R: PageRows> Page<R> {
     /// Reads at most `size` rows of `select` with `load`, which is given the selection with its
     /// limit set one row beyond `size`: that row, when it comes, tells that more follow, and is
     /// dropped.
     pub(crate) fn read(
         select: &mut Select,
         size: i64,
-        load: impl FnOnce(&Select) -> Result<Vec<T>, Error>,
-    ) -> Result<Page<T>, Error> {
+        load: impl FnOnce(&Select) -> Result<R, Error>,
+    ) -> Result<Page<R>, Error> {
         select.limit = Some(size.saturating_add(1));
         let mut rows = load(select)?;
-        let has_next = rows.len() as i64 > size;
-        rows.truncate(usize::try_from(size).unwrap_or(0));
+        let has_next = rows.count() as i64 > size;
+        rows.keep(usize::try_from(size).unwrap_or(0));
         Ok(Page { rows, has_next })
     }
 }
@@ -205,11 +232,11 @@ impl ListQuery {
 
 /// One page of a list request, as run.
 #[derive(Debug)]
-pub(crate) struct ListPage<'q, M> {
+pub(crate) struct ListPage<'q, R> {
     /// The request it answers.
     pub(crate) query: &'q ListQuery,
     /// The rows, at most the page size.
-    pub(crate) rows: Vec<M>,
+    pub(crate) rows: R,
     /// Whether rows follow this page.
     pub(crate) has_next: bool,
     /// The rows the request's conditions match, if it counts them.
@@ -223,13 +250,23 @@ impl ListQuery {
     pub(crate) fn run<M: RestModel>(
         &mut self,
         conn: &mut Conn<'_>,
-    ) -> Result<ListPage<'_, M>, Error> {
+    ) -> Result<ListPage<'_, Vec<M>>, Error> {
+        self.run_with(conn, M::meta(), |conn, s| M::load(conn, s))
+    }
+
+    /// [`ListQuery::run`] with the rows of `meta` read by `load`.
+    pub(crate) fn run_with<R: PageRows>(
+        &mut self,
+        conn: &mut Conn<'_>,
+        meta: &ModelMeta,
+        load: impl FnOnce(&mut Conn<'_>, &Select) -> Result<R, Error>,
+    ) -> Result<ListPage<'_, R>, Error> {
         let size = self.limit;
-        let Page { rows, has_next } = Page::read(&mut self.select, size, |s| M::load(conn, s))?;
+        let Page { rows, has_next } = Page::read(&mut self.select, size, |s| load(conn, s))?;
         let count = match self.count {
             None => None,
             Some(counting) => {
-                Some(self.count_rows(conn, M::meta(), counting, has_next, rows.len())?)
+                Some(self.count_rows(conn, meta, counting, has_next, rows.count())?)
             }
         };
         Ok(ListPage {
@@ -261,7 +298,7 @@ impl ListQuery {
     }
 }
 
-impl<M: RestModel> ListPage<'_, M> {
+impl<R: Rows> ListPage<'_, R> {
     /// The link to the page before, if there is one: none before the first, and none from a
     /// cursor page (cursor pages lead forward only).
     pub(crate) fn previous(&self, links: &Links<'_>) -> Option<String> {
@@ -278,7 +315,7 @@ impl<M: RestModel> ListPage<'_, M> {
             return None;
         }
         let page = self.query.page.saturating_add(1);
-        match self.rows.last() {
+        match self.rows.len().checked_sub(1).map(|i| self.rows.row(i)) {
             Some(last) if self.query.keyset => {
                 let order = &self.query.select.order;
                 let values: Vec<Value> = order.iter().map(|o| last.field_json(o.field)).collect();

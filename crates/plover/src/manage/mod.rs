@@ -201,14 +201,7 @@ struct Failure(String);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        match e {
-            Error::Validation { fields, .. } => {
-                let lines: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-                Failure(lines.join("\n"))
-            }
-            Error::Internal(message) => Failure(message),
-            other => Failure(other.to_string()),
-        }
+        Failure(e.field_lines("\n"))
     }
 }
 

@@ -6,6 +6,7 @@
 pub(crate) mod choice;
 pub(crate) mod constraints;
 pub(crate) mod convert;
+pub(crate) mod row;
 pub(crate) mod usernames;
 
 use std::marker::PhantomData;

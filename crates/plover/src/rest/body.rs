@@ -161,21 +161,19 @@ impl<M: RestModel> Prepared<M> {
 
     /// The required fields that a create must be given and `changes` lacks, but those in
     /// `refused` (whose value was given and refused).
-    pub(super) fn missing<'a>(
-        &'a self,
-        changes: &'a M::Changes,
-        refused: &'a [usize],
-    ) -> impl Iterator<Item = &'static str> + 'a {
-        let fields = M::meta().fields.iter().enumerate();
-        fields
-            .filter(move |&(idx, field)| {
-                field.required
-                    && self.writes.writable[idx]
-                    && Some(idx) != self.writes.owner
-                    && !M::is_set(changes, idx)
-                    && !refused.contains(&idx)
-            })
-            .map(|(_, field)| field.name)
+    pub(super) fn missing(&self, changes: &M::Changes, refused: &[usize]) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        for (idx, field) in M::meta().fields.iter().enumerate() {
+            if field.required
+                && self.writes.writable[idx]
+                && Some(idx) != self.writes.owner
+                && !M::is_set(changes, idx)
+                && !refused.contains(&idx)
+            {
+                missing.push(field.name);
+            }
+        }
+        missing
     }
 
     /// The changes of a POST or PUT after the hooks' `save_object`, from the body read before

@@ -211,17 +211,7 @@ impl<M: RestModel> Prepared<M> {
         };
         let mut served = self.served_verbs(false);
         served.extend(self.served_verbs(true));
-        served.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-        served.dedup();
-        served.retain(|verb| {
-            let as_auth = if *verb == Method::PATCH {
-                &Method::PUT
-            } else {
-                verb
-            };
-            !protected.contains(as_auth)
-        });
-        served
+        unprotected(served, &protected)
     }
 
     /// With an owner field: the authenticated user and the field (403 without a user).
@@ -252,4 +242,20 @@ impl<M: RestModel> Prepared<M> {
         }
         Ok(())
     }
+}
+
+/// The verbs of `served` that `protected` does not name (PATCH counting as PUT), sorted, once
+/// each.
+fn unprotected(mut served: Vec<Method>, protected: &[Method]) -> Vec<Method> {
+    served.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    served.dedup();
+    served.retain(|verb| {
+        let as_auth = if *verb == Method::PATCH {
+            &Method::PUT
+        } else {
+            verb
+        };
+        !protected.contains(as_auth)
+    });
+    served
 }

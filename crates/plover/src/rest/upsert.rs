@@ -235,9 +235,10 @@ impl<M: RestModel> Prepared<M> {
         if !self.hooks.check_post(cx) {
             return Err(Error::Forbidden);
         }
-        let missing: BTreeMap<String, String> = (self.missing(&changes, &[]))
-            .map(|name| (name.to_owned(), REQUIRED.to_owned()))
-            .collect();
+        let mut missing = BTreeMap::new();
+        for name in self.missing(&changes, &[]) {
+            missing.insert(name.to_owned(), REQUIRED.to_owned());
+        }
         if !missing.is_empty() {
             return Err(Error::Validation {
                 message: "Validation failed".into(),

@@ -1,0 +1,128 @@
+//! One model's reads and writes with its type erased: what the admin's pages need of the
+//! model. The pages are written once against these traits, so an application compiles only
+//! the small [`Typed`] glue per model, not every page once per model.
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use serde_json::Value;
+
+use crate::db::Conn;
+use crate::error::Error;
+use crate::history::{self, Actor};
+use crate::model::row::{Row, Rows};
+use crate::model::RestModel;
+use crate::query::Select;
+use crate::sql;
+
+/// A model's `Changes`, its type erased.
+pub(crate) type Changes = Box<dyn Any + Send>;
+
+/// The reads and writes of one model.
+pub(crate) trait Model: Send + Sync {
+    /// The rows of a selection.
+    fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error>;
+    /// The row with this primary key.
+    fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error>;
+    /// The rows of `ids`, locked for the rest of the transaction (PostgreSQL).
+    fn rows_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Box<dyn Rows>, Error>;
+    /// No changes.
+    fn changes(&self) -> Changes;
+    /// Sets one field of `changes` from JSON (the message says why it cannot).
+    fn set_json(&self, changes: &mut Changes, field: usize, value: &Value) -> Result<(), String>;
+    /// One field of `changes` as JSON, when it is set.
+    fn changes_json(&self, changes: &Changes, field: usize) -> Option<Value>;
+    /// Fills the fields not set with their defaults.
+    fn fill_defaults(&self, changes: &mut Changes);
+    /// [`crate::model::save`]: an insert, or an update of `existing`.
+    fn save(
+        &self,
+        conn: &mut Conn<'_>,
+        changes: Changes,
+        existing: Option<&dyn Row>,
+    ) -> Result<Box<dyn Row>, Error>;
+    /// Deletes the rows of `ids` with their history entries; how many were deleted.
+    fn delete(
+        &self,
+        conn: &mut Conn<'_>,
+        actor: &Actor,
+        ids: &[i64],
+        recursive: bool,
+    ) -> Result<usize, Error>;
+}
+
+/// [`Model`] of `M`.
+pub(crate) struct Typed<M>(PhantomData<fn() -> M>);
+
+impl<M> Typed<M> {
+    /// The model `M`'s reads and writes.
+    pub(crate) fn new() -> Typed<M> {
+        Typed(PhantomData)
+    }
+}
+
+/// The rows as their model's, or an internal error (a page given another model's rows).
+pub(crate) fn typed_rows<M: 'static>(rows: &dyn Rows) -> Result<&[M], Error> {
+    (rows.as_any().downcast_ref::<Vec<M>>())
+        .map(Vec::as_slice)
+        .ok_or_else(|| Error::Internal("rows of another model".into()))
+}
+
+/// The row as its model's, or an internal error.
+pub(crate) fn typed_row<M: 'static>(row: &dyn Row) -> Result<&M, Error> {
+    (row.as_any().downcast_ref::<M>())
+        .ok_or_else(|| Error::Internal("a row of another model".into()))
+}
+
+/// The changes as their model's, or an internal error.
+pub(crate) fn typed_changes<M: RestModel>(changes: &mut Changes) -> Result<&mut M::Changes, Error> {
+    (changes.downcast_mut::<M::Changes>())
+        .ok_or_else(|| Error::Internal("changes of another model".into()))
+}
+
+impl<M: RestModel + 'static> Model for Typed<M> {
+    fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error> {
+        Ok(Box::new(M::load(conn, select)?))
+    }
+    fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error> {
+        Ok(M::load_pk(conn, pk)?.map(|row| Box::new(row) as Box<dyn Row>))
+    }
+    fn rows_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Box<dyn Rows>, Error> {
+        Ok(Box::new(sql::rows_locked::<M>(conn, M::meta(), ids)?))
+    }
+    fn changes(&self) -> Changes {
+        Box::new(M::Changes::default())
+    }
+    fn set_json(&self, changes: &mut Changes, field: usize, value: &Value) -> Result<(), String> {
+        let changes = typed_changes::<M>(changes).map_err(|e| e.to_string())?;
+        M::set_json(changes, field, value)
+    }
+    fn changes_json(&self, changes: &Changes, field: usize) -> Option<Value> {
+        M::changes_json(changes.downcast_ref::<M::Changes>()?, field)
+    }
+    fn fill_defaults(&self, changes: &mut Changes) {
+        if let Some(changes) = changes.downcast_mut::<M::Changes>() {
+            M::fill_defaults(changes);
+        }
+    }
+    fn save(
+        &self,
+        conn: &mut Conn<'_>,
+        changes: Changes,
+        existing: Option<&dyn Row>,
+    ) -> Result<Box<dyn Row>, Error> {
+        let changes = (changes.downcast::<M::Changes>())
+            .map_err(|_| Error::Internal("changes of another model".into()))?;
+        let existing = existing.map(typed_row::<M>).transpose()?;
+        Ok(Box::new(crate::model::save::<M>(conn, *changes, existing)?))
+    }
+    fn delete(
+        &self,
+        conn: &mut Conn<'_>,
+        actor: &Actor,
+        ids: &[i64],
+        recursive: bool,
+    ) -> Result<usize, Error> {
+        history::delete::<M>(conn, actor, ids, recursive)
+    }
+}
