@@ -17,6 +17,7 @@ pub(crate) trait Row {
     /// A field's value as JSON (by field index).
     fn field_json(&self, field: usize) -> Value;
     /// The row itself, for the code of its own model to take back.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -44,6 +45,7 @@ pub(crate) trait Rows {
     /// Keeps the first `len` rows.
     fn truncate(&mut self, len: usize);
     /// The rows themselves (a `Vec` of the model), for the model's own code.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -62,6 +64,7 @@ impl<M: RestModel + 'static> Rows for Vec<M> {
     }
 }
 
+#[cfg_attr(not(feature = "admin"), allow(dead_code))]
 impl dyn Rows + '_ {
     /// Whether there are none.
     pub(crate) fn is_empty(&self) -> bool {
