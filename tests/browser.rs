@@ -1638,6 +1638,59 @@ async fn admin_inline_save_with_a_child_error_then_corrected() {
 }
 
 #[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_inline_row_with_blank_content_is_refused_and_recent_changes_name_blank_rows() {
+    let axe = axe_source();
+    // Carol's message blanked (spaces only: `content` is not_blank), and a new message beside it.
+    let (client, base, _session) = admin_at("/admin/user/3/").await;
+    fill(&client, "#f-message-0-content", "   ").await;
+    fill(&client, "#f-message-1-content", "a new message").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+
+    // The form again: the error beside the blanked row only, what was typed kept.
+    assert_eq!(path_and_query(&client).await, "/admin/user/3/");
+    let error = text_of(&client, "#e-message-0-content").await;
+    assert!(error.contains("must not be blank"), "{error}");
+    assert_eq!(
+        aria(&client, "#f-message-0-content", "aria-describedby")
+            .await
+            .as_deref(),
+        Some("e-message-0-content")
+    );
+    assert!(client
+        .find(Locator::Css("#e-message-1-content"))
+        .await
+        .is_err());
+    assert_eq!(
+        value_of(&client, "#f-message-1-content").await.as_deref(),
+        Some("a new message")
+    );
+    let problems = check_page(&client, &axe, "edit form, inline error", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // Nothing written: carol still has her one message, as it was.
+    open(&client, &base, "/admin/message/?user=3").await;
+    assert_eq!(text_of(&client, "#row-count").await, "1 message");
+    assert!(text_of(&client, "tbody").await.contains("carol was here"));
+
+    // A note whose text is blank (notes allow it): the dashboard's recent changes name it by
+    // its model and key, and no link there is empty.
+    open(&client, &base, "/admin/note/add/").await;
+    fill(&client, "#f-message", " ").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/note/");
+    open(&client, &base, "/admin/").await;
+    let links = texts_of(&client, ".recent-list li a").await;
+    assert_eq!(links, ["note #2"], "{links:?}");
+    let problems = check_page(&client, &axe, "dashboard, a blank row changed", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    click(&client, Locator::LinkText("note #2")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/note/2/history/");
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_export() {
     let (client, _base, _session) = admin_at("/admin/message/").await;
