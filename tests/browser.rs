@@ -1691,6 +1691,63 @@ async fn admin_inline_row_with_blank_content_is_refused_and_recent_changes_name_
 }
 
 #[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_index_shows_all_rows_under_the_bound_and_refuses_a_limit_over_it() {
+    let axe = axe_source();
+    // 26 messages: 20 a page, and "Show all" since they are at most 200.
+    let (client, base, _session) = admin_at("/admin/message/?q=says").await;
+    let rows = |client: Client| async move {
+        client
+            .find_all(Locator::Css("tbody tr"))
+            .await
+            .expect("rows")
+            .len()
+    };
+    assert_eq!(rows(client.clone()).await, 20);
+    click(&client, Locator::LinkText("Show all")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?q=says&limit=200"
+    );
+    assert_eq!(text_of(&client, "#row-count").await, "25 messages");
+    assert_eq!(rows(client.clone()).await, 25);
+    assert!(client.find(Locator::LinkText("Next →")).await.is_err());
+    assert!(client.find(Locator::LinkText("Show all")).await.is_err());
+
+    // A smaller limit pages by it; the page links keep it.
+    open(&client, &base, "/admin/message/?limit=7").await;
+    assert_eq!(rows(client.clone()).await, 7);
+    click(&client, Locator::Css("a[rel=next]")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?limit=7&page=2"
+    );
+
+    // Over the bound: refused on the page (400), which shows 20 rows and links without it.
+    assert_eq!(status_of(&client, "/admin/message/?limit=500").await, 400);
+    open(&client, &base, "/admin/message/?limit=500").await;
+    let refused = text_of(&client, "p.error[role=alert]").await;
+    assert!(
+        refused.contains("limit=500") && refused.contains("at most 200"),
+        "{refused}"
+    );
+    assert_eq!(rows(client.clone()).await, 20);
+    let next = client
+        .find(Locator::Css("a[rel=next]"))
+        .await
+        .expect("the next page")
+        .attr("href")
+        .await
+        .expect("its href")
+        .unwrap_or_default();
+    assert!(!next.contains("limit"), "{next}");
+    let problems = check_page(&client, &axe, "index, limit refused", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_export() {
     let (client, _base, _session) = admin_at("/admin/message/").await;

@@ -117,6 +117,12 @@ pub struct IndexView {
     pub can_add: bool,
     /// Whether the user may delete rows (the model's `delete` permission): the bulk delete.
     pub can_delete: bool,
+    /// The link that shows every matched row on one page (`?limit=` the model admin's
+    /// `list_max_show_all`), while they are more than this page and at most that many.
+    pub show_all: Option<String>,
+    /// Why the request's `limit` was refused (over `list_max_show_all`); the page then shows
+    /// `list_per_page` rows.
+    pub limit_refused: Option<String>,
 }
 
 /// A column header of the index.
