@@ -359,7 +359,8 @@ pub enum Widget {
     Checkbox,
     /// A date picker.
     Date,
-    /// A date-time picker.
+    /// A date-time, typed as `YYYY-MM-DD HH:MM:SS` (a text input with that placeholder: a
+    /// browser's date-time picker shows and takes the locale's format instead).
     DateTime,
     /// A foreign key's or a choice field's select: `(value, text, selected)` options; the
     /// first is empty when the field may be empty.
