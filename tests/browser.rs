@@ -1792,6 +1792,131 @@ async fn admin_date_times_are_typed_straight_through_in_the_format_the_help_show
     client.close().await.expect("browser closed");
 }
 
+/// The words of the page's table cells (`th`, `td`) that are laid out on more than one line,
+/// found with a Range over each word of their text nodes.
+async fn broken_words(client: &Client) -> Vec<String> {
+    let found = client
+        .execute(
+            "const broken = [];\
+             for (const cell of document.querySelectorAll('th, td')) {\
+               const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);\
+               for (let n = walk.nextNode(); n; n = walk.nextNode()) {\
+                 for (const m of n.data.matchAll(/\\S+/g)) {\
+                   const r = document.createRange();\
+                   r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);\
+                   const lines = new Set([...r.getClientRects()]\
+                     .filter(x => x.width > 1).map(x => Math.round(x.top)));\
+                   if (lines.size > 1) broken.push(m[0]);\
+                 }\
+               }\
+             }\
+             return broken;",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    serde_json::from_value(found).expect("a list")
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_layout_keeps_words_whole_and_puts_rows_first_on_a_phone() {
+    let (client, base, _session) = admin_at("/admin/").await;
+    client
+        .set_window_size(1280, 860)
+        .await
+        .expect("a laptop's size");
+    let mut problems = Vec::new();
+    for path in [
+        "/admin/user/",
+        "/admin/message/",
+        "/admin/message/?_facets=1",
+        "/admin/note/",
+        "/admin/relationship/",
+        "/admin/jobs/",
+        "/admin/user/3/",
+    ] {
+        open(&client, &base, path).await;
+        let broken = broken_words(&client).await;
+        if !broken.is_empty() {
+            problems.push(format!("{path}: words broken across lines: {broken:?}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // The password input looks like the others.
+    open(&client, &base, "/admin/user/3/").await;
+    let style = |css: &'static str| {
+        let client = client.clone();
+        async move {
+            client
+                .execute(
+                    "const s = getComputedStyle(document.querySelector(arguments[0]));\
+                     return [s.borderTopWidth, s.borderTopColor, s.borderRadius, s.paddingLeft, s.minWidth];",
+                    vec![json!(css)],
+                )
+                .await
+                .expect("script ran")
+        }
+    };
+    assert_eq!(style("#f-new_password").await, style("#f-username").await);
+
+    // A phone: the facets are a closed toggle, the first rows show on the first screen; the
+    // toggle opens them (with the keyboard too).
+    client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's size");
+    open(&client, &base, "/admin/message/").await;
+    let facets = client
+        .find(Locator::Css("details.facets"))
+        .await
+        .expect("the facets");
+    assert_eq!(facets.attr("open").await.expect("open?"), None);
+    let first_row = client
+        .execute(
+            "return document.querySelector('tbody tr').getBoundingClientRect().bottom\
+               <= window.innerHeight;",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    assert_eq!(
+        first_row,
+        json!(true),
+        "the first row is on the first screen"
+    );
+    save_screenshot(&client, "admin-index-phone").await;
+    tab_to(&client, "details.facets summary").await;
+    press(&client, Key::Enter).await;
+    assert!(facets.attr("open").await.expect("open?").is_some());
+    assert!(client
+        .find(Locator::LinkText("bob"))
+        .await
+        .expect("a facet")
+        .is_displayed()
+        .await
+        .expect("shown?"));
+
+    // A laptop: open beside the rows.
+    client
+        .set_window_size(1280, 860)
+        .await
+        .expect("a laptop's size");
+    open(&client, &base, "/admin/message/").await;
+    assert!(client
+        .find(Locator::Css("details.facets"))
+        .await
+        .expect("the facets")
+        .attr("open")
+        .await
+        .expect("open?")
+        .is_some());
+    save_screenshot(&client, "admin-index-wide").await;
+
+    client.close().await.expect("browser closed");
+}
+
 #[actix_web::test]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
 async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_export() {

@@ -17,7 +17,7 @@ use crate::listing::page::RowCount;
 use crate::listing::{
     allowed, first, is_filter, positive, Links, LIMIT, NOT, OR, ORDERING, SEARCH,
 };
-use crate::model::RestModel;
+use crate::model::{FieldKind, RestModel};
 use crate::query::{Order, Select};
 
 /// The parameters of the filter form: a `field__op` key and its value.
@@ -206,12 +206,17 @@ impl<M: RestModel> PreparedAdmin<M> {
                         title: name.to_owned(),
                         sort: Some(links.with(ORDERING, &next)),
                         sorted,
+                        nowrap: matches!(
+                            meta.fields[*idx].kind,
+                            FieldKind::Date | FieldKind::DateTime
+                        ),
                     }
                 }
                 PreparedColumn::Computed(title, _) | PreparedColumn::Page(title, _) => Header {
                     title: title.clone(),
                     sort: None,
                     sorted: "",
+                    nowrap: false,
                 },
             })
             .collect()
@@ -253,7 +258,6 @@ impl<M: RestModel> PreparedAdmin<M> {
     /// The `field__op` keys the filter form offers: every filterable field with the operators
     /// of its type; the keys that take one related row's key carry the field's lookup.
     fn filter_keys(&self, cx: &Cx<'_>) -> Vec<FilterKey> {
-        use crate::model::FieldKind;
         let meta = M::meta();
         let mut keys = Vec::new();
         for (idx, field) in meta.fields.iter().enumerate() {

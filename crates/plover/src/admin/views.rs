@@ -135,6 +135,9 @@ pub struct Header {
     pub sort: Option<String>,
     /// `"asc"` or `"desc"` when the index is sorted by this column, else `""`.
     pub sorted: &'static str,
+    /// Whether the column's cells never wrap (dates and date-times: `2024-01-02` would break
+    /// at its hyphens in a narrow column).
+    pub nowrap: bool,
 }
 
 /// A row of the index.
