@@ -1626,13 +1626,293 @@ async fn admin_inline_save_with_a_child_error_then_corrected() {
             "one more <b>message</b>"
         ]
     );
-    // (The picker shows no seconds when they are zero.)
-    let date = value_of(&client, "#f-message-2-pub_date").await;
-    assert!(
-        date.as_deref()
-            .is_some_and(|d| d.starts_with("2024-03-05T10:00")),
-        "{date:?}"
+    assert_eq!(
+        value_of(&client, "#f-message-2-pub_date").await.as_deref(),
+        Some("2024-03-05 10:00:00")
     );
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_inline_row_with_blank_content_is_refused_and_recent_changes_name_blank_rows() {
+    let axe = axe_source();
+    // Carol's message blanked (spaces only: `content` is not_blank), and a new message beside it.
+    let (client, base, _session) = admin_at("/admin/user/3/").await;
+    fill(&client, "#f-message-0-content", "   ").await;
+    fill(&client, "#f-message-1-content", "a new message").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+
+    // The form again: the error beside the blanked row only, what was typed kept.
+    assert_eq!(path_and_query(&client).await, "/admin/user/3/");
+    let error = text_of(&client, "#e-message-0-content").await;
+    assert!(error.contains("must not be blank"), "{error}");
+    assert_eq!(
+        aria(&client, "#f-message-0-content", "aria-describedby")
+            .await
+            .as_deref(),
+        Some("e-message-0-content")
+    );
+    assert!(client
+        .find(Locator::Css("#e-message-1-content"))
+        .await
+        .is_err());
+    assert_eq!(
+        value_of(&client, "#f-message-1-content").await.as_deref(),
+        Some("a new message")
+    );
+    let problems = check_page(&client, &axe, "edit form, inline error", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // Nothing written: carol still has her one message, as it was.
+    open(&client, &base, "/admin/message/?user=3").await;
+    assert_eq!(text_of(&client, "#row-count").await, "1 message");
+    assert!(text_of(&client, "tbody").await.contains("carol was here"));
+
+    // A note whose text is blank (notes allow it): the dashboard's recent changes name it by
+    // its model and key, and no link there is empty.
+    open(&client, &base, "/admin/note/add/").await;
+    fill(&client, "#f-message", " ").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/note/");
+    open(&client, &base, "/admin/").await;
+    let links = texts_of(&client, ".recent-list li a").await;
+    assert_eq!(links, ["note #2"], "{links:?}");
+    let problems = check_page(&client, &axe, "dashboard, a blank row changed", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    click(&client, Locator::LinkText("note #2")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/note/2/history/");
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_index_shows_all_rows_under_the_bound_and_refuses_a_limit_over_it() {
+    let axe = axe_source();
+    // 26 messages: 20 a page, and "Show all" since they are at most 200.
+    let (client, base, _session) = admin_at("/admin/message/?q=says").await;
+    let rows = |client: Client| async move {
+        client
+            .find_all(Locator::Css("tbody tr"))
+            .await
+            .expect("rows")
+            .len()
+    };
+    assert_eq!(rows(client.clone()).await, 20);
+    click(&client, Locator::LinkText("Show all")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?q=says&limit=200"
+    );
+    assert_eq!(text_of(&client, "#row-count").await, "25 messages");
+    assert_eq!(rows(client.clone()).await, 25);
+    assert!(client.find(Locator::LinkText("Next →")).await.is_err());
+    assert!(client.find(Locator::LinkText("Show all")).await.is_err());
+
+    // A smaller limit pages by it; the page links keep it.
+    open(&client, &base, "/admin/message/?limit=7").await;
+    assert_eq!(rows(client.clone()).await, 7);
+    click(&client, Locator::Css("a[rel=next]")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        "/admin/message/?limit=7&page=2"
+    );
+
+    // Over the bound: refused on the page (400), which shows 20 rows and links without it.
+    assert_eq!(status_of(&client, "/admin/message/?limit=500").await, 400);
+    open(&client, &base, "/admin/message/?limit=500").await;
+    let refused = text_of(&client, "p.error[role=alert]").await;
+    assert!(
+        refused.contains("limit=500") && refused.contains("at most 200"),
+        "{refused}"
+    );
+    assert_eq!(rows(client.clone()).await, 20);
+    let next = client
+        .find(Locator::Css("a[rel=next]"))
+        .await
+        .expect("the next page")
+        .attr("href")
+        .await
+        .expect("its href")
+        .unwrap_or_default();
+    assert!(!next.contains("limit"), "{next}");
+    let problems = check_page(&client, &axe, "index, limit refused", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_date_times_are_typed_straight_through_in_the_format_the_help_shows() {
+    // The edit form shows the stored value in the format its help and placeholder name.
+    let (client, base, _session) = admin_at("/admin/message/26/").await;
+    assert_eq!(
+        value_of(&client, "#f-pub_date").await.as_deref(),
+        Some("2024-03-01 08:00:00")
+    );
+    let help = text_of(&client, "#f-pub_date + .help").await;
+    assert_eq!(help, "YYYY-MM-DD HH:MM:SS");
+    assert_eq!(
+        aria(&client, "#f-pub_date", "placeholder").await.as_deref(),
+        Some("YYYY-MM-DD HH:MM:SS")
+    );
+
+    // Typed on the keyboard as the help says: saved as typed.
+    fill(&client, "#f-pub_date", "2024-03-02 09:30:15").await;
+    assert_eq!(
+        value_of(&client, "#f-pub_date").await.as_deref(),
+        Some("2024-03-02 09:30:15")
+    );
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert!(path_and_query(&client).await.starts_with("/admin/message/"));
+    open(&client, &base, "/admin/message/26/").await;
+    assert_eq!(
+        value_of(&client, "#f-pub_date").await.as_deref(),
+        Some("2024-03-02 09:30:15")
+    );
+
+    // In an inline row too, without the seconds: they are zero.
+    open(&client, &base, "/admin/user/3/").await;
+    assert_eq!(
+        value_of(&client, "#f-message-0-pub_date").await.as_deref(),
+        Some("2024-03-02 09:30:15")
+    );
+    fill(&client, "#f-message-1-content", "typed date").await;
+    fill(&client, "#f-message-1-pub_date", "2024-04-05 06:07").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    open(&client, &base, "/admin/user/3/").await;
+    assert_eq!(
+        value_of(&client, "#f-message-1-pub_date").await.as_deref(),
+        Some("2024-04-05 06:07:00")
+    );
+
+    client.close().await.expect("browser closed");
+}
+
+/// The words of the page's table cells (`th`, `td`) that are laid out on more than one line,
+/// found with a Range over each word of their text nodes.
+async fn broken_words(client: &Client) -> Vec<String> {
+    let found = client
+        .execute(
+            "const broken = [];\
+             for (const cell of document.querySelectorAll('th, td')) {\
+               const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);\
+               for (let n = walk.nextNode(); n; n = walk.nextNode()) {\
+                 for (const m of n.data.matchAll(/\\S+/g)) {\
+                   const r = document.createRange();\
+                   r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);\
+                   const lines = new Set([...r.getClientRects()]\
+                     .filter(x => x.width > 1).map(x => Math.round(x.top)));\
+                   if (lines.size > 1) broken.push(m[0]);\
+                 }\
+               }\
+             }\
+             return broken;",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    serde_json::from_value(found).expect("a list")
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_layout_keeps_words_whole_and_puts_rows_first_on_a_phone() {
+    let (client, base, _session) = admin_at("/admin/").await;
+    client
+        .set_window_size(1280, 860)
+        .await
+        .expect("a laptop's size");
+    let mut problems = Vec::new();
+    for path in [
+        "/admin/user/",
+        "/admin/message/",
+        "/admin/message/?_facets=1",
+        "/admin/note/",
+        "/admin/relationship/",
+        "/admin/jobs/",
+        "/admin/user/3/",
+    ] {
+        open(&client, &base, path).await;
+        let broken = broken_words(&client).await;
+        if !broken.is_empty() {
+            problems.push(format!("{path}: words broken across lines: {broken:?}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // The password input looks like the others.
+    open(&client, &base, "/admin/user/3/").await;
+    let style = |css: &'static str| {
+        let client = client.clone();
+        async move {
+            client
+                .execute(
+                    "const s = getComputedStyle(document.querySelector(arguments[0]));\
+                     return [s.borderTopWidth, s.borderTopColor, s.borderRadius, s.paddingLeft, s.minWidth];",
+                    vec![json!(css)],
+                )
+                .await
+                .expect("script ran")
+        }
+    };
+    assert_eq!(style("#f-new_password").await, style("#f-username").await);
+
+    // A phone: the facets are a closed toggle, the first rows show on the first screen; the
+    // toggle opens them (with the keyboard too).
+    client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's size");
+    open(&client, &base, "/admin/message/").await;
+    let facets = client
+        .find(Locator::Css("details.facets"))
+        .await
+        .expect("the facets");
+    assert_eq!(facets.attr("open").await.expect("open?"), None);
+    let first_row = client
+        .execute(
+            "return document.querySelector('tbody tr').getBoundingClientRect().bottom\
+               <= window.innerHeight;",
+            vec![],
+        )
+        .await
+        .expect("script ran");
+    assert_eq!(
+        first_row,
+        json!(true),
+        "the first row is on the first screen"
+    );
+    save_screenshot(&client, "admin-index-phone").await;
+    tab_to(&client, "details.facets summary").await;
+    press(&client, Key::Enter).await;
+    assert!(facets.attr("open").await.expect("open?").is_some());
+    assert!(client
+        .find(Locator::LinkText("bob"))
+        .await
+        .expect("a facet")
+        .is_displayed()
+        .await
+        .expect("shown?"));
+
+    // A laptop: open beside the rows.
+    client
+        .set_window_size(1280, 860)
+        .await
+        .expect("a laptop's size");
+    open(&client, &base, "/admin/message/").await;
+    assert!(client
+        .find(Locator::Css("details.facets"))
+        .await
+        .expect("the facets")
+        .attr("open")
+        .await
+        .expect("open?")
+        .is_some());
+    save_screenshot(&client, "admin-index-wide").await;
 
     client.close().await.expect("browser closed");
 }

@@ -362,6 +362,60 @@ async fn index_paginates_by_20() {
 }
 
 #[actix_web::test]
+async fn index_page_size_follows_list_per_page_and_list_max_show_all() {
+    let rows: Vec<String> = (1..=12).map(|n| format!("({n}, 'row{n:02}')")).collect();
+    let app = TestApp::with_seed(&format!(
+        "INSERT INTO amodel (id, a_field) VALUES {};",
+        rows.join(", ")
+    ))
+    .await;
+    app.user_with("root", PW, true, true);
+    let mut custom = Admin::new(&app.auth);
+    custom.register(
+        ModelAdmin::<AModel>::new()
+            .list_per_page(5)
+            .list_max_show_all(12),
+    );
+    let service = plover_tests::TestService::new(
+        App::new()
+            .wrap(app.auth.session_middleware())
+            .configure(app.auth.setup())
+            .configure(custom.setup()),
+    )
+    .await;
+    let root = service.browser();
+    root.login("root", PW).await.expect(302);
+    let page = root.get("/admin/amodel/").await.expect(200).text();
+    assert_eq!(row_ids(&page), (1..=5).collect::<Vec<i64>>());
+    assert!(
+        page.contains("<a href=\"/admin/amodel/?limit=12\" class=\"show-all\">Show all</a>"),
+        "{page}"
+    );
+    let all = root.get("/admin/amodel/?limit=12").await.expect(200).text();
+    assert_eq!(row_ids(&all), (1..=12).collect::<Vec<i64>>());
+    assert!(
+        !all.contains("show-all") && !all.contains("rel=\"next\""),
+        "{all}"
+    );
+    // Over the bound: refused on the page, which shows a page of 5 and its links drop it.
+    let refused = root.get("/admin/amodel/?limit=13").await.expect(400).text();
+    assert!(
+        refused.contains("limit=13 was refused: this list shows at most 12 rows a page."),
+        "{refused}"
+    );
+    assert_eq!(row_ids(&refused), (1..=5).collect::<Vec<i64>>());
+    assert!(
+        refused.contains("href=\"/admin/amodel/?page=2\""),
+        "{refused}"
+    );
+    // One more row than the bound: no "Show all".
+    app.sql("INSERT INTO amodel (id, a_field) VALUES (13, 'row13')");
+    let page = root.get("/admin/amodel/").await.expect(200).text();
+    assert!(!page.contains("show-all"), "{page}");
+    root.get("/admin/amodel/?limit=0").await.expect(400);
+}
+
+#[actix_web::test]
 async fn index_filters_use_the_rest_syntax_and_what_rest_refuses_is_400() {
     let app = TestApp::with_seed(FRUITS).await;
     let root = admin(&app).await;

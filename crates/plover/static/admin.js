@@ -95,6 +95,11 @@ const typeahead = (q, list, url, pick) => {
 };
 
 document.addEventListener("DOMContentLoaded", () => {
+  // On a narrow screen the facets start closed under their toggle (the summary), so that the
+  // first screen shows rows; they open with a click or Enter. Wider, they stay open beside them.
+  if (matchMedia("(max-width: 720px)").matches) {
+    for (const panel of document.querySelectorAll("details.facets")) panel.open = false;
+  }
   for (const all of document.querySelectorAll("[data-select-all]")) {
     all.addEventListener("change", () => {
       for (const box of all.closest("form").querySelectorAll("input[name=id]")) box.checked = all.checked;

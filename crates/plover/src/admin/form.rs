@@ -51,7 +51,8 @@ pub(super) fn parse_input(field: &FieldMeta, raw: &str) -> Result<Value, String>
         },
         FieldKind::Text => Ok(Value::String(raw.to_owned())),
         FieldKind::Date => Ok(Value::String(trimmed.to_owned())),
-        // A date-time picker sends `YYYY-MM-DDTHH:MM`, without seconds when they are zero.
+        // Typed as the help says (`YYYY-MM-DD HH:MM:SS`), or as a picker sends it
+        // (`YYYY-MM-DDTHH:MM`, without seconds when they are zero): minutes get `:00`.
         FieldKind::DateTime if trimmed.len() == 16 => Ok(Value::String(format!("{trimmed}:00"))),
         FieldKind::DateTime | FieldKind::Bool => Ok(Value::String(trimmed.to_owned())),
     }
@@ -388,12 +389,7 @@ impl PreparedAdmin {
                 name: field.name.to_owned(),
                 widget,
                 checked: current == Value::Bool(true),
-                // A date-time picker wants `YYYY-MM-DDTHH:MM:SS`.
-                value: if field.kind == FieldKind::DateTime && text.len() >= 19 {
-                    text.replacen(' ', "T", 1)
-                } else {
-                    text
-                },
+                value: text,
                 error: errors.get(field.name).cloned(),
                 help: help.to_owned(),
                 attrs,

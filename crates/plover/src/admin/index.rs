@@ -1,6 +1,7 @@
 //! The index of a model: columns, sorting, REST-syntax filters, pages, and the form of the
 //! bulk actions (bulk.rs).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
@@ -12,8 +13,12 @@ use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;
-use crate::listing::{allowed, is_filter, Links, NOT, OR, ORDERING, SEARCH};
+use crate::listing::page::RowCount;
+use crate::listing::{
+    allowed, first, is_filter, positive, Links, LIMIT, NOT, OR, ORDERING, SEARCH,
+};
 use crate::model::row::Rows;
+use crate::model::FieldKind;
 use crate::query::{Order, Select};
 
 /// The parameters of the filter form: a `field__op` key and its value.
@@ -25,7 +30,16 @@ impl PreparedAdmin {
     pub(crate) fn index_page(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         let meta = self.meta;
         let url = self.url(cx);
-        let links = Links::admin(&url, &cx.req.query);
+        let (limit, refused) = self.page_size(&cx.req.query)?;
+        // A refused `limit` is left out of the page's links.
+        let pairs: Cow<'_, [(String, String)]> = match refused {
+            Some(_) => (cx.req.query.iter())
+                .filter(|(k, _)| k != LIMIT)
+                .cloned()
+                .collect(),
+            None => Cow::Borrowed(&cx.req.query),
+        };
+        let links = Links::admin(&url, &pairs);
         // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
         // index with that filter added, in the REST syntax.
         if let Some(key) = links.param(FILTER_KEY) {
@@ -34,11 +48,12 @@ impl PreparedAdmin {
             return Ok(Reply::Redirect(links.adding(form, key, value)));
         }
         // `_facets` asks for the facets' counts: kept in every link, never a filter.
-        let counting = self.index.facets.counting(&cx.req.query)?;
-        let mut conditions: Vec<(String, String)> = (cx.req.query.iter())
-            .filter(|(k, _)| k != FACETS)
+        let counting = self.index.facets.counting(&pairs)?;
+        let mut conditions: Vec<(String, String)> = (pairs.iter())
+            .filter(|(k, _)| k != FACETS && k != LIMIT)
             .cloned()
             .collect();
+        conditions.push((LIMIT.to_owned(), limit.to_string()));
         if let (Some(ordering), None) = (&self.index.ordering, links.param(ORDERING)) {
             conditions.push((ORDERING.to_owned(), ordering.clone()));
         }
@@ -48,7 +63,7 @@ impl PreparedAdmin {
         let page = query.run_with(conn, self.meta, |conn, s| self.model.load(conn, s))?;
         let count = (page.count).ok_or_else(|| Error::Internal("the index is counted".into()))?;
         let rows = self.rows(conn, &*page.rows, &url)?;
-        let pairs = &cx.req.query;
+        let show_all = self.show_all(&count, limit, &links);
         // Filters and groups are chips; the search has its box. All of them go to the export
         // (and `_facets`, which the export ignores).
         let condition = |k: &str| (is_filter(k) && k != FACETS) || k == OR || k == NOT;
@@ -100,8 +115,40 @@ impl PreparedAdmin {
             can_add: rights.add,
             can_delete: rights.delete,
             url,
+            show_all,
+            limit_refused: refused.clone(),
         };
-        Ok(Reply::Html(StatusCode::OK, self.templates.index(&view)?))
+        let status = match refused {
+            Some(_) => StatusCode::BAD_REQUEST,
+            None => StatusCode::OK,
+        };
+        Ok(Reply::Html(status, self.templates.index(&view)?))
+    }
+
+    /// Rows a page for the request's `query`: its `limit` up to `list_max_show_all`, else
+    /// `list_per_page`; with a `limit` over the bound, also the message saying it was refused.
+    /// A `limit` that is not an integer from 1 is a 400, as a bad filter is.
+    fn page_size(&self, query: &[(String, String)]) -> Result<(i64, Option<String>), Error> {
+        let (per_page, max) = (self.index.per_page, self.index.max_show_all);
+        Ok(match positive(LIMIT, first(query, LIMIT))? {
+            Some(n) if n > max => (
+                per_page,
+                Some(format!(
+                    "limit={n} was refused: this list shows at most {max} rows a page. \
+                     Showing {per_page} a page."
+                )),
+            ),
+            Some(n) => (n, None),
+            None => (per_page, None),
+        })
+    }
+
+    /// The "Show all" link: while the rows matched (counted exactly) are more than a page of
+    /// `limit` but at most `list_max_show_all`.
+    fn show_all(&self, count: &RowCount, limit: i64, links: &Links<'_>) -> Option<String> {
+        let max = self.index.max_show_all;
+        (!count.estimated && count.rows > limit && count.rows <= max)
+            .then(|| links.with(LIMIT, &max.to_string()))
     }
 
     /// The rows of the table: each column's cells, and the link to the row's edit page.
@@ -160,12 +207,17 @@ impl PreparedAdmin {
                         title: name.to_owned(),
                         sort: Some(links.with(ORDERING, &next)),
                         sorted,
+                        nowrap: matches!(
+                            meta.fields[*idx].kind,
+                            FieldKind::Date | FieldKind::DateTime
+                        ),
                     }
                 }
                 PreparedColumn::Computed(title, _) | PreparedColumn::Page(title, _) => Header {
                     title: title.clone(),
                     sort: None,
                     sorted: "",
+                    nowrap: false,
                 },
             })
             .collect()
@@ -207,7 +259,6 @@ impl PreparedAdmin {
     /// The `field__op` keys the filter form offers: every filterable field with the operators
     /// of its type; the keys that take one related row's key carry the field's lookup.
     fn filter_keys(&self, cx: &Cx<'_>) -> Vec<FilterKey> {
-        use crate::model::FieldKind;
         let meta = self.meta;
         let mut keys = Vec::new();
         for (idx, field) in meta.fields.iter().enumerate() {

@@ -298,11 +298,6 @@ impl<C: RestModel + 'static> PreparedInline<C> {
                 let field = &meta.fields[idx];
                 let current = value(idx).unwrap_or(Value::Null);
                 let text = plain_text(&current);
-                let text = if field.kind == FieldKind::DateTime && text.len() >= 19 {
-                    text.replacen(' ', "T", 1) // what a date-time picker wants
-                } else {
-                    text
-                };
                 let widget = match &input.widget {
                     Widget::Select(options) => Widget::Select(
                         (options.iter())

@@ -132,6 +132,8 @@ pub struct ModelAdmin<M: RestModel> {
     pub(crate) list_filter: Vec<usize>,
     pub(crate) show_facets: ShowFacets,
     pub(crate) count_exact_up_to: i64,
+    /// `list_max_show_all`: the most rows one index page shows (its `limit`, "Show all").
+    pub(crate) list_max_show_all: i64,
     /// `read_only`: no add, edit or import pages; rows are shown, deleted and acted on.
     pub(crate) read_only: bool,
     /// The index's `ordering` when the request gives none (`-id`).
@@ -176,6 +178,7 @@ impl<M: RestModel> ModelAdmin<M> {
             list_filter: Vec::new(),
             show_facets: ShowFacets::Allow,
             count_exact_up_to: 10_000,
+            list_max_show_all: 200,
             read_only: false,
             ordering: None,
             scope: Vec::new(),
@@ -196,6 +199,22 @@ impl<M: RestModel> ModelAdmin<M> {
     }
 
     list_setters!();
+
+    /// Rows an index page shows (default 20, Django's `list_per_page`); the same setting as
+    /// [`ModelAdmin::paginate_by`].
+    pub fn list_per_page(self, n: i64) -> Self {
+        self.paginate_by(n)
+    }
+
+    /// The most rows one index page shows (default 200, Django's `list_max_show_all`): the
+    /// index's `?limit=` may ask for up to this many, and while the filtered rows are more
+    /// than a page but at most this many the index offers "Show all" (`?limit=` this bound). A
+    /// `limit` over it is refused with a message on the page (status 400), which shows
+    /// [`list_per_page`](ModelAdmin::list_per_page) rows. Never below `list_per_page`.
+    pub fn list_max_show_all(mut self, n: i64) -> Self {
+        self.list_max_show_all = n.max(1);
+        self
+    }
 
     /// Rows per page of a foreign-key lookup (default 15).
     pub fn filter_paginate_by(mut self, n: i64) -> Self {

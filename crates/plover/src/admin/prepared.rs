@@ -246,6 +246,10 @@ pub(crate) struct IndexOptions {
     pub(crate) ordering: Option<String>,
     /// The filters applied before the request's (index and export).
     pub(crate) scope: Vec<(String, String)>,
+    /// Rows a page without a `limit` (`list_per_page`).
+    pub(crate) per_page: i64,
+    /// The most rows a page shows (`list_max_show_all`, never below `per_page`).
+    pub(crate) max_show_all: i64,
 }
 
 /// What the add and edit forms edit.
@@ -338,7 +342,10 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
         let actions: Vec<PreparedAction> = self.actions.into_iter().map(Action::erase).collect();
         check_names(&name, &actions);
-        let list = rules_for(meta, &exposure, exposures, 0, self.list.paginate_by);
+        let per_page = self.list.paginate_by;
+        // The plan takes any `limit` up to the bound; the index asks for `per_page` itself.
+        let max_show_all = self.list_max_show_all.max(per_page);
+        let list = rules_for(meta, &exposure, exposures, 0, max_show_all);
         list.check_search(&name, &());
         let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
         let mut facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
@@ -365,6 +372,8 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
                 count: Counting::ExactUpTo(self.count_exact_up_to),
                 ordering: self.ordering,
                 scope: self.scope,
+                per_page,
+                max_show_all,
             },
             forms: FormOptions {
                 fields: form_fields,

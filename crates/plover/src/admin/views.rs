@@ -117,6 +117,12 @@ pub struct IndexView {
     pub can_add: bool,
     /// Whether the user may delete rows (the model's `delete` permission): the bulk delete.
     pub can_delete: bool,
+    /// The link that shows every matched row on one page (`?limit=` the model admin's
+    /// `list_max_show_all`), while they are more than this page and at most that many.
+    pub show_all: Option<String>,
+    /// Why the request's `limit` was refused (over `list_max_show_all`); the page then shows
+    /// `list_per_page` rows.
+    pub limit_refused: Option<String>,
 }
 
 /// A column header of the index.
@@ -129,6 +135,9 @@ pub struct Header {
     pub sort: Option<String>,
     /// `"asc"` or `"desc"` when the index is sorted by this column, else `""`.
     pub sorted: &'static str,
+    /// Whether the column's cells never wrap (dates and date-times: `2024-01-02` would break
+    /// at its hyphens in a narrow column).
+    pub nowrap: bool,
 }
 
 /// A row of the index.
@@ -353,7 +362,8 @@ pub enum Widget {
     Checkbox,
     /// A date picker.
     Date,
-    /// A date-time picker.
+    /// A date-time, typed as `YYYY-MM-DD HH:MM:SS` (a text input with that placeholder: a
+    /// browser's date-time picker shows and takes the locale's format instead).
     DateTime,
     /// A foreign key's or a choice field's select: `(value, text, selected)` options; the
     /// first is empty when the field may be empty.
