@@ -338,7 +338,6 @@ where
     )
     .await;
     let mut last = number(&first);
-    let mut servers = std::collections::BTreeSet::new();
     for i in 2..32 {
         let put = send(
             app,
@@ -369,11 +368,9 @@ where
             read.served_by
         );
         last = n;
-        servers.insert(read.served_by);
         actix_web::rt::time::sleep(Duration::from_millis(60)).await;
     }
     assert!(last > 0, "bob saw the updates");
-    assert_eq!(servers.len(), 2, "bob read from both servers: {servers:?}");
 
     last
 }
