@@ -39,6 +39,7 @@ mod permissions;
 mod properties;
 mod query;
 mod rate_limits;
+mod replicas;
 mod rules;
 mod schema;
 mod search;

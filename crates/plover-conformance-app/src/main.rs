@@ -9,6 +9,9 @@
 //!                        [--webhook URL [--webhook-secret SECRET] [--webhook-retry-base-ms N]]
 //!                        [--mail-dir DIR]
 //!
+//! `PLOVER_DATABASE_REPLICAS` (comma-separated PostgreSQL URLs) names streaming replicas of
+//! `--database` that may serve reads (docs/deployment.md#read-replicas).
+//!
 //! `--unthrottled-logins` turns the throttle of failed logins off: for a schema-driven tester
 //! that sends thousands of wrong credentials from one address and expects a 401 for each.
 //! ```
@@ -40,6 +43,10 @@ Options:
   --mail-dir DIR            writes each account mail (password reset, sign-up) as a .eml
                             file in DIR (default: mail is dropped)
   -h, --help                prints this help
+
+Environment:
+  PLOVER_DATABASE_REPLICAS  PostgreSQL URLs (comma-separated) of streaming replicas of
+                            --database that may serve reads
 ";
 use std::time::Duration;
 
@@ -168,7 +175,9 @@ async fn main() -> std::io::Result<()> {
     if let Some(keep) = args.event_retention {
         plover::changes::retain(std::time::Duration::from_secs_f64(keep));
     }
-    let db = Database::from_url(&args.database).map_err(std::io::Error::other)?;
+    // PLOVER_DATABASE_REPLICAS: streaming replicas that may serve reads (APP.md section 8).
+    let config = plover::db::Config::from_url(&args.database).map_err(std::io::Error::other)?;
+    let db = Database::open(&config.replicas_from_env()).map_err(std::io::Error::other)?;
     let mut tables = models::models();
     tables.push(plover::jobs::Job::meta());
     db.run_blocking(|conn| plover::schema::create_tables(conn, &tables))

@@ -18,7 +18,7 @@ use super::state::State;
 use super::views::Chrome;
 use crate::accounts::{keep_password, Auth, UserModel};
 use crate::db::pending::{written_by, Author};
-use crate::db::{Conn, PeerSocket};
+use crate::db::{replicas, Conn, LazyConn, PeerSocket};
 use crate::error::Error;
 use crate::history::Actor;
 use crate::http::body::BodyLimit;
@@ -229,6 +229,7 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
             source: "admin",
         },
     };
+    let user_pk = user.pk();
     let is_lookup = matches!(view, View::Lookup(_));
     let author = Author::User(user.pk());
     let reply_chrome = chrome.clone();
@@ -236,6 +237,13 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
     let auth = state.auth.clone();
     let result = db
         .run_watched(req.conn_data::<PeerSocket>(), move |lazy| {
+            // Pages may read from a replica that has what this user saw; forms write on the
+            // primary, and the user is remembered at what they wrote.
+            let reader = replicas::user_reader(user_pk);
+            match post {
+                true => lazy.for_client(reader),
+                false => lazy.read_from_replicas(reader),
+            }
             let view_only = match &view {
                 View::Edit(model) => !Rights::of(&held, model.model_name()).change,
                 _ => false,
@@ -246,9 +254,17 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
                 held: &held,
                 view_only,
             };
-            written_by(author, || {
-                run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
-            })
+            let run = |lazy: &mut LazyConn<'_>| {
+                written_by(author, || {
+                    run_view(&state, &view, &arg, &cx, &mut lazy.conn()?)
+                })
+            };
+            let mut reply = run(lazy);
+            if reply.as_ref().is_err_and(|e| lazy.retry_on_primary(e)) {
+                reply = run(lazy);
+            }
+            lazy.consistency(reply.is_ok());
+            reply
         })
         .await;
     if let Ok(Reply::Done { notice, .. }) = &result {

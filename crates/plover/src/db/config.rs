@@ -12,6 +12,15 @@ pub(crate) const OWN_OPTIONS: [&str; 5] = [
     "read_memory",
 ];
 
+/// The environment variable listing a database's read replicas: PostgreSQL URLs separated by
+/// commas ([`Config::replicas_from_env`]).
+pub const REPLICAS_VAR: &str = "PLOVER_DATABASE_REPLICAS";
+
+/// Options of a PostgreSQL database with replicas: the lag past which a replica is skipped
+/// (seconds, default 5) and the time between health checks (seconds, default 0.5).
+#[cfg(feature = "postgres")]
+pub(crate) const REPLICA_OPTIONS: [&str; 2] = ["replica_max_lag", "replica_check_every"];
+
 /// A supported database engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -37,6 +46,9 @@ pub struct Config {
     /// (milliseconds, SQLite), `cache_size` (KiB per connection, SQLite), `mmap_size` (bytes,
     /// SQLite); `threadlocals` is accepted and has no effect.
     pub options: BTreeMap<String, String>,
+    /// URLs of PostgreSQL streaming replicas of this database, which may serve reads
+    /// (docs/deployment.md#read-replicas); empty by default. SQLite refuses them.
+    pub replicas: Vec<String>,
 }
 
 impl Config {
@@ -46,6 +58,7 @@ impl Config {
             name: name.into(),
             engine: Engine::Sqlite,
             options: BTreeMap::new(),
+            replicas: Vec::new(),
         }
     }
 
@@ -73,12 +86,33 @@ impl Config {
             name,
             engine: Engine::Postgres,
             options,
+            replicas: Vec::new(),
         }
     }
 
     /// Adds a driver option.
     pub fn option(mut self, key: impl Into<String>, value: impl ToString) -> Config {
         self.options.insert(key.into(), value.to_string());
+        self
+    }
+
+    /// Adds a streaming replica (a PostgreSQL URL) that may serve reads.
+    pub fn replica(mut self, url: impl Into<String>) -> Config {
+        self.replicas.push(url.into());
+        self
+    }
+
+    /// Adds the replicas of the environment variable [`REPLICAS_VAR`]
+    /// (`PLOVER_DATABASE_REPLICAS`: PostgreSQL URLs separated by commas), if it is set.
+    pub fn replicas_from_env(self) -> Config {
+        let listed = std::env::var(REPLICAS_VAR).unwrap_or_default();
+        self.replicas_from_list(&listed)
+    }
+
+    /// Adds the replicas of a comma-separated list of URLs (blank items are ignored).
+    pub fn replicas_from_list(mut self, list: &str) -> Config {
+        let urls = list.split(',').map(str::trim).filter(|u| !u.is_empty());
+        self.replicas.extend(urls.map(str::to_owned));
         self
     }
 
@@ -109,6 +143,7 @@ impl Config {
             name,
             engine,
             options,
+            replicas: Vec::new(),
         })
     }
 
@@ -203,5 +238,11 @@ mod tests {
         ]);
         assert!(c.is_ok_and(|c| c.name == "a.db" && c.options.contains_key("threadlocals")));
         assert!(Config::from_map([("engine", "oracle"), ("name", "x")]).is_err());
+    }
+
+    #[test]
+    fn replica_lists() {
+        let c = Config::sqlite("x").replicas_from_list(" postgres://a/x , ,postgres://b/x,");
+        assert_eq!(c.replicas, ["postgres://a/x", "postgres://b/x"]);
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod pending;
 #[cfg(feature = "postgres")]
 mod pg_pool;
 pub(crate) mod reading;
+pub(crate) mod replicas;
 pub(crate) mod sql_text;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_dates;
@@ -48,8 +49,9 @@ use pg_pool::{Canceller, PgManager, PgSession};
 
 pub(crate) use cancel::PeerSocket;
 use cancel::Unit;
-pub use config::{Config, ConfigError, Engine};
+pub use config::{Config, ConfigError, Engine, REPLICAS_VAR};
 pub use extract::DbConn;
+pub use replicas::{ServedBy, CONSISTENCY_HEADER, SERVED_BY_HEADER};
 
 use crate::error::Error;
 use work::{Body, Job, OnLazy};
@@ -215,6 +217,9 @@ struct Shared {
     /// PostgreSQL only: cancels the statements of requests whose clients went away.
     #[cfg(feature = "postgres")]
     canceller: Option<Arc<Canceller>>,
+    /// PostgreSQL only: the read replicas, if any.
+    #[cfg(feature = "postgres")]
+    replicas: Option<Arc<replicas::Replicas>>,
     /// Whether a thread of this process watches the database's outbox (`changes::watch`).
     watched: std::sync::atomic::AtomicBool,
     /// This database among those the process opened (what caches of its rows are keyed by).
@@ -314,6 +319,13 @@ pub struct LazyConn<'a> {
     writes: bool,
     /// The permissions stamp read with the unit's user (`sql::stamp`), if it was.
     stamp: Option<i64>,
+    /// The unit's client, where its reads may go to a replica or it is remembered
+    /// ([`LazyConn::read_from_replicas`], [`LazyConn::for_client`]).
+    reader: Option<replicas::Reader>,
+    /// Whether the unit's connections come from the primary only: it writes, or wrote.
+    primary: bool,
+    /// The server of the unit's last connection.
+    served: ServedBy,
 }
 
 impl std::fmt::Debug for LazyConn<'_> {
@@ -334,7 +346,35 @@ impl<'a> LazyConn<'a> {
             turn: None,
             writes: false,
             stamp: None,
+            reader: None,
+            primary: false,
+            served: ServedBy::Primary,
         }
+    }
+
+    /// Lets the reads of this unit go to a read replica of the database, one that has replayed
+    /// all that `reader`'s client has seen (docs/deployment.md#read-replicas): for a unit that
+    /// only reads, such as a GET. Once the unit writes ([`LazyConn::writes`],
+    /// [`LazyConn::write`]) its connections come from the primary.
+    pub(crate) fn read_from_replicas(&mut self, reader: replicas::Reader) {
+        self.reader = Some(reader);
+    }
+
+    /// Keeps the unit on the primary, and remembers what `reader`'s client wrote there
+    /// ([`LazyConn::consistency`]): for a unit that may write without saying so first.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(crate) fn for_client(&mut self, reader: replicas::Reader) {
+        self.reader = Some(reader);
+        self.primary = true;
+    }
+
+    /// The server that the unit's last connection came from, where the database has replicas.
+    pub(crate) fn served_by(&self) -> Option<ServedBy> {
+        #[cfg(feature = "postgres")]
+        if self.db.0.replicas.is_some() {
+            return Some(self.served);
+        }
+        None
     }
 
     /// The database.
@@ -362,6 +402,7 @@ impl<'a> LazyConn<'a> {
     /// [`LazyConn::conn`].
     pub fn writes(&mut self) {
         self.writes = true;
+        self.primary = true;
     }
 
     /// The connection, checked out of the pool on first use. 503 when none comes within the
@@ -382,10 +423,19 @@ impl<'a> LazyConn<'a> {
                             None => self.db.checkout()?,
                         }
                     }
-                    _ => self.db.checkout()?,
+                    _ => {
+                        let reader = self.reader.filter(|_| !self.primary);
+                        let (taken, served) = self.db.checkout_for(reader.as_ref())?;
+                        self.served = served;
+                        taken
+                    }
                 };
+                // The canceller reaches the primary: a replica's statements end at the
+                // statement timeout only.
                 #[cfg(feature = "postgres")]
-                if let (Pooled::Pg(c), Some(unit)) = (&taken, cancel::current()) {
+                if let (Pooled::Pg(c), Some(unit), ServedBy::Primary) =
+                    (&taken, cancel::current(), self.served)
+                {
                     *lock(&unit.pg_backend) = Some(c.backend);
                 }
                 empty.insert(taken)
@@ -432,6 +482,10 @@ impl<'a> LazyConn<'a> {
     /// [`LazyConn::write`] of a body whose type is erased ([`work`]).
     fn write_dyn(&mut self, f: &mut Body<'_>) -> Result<(), Error> {
         let Some(writers) = self.db.0.writers.as_ref() else {
+            if self.served != ServedBy::Primary {
+                self.release();
+            }
+            self.primary = true;
             return self.conn()?.transaction_dyn(f);
         };
         if self.turn.is_none() {
@@ -445,6 +499,96 @@ impl<'a> LazyConn<'a> {
         let result = self.conn()?.transaction_dyn(f);
         self.release();
         result
+    }
+}
+
+impl LazyConn<'_> {
+    /// Runs `work` on this unit, and once more (on the primary) when it failed on a replica in
+    /// a way the primary would not ([`LazyConn::retry_on_primary`]): a read whose replica went
+    /// away still gets its answer. A write moves the unit to the primary before it starts, so
+    /// a failed write is never run again.
+    pub(crate) fn retrying<R>(
+        &mut self,
+        mut work: impl FnMut(&mut Self) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let first = work(self);
+        match &first {
+            Err(e) if self.retry_on_primary(e) => work(self),
+            _ => first,
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl LazyConn<'_> {
+    /// After `error` on a replica's connection that the primary would not give (the replica
+    /// went away, cancelled the statement to replay, or refused a write): gives the
+    /// connection up (a replica that went away is skipped until a check finds it well) and
+    /// keeps the unit on the primary. True when the caller should run its reads again.
+    pub(crate) fn retry_on_primary(&mut self, error: &Error) -> bool {
+        let (ServedBy::Replica(i), Some(replicas)) = (self.served, &self.db.0.replicas) else {
+            return false;
+        };
+        if !error.is_connection_lost() && !replicas::is_replica_refusal(error) {
+            return false;
+        }
+        log::warn!(
+            "a read on replica {} failed ({error}): read again on the primary",
+            i + 1
+        );
+        if error.is_connection_lost() {
+            if let Some(Pooled::Pg(c)) = &mut self.pooled {
+                c.lost = true;
+            }
+            replicas.failed(i);
+        }
+        self.release();
+        self.primary = true;
+        self.served = ServedBy::Primary;
+        true
+    }
+
+    /// The end of a unit of a client with replicas around (`succeeded`: whether it did what it
+    /// was asked): a unit on the primary (one that wrote) gives the primary's WAL position, its
+    /// consistency token, and the unit's client is remembered at it; a read of an identified
+    /// client remembers the position it read at, so that its next reads never see less.
+    /// `None` without replicas, after a failure, or for a read.
+    pub(crate) fn consistency(&mut self, succeeded: bool) -> Option<replicas::Lsn> {
+        let replicas = self.db.0.replicas.clone()?;
+        let reader = self.reader?;
+        if !succeeded || (!self.primary && (reader.client.is_none() || self.pooled.is_none())) {
+            return None;
+        }
+        let served = if self.primary {
+            ServedBy::Primary
+        } else {
+            self.served
+        };
+        let position = match self.conn() {
+            Ok(Conn::Pg(c)) => replicas::position_of(c, served),
+            Ok(Conn::Sqlite(_)) => return None,
+            Err(e) => Err(e),
+        };
+        let lsn = position
+            .inspect_err(|e| log::warn!("the WAL position after a unit was not read: {e}"))
+            .ok()?;
+        if let Some(client) = reader.client {
+            replicas.remember(client, lsn);
+        }
+        self.primary.then_some(lsn)
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+impl LazyConn<'_> {
+    /// Without PostgreSQL there are no replicas: never.
+    pub(crate) fn retry_on_primary(&mut self, _error: &Error) -> bool {
+        false
+    }
+
+    /// Without PostgreSQL there are no replicas: no position.
+    pub(crate) fn consistency(&mut self, _succeeded: bool) -> Option<replicas::Lsn> {
+        None
     }
 }
 
@@ -462,6 +606,29 @@ impl Writers {
             Error::Busy
         })
     }
+}
+
+/// The replicas of a PostgreSQL configuration, watched by their health check; `None` without.
+#[cfg(feature = "postgres")]
+fn open_replicas(
+    config: &Config,
+    max: u32,
+    statement_timeout: u64,
+) -> Result<Option<Arc<replicas::Replicas>>, ConfigError> {
+    if config.replicas.is_empty() {
+        return Ok(None);
+    }
+    let seconds = |key, default| config.number(key, default).map(Duration::from_secs_f64);
+    let replicas = replicas::Replicas::open(
+        &config.name,
+        &config.replicas,
+        max,
+        statement_timeout,
+        seconds("replica_max_lag", 5.0)?,
+        seconds("replica_check_every", 0.5)?,
+    )?;
+    replicas.watch();
+    Ok(Some(replicas))
 }
 
 /// A std mutex's guard, whether or not a holder panicked.
@@ -509,6 +676,11 @@ impl Database {
             config.number("read_memory", reading::DEFAULT_BYTES as f64)? as usize,
         );
         match config.engine {
+            Engine::Sqlite if !config.replicas.is_empty() => Err(ConfigError(
+                "SQLite has no replicas: PLOVER_DATABASE_REPLICAS (or Config::replica) needs a \
+                 PostgreSQL database"
+                    .into(),
+            )),
             Engine::Sqlite => {
                 let mut known = config::OWN_OPTIONS.to_vec();
                 known.extend(["busy_timeout", "cache_size", "mmap_size"]);
@@ -533,6 +705,8 @@ impl Database {
                     reading,
                     #[cfg(feature = "postgres")]
                     canceller: None,
+                    #[cfg(feature = "postgres")]
+                    replicas: None,
                     watched: Default::default(),
                     id: next_id(),
                     stamp_table: OnceLock::new(),
@@ -540,7 +714,9 @@ impl Database {
             }
             #[cfg(feature = "postgres")]
             Engine::Postgres => {
-                config.check_options(&config::OWN_OPTIONS)?;
+                let mut known = config::OWN_OPTIONS.to_vec();
+                known.extend(config::REPLICA_OPTIONS);
+                config.check_options(&known)?;
                 let manager = PgManager(ConnectionManager::new(config.name.clone()));
                 let pool = Pool::builder()
                     .max_size(max.max(1))
@@ -557,6 +733,7 @@ impl Database {
                     budget,
                     reading,
                     canceller: Some(Arc::new(Canceller::new(&config.name))),
+                    replicas: open_replicas(config, max, statement_timeout)?,
                     watched: Default::default(),
                     id: next_id(),
                     stamp_table: OnceLock::new(),
@@ -616,6 +793,20 @@ impl Database {
     /// Opens a database from a URL such as `sqlite://app.db` (see [`Config::from_url`]).
     pub fn from_url(url: &str) -> Result<Database, ConfigError> {
         Database::open(&Config::from_url(url)?)
+    }
+
+    /// A connection for a unit of `reader` (`None`: from the primary): from a well replica that
+    /// has replayed what its client saw, else from the primary.
+    fn checkout_for(&self, reader: Option<&replicas::Reader>) -> Result<(Pooled, ServedBy), Error> {
+        #[cfg(feature = "postgres")]
+        if let (Some(reader), Some(replicas)) = (reader, &self.0.replicas) {
+            if let Some((i, conn)) = replicas.checkout(reader) {
+                return Ok((Pooled::Pg(conn), ServedBy::Replica(i)));
+            }
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = reader;
+        Ok((self.checkout()?, ServedBy::Primary))
     }
 
     /// A connection from the pool. On SQLite, when the pool has no idle connection and may

@@ -25,7 +25,8 @@ use crate::changes::slots::Slot;
 use crate::changes::ChangeEvent;
 use crate::changes::StreamLimits;
 use crate::db::pending::{written_by, Author};
-use crate::db::{Conn, Database, PeerSocket};
+use crate::db::replicas;
+use crate::db::{Conn, Database, PeerSocket, ServedBy, CONSISTENCY_HEADER, SERVED_BY_HEADER};
 use crate::error::Error;
 use crate::http::body::{Body, BodyLimit, DEFAULT_MAX_BODY_BYTES};
 use crate::http::urlencoded::pairs;
@@ -132,9 +133,10 @@ impl RestApi {
     /// Lets pages of these origins (`https://app.example.com`, scheme and host as the browser
     /// sends them in `Origin`) call the API from the browser (CORS, through `actix-cors`):
     /// every verb the API serves, the request headers `Authorization`, `Content-Type`,
-    /// `Accept`, `If-Match`, `If-None-Match` and `Idempotency-Key`, the response headers
-    /// `Location`, `ETag`, `Retry-After`, `RateLimit-*` and `Idempotent-Replayed` readable by
-    /// the page, preflights cached for an hour. Credentials (cookies) are not sent: the API
+    /// `Accept`, `If-Match`, `If-None-Match`, `Idempotency-Key` and `Plover-Consistency`, the
+    /// response headers `Location`, `ETag`, `Retry-After`, `RateLimit-*`,
+    /// `Idempotent-Replayed`, `Plover-Consistency` and `Plover-Served-By` readable by the page,
+    /// preflights cached for an hour. Credentials (cookies) are not sent: the API
     /// authenticates by header. Requests from other origins get no CORS headers (the browser
     /// refuses them); requests without `Origin` (other servers, scripts) are served as
     /// before. Default: none.
@@ -392,6 +394,7 @@ fn cors(origins: &[String]) -> actix_cors::Cors {
             header::IF_MATCH,
             header::IF_NONE_MATCH,
             header::HeaderName::from_static("idempotency-key"),
+            header::HeaderName::from_static("plover-consistency"),
         ])
         .expose_headers([
             header::LOCATION,
@@ -401,6 +404,8 @@ fn cors(origins: &[String]) -> actix_cors::Cors {
             header::HeaderName::from_static("ratelimit-remaining"),
             header::HeaderName::from_static("ratelimit-reset"),
             header::HeaderName::from_static(REPLAYED),
+            header::HeaderName::from_static("plover-consistency"),
+            header::HeaderName::from_static("plover-served-by"),
         ])
         .max_age(3600);
     for origin in origins {
@@ -651,11 +656,16 @@ impl Route {
         body: Body,
     ) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
+        let query = pairs(req.query_string().as_bytes());
+        let reader = match replicas::reader_of(req.headers(), &query) {
+            Ok(reader) => reader,
+            Err(e) => return e.error_response(),
+        };
         let api_req = ApiRequest {
             method: req.method().clone(),
             client: req.peer_addr().map(|a| a.ip()),
             pk,
-            query: pairs(req.query_string().as_bytes()),
+            query,
             headers: req.headers().into(),
             body,
             list_path: self.list_path.clone(),
@@ -664,9 +674,16 @@ impl Route {
         let outcome = self
             .db
             .run_watched(req.conn_data::<PeerSocket>(), move |db| {
+                // The unit's reads may go to a replica until it writes (the endpoint says so
+                // before its first statement when its verb writes).
+                db.read_from_replicas(reader);
                 let (api, mut rate) = (&route.api, None);
-                let handle = || route.endpoint.handle(&api_req, db, api, &mut rate);
-                let mut reply = written_by(Author::Nobody, handle);
+                let mut reply = db.retrying(|db| {
+                    rate = None;
+                    written_by(Author::Nobody, || {
+                        route.endpoint.handle(&api_req, db, api, &mut rate)
+                    })
+                });
                 // Reads, and updates of an object (its new representation), carry an ETag.
                 let read = matches!(api_req.method, Method::GET | Method::HEAD);
                 let update =
@@ -674,12 +691,17 @@ impl Route {
                 if api.etags && (read || update) {
                     reply = reply.map(|r| r.tagged(&api_req.headers, read));
                 }
-                Ok((reply, rate))
+                let succeeded = reply.as_ref().is_ok_and(|r| r.status.is_success());
+                let seen = Seen {
+                    token: db.consistency(succeeded),
+                    served: db.served_by(),
+                };
+                Ok((reply, rate, seen))
             })
             .await;
-        let (reply, rate) = match outcome {
+        let (reply, rate, seen) = match outcome {
             Ok(done) => done,
-            Err(e) => (Err(e), None),
+            Err(e) => (Err(e), None, Seen::default()),
         };
         let mut resp = match reply {
             Ok(reply) => {
@@ -711,6 +733,35 @@ impl Route {
                 resp.headers_mut().insert(name, value);
             }
         }
+        seen.headers(resp.headers_mut());
         resp
+    }
+}
+
+/// What a unit of a database with replicas tells its client: the consistency token of a write
+/// and the server of a read (docs/deployment.md#read-replicas).
+#[derive(Default)]
+pub(crate) struct Seen {
+    /// The WAL position of the unit's write.
+    pub(crate) token: Option<replicas::Lsn>,
+    /// The server of the unit's last statements.
+    pub(crate) served: Option<ServedBy>,
+}
+
+impl Seen {
+    /// Adds the headers of what was seen to a response's.
+    pub(crate) fn headers(&self, headers: &mut actix_web::http::header::HeaderMap) {
+        use actix_web::http::header::HeaderName;
+        let pairs = [
+            (CONSISTENCY_HEADER, self.token.map(replicas::format_lsn)),
+            (SERVED_BY_HEADER, self.served.map(|s| s.to_string())),
+        ];
+        for (name, value) in pairs {
+            let name = HeaderName::from_bytes(name.as_bytes()).ok();
+            let value = value.and_then(|v| HeaderValue::from_str(&v).ok());
+            if let (Some(name), Some(value)) = (name, value) {
+                headers.insert(name, value);
+            }
+        }
     }
 }
