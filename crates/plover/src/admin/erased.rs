@@ -24,8 +24,8 @@ pub(crate) trait Model: Send + Sync {
     fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error>;
     /// The row with this primary key.
     fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error>;
-    /// The rows of `ids`, locked for the rest of the transaction (PostgreSQL).
-    fn rows_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Box<dyn Rows>, Error>;
+    /// The row with this primary key, locked for the rest of the transaction (PostgreSQL).
+    fn load_locked(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error>;
     /// No changes.
     fn changes(&self) -> Changes;
     /// Sets one field of `changes` from JSON (the message says why it cannot).
@@ -87,8 +87,9 @@ impl<M: RestModel + 'static> Model for Typed<M> {
     fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error> {
         Ok(M::load_pk(conn, pk)?.map(|row| Box::new(row) as Box<dyn Row>))
     }
-    fn rows_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Box<dyn Rows>, Error> {
-        Ok(Box::new(sql::rows_locked::<M>(conn, M::meta(), ids)?))
+    fn load_locked(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error> {
+        let mut rows: Vec<M> = sql::rows_locked(conn, M::meta(), &[pk])?;
+        Ok(rows.pop().map(|row| Box::new(row) as Box<dyn Row>))
     }
     fn changes(&self) -> Changes {
         Box::new(M::Changes::default())

@@ -14,7 +14,7 @@ use super::views::{ChecklistView, FormField, FormView, InlineView, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
-use crate::model::row::{Row, Rows};
+use crate::model::row::Row;
 use crate::model::{check_reference, FieldKind, FieldMeta, ModelMeta};
 use crate::query::{Order, Select};
 
@@ -195,15 +195,14 @@ impl PreparedAdmin {
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
         row: Option<&dyn Row>,
-    ) -> Result<Option<Box<dyn Rows>>, Error> {
+    ) -> Result<Option<Box<dyn Row>>, Error> {
         let Some(row) = row else {
             return Ok(None);
         };
-        let locked = self.model.rows_locked(conn, &[row.pk()])?;
-        let current = locked.iter().next().ok_or(Error::NotFound)?;
+        let current = (self.model.load_locked(conn, row.pk())?).ok_or(Error::NotFound)?;
         match cx.req.field(VERSION) {
-            Some(sent) if sent != self.version(current) => Err(Error::PreconditionFailed),
-            _ => Ok(Some(locked)),
+            Some(sent) if sent != self.version(&*current) => Err(Error::PreconditionFailed),
+            _ => Ok(Some(current)),
         }
     }
 
@@ -241,8 +240,7 @@ impl PreparedAdmin {
         } else if errors.is_empty() {
             let saved = conn.transaction(|conn| {
                 let current = self.current(cx, conn, row)?;
-                let current = current.as_ref().and_then(|rows| rows.iter().next());
-                self.save(cx, conn, changes, current)
+                self.save(cx, conn, changes, current.as_deref())
             });
             match saved {
                 Ok(_) => return Ok(Reply::Redirect(self.url(cx))),

@@ -683,7 +683,7 @@ impl PreparedAdmin {
         let outcome = usernames::in_bulk(|| {
             conn.transaction(|conn| {
                 let locked = self.current(cx, conn, row)?;
-                let locked = locked.as_ref().and_then(|rows| rows.iter().next());
+                let locked = locked.as_deref();
                 let mut parent = locked.map(|row| row.pk());
                 if errors.is_empty() {
                     match self.save(cx, conn, changes, locked) {
