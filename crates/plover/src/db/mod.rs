@@ -45,7 +45,7 @@ use diesel::SqliteConnection;
 #[cfg(feature = "postgres")]
 use diesel::{Connection, PgConnection};
 #[cfg(feature = "postgres")]
-use pg_pool::{Canceller, PgManager, PgSession};
+use pg_pool::{Canceller, PgManager};
 
 pub(crate) use cancel::PeerSocket;
 use cancel::Unit;
@@ -717,16 +717,7 @@ impl Database {
                 let mut known = config::OWN_OPTIONS.to_vec();
                 known.extend(config::REPLICA_OPTIONS);
                 config.check_options(&known)?;
-                let manager = PgManager(ConnectionManager::new(config.name.clone()));
-                let pool = Pool::builder()
-                    .max_size(max.max(1))
-                    .min_idle(Some(0))
-                    .connection_timeout(timeout)
-                    // A server restart leaves dead connections in the pool: those idle for a
-                    // while are tested as they are checked out (pg_pool).
-                    .test_on_check_out(true)
-                    .connection_customizer(Box::new(PgSession { statement_timeout }))
-                    .build_unchecked(manager);
+                let pool = pg_pool::pool(config.name.clone(), max, timeout, statement_timeout);
                 Ok(Database(Arc::new(Shared {
                     pool: Pools::Pg(pool),
                     writers: None,

@@ -65,6 +65,26 @@ impl ManageConnection for PgManager {
     }
 }
 
+/// A pool of at most `max` connections to `url`, whose statements run at most
+/// `statement_timeout` ms, waiting at most `wait` for a connection at checkout. No connection
+/// is made here: the first checkout makes one.
+pub(super) fn pool(
+    url: String,
+    max: u32,
+    wait: Duration,
+    statement_timeout: u64,
+) -> diesel::r2d2::Pool<PgManager> {
+    diesel::r2d2::Pool::builder()
+        .max_size(max.max(1))
+        .min_idle(Some(0))
+        .connection_timeout(wait)
+        // A server restart leaves dead connections in the pool: those idle for a while are
+        // tested as they are checked out (the module's documentation).
+        .test_on_check_out(true)
+        .connection_customizer(Box::new(PgSession { statement_timeout }))
+        .build_unchecked(PgManager(ConnectionManager::new(url)))
+}
+
 /// Settings of every new PostgreSQL connection.
 #[derive(Debug)]
 pub(super) struct PgSession {

@@ -5,13 +5,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
+use diesel::r2d2::{Pool, PooledConnection};
 use diesel::sql_types::{BigInt, Nullable};
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use parking_lot::Mutex;
 
 use super::{Lsn, Reader, ServedBy};
-use crate::db::pg_pool::{PgManager, PgSession};
+use crate::db::pg_pool::{self, PgManager};
 use crate::db::{Config, ConfigError, Engine};
 use crate::error::Error;
 
@@ -85,14 +85,7 @@ impl Replicas {
                 )));
             }
             let url = with_connect_timeout(&config.name);
-            let manager = PgManager(ConnectionManager::new(url.clone()));
-            let pool = Pool::builder()
-                .max_size(max.max(1))
-                .min_idle(Some(0))
-                .connection_timeout(CHECKOUT_WAIT)
-                .test_on_check_out(true)
-                .connection_customizer(Box::new(PgSession { statement_timeout }))
-                .build_unchecked(manager);
+            let pool = pg_pool::pool(url.clone(), max, CHECKOUT_WAIT, statement_timeout);
             servers.push(Replica {
                 pool,
                 url,
