@@ -48,19 +48,21 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 command -v cargo-deny >/dev/null 2>&1 || cargo install --locked --quiet cargo-deny
 cargo deny check licenses bans sources 2>&1 | tail -n 1
 
-# Headless Chromium and ChromeDriver for the browser tests, and npm to fetch the axe-core they
-# run (Debian packages).
+# Headless Chromium and ChromeDriver for the browser tests, npm to fetch the axe-core they
+# run, and nginx for the scale-out test (Debian packages).
 # Only what is missing: a machine whose npm comes with its own Node.js cannot take Debian's npm.
-browser_missing=()
-command -v chromium >/dev/null 2>&1 || browser_missing+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || browser_missing+=(chromium-driver)
-command -v npm >/dev/null 2>&1 || browser_missing+=(npm)
-if [ ${#browser_missing[@]} -gt 0 ]; then
+packages_missing=()
+command -v chromium >/dev/null 2>&1 || packages_missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || packages_missing+=(chromium-driver)
+command -v npm >/dev/null 2>&1 || packages_missing+=(npm)
+# nginx, the load balancer in front of the scale-out test's three processes.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || packages_missing+=(nginx)
+if [ ${#packages_missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${browser_missing[@]}" >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages_missing[@]}" >/dev/null
     else
-        echo "test.sh: the browser tests need chromium, chromium-driver and npm (apt-get install)" >&2
+        echo "test.sh: the browser tests need chromium, chromium-driver and npm, the scale-out test nginx (apt-get install)" >&2
         exit 1
     fi
 fi
@@ -108,8 +110,8 @@ python3 -m venv target/openapi-venv
 target/openapi-venv/bin/pip install -q --disable-pip-version-check -r scripts/openapi-requirements.txt
 python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv
 python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv --pg "$PG_URL"
-echo "== scale-out, PostgreSQL"
-python3 scripts/scaleout.py "$APP" "$PG_URL"
+echo "== scale-out: three processes behind nginx, PostgreSQL primary + replica"
+python3 scripts/scaleout.py "$APP"
 echo "== change feed and job queue across two processes, SQLite and PostgreSQL"
 python3 scripts/feed_processes.py --app "$APP"
 python3 scripts/feed_processes.py --app "$APP" --pg "$PG_URL"

@@ -17,6 +17,10 @@ use base64::Engine as _;
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use microblog::{ensure_user, User};
 use plover::db::{Config, Database, CONSISTENCY_HEADER, SERVED_BY_HEADER};
+
+/// The headers as docs/reference.md names them (the constants must say the same).
+const CONSISTENCY: &str = "Plover-Consistency";
+const SERVED_BY: &str = "Plover-Served-By";
 use plover::prelude::*;
 use serde_json::{json, Value};
 
@@ -151,7 +155,7 @@ where
         req = req.insert_header(("Authorization", format!("Basic {encoded}")));
     }
     if let Some(token) = client.token {
-        req = req.insert_header((CONSISTENCY_HEADER, token));
+        req = req.insert_header((CONSISTENCY, token));
     }
     if let Some(body) = body {
         req = req.set_json(body);
@@ -163,10 +167,7 @@ where
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    let (served_by, token) = (
-        header(SERVED_BY_HEADER).unwrap_or_default(),
-        header(CONSISTENCY_HEADER),
-    );
+    let (served_by, token) = (header(SERVED_BY).unwrap_or_default(), header(CONSISTENCY));
     let status = resp.status().as_u16();
     let bytes = test::read_body(resp).await;
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -215,6 +216,12 @@ fn number(answer: &Answer) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{}", answer.body))
+}
+
+#[test]
+fn the_header_constants_are_the_documented_names() {
+    assert_eq!(CONSISTENCY_HEADER, CONSISTENCY);
+    assert_eq!(SERVED_BY_HEADER, SERVED_BY);
 }
 
 #[actix_web::test]

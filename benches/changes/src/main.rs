@@ -130,17 +130,18 @@ async fn main() -> std::io::Result<()> {
     let running = match &hooks {
         Some(hooks) => {
             let jobs = Jobs::new(db.clone()).poll(Duration::from_millis(50));
-            let workers = hooks.jobs(jobs).start(2);
-            let dispatcher = hooks.start().map_err(std::io::Error::other)?;
-            Some((workers, dispatcher))
+            Some(
+                hooks
+                    .start_with_workers(jobs, 2)
+                    .map_err(std::io::Error::other)?,
+            )
         }
         None => None,
     };
     eprintln!("plover-bench-changes listening on {}", args.bind);
     let served = server.run().await;
-    if let Some((workers, dispatcher)) = running {
-        dispatcher.stop().await;
-        workers.stop().await;
+    if let Some(running) = running {
+        running.stop().await;
     }
     served
 }

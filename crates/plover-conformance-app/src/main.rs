@@ -7,7 +7,7 @@
 //!                        [--response-memory BYTES] [--unthrottled-logins]
 //!                        [--event-retention-seconds N]
 //!                        [--webhook URL [--webhook-secret SECRET] [--webhook-retry-base-ms N]]
-//!                        [--mail-dir DIR]
+//!                        [--mail-dir DIR] [--rate-limit N]
 //!
 //! `PLOVER_DATABASE_REPLICAS` (comma-separated PostgreSQL URLs) names streaming replicas of
 //! `--database` that may serve reads (docs/deployment.md#read-replicas).
@@ -42,6 +42,9 @@ Options:
                             later ones double, for at least 24 h
   --mail-dir DIR            writes each account mail (password reset, sign-up) as a .eml
                             file in DIR (default: mail is dropped)
+  --rate-limit N            serves /limited/sample/ (read-only, open), at most N requests
+                            an hour per client address, counted in the database (for the
+                            scale-out test: the limit holds across processes)
   -h, --help                prints this help
 
 Environment:
@@ -51,10 +54,10 @@ Environment:
 use std::time::Duration;
 
 use microblog::{ensure_user, User};
-use plover::jobs::{Jobs, Workers};
+use plover::jobs::Jobs;
 use plover::mail::{FolderBackend, MailBackend, MailError, Mailer, Message};
 use plover::prelude::*;
-use plover::webhooks::{Dispatcher, Endpoint, Targets, Webhooks};
+use plover::webhooks::{Endpoint, Running, Targets, Webhooks};
 use plover_conformance_app::{api, models, v2, v3};
 
 /// Command-line options.
@@ -73,6 +76,7 @@ struct Args {
     webhook_secret: String,
     webhook_retry_base: Option<Duration>,
     mail_dir: Option<String>,
+    rate_limit: Option<u32>,
 }
 
 /// The mail backend without `--mail-dir`: every message is dropped.
@@ -104,6 +108,7 @@ fn parse_args() -> Result<Option<Args>, String> {
         webhook_secret: WEBHOOK_SECRET.into(),
         webhook_retry_base: None,
         mail_dir: None,
+        rate_limit: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -142,6 +147,10 @@ fn parse_args() -> Result<Option<Args>, String> {
             "--webhook" => args.webhook = Some(value()?),
             "--webhook-secret" => args.webhook_secret = value()?,
             "--mail-dir" => args.mail_dir = Some(value()?),
+            "--rate-limit" => {
+                let n = value()?;
+                args.rate_limit = Some(n.parse().map_err(|_| "--rate-limit takes a number")?);
+            }
             "--webhook-retry-base-ms" => {
                 let ms = value()?;
                 let ms = ms
@@ -207,6 +216,7 @@ async fn main() -> std::io::Result<()> {
     let api = api.setup();
     let v2 = v2(db.clone(), &auth, args.max_body_bytes).setup();
     let v3 = v3(db.clone(), &auth, args.max_body_bytes).setup();
+    let limited = args.rate_limit.map(|n| limited(db.clone(), n).setup());
     let accounts = auth.setup();
     let mut admin = plover_conformance_app::admin(&auth);
     if let Some(hooks) = &hooks {
@@ -233,6 +243,11 @@ async fn main() -> std::io::Result<()> {
             .configure(api.clone())
             .configure(v2.clone())
             .configure(v3.clone())
+            .configure(|cfg| {
+                if let Some(limited) = &limited {
+                    limited(cfg);
+                }
+            })
             .configure(admin.clone())
             .configure(plover_conformance_app::pages)
     })
@@ -244,11 +259,25 @@ async fn main() -> std::io::Result<()> {
     };
     eprintln!("plover-conformance-app listening on {}", args.bind);
     let served = server.run().await;
-    if let Some((workers, dispatcher)) = running {
-        dispatcher.stop().await;
-        workers.stop().await;
+    if let Some(running) = running {
+        running.stop().await;
     }
     served
+}
+
+/// The API of `--rate-limit`: `/limited/sample/`, read-only and open, at most `n` requests an
+/// hour per client address, counted in the database that every process shares.
+fn limited(db: Database, n: u32) -> RestApi {
+    let mut api = RestApi::new(db)
+        .prefix("/limited")
+        .name("limited")
+        .rate_limit(plover::rest::RateLimit::new(n, Duration::from_secs(3600)).in_database());
+    api.register_resource(
+        Resource::<models::Sample>::new()
+            .allowed_methods([actix_web::http::Method::GET])
+            .auth(Authentication::new(vec![])),
+    );
+    api
 }
 
 /// The webhooks of `--webhook`: one endpoint wanting every event of `message`, `ticket` and
@@ -272,15 +301,12 @@ fn webhooks(api: &RestApi, args: &Args) -> std::io::Result<Option<Webhooks>> {
 
 /// Starts two job workers (which send the deliveries) and the dispatcher. With a short first
 /// retry, idle workers look for due retries as often (from 50 ms to 1 s).
-fn start_webhooks(
-    hooks: &Webhooks,
-    db: &Database,
-    args: &Args,
-) -> std::io::Result<(Workers, Dispatcher)> {
+fn start_webhooks(hooks: &Webhooks, db: &Database, args: &Args) -> std::io::Result<Running> {
     let poll = (args.webhook_retry_base)
         .unwrap_or(Duration::from_secs(1))
         .clamp(Duration::from_millis(50), Duration::from_secs(1));
-    let workers = hooks.jobs(Jobs::new(db.clone()).poll(poll)).start(2);
-    let dispatcher = hooks.start().map_err(std::io::Error::other)?;
-    Ok((workers, dispatcher))
+    let jobs = Jobs::new(db.clone()).poll(poll);
+    hooks
+        .start_with_workers(jobs, 2)
+        .map_err(std::io::Error::other)
 }

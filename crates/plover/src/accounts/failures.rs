@@ -76,6 +76,9 @@ impl Table {
                 |q| q.bind::<Text, _>(keys[0]).bind::<Text, _>(keys[1])
             )
         };
+        // On the primary: a replica's counts may be a failure or more behind (a throttle read
+        // there would let a flood through).
+        db.on_primary();
         let rows = db.conn().and_then(|mut conn| read(&mut conn));
         let rows = logged(rows)?;
         Some(keys.map(|key| {

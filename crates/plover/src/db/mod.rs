@@ -370,11 +370,7 @@ impl<'a> LazyConn<'a> {
 
     /// The server that the unit's last connection came from, where the database has replicas.
     pub(crate) fn served_by(&self) -> Option<ServedBy> {
-        #[cfg(feature = "postgres")]
-        if self.db.0.replicas.is_some() {
-            return Some(self.served);
-        }
-        None
+        self.db.has_replicas().then_some(self.served)
     }
 
     /// The database.
@@ -464,6 +460,16 @@ impl<'a> LazyConn<'a> {
         }
     }
 
+    /// Keeps the rest of this unit on the primary: for a read whose answer must be current
+    /// (the counts of failed logins), in a unit whose reads may otherwise go to a replica. A
+    /// replica's connection the unit holds is given back.
+    pub(crate) fn on_primary(&mut self) {
+        if self.served != ServedBy::Primary {
+            self.release();
+        }
+        self.primary = true;
+    }
+
     /// Runs `f` in one write transaction ([`Conn::transaction`]) on this unit's connection.
     /// On SQLite the transaction first waits for its turn among this process's writers to the
     /// same database (503 when it does not come within `busy_timeout`, or `connection_timeout`
@@ -482,10 +488,7 @@ impl<'a> LazyConn<'a> {
     /// [`LazyConn::write`] of a body whose type is erased ([`work`]).
     fn write_dyn(&mut self, f: &mut Body<'_>) -> Result<(), Error> {
         let Some(writers) = self.db.0.writers.as_ref() else {
-            if self.served != ServedBy::Primary {
-                self.release();
-            }
-            self.primary = true;
+            self.on_primary();
             return self.conn()?.transaction_dyn(f);
         };
         if self.turn.is_none() {
@@ -744,6 +747,15 @@ impl Database {
             .0
             .watched
             .swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether reads may go to read replicas (PostgreSQL with `replicas` configured).
+    pub(crate) fn has_replicas(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if self.0.replicas.is_some() {
+            return true;
+        }
+        false
     }
 
     /// This database among those the process opened: a clone has the same id, another

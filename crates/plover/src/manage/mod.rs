@@ -567,13 +567,13 @@ impl<U: UserModel + Clone> Commands<U> {
     ) -> Result<(), Failure> {
         self.create_tables(db)?;
         let background = self.background(db, auth);
-        if background.jobs.is_none() {
+        let Some(jobs) = background.jobs() else {
             return Err(Failure(
                 "this application has no jobs (manage::Commands::jobs) nor webhooks".into(),
             ));
-        }
+        };
         actix_web::rt::System::new().block_on(async {
-            if let (true, Some(jobs)) = (once, &background.jobs) {
+            if once {
                 let ran = jobs.run_due().await?;
                 writeln!(out, "ran {ran} jobs")?;
                 return Ok(());
@@ -591,19 +591,12 @@ impl<U: UserModel + Clone> Commands<U> {
     fn background(&self, db: &Database, auth: &Auth<U>) -> Background {
         let jobs = self.jobs.as_ref().map(|handlers| handlers(db));
         #[cfg(feature = "webhooks")]
-        {
-            let webhooks = self.webhooks.as_ref().map(|hooks| hooks(db, auth));
-            let jobs = match &webhooks {
-                Some(hooks) => Some(hooks.jobs(jobs.unwrap_or_else(|| Jobs::new(db.clone())))),
-                None => jobs,
-            };
-            Background { jobs, webhooks }
+        if let Some(hooks) = &self.webhooks {
+            let jobs = jobs.unwrap_or_else(|| Jobs::new(db.clone()));
+            return Background::Webhooks(hooks(db, auth), jobs);
         }
-        #[cfg(not(feature = "webhooks"))]
-        {
-            let _ = auth;
-            Background { jobs }
-        }
+        let _ = auth;
+        Background::Jobs(jobs)
     }
 
     /// Creates the missing tables; drift is a failure with the report.
@@ -884,35 +877,42 @@ fn serve(
     Ok(())
 }
 
-/// What runs beside the server, and alone in `worker`: the job workers, and the dispatcher of
-/// the webhooks' deliveries.
-struct Background {
-    jobs: Option<Jobs>,
+/// What runs beside the server, and alone in `worker`: the job workers, and with webhooks the
+/// dispatcher of their deliveries.
+enum Background {
+    Jobs(Option<Jobs>),
     #[cfg(feature = "webhooks")]
-    webhooks: Option<crate::webhooks::Webhooks>,
+    Webhooks(crate::webhooks::Webhooks, Jobs),
 }
 
 /// A [`Background`] at work, until stopped.
-struct Running {
-    workers: Option<crate::jobs::Workers>,
+enum Running {
+    Jobs(Option<crate::jobs::Workers>),
     #[cfg(feature = "webhooks")]
-    dispatcher: Option<crate::webhooks::Dispatcher>,
+    Webhooks(crate::webhooks::Running),
 }
 
 impl Background {
+    /// The jobs its workers run: the application's, and the webhooks' deliveries.
+    fn jobs(&self) -> Option<Jobs> {
+        match self {
+            Background::Jobs(jobs) => jobs.clone(),
+            #[cfg(feature = "webhooks")]
+            Background::Webhooks(hooks, jobs) => Some(hooks.jobs(jobs.clone())),
+        }
+    }
+
     /// Starts `count` job workers (none with 0) and the dispatcher, on the current actix
     /// runtime.
     fn start(self, count: usize) -> std::io::Result<Running> {
-        let workers = (self.jobs)
-            .filter(|_| count > 0)
-            .map(|jobs| jobs.start(count));
-        Ok(Running {
-            workers,
+        Ok(match self {
+            Background::Jobs(jobs) => {
+                Running::Jobs(jobs.filter(|_| count > 0).map(|jobs| jobs.start(count)))
+            }
             #[cfg(feature = "webhooks")]
-            dispatcher: (self.webhooks.as_ref())
-                .map(crate::webhooks::Webhooks::start)
-                .transpose()
-                .map_err(std::io::Error::other)?,
+            Background::Webhooks(hooks, jobs) => Running::Webhooks(
+                (hooks.start_with_workers(jobs, count)).map_err(std::io::Error::other)?,
+            ),
         })
     }
 }
@@ -920,12 +920,14 @@ impl Background {
 impl Running {
     /// Stops the dispatcher, then the workers (each finishes its job first).
     async fn stop(self) {
-        #[cfg(feature = "webhooks")]
-        if let Some(dispatcher) = self.dispatcher {
-            dispatcher.stop().await;
-        }
-        if let Some(workers) = self.workers {
-            workers.stop().await;
+        match self {
+            Running::Jobs(workers) => {
+                if let Some(workers) = workers {
+                    workers.stop().await;
+                }
+            }
+            #[cfg(feature = "webhooks")]
+            Running::Webhooks(running) => running.stop().await,
         }
     }
 }

@@ -657,7 +657,7 @@ impl Route {
     ) -> HttpResponse {
         let body = parse_body(req.headers(), body.0).await;
         let query = pairs(req.query_string().as_bytes());
-        let reader = match replicas::reader_of(req.headers(), &query) {
+        let reader = match replicas::reader_of(req.headers(), &query, self.db.has_replicas()) {
             Ok(reader) => reader,
             Err(e) => return e.error_response(),
         };

@@ -264,6 +264,45 @@ impl Webhooks {
         Ok(Dispatcher { stop, task })
     }
 
+    /// Starts everything that sends this application's webhooks, on the current actix
+    /// runtime (call it inside `#[actix_web::main]`, beside the server): `count` workers of
+    /// `jobs` with the delivery handler added ([`jobs`](Webhooks::jobs); the application's own
+    /// job handlers run in the same workers), and the dispatcher ([`start`](Webhooks::start)).
+    /// With `count` 0 only the dispatcher runs: the deliveries are sent by the workers of
+    /// another process (the `worker` management command). [`Running::stop`] stops both.
+    /// The management commands' `serve` and `worker` call it for
+    /// [`Commands::webhooks`](crate::manage::Commands::webhooks).
+    ///
+    /// # Errors
+    /// The database's error (the events table `plover_event` must exist).
+    ///
+    /// ```no_run
+    /// # use plover::prelude::*;
+    /// # use plover::jobs::Jobs;
+    /// # use plover::webhooks::Webhooks;
+    /// # async fn serve(db: Database, hooks: Webhooks, server: actix_web::dev::Server) -> std::io::Result<()> {
+    /// let running = hooks
+    ///     .start_with_workers(Jobs::new(db.clone()), 2)
+    ///     .map_err(std::io::Error::other)?;
+    /// let served = server.await;
+    /// running.stop().await; // the dispatcher, then the workers (each finishes its job)
+    /// served
+    /// # }
+    /// ```
+    #[cfg(feature = "webhooks")]
+    pub fn start_with_workers(
+        &self,
+        jobs: crate::jobs::Jobs,
+        count: usize,
+    ) -> Result<Running, Error> {
+        let dispatcher = self.start()?;
+        let workers = self.jobs(jobs).start(count);
+        Ok(Running {
+            dispatcher,
+            workers,
+        })
+    }
+
     /// Queues the deliveries of every event after the dispatcher's position, then moves the
     /// position past them (one transaction per hundred events); the number of deliveries
     /// queued. For tests and one-off runs: a serving process [`start`](Webhooks::start)s the
@@ -473,6 +512,24 @@ impl Dispatcher {
     pub async fn stop(self) {
         let _ = self.stop.send(());
         let _ = self.task.await;
+    }
+}
+
+/// The dispatcher and the job workers [`Webhooks::start_with_workers`] started.
+#[cfg(feature = "webhooks")]
+#[derive(Debug)]
+pub struct Running {
+    dispatcher: Dispatcher,
+    workers: crate::jobs::Workers,
+}
+
+#[cfg(feature = "webhooks")]
+impl Running {
+    /// Stops the dispatcher after its pass, then the workers, each after the job it runs:
+    /// no delivery is left half sent.
+    pub async fn stop(self) {
+        self.dispatcher.stop().await;
+        self.workers.stop().await;
     }
 }
 

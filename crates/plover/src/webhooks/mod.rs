@@ -51,6 +51,8 @@ pub(crate) mod stored;
 
 #[cfg(feature = "webhooks")]
 pub use deliver::{deliver, DeliveryError};
+#[cfg(feature = "webhooks")]
+pub use dispatch::Running;
 pub use dispatch::{Dispatcher, Webhooks, DELIVERY_JOB, RETRY_FOR};
 pub use endpoint::{Endpoint, DELIVERY_TIMEOUT};
 pub use guard::Targets;

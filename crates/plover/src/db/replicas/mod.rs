@@ -39,7 +39,7 @@ pub const CONSISTENCY_HEADER: &str = "Plover-Consistency";
 
 /// The header that names the server of a read (`primary`, `replica-1`, ...) where a database
 /// has replicas.
-pub const SERVED_BY_HEADER: &str = "Plover-ServedBy-By";
+pub const SERVED_BY_HEADER: &str = "Plover-Served-By";
 
 /// A WAL position, in bytes.
 pub(crate) type Lsn = u64;
@@ -101,12 +101,17 @@ pub(crate) fn is_replica_refusal(error: &Error) -> bool {
 /// The reader of a REST request: its client is known by the credentials it sends (the
 /// `Authorization` header, an API key's `key` and `secret` in headers or in the query string;
 /// none: an anonymous client), its token by [`CONSISTENCY_HEADER`] (400 when that is not a
-/// WAL position).
+/// WAL position, with or without replicas). `replicas`: whether the database has any; without,
+/// the client is not looked for (nothing remembers it).
 pub(crate) fn reader_of(
     headers: &actix_web::http::header::HeaderMap,
     query: &[(String, String)],
+    replicas: bool,
 ) -> Result<Reader, Error> {
     let token = token_of(headers.get(CONSISTENCY_HEADER).map(|v| v.as_bytes()))?;
+    if !replicas {
+        return Ok(Reader::new(None, token));
+    }
     let header = |name: &str| headers.get(name).map_or(&b""[..], |v| v.as_bytes());
     let param = |name: &str| {
         let found = query.iter().find(|(k, _)| k == name);
