@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The change feed and the job queue across two processes (docs/changes.md#across-processes):
-two conformance-app processes, A and B, on one database (a new SQLite file, or with --pg a new
+"""The change feed and the job queue across processes (docs/changes.md#across-processes):
+three conformance-app processes, A, B and C, on one database (a new SQLite file, or with --pg a new
 database on that PostgreSQL server, dropped at the end).
 
 usage: feed_processes.py [--pg POSTGRES_ADMIN_URL] [--app BINARY] [--events N]
@@ -10,11 +10,11 @@ usage: feed_processes.py [--pg POSTGRES_ADMIN_URL] [--app BINARY] [--events N]
      every event arrives within 1 s of its write's 201, in id order; the script prints the
      latency to the event's arrival (p50, p99, max) of each, from the write's 201 and from
      its request's start (the commit is between the two);
-  2. a burst: 4 threads write 25 rows each through A and B at once; the subscriber on A gets
-     every row's event, once, with increasing ids, each within 1 s of its 201;
-  3. jobs: both processes run job workers (`--webhook` to a receiver in this script); tickets
-     written through both: each event is delivered exactly once, in id order, and the script
-     prints which process sent how many (a delivery job is claimed by one worker of either).
+  2. a burst: 4 threads write 25 rows each through A, B and C at once; the subscriber on A
+     gets every row's event, once, with increasing ids, each within 1 s of its 201;
+  3. jobs: every process runs job workers (`--webhook` to a receiver in this script); tickets
+     written through all three: each event is delivered exactly once, in id order, and the
+     script prints which process sent how many (a delivery job is claimed by one worker).
 
 The exit status is 1 when a check fails. Python standard library only (psql for PostgreSQL).
 """
@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEED = "/api/hmodel/changes/"
 WITHIN_S = 1.0  # the bound on delivery across processes (docs/changes.md)
 BURST_THREADS, BURST_ROWS = 4, 25
+NAMES = "ABC"  # the processes
 
 
 def post(base, path, body):
@@ -105,12 +106,12 @@ def check_latency(stream, writer, label, n, seen_ids):
 
 
 def check_burst(stream, apps, seen_ids):
-    """Concurrent writers through both processes; every event once, ids increasing."""
+    """Concurrent writers through every process; every event once, ids increasing."""
     acked, lock = {}, threading.Lock()
 
     def writer(k):
         for i in range(BURST_ROWS):
-            status, body, at, _ = post(apps[(k + i) % 2].base, "/api/hmodel/",
+            status, body, at, _ = post(apps[(k + i) % len(apps)].base, "/api/hmodel/",
                                     {"h_field": "burst %d-%d" % (k, i)})
             if check(status == 201, "burst: create answered %s %r" % (status, body)):
                 with lock:
@@ -138,7 +139,7 @@ def check_burst(stream, apps, seen_ids):
     check(max(lags, default=0) <= WITHIN_S, "burst: an event %.2f s after its write"
           % max(lags, default=0))
     print("  %-28s %d rows by %d threads, %d events in id order, %s"
-          % ("burst through A and B", len(acked), BURST_THREADS, len(arrived), figures(lags)),
+          % ("burst through " + NAMES, len(acked), BURST_THREADS, len(arrived), figures(lags)),
           flush=True)
 
 
@@ -195,10 +196,11 @@ class Hook(http.server.BaseHTTPRequestHandler):
 
 
 def check_jobs(apps, receiver, n):
-    """`n` tickets through both processes: one delivery each, in event order."""
+    """`n` tickets through every process: one delivery each, in event order."""
     written = set()
     for i in range(n):
-        status, body, _, _ = post(apps[i % 2].base, "/api/ticket/", {"title": "job %d" % i})
+        status, body, _, _ = post(apps[i % len(apps)].base, "/api/ticket/",
+                                  {"title": "job %d" % i})
         if check(status == 201, "ticket create answered %s %r" % (status, body)):
             written.add(body["id"])
     deadline = time.monotonic() + 30
@@ -220,7 +222,7 @@ def check_jobs(apps, receiver, n):
     check(set(objects) == written, "jobs: delivered %d of %d tickets"
           % (len(set(objects) & written), len(written)))
     check(ids == sorted(ids, key=int), "jobs: deliveries out of event order: %s" % ids[:20])
-    names = {app.pid: name for name, app in zip("AB", apps)}
+    names = {app.pid: name for name, app in zip(NAMES, apps)}
     print("  %-28s %d tickets, %d deliveries, %d distinct; sent by %s" % (
         "jobs: webhook deliveries", len(written), len(ids), len(set(ids)),
         ", ".join("%s %d" % (names.get(pid, "?"), k) for pid, k in sorted(
@@ -242,11 +244,12 @@ def main():
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     hook = "http://127.0.0.1:%d/hook" % receiver.server_address[1]
     engine = "PostgreSQL" if args.pg else "SQLite"
-    print("change feed and jobs across two processes, %s (%s)" % (engine, workdir), flush=True)
+    print("change feed and jobs across %d processes, %s (%s)" % (len(NAMES), engine, workdir),
+          flush=True)
     started = time.monotonic()
     apps = []
     try:
-        for name in "AB":
+        for name in NAMES:
             apps.append(harness.App(args.app, db.url, os.path.join(workdir, name + ".log"),
                                     "--webhook", hook, "--webhook-retry-base-ms", "200"))
         receiver.pids = [app.pid for app in apps]

@@ -112,7 +112,7 @@ python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv
 python3 scripts/openapi.py --app "$APP" --venv target/openapi-venv --pg "$PG_URL"
 echo "== scale-out: three processes behind nginx, PostgreSQL primary + replica"
 python3 scripts/scaleout.py "$APP"
-echo "== change feed and job queue across two processes, SQLite and PostgreSQL"
+echo "== change feed and job queue across three processes, SQLite and PostgreSQL"
 python3 scripts/feed_processes.py --app "$APP"
 python3 scripts/feed_processes.py --app "$APP" --pg "$PG_URL"
 echo "== faults: PostgreSQL restart under load, pool exhaustion, disconnects mid-body (quick)"
