@@ -15,8 +15,14 @@ use crate::error::Error;
 use crate::query::Op;
 use crate::views::Query;
 
-/// How often the watch looks for events of other processes.
+/// How often the watch looks for events of other processes (SQLite: a query).
 const POLL: Duration = Duration::from_millis(200);
+
+/// How often the watch reads the notifications that arrived (PostgreSQL: a read of the
+/// connection's socket that does not block, no statement): diesel gives no way to wait for
+/// one, so the wait is this short poll.
+#[cfg(feature = "postgres")]
+const LISTEN_POLL: Duration = Duration::from_millis(20);
 
 /// How often it removes old events.
 const CLEAN_EVERY: Duration = Duration::from_secs(60);
@@ -97,7 +103,7 @@ fn listen(weak: &WeakDatabase) {
         order::heard();
         drop(db);
         loop {
-            std::thread::sleep(POLL);
+            std::thread::sleep(LISTEN_POLL);
             let Some(db) = weak.upgrade() else { return };
             let mut heard = false;
             for note in conn.notifications_iter() {
