@@ -110,6 +110,13 @@ pub(crate) fn push(conn: &mut Conn<'_>, events: Vec<Event>) -> Result<(), Error>
     Ok(())
 }
 
+/// The time of the writes running on this thread: that of the first event its transaction
+/// queued, so that the events of one transaction share it (SQLite formats it once), else now.
+pub(crate) fn time() -> NaiveDateTime {
+    let first = QUEUE.with_borrow(|queue| queue.first().map(|e| e.created));
+    first.unwrap_or_else(crate::value::now)
+}
+
 /// How many events are queued: where a savepoint starts.
 pub(super) fn mark() -> usize {
     QUEUE.with_borrow(Vec::len)

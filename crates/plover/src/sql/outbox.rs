@@ -163,7 +163,7 @@ fn changed_fields(meta: &ModelMeta, before: Option<&str>, after: Option<&str>) -
 
 /// Queues the events of `rows` for the commit, as the current author's.
 fn record(conn: &mut Conn<'_>, meta: &ModelMeta, op: Op, rows: Vec<Row>) -> Result<(), Error> {
-    let created = crate::value::now();
+    let created = pending::time();
     let author = pending::author();
     // Every field, for each row created or deleted: written once.
     let every = (op != Op::Updated).then(|| changed_fields(meta, None, None));
