@@ -153,6 +153,38 @@ async fn every_rest_write_path_records_one_event_per_row_in_its_transaction() {
 }
 
 #[actix_web::test]
+async fn a_large_bulk_create_records_each_row_once_in_order_with_its_time() {
+    // 300 rows: the events are written by inserts of 128, 128, 32, 8 and 4 rows.
+    let app = TestApp::new().await;
+    let before = plover::value::now();
+    let rows: Vec<Value> = (0..300)
+        .map(|n| json!({"title": format!("t{n}"), "body": "b"}))
+        .collect();
+    let created = app.post("/api/ticket/", json!(rows)).await.json_with(201);
+    let ids: Vec<i64> = (created.as_array().expect("the rows").iter())
+        .map(|row| row["id"].as_i64().expect("an id"))
+        .collect();
+    let all = events(&app);
+    assert_eq!(all.len(), 300);
+    let object_ids: Vec<i64> = all.iter().map(|e| e.object_id).collect();
+    assert_eq!(
+        object_ids, ids,
+        "one event per row, in the order of the rows"
+    );
+    let first = &all[0];
+    assert!(first.created >= before && first.created <= plover::value::now());
+    for (e, n) in all.iter().zip(0..) {
+        assert_eq!((e.model.as_str(), e.op.as_str()), ("ticket", "created"));
+        assert_eq!(e.created, first.created, "the time of the transaction");
+        assert_eq!(e.field_names(), first.field_names());
+        let after: Value =
+            serde_json::from_str(e.row_after.as_deref().expect("a row")).expect("the row's JSON");
+        assert_eq!(after["title"], format!("t{n}"));
+    }
+    assert!(first.field_names().contains(&"title".to_owned()));
+}
+
+#[actix_web::test]
 async fn the_author_of_a_write_is_recorded() {
     let app = TestApp::new().await;
     let alice = app.user("alice", "pw");

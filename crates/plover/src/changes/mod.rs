@@ -65,7 +65,8 @@ pub struct ChangeEvent {
     /// deliveries). On SQLite, where one transaction writes at a time, ids follow the commits
     /// and are the events' places; on PostgreSQL they need not.
     pub id: i64,
-    /// When the write was made, UTC.
+    /// When the write was made, UTC: the events of one transaction share the time of its
+    /// first.
     pub created: chrono::NaiveDateTime,
     /// The name of the row's model (`message`).
     pub model: String,

@@ -110,6 +110,13 @@ pub(crate) fn push(conn: &mut Conn<'_>, events: Vec<Event>) -> Result<(), Error>
     Ok(())
 }
 
+/// The time of the writes running on this thread: that of the first event its transaction
+/// queued, so that the events of one transaction share it (SQLite formats it once), else now.
+pub(crate) fn time() -> NaiveDateTime {
+    let first = QUEUE.with_borrow(|queue| queue.first().map(|e| e.created));
+    first.unwrap_or_else(crate::value::now)
+}
+
 /// How many events are queued: where a savepoint starts.
 pub(super) fn mark() -> usize {
     QUEUE.with_borrow(Vec::len)
@@ -210,90 +217,131 @@ pub(crate) fn wait_kick(seen: &mut u64, timeout: Duration) {
 }
 
 /// The most events one insert statement writes: a chunk of `n` events is written by
-/// statements of 64, 32, ..., 1 rows (`n`'s binary digits), so that each connection keeps at
-/// most seven of them prepared.
-const INSERT_ROWS: usize = 64;
+/// statements of 128, 64, ..., 1 rows (`n`'s binary digits), so that each connection keeps at
+/// most eight of them prepared.
+const INSERT_ROWS: usize = 128;
 
-/// The insert of a chunk of events, with its author ids (each bound from here). Its text
-/// depends only on the number of rows, so diesel keeps it prepared (`sql_query`'s never is:
-/// SQLite parsed the text of every insert again, a tenth of a bulk create's time).
-struct Insert<'a> {
+/// The insert of `ROWS` events, with their author ids and (SQLite) their times as text (each
+/// bound from here). Its type names its text (`ROWS` rows, a notification with `NOTIFY`), so
+/// diesel finds the prepared statement by the type alone: a text built again for the lookup
+/// on every use was a sixth of what an event cost a bulk create on SQLite.
+struct Insert<'a, const ROWS: usize, const NOTIFY: bool> {
     events: &'a [Event],
     authors: Vec<(Option<i64>, Option<i64>)>,
-    /// PostgreSQL: whether the insert also notifies the other processes ([`notifies`]).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    notify: bool,
+    /// SQLite: the events' times as diesel writes a timestamp, each distinct time formatted
+    /// once (the events of one write share theirs), with the index of each event's.
+    stamps: Stamps,
 }
 
+/// The distinct times of a chunk of events as SQLite keeps them (`%F %T%.f`), and which one
+/// each event has.
+#[derive(Default)]
+struct Stamps {
+    texts: Vec<String>,
+    of: Vec<usize>,
+}
+
+impl Stamps {
+    fn new(events: &[Event]) -> Stamps {
+        let mut stamps = Stamps::default();
+        let mut last = None;
+        for e in events {
+            if last != Some(e.created) {
+                stamps.texts.push(e.created.format("%F %T%.f").to_string());
+                last = Some(e.created);
+            }
+            stamps.of.push(stamps.texts.len() - 1);
+        }
+        stamps
+    }
+}
+
+/// The type that names the text of an [`Insert`] of `ROWS` rows, for diesel's cache.
+struct InsertText<const ROWS: usize, const NOTIFY: bool>;
+
 /// Walks `$insert` (an [`Insert`]) into the AST pass `$pass`: the text, each value bound at
-/// its placeholder; with `$notify`, the rows are selected beside a call of `pg_notify` (the
-/// notification of the channel named as the table, in the same statement).
+/// its placeholder, its time bound by `$stamp` (the event's index and the event); with
+/// `$notify`, the rows are selected beside a call of `pg_notify` (the notification of the
+/// channel named as the table, in the same statement).
 macro_rules! walk_insert {
-    ($insert:expr, $pass:expr, $notify:expr) => {{
-        let (insert, pass) = ($insert, &mut $pass);
-        pass.push_sql("INSERT INTO ");
-        pass.push_sql(TABLE);
-        pass.push_sql(
+    ($insert:expr, $pass:ident, $notify:expr, |$r:ident, $e:ident| $stamp:expr) => {{
+        let insert = $insert;
+        $pass.push_sql("INSERT INTO ");
+        $pass.push_sql(TABLE);
+        $pass.push_sql(
             " (created, model, object_id, op, fields, user_id, api_key_id, row_before, \
              row_after) ",
         );
-        pass.push_sql(if $notify {
+        $pass.push_sql(if $notify {
             "SELECT v.* FROM (VALUES "
         } else {
             "VALUES "
         });
-        for (r, (e, (user, key))) in insert.events.iter().zip(&insert.authors).enumerate() {
-            pass.push_sql(if r > 0 { ", (" } else { "(" });
-            pass.push_bind_param::<Timestamp, _>(&e.created)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Text, _>(e.model)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<BigInt, _>(&e.object_id)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Text, _>(e.op)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Text, _>(&e.fields)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Nullable<BigInt>, _>(user)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Nullable<BigInt>, _>(key)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Nullable<Text>, _>(&e.before)?;
-            pass.push_sql(", ");
-            pass.push_bind_param::<Nullable<Text>, _>(&e.after)?;
-            pass.push_sql(")");
+        for ($r, ($e, (user, key))) in insert.events.iter().zip(&insert.authors).enumerate() {
+            $pass.push_sql(if $r > 0 { ", (" } else { "(" });
+            $stamp?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Text, _>($e.model)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<BigInt, _>(&$e.object_id)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Text, _>($e.op)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Text, _>(&$e.fields)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Nullable<BigInt>, _>(user)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Nullable<BigInt>, _>(key)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Nullable<Text>, _>(&$e.before)?;
+            $pass.push_sql(", ");
+            $pass.push_bind_param::<Nullable<Text>, _>(&$e.after)?;
+            $pass.push_sql(")");
         }
         if $notify {
-            pass.push_sql(") AS v, pg_notify('");
-            pass.push_sql(TABLE);
-            pass.push_sql("', '') AS n");
+            $pass.push_sql(") AS v, pg_notify('");
+            $pass.push_sql(TABLE);
+            $pass.push_sql("', '') AS n");
         }
         Ok(())
     }};
 }
 
-impl QueryFragment<diesel::sqlite::Sqlite> for Insert<'_> {
+impl<const ROWS: usize, const NOTIFY: bool> QueryFragment<diesel::sqlite::Sqlite>
+    for Insert<'_, ROWS, NOTIFY>
+{
     fn walk_ast<'b>(
         &'b self,
         mut pass: AstPass<'_, 'b, diesel::sqlite::Sqlite>,
     ) -> QueryResult<()> {
-        walk_insert!(self, pass, false)
+        let stamps = &self.stamps;
+        walk_insert!(self, pass, false, |r, e| {
+            match stamps.of.get(r).and_then(|&i| stamps.texts.get(i)) {
+                Some(text) => pass.push_bind_param::<Text, _>(text),
+                None => Err(diesel::result::Error::QueryBuilderError(
+                    "an event without its time".into(),
+                )),
+            }
+        })
     }
 }
 
 #[cfg(feature = "postgres")]
-impl QueryFragment<diesel::pg::Pg> for Insert<'_> {
+impl<const ROWS: usize, const NOTIFY: bool> QueryFragment<diesel::pg::Pg>
+    for Insert<'_, ROWS, NOTIFY>
+{
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
-        walk_insert!(self, pass, self.notify)
+        walk_insert!(self, pass, NOTIFY, |r, e| pass
+            .push_bind_param::<Timestamp, _>(&e.created))
     }
 }
 
-impl QueryId for Insert<'_> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+impl<const ROWS: usize, const NOTIFY: bool> QueryId for Insert<'_, ROWS, NOTIFY> {
+    type QueryId = InsertText<ROWS, NOTIFY>;
+    const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl<C> RunQueryDsl<C> for Insert<'_> {}
+impl<C, const ROWS: usize, const NOTIFY: bool> RunQueryDsl<C> for Insert<'_, ROWS, NOTIFY> {}
 
 /// Whether a writer's insert notifies the other processes of its events: only when no
 /// sequencer runs in this process. Otherwise this process's sequencer places them right after
@@ -307,22 +355,13 @@ fn notifies() -> bool {
 /// [`notifies`], each insert also sends the notification that the commit delivers to the
 /// other processes (one per transaction: PostgreSQL folds the same notification sent twice).
 fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
+    let notify = notifies();
     let mut rest = events;
     while !rest.is_empty() {
         let rows = 1 << rest.len().min(INSERT_ROWS).ilog2();
         let (chunk, next) = rest.split_at(rows);
         rest = next;
-        let insert = Insert {
-            events: chunk,
-            authors: chunk.iter().map(|e| e.author.ids()).collect(),
-            notify: notifies(),
-        };
-        let done = match conn {
-            Conn::Sqlite(c) => insert.execute(&mut **c),
-            #[cfg(feature = "postgres")]
-            Conn::Pg(c) => insert.execute(&mut **c),
-        };
-        done.map_err(|e| {
+        insert_chunk(conn, chunk, notify).map_err(|e| {
             Error::from(e).explain_missing_table(
                 "the events table",
                 TABLE,
@@ -331,4 +370,49 @@ fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
         })?;
     }
     Ok(())
+}
+
+/// Runs the [`Insert`] of `chunk` (a power of two of at most [`INSERT_ROWS`] events).
+fn insert_chunk(conn: &mut Conn<'_>, chunk: &[Event], notify: bool) -> QueryResult<usize> {
+    fn run<const ROWS: usize, const NOTIFY: bool>(
+        conn: &mut Conn<'_>,
+        events: &[Event],
+    ) -> QueryResult<usize> {
+        let authors = events.iter().map(|e| e.author.ids()).collect();
+        match conn {
+            Conn::Sqlite(c) => {
+                let stamps = Stamps::new(events);
+                Insert::<ROWS, NOTIFY> {
+                    events,
+                    authors,
+                    stamps,
+                }
+                .execute(&mut **c)
+            }
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => {
+                let stamps = Stamps::default();
+                Insert::<ROWS, NOTIFY> {
+                    events,
+                    authors,
+                    stamps,
+                }
+                .execute(&mut **c)
+            }
+        }
+    }
+    macro_rules! sizes {
+        ($($rows:literal)*) => {
+            match (chunk.len(), notify) {
+                $(
+                    ($rows, false) => run::<$rows, false>(conn, chunk),
+                    ($rows, true) => run::<$rows, true>(conn, chunk),
+                )*
+                (rows, _) => Err(diesel::result::Error::QueryBuilderError(
+                    format!("no insert of {rows} events").into(),
+                )),
+            }
+        };
+    }
+    sizes!(1 2 4 8 16 32 64 128)
 }

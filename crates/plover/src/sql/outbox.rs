@@ -163,14 +163,19 @@ fn changed_fields(meta: &ModelMeta, before: Option<&str>, after: Option<&str>) -
 
 /// Queues the events of `rows` for the commit, as the current author's.
 fn record(conn: &mut Conn<'_>, meta: &ModelMeta, op: Op, rows: Vec<Row>) -> Result<(), Error> {
-    let created = crate::value::now();
+    let created = pending::time();
     let author = pending::author();
+    // Every field, for each row created or deleted: written once.
+    let every = (op != Op::Updated).then(|| changed_fields(meta, None, None));
     let events = rows.into_iter().map(|row| Event {
         created,
         model: meta.name,
         object_id: row.id,
         op: op.as_str(),
-        fields: changed_fields(meta, row.before.as_deref(), row.after.as_deref()),
+        fields: match &every {
+            Some(every) => every.clone(),
+            None => changed_fields(meta, row.before.as_deref(), row.after.as_deref()),
+        },
         author,
         before: row.before,
         after: row.after,
