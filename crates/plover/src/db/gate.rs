@@ -82,6 +82,7 @@ impl Drop for Pass<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 

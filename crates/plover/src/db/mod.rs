@@ -329,7 +329,8 @@ pub struct LazyConn<'a> {
     /// The unit's client, where its reads may go to a replica or it is remembered
     /// ([`LazyConn::read_from_replicas`], [`LazyConn::for_client`]).
     reader: Option<replicas::Reader>,
-    /// Whether the unit's connections come from the primary only: it writes, or wrote.
+    /// Whether the unit's connections come from the primary only: it writes, or wrote. Such a
+    /// unit takes its connection past the readers' gate ([`gate`]).
     primary: bool,
     /// The server of the unit's last connection.
     served: ServedBy,
@@ -434,8 +435,9 @@ impl<'a> LazyConn<'a> {
                     _ => {
                         let reader = self.reader.filter(|_| !self.primary);
                         let db = self.db;
+                        // A unit that may write (on the primary only) passes the readers' gate.
                         let (taken, served, pass) =
-                            db.checkout_for(reader.as_ref(), !self.writes)?;
+                            db.checkout_for(reader.as_ref(), !self.primary)?;
                         self.served = served;
                         self.pass = pass;
                         taken
@@ -500,8 +502,6 @@ impl<'a> LazyConn<'a> {
                 self.release();
             }
             self.primary = true;
-            // A write takes its connection past the readers' gate (`reserved_for_writes`).
-            self.writes = true;
             return self.conn()?.transaction_dyn(f);
         };
         if self.turn.is_none() {
