@@ -30,6 +30,7 @@ pub(crate) struct Pass<'a>(&'a Gate);
 
 /// The connections a pool of `max` keeps for writes when the configuration does not say: a
 /// quarter, at least one when the pool has two or more.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn default_reserved(max: u32) -> u32 {
     if max < 2 {
         0
@@ -42,6 +43,7 @@ impl Gate {
     /// The gate of a pool of `max` connections of which `reserved` are kept for writes;
     /// `None` when none are (every connection serves readers as well). At least one
     /// connection always serves readers.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn new(max: u32, reserved: u32, wait: Duration) -> Option<Gate> {
         let readers = max.max(1).saturating_sub(reserved).max(1);
         (readers < max).then(|| Gate {
