@@ -28,7 +28,7 @@
 #                       minutes apart), with their range over the rounds when ROUNDS > 1
 #   SCALE=1             data-set scale for the peer's seed.py (1 = 1,000 users, 100,000 messages)
 #   WORKLOADS="..."     workloads, in this order (default: bench.sh's whole set; the list
-#                       features count_exact count_estimated fields order_join search_common
+#                       features count_exact count_estimated count_auto fields order_join order_text search_common
 #                       search_rare filter_or aggregate, which only plover and plover_pg serve; `plain` too,
 #                       which only the ceilings serve)
 #   SERVERS="peer plover plover_pg limit own own_pg"   which servers to run; plover =
@@ -161,6 +161,8 @@ list_feature() {
   case "$1" in
     count_exact) echo "/api/message/?count=exact" ;;
     count_estimated) echo "/api/message/?count=estimated" ;;
+    count_auto) echo "/api/message/?count=auto" ;;
+    order_text) echo "/api/user/?ordering=-username" ;;
     fields) echo "/api/message/?fields=id,content" ;;
     order_join) echo "/api/message/?ordering=user__username" ;;
     search_common) echo "/api/message/?q=lorem" ;;

@@ -478,6 +478,16 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .search_fields([sample.name, sample.body, sample.remark])
             .auth(open()),
     )
+    .register_resource({
+        // Counts exactly up to 2 rows, past them (on PostgreSQL) the planner's estimate.
+        let mut limits = plover::query::Limits::default();
+        limits.count_exact_up_to = 2;
+        Resource::<Message>::new()
+            .name("smallcount_message")
+            .limits(limits)
+            .count(plover::query::Count::Auto)
+            .auth(open())
+    })
     .register_resource(
         Resource::<Sample>::new()
             .name("counted")

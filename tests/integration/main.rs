@@ -29,6 +29,7 @@ mod hostile;
 mod idempotency;
 mod jobs;
 mod joins;
+mod large_tables;
 mod library;
 mod logins;
 mod microblog;

@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 
 /// Options that Plover reads itself (the pool, the statements' time budget); every engine
-/// accepts them.
-pub(crate) const OWN_OPTIONS: [&str; 5] = [
+/// accepts them (`reserved_for_writes` matters on PostgreSQL only: SQLite's writes have a
+/// turn of their own).
+pub(crate) const OWN_OPTIONS: [&str; 6] = [
     "max_connections",
+    "reserved_for_writes",
     "connection_timeout",
     "threadlocals",
     "statement_timeout",

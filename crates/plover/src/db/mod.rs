@@ -4,6 +4,7 @@
 pub(crate) mod cancel;
 mod config;
 mod extract;
+mod gate;
 pub(crate) mod pending;
 #[cfg(feature = "postgres")]
 mod pg_pool;
@@ -210,6 +211,9 @@ struct Shared {
     pool: Pools,
     /// SQLite only: the turn of this process's write transactions ([`LazyConn::write`]).
     writers: Option<Writers>,
+    /// PostgreSQL only: the passes of the units that only read, keeping connections of the
+    /// pool for writes (`reserved_for_writes`); `None` when none are reserved.
+    readers: Option<gate::Gate>,
     /// The time a request's statements may run (`statement_timeout`; zero: no bound).
     budget: Duration,
     /// The bytes of text requests' reads may hold at once (`read_memory`).
@@ -314,6 +318,9 @@ impl Pooled {
 pub struct LazyConn<'a> {
     db: &'a Database,
     pooled: Option<Pooled>,
+    /// The pass of a unit that only reads, held with its connection from the primary (after
+    /// `pooled`, so that the connection goes back first).
+    pass: Option<gate::Pass<'a>>,
     /// SQLite: this unit's turn among the writers, held while it holds a connection.
     turn: Option<MutexGuard<'a, Option<SqlitePooled>>>,
     writes: bool,
@@ -322,7 +329,8 @@ pub struct LazyConn<'a> {
     /// The unit's client, where its reads may go to a replica or it is remembered
     /// ([`LazyConn::read_from_replicas`], [`LazyConn::for_client`]).
     reader: Option<replicas::Reader>,
-    /// Whether the unit's connections come from the primary only: it writes, or wrote.
+    /// Whether the unit's connections come from the primary only: it writes, or wrote. Such a
+    /// unit takes its connection past the readers' gate ([`gate`]).
     primary: bool,
     /// The server of the unit's last connection.
     served: ServedBy,
@@ -343,6 +351,7 @@ impl<'a> LazyConn<'a> {
         LazyConn {
             db,
             pooled: None,
+            pass: None,
             turn: None,
             writes: false,
             stamp: None,
@@ -421,8 +430,12 @@ impl<'a> LazyConn<'a> {
                     }
                     _ => {
                         let reader = self.reader.filter(|_| !self.primary);
-                        let (taken, served) = self.db.checkout_for(reader.as_ref())?;
+                        let db = self.db;
+                        // A unit that may write (on the primary only) passes the readers' gate.
+                        let (taken, served, pass) =
+                            db.checkout_for(reader.as_ref(), !self.primary)?;
                         self.served = served;
+                        self.pass = pass;
                         taken
                     }
                 };
@@ -450,7 +463,10 @@ impl<'a> LazyConn<'a> {
             *lock(&unit.pg_backend) = None;
         }
         let pooled = self.pooled.take();
+        let pass = self.pass.take();
         let (Some(mut turn), Some(writers)) = (self.turn.take(), self.db.0.writers.as_ref()) else {
+            drop(pooled);
+            drop(pass);
             return;
         };
         if let (true, Some(Pooled::Sqlite(mut conn))) = (writers.keep, pooled) {
@@ -699,6 +715,7 @@ impl Database {
                 let busy = config.number("busy_timeout", sqlite::DEFAULT_BUSY_MS)?;
                 Ok(Database(Arc::new(Shared {
                     pool: Pools::Sqlite(pool),
+                    readers: None,
                     writers: Some(Writers {
                         turn: Mutex::new(None),
                         wait: Duration::from_millis(busy as u64).min(timeout),
@@ -721,8 +738,13 @@ impl Database {
                 known.extend(config::REPLICA_OPTIONS);
                 config.check_options(&known)?;
                 let pool = pg_pool::pool(config.name.clone(), max, timeout, statement_timeout);
+                let reserved = config.number(
+                    "reserved_for_writes",
+                    f64::from(gate::default_reserved(max.max(1))),
+                )? as u32;
                 Ok(Database(Arc::new(Shared {
                     pool: Pools::Pg(pool),
+                    readers: gate::Gate::new(max, reserved, timeout),
                     writers: None,
                     budget,
                     reading,
@@ -800,16 +822,23 @@ impl Database {
 
     /// A connection for a unit of `reader` (`None`: from the primary): from a well replica that
     /// has replayed what its client saw, else from the primary.
-    fn checkout_for(&self, reader: Option<&replicas::Reader>) -> Result<(Pooled, ServedBy), Error> {
+    fn checkout_for(
+        &self,
+        reader: Option<&replicas::Reader>,
+        reads_only: bool,
+    ) -> Result<(Pooled, ServedBy, Option<gate::Pass<'_>>), Error> {
         #[cfg(feature = "postgres")]
         if let (Some(reader), Some(replicas)) = (reader, &self.0.replicas) {
             if let Some((i, conn)) = replicas.checkout(reader) {
-                return Ok((Pooled::Pg(conn), ServedBy::Replica(i)));
+                return Ok((Pooled::Pg(conn), ServedBy::Replica(i), None));
             }
         }
         #[cfg(not(feature = "postgres"))]
         let _ = reader;
-        Ok((self.checkout()?, ServedBy::Primary))
+        // A unit that only reads holds a connection of the primary with a pass.
+        let gate = self.0.readers.as_ref().filter(|_| reads_only);
+        let pass = gate.map(gate::Gate::enter).transpose()?;
+        Ok((self.checkout()?, ServedBy::Primary, pass))
     }
 
     /// A connection from the pool. On SQLite, when the pool has no idle connection and may

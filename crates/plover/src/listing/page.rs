@@ -85,13 +85,18 @@ pub(crate) enum Counting {
     /// exact count.
     #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     ExactUpTo(i64),
+    /// On PostgreSQL, the planner's estimate when it is above this many rows, else one exact
+    /// count (`count=auto`): no scan of a large table's rows; on SQLite one exact count.
+    EstimatedPast(i64),
 }
 
-impl From<Count> for Counting {
-    fn from(count: Count) -> Counting {
+impl Counting {
+    /// The policy of a REST `count`, with the resource's `count_exact_up_to`.
+    pub(crate) fn of(count: Count, exact_up_to: i64) -> Counting {
         match count {
             Count::Exact => Counting::Exact,
             Count::Estimated => Counting::Estimated,
+            Count::Auto => Counting::EstimatedPast(exact_up_to),
         }
     }
 }
@@ -101,7 +106,7 @@ impl Counting {
     /// exact number it would not have estimated.
     fn takes(self, rows: i64) -> bool {
         match self {
-            Counting::Exact | Counting::Estimated => true,
+            Counting::Exact | Counting::Estimated | Counting::EstimatedPast(_) => true,
             Counting::ExactUpTo(bound) => rows <= bound,
         }
     }
@@ -124,7 +129,19 @@ impl Counting {
                 rows: estimate(conn, meta, select)?,
                 estimated,
             }),
-            Counting::ExactUpTo(_) if !estimated => Ok(exact(count(conn, meta, select)?)),
+            Counting::ExactUpTo(_) | Counting::EstimatedPast(_) if !estimated => {
+                Ok(exact(count(conn, meta, select)?))
+            }
+            Counting::EstimatedPast(bound) => {
+                let rows = estimate(conn, meta, select)?;
+                if rows <= bound {
+                    return Ok(exact(count(conn, meta, select)?));
+                }
+                Ok(RowCount {
+                    rows,
+                    estimated: true,
+                })
+            }
             Counting::ExactUpTo(bound) => {
                 let rows = count_up_to(conn, meta, select, bound.saturating_add(1))?;
                 if rows <= bound {

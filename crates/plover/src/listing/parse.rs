@@ -80,14 +80,14 @@ fn parse_list_query(
         None => rules.count,
         Some(name) => Some(
             Count::from_name(name)
-                .ok_or_else(|| Error::param(COUNT, "expected exact or estimated"))?,
+                .ok_or_else(|| Error::param(COUNT, "expected exact, estimated or auto"))?,
         ),
     };
     Ok(ListQuery {
         select,
         page,
         limit,
-        count: count.map(Counting::from),
+        count: count.map(|count| Counting::of(count, rules.limits.count_exact_up_to)),
         ordered,
         keyset: false,
         from_cursor: false,

@@ -482,10 +482,12 @@ pub(crate) fn list(doc: &ResourceDoc<'_>) -> Vec<Parameter> {
             COUNT,
             Object::builder()
                 .schema_type(Type::String)
-                .enum_values(Some(["exact", "estimated"]))
+                .enum_values(Some(["exact", "estimated", "auto"]))
                 .build(),
             "Adds `meta.count` (the rows the filters match) and `meta.pages`: `exact` counts \
-             them, `estimated` takes PostgreSQL's planner estimate (exact on SQLite)",
+             them, `estimated` takes PostgreSQL's planner estimate (exact on SQLite), `auto` \
+             counts exactly unless the planner estimates more rows than the \
+             resource's `count_exact_up_to`, and then takes the estimate",
         ),
     ];
     params.push(fields(&doc.shape));

@@ -41,6 +41,10 @@ pub struct Limits {
     /// How deep `or=(...)` and `not=(...)` groups may nest, the outermost counting as one
     /// (default 3).
     pub max_group_depth: usize,
+    /// Rows that `count=auto` counts exactly (default 10,000): on PostgreSQL, when the
+    /// planner estimates more rows than this, the answer is its estimate instead, which costs
+    /// no scan of the rows (docs/contract.md#counts). SQLite always counts exactly.
+    pub count_exact_up_to: i64,
 }
 
 impl Default for Limits {
@@ -55,6 +59,7 @@ impl Default for Limits {
             max_patterns: 16,
             max_joins: 8,
             max_group_depth: 3,
+            count_exact_up_to: 10_000,
         }
     }
 }

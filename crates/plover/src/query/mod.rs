@@ -67,6 +67,10 @@ pub enum Count {
     /// The query planner's estimate on PostgreSQL, an exact count on SQLite
     /// (`count=estimated`): cheap on a large table, approximate.
     Estimated,
+    /// An exact count up to [`Limits::count_exact_up_to`](crate::query::Limits) rows, past it
+    /// (by the planner's estimate) the estimate, on PostgreSQL; exact on SQLite
+    /// (`count=auto`): what a list on a table that may grow large should count by.
+    Auto,
 }
 
 impl Count {
@@ -75,6 +79,7 @@ impl Count {
         match name {
             "exact" => Some(Count::Exact),
             "estimated" => Some(Count::Estimated),
+            "auto" => Some(Count::Auto),
             _ => None,
         }
     }

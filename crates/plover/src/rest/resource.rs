@@ -242,8 +242,11 @@ impl<M: RestModel> Resource<M> {
     }
 
     /// Counts the rows of every list request that does not choose itself (`?count=exact`,
-    /// `?count=estimated`): each page's `meta` then carries `count` and `pages`. Default: no
-    /// count unless asked for.
+    /// `?count=estimated`, `?count=auto`): each page's `meta` then carries `count` and
+    /// `pages`. Default: no count unless asked for. On a table that may grow large,
+    /// [`Count::Auto`] keeps the count cheap: exact up to
+    /// [`Limits::count_exact_up_to`](crate::query::Limits) rows (set with `limits`), the
+    /// planner's estimate past it on PostgreSQL.
     pub fn count(mut self, count: Count) -> Self {
         self.list.count = Some(count);
         self

@@ -7,6 +7,9 @@
 //! `min_len`, `max_len`, `not_blank`, choices), `REFERENCES` plus an index for each foreign key (unless a
 //! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a
 //! field, `#[rest(index = "a, b")]` on the struct, `-b` for a column in descending order).
+//! On PostgreSQL, text columns are `COLLATE "C"` and an index names where a nullable column's
+//! NULLs go, so that the indexes serve Plover's orderings (code point order, NULLs first
+//! ascending: docs/deployment.md#text-order-and-indexes).
 //!
 //! With `#[rest(table)]` on the struct the derive declares the diesel `table!` as well, so
 //! that the struct is the only declaration of a table.
@@ -45,16 +48,16 @@
 //! let sql = schema::script(&models, plover::db::Engine::Postgres).unwrap();
 //! assert_eq!(sql, r#"CREATE TABLE IF NOT EXISTS "author" (
 //!     "id" SERIAL PRIMARY KEY,
-//!     "name" TEXT NOT NULL
+//!     "name" TEXT COLLATE "C" NOT NULL
 //! );
 //! CREATE TABLE IF NOT EXISTS "book" (
 //!     "id" SERIAL PRIMARY KEY,
 //!     "author_id" INTEGER NOT NULL REFERENCES "author" ("id"),
-//!     "isbn" TEXT NOT NULL UNIQUE,
+//!     "isbn" TEXT COLLATE "C" NOT NULL UNIQUE,
 //!     "year" INTEGER
 //! );
 //! CREATE INDEX IF NOT EXISTS "book_author_id" ON "book" ("author_id");
-//! CREATE INDEX IF NOT EXISTS "book_year_desc_author_id" ON "book" ("year" DESC, "author_id");
+//! CREATE INDEX IF NOT EXISTS "book_year_desc_author_id" ON "book" ("year" DESC NULLS LAST, "author_id");
 //! "#);
 //!
 //! let db = Database::from_url("sqlite://:memory:?max_connections=1").unwrap();
@@ -76,6 +79,11 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// The collation of text columns on PostgreSQL: code point order, as SQLite's and as the
+/// `COLLATE "C"` of Plover's orderings and comparisons, so that the column's plain indexes
+/// serve them.
+pub const TEXT_COLLATION: &str = " COLLATE \"C\"";
+
 /// One column's definition (`UNIQUE` only if `unique`: SQLite cannot add a UNIQUE column).
 fn column(field: &FieldMeta, engine: Engine, unique: bool) -> String {
     let name = ident(field.column);
@@ -90,6 +98,11 @@ fn column(field: &FieldMeta, engine: Engine, unique: bool) -> String {
         };
     }
     let mut out = format!("{name} {}", field.sql_type.name());
+    if engine == Engine::Postgres && field.sql_type == SqlType::Text {
+        // Text orders and compares by code point (docs/deployment.md#text-order-and-indexes):
+        // the queries say `COLLATE "C"`, which an index serves only in the same collation.
+        out.push_str(TEXT_COLLATION);
+    }
     if !field.nullable {
         out.push_str(" NOT NULL");
     }
@@ -193,12 +206,26 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
         for c in columns {
             name.push('_');
             name.push_str(c.column);
+            let mut column = ident(c.column);
             if c.descending {
                 name.push_str("_desc");
-                list.push(format!("{} DESC", ident(c.column)));
-            } else {
-                list.push(ident(c.column));
+                column.push_str(" DESC");
             }
+            // PostgreSQL puts NULLs last ascending; Plover orders them first ascending and
+            // last descending (as SQLite), which an index read in either direction serves
+            // only when it says so.
+            let nullable = model
+                .fields
+                .iter()
+                .any(|f| f.column == c.column && f.nullable);
+            if engine == Engine::Postgres && nullable {
+                column.push_str(if c.descending {
+                    " NULLS LAST"
+                } else {
+                    " NULLS FIRST"
+                });
+            }
+            list.push(column);
         }
         let statement = format!(
             "CREATE INDEX IF NOT EXISTS {} ON {} ({})",

@@ -111,6 +111,28 @@ fn an_ordering_through_a_required_key_to_an_unscoped_model_is_an_inner_join() {
         rows_text(Remark::meta(), &s, false).unwrap(),
         r#"SELECT "remark"."id", "remark"."note_id" FROM "remark" INNER JOIN "note" AS "plover_o0_0" ON "plover_o0_0"."id" = "remark"."note_id" ORDER BY "plover_o0_0"."title" ASC"#
     );
+    // No `NULLS FIRST` on PostgreSQL: no row lacks its note, and the clause would keep the
+    // note's plain index on `title` from serving the order.
+    #[cfg(feature = "postgres")]
+    assert!(rows_text(Remark::meta(), &s, true)
+        .unwrap()
+        .ends_with(r#"ORDER BY "plover_o0_0"."title" COLLATE "C" ASC"#));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn case_insensitive_patterns_fold_in_the_databases_collation_on_postgresql() {
+    let s = Select {
+        filters: vec![
+            filter(1, Op::ILike, vec![Param::Text("a%".into())]),
+            filter(1, Op::Like, vec![Param::Text("b%".into())]),
+        ],
+        ..Select::default()
+    };
+    assert_eq!(
+        rows_text(Note::meta(), &s, true).unwrap(),
+        r#"SELECT "note"."id", "note"."title", "note"."score" FROM "note" WHERE "note"."title" COLLATE "default" ILIKE ? AND "note"."title" LIKE ?"#
+    );
 }
 
 #[test]

@@ -266,11 +266,14 @@ impl<'a> Writer<'a> {
         for (i, term) in s.order.iter().enumerate() {
             let desc = term.desc;
             self.sql(if i == 0 { " ORDER BY " } else { ", " });
-            let mut model = meta;
+            let (mut model, mut inner) = (meta, true);
             for &index in &term.through {
-                model = field(model, index)?.fk.ok_or_else(|| {
+                let fk = field(model, index)?;
+                model = fk.fk.ok_or_else(|| {
                     Error::Internal("an ordering through a field that is not a foreign key".into())
                 })?();
+                // As `order_joins` joins it.
+                inner &= !fk.nullable && !self.narrows(model);
             }
             let field = field(model, term.field)?;
             if term.through.is_empty() {
@@ -285,8 +288,9 @@ impl<'a> Writer<'a> {
                 self.sql(" COLLATE \"C\"");
             }
             self.sql(if desc { " DESC" } else { " ASC" });
-            // A joined row may be missing (NULL) whatever the field.
-            if self.pg && (field.nullable || !term.through.is_empty()) {
+            // A row that a `LEFT JOIN` misses orders as NULL whatever the field. Without any
+            // NULL to place, no `NULLS` clause: it would not match the target's plain index.
+            if self.pg && (field.nullable || !inner) {
                 // NULLs first ascending and last descending, as on SQLite.
                 self.sql(if desc { " NULLS LAST" } else { " NULLS FIRST" });
             }
@@ -412,6 +416,11 @@ impl<'a> Writer<'a> {
         self.column(meta, field);
         if folded {
             self.sql(")");
+        }
+        if self.pg && op != Op::Like {
+            // Case folds in the database's collation: under the "C" of Plover's text columns,
+            // PostgreSQL would fold ASCII letters only.
+            self.sql(" COLLATE \"default\"");
         }
         self.sql(if self.pg && op != Op::Like {
             " ILIKE "
