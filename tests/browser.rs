@@ -441,7 +441,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     screenshot(&client, "admin-dashboard").await;
 
     // The message index: 20 a page, sorted by a click on a column title, paged.
-    click(&client, Locator::LinkText("message")).await;
+    click(&client, Locator::LinkText("Messages")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let rows = client
         .find_all(Locator::Css("tbody tr"))
@@ -2029,7 +2029,7 @@ async fn admin_for_a_staff_user_who_may_only_view_messages() {
     screenshot(&client, "admin-staff-view-dashboard").await;
 
     // The index: rows to view, nothing to add, import or delete.
-    click(&client, Locator::LinkText("message")).await;
+    click(&client, Locator::LinkText("Messages")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     for absent in [
         "a[href='/admin/message/add/']",
@@ -2191,4 +2191,224 @@ async fn reset_a_forgotten_password_through_the_mailed_link() {
     assert_eq!(path_and_query(&client).await, "/");
     client.goto(&link).await.expect("the link opens");
     assert!(body_text(&client).await.contains("This link is not valid"));
+}
+
+/// The texts of the breadcrumbs, in order.
+async fn breadcrumbs(client: &Client) -> Vec<String> {
+    texts_of(client, "nav.breadcrumbs li").await
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_names_models_and_fields_as_people_read_them() {
+    // The model's plural heads the index and the navigation; fields read their verbose names.
+    let (client, base, _session) = admin_at("/admin/message/").await;
+    assert_eq!(text_of(&client, "h1").await, "Messages");
+    assert!(texts_of(&client, "nav.side a")
+        .await
+        .contains(&"Messages".to_owned()));
+    let heads = texts_of(&client, "thead th").await;
+    assert!(
+        heads.iter().any(|h| h == "Date published") && heads.iter().any(|h| h == "Content"),
+        "{heads:?}"
+    );
+    assert!(!heads.iter().any(|h| h.contains("pub_date")), "{heads:?}");
+    let facets = texts_of(&client, ".facets h2").await;
+    assert!(
+        facets.contains(&"By date published".to_owned()),
+        "{facets:?}"
+    );
+    assert_eq!(text_of(&client, ".toolbar a.button").await, "Add message");
+
+    // The forms' labels; the inputs keep the API names.
+    open(&client, &base, "/admin/message/1/").await;
+    assert_eq!(
+        text_of(&client, "label[for=f-pub_date]").await,
+        "Date published"
+    );
+    open(&client, &base, "/admin/user/2/").await;
+    assert_eq!(
+        text_of(&client, "label[for=f-join_date]").await,
+        "Date joined"
+    );
+    assert!(client
+        .find(Locator::Css("input[name=join_date]"))
+        .await
+        .is_ok());
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_says_once_what_a_save_or_a_delete_did() {
+    let axe = axe_source();
+    let (client, base, _session) = admin_at("/admin/message/26/").await;
+    fill(&client, "#f-content", "carol <b>was</b> here").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    let notice = text_of(&client, "p.notice[role=status]").await;
+    assert_eq!(
+        notice,
+        "The message “carol <b>was</b> here” was changed successfully."
+    );
+    // The object links to its edit page; the text is escaped, not markup.
+    let link = client
+        .find(Locator::Css("p.notice a"))
+        .await
+        .expect("the object's link")
+        .attr("href")
+        .await
+        .expect("its href")
+        .unwrap_or_default();
+    assert_eq!(link, "/admin/message/26/");
+    assert!(client.find(Locator::Css("p.notice b")).await.is_err());
+    let problems = check_page(&client, &axe, "index with a message", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Shown once.
+    open(&client, &base, "/admin/message/").await;
+    assert!(client.find(Locator::Css("p.notice")).await.is_err());
+
+    // Deleted: the index says so, without a link.
+    open(&client, &base, "/admin/message/26/delete/").await;
+    submit(&client).await;
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “carol <b>was</b> here” was deleted successfully."
+    );
+    assert!(client.find(Locator::Css("p.notice a")).await.is_err());
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_list_keeps_its_search_filters_ordering_and_page_after_a_save_and_a_delete() {
+    let place = "/admin/message/?q=says&ordering=-pub_date&page=2";
+    let (client, base, _session) = admin_at(place).await;
+    // Page 2 of 25 newest first: bob says 05 down to 01.
+    click(&client, Locator::Css("tbody tr:first-child a")).await;
+    assert_eq!(text_of(&client, "h1").await, "Edit bob says 05");
+    fill(&client, "#f-content", "bob says 05, edited").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, place);
+    assert!(text_of(&client, "p.notice").await.contains("was changed"));
+
+    // Cancel and the delete lead back there too.
+    click(&client, Locator::Css("tbody tr:nth-child(2) a")).await;
+    click(&client, Locator::LinkText("Cancel")).await;
+    assert_eq!(path_and_query(&client).await, place);
+    click(&client, Locator::Css("tbody tr:nth-child(2) a")).await;
+    click(&client, Locator::Css("a.danger-link")).await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, place);
+    assert!(text_of(&client, "p.notice").await.contains("was deleted"));
+
+    // Another site, or another page, is never followed: the plain index.
+    for evil in [
+        "https://evil.example/",
+        "//evil.example/admin/message/",
+        "/admin/user/",
+    ] {
+        let query: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("_changelist", evil)
+            .finish();
+        open(&client, &base, &format!("/admin/message/3/?{query}")).await;
+        submit(&client).await;
+        assert_eq!(path_and_query(&client).await, "/admin/message/", "{evil}");
+    }
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_save_and_continue_editing_and_save_and_add_another() {
+    let (client, _base, _session) = admin_at("/admin/message/add/").await;
+    fill(&client, "#f-user", "3").await;
+    fill(&client, "#f-content", "first of two").await;
+    click(&client, Locator::Css("button[name=_addanother]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/add/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “first of two” was added successfully. You may add another message below."
+    );
+    assert_eq!(value_of(&client, "#f-content").await.as_deref(), Some(""));
+
+    fill(&client, "#f-user", "3").await;
+    fill(&client, "#f-content", "second of two").await;
+    click(&client, Locator::Css("button[name=_continue]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/28/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “second of two” was added successfully. You may edit it again below."
+    );
+    fill(&client, "#f-content", "second of two, again").await;
+    click(&client, Locator::Css("button[name=_continue]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/28/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “second of two, again” was changed successfully. You may edit it again below."
+    );
+    assert_eq!(
+        value_of(&client, "#f-content").await.as_deref(),
+        Some("second of two, again")
+    );
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_breadcrumbs_on_every_page_and_the_history_link_at_the_top() {
+    let axe = axe_source();
+    let (client, base, _session) = admin_at("/admin/message/").await;
+    assert_eq!(breadcrumbs(&client).await, ["Home", "Messages"]);
+    for (path, trail) in [
+        (
+            "/admin/message/add/",
+            vec!["Home", "Messages", "Add message"],
+        ),
+        ("/admin/message/1/", vec!["Home", "Messages", "bob says 01"]),
+        (
+            "/admin/message/1/delete/",
+            vec!["Home", "Messages", "bob says 01", "Delete"],
+        ),
+        (
+            "/admin/message/1/history/",
+            vec!["Home", "Messages", "bob says 01", "History"],
+        ),
+        ("/admin/message/export/", vec!["Home", "Messages", "Export"]),
+        ("/admin/message/import/", vec!["Home", "Messages", "Import"]),
+    ] {
+        open(&client, &base, path).await;
+        assert_eq!(breadcrumbs(&client).await, trail, "{path}");
+        let current = text_of(&client, "nav.breadcrumbs [aria-current=page]").await;
+        assert_eq!(&current, trail.last().expect("a last crumb"), "{path}");
+    }
+    // The edit page: the history link comes before the form.
+    open(&client, &base, "/admin/message/1/").await;
+    let problems = check_page(&client, &axe, "edit with breadcrumbs", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let first = client
+        .find(Locator::Css("main a:not(nav.breadcrumbs a)"))
+        .await
+        .expect("a link in the page")
+        .text()
+        .await
+        .expect("its text");
+    assert_eq!(first, "History");
+    click(&client, Locator::LinkText("History")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/1/history/");
+    // Up the trail.
+    click(
+        &client,
+        Locator::Css("nav.breadcrumbs a[href='/admin/message/']"),
+    )
+    .await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    click(&client, Locator::LinkText("Home")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/");
+
+    client.close().await.expect("browser closed");
 }

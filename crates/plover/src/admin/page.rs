@@ -7,7 +7,7 @@ use askama::Template;
 use futures_util::Stream;
 use serde_json::Value;
 
-use super::views::{render, Chrome};
+use super::views::{render, Chrome, Notice};
 use crate::db::{Conn, Database};
 use crate::error::Error;
 
@@ -23,7 +23,7 @@ pub(crate) enum Reply {
         /// Where to.
         to: String,
         /// What was done.
-        notice: String,
+        notice: Notice,
     },
     /// A JSON body.
     Json(StatusCode, Vec<u8>),
@@ -169,6 +169,19 @@ pub(crate) fn error_page(chrome: Option<&Chrome>, error: &Error) -> HttpResponse
     match page.render() {
         Ok(html) => html_response(status, html),
         Err(_) => HttpResponse::build(status).finish(),
+    }
+}
+
+/// A name people read as it stands inside a sentence: its first letter in lower case
+/// (`Date joined` -> "By date joined", `Message` -> "Add message"), unless the name begins
+/// with an acronym (`URL`, `API key`).
+pub(crate) fn in_sentence(name: &str) -> String {
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), second) if !second.is_some_and(char::is_uppercase) => {
+            first.to_lowercase().chain(name.chars().skip(1)).collect()
+        }
+        _ => name.to_owned(),
     }
 }
 

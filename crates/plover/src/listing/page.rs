@@ -153,15 +153,16 @@ pub struct RowCount {
 
 #[cfg(feature = "admin")]
 impl RowCount {
-    /// `37 messages`, `1 message`, `about 120,000 messages`, for the model admin `name`.
-    pub fn text(&self, name: &str) -> String {
+    /// `37 messages`, `1 message`, `about 120,000 messages`, for the names of one row
+    /// (`singular`) and of several (`plural`).
+    pub fn text(&self, singular: &str, plural: &str) -> String {
         let about = if self.estimated { "about " } else { "" };
-        let plural = if self.rows == 1 || name.ends_with('s') {
-            ""
+        let name = if self.rows == 1 && !self.estimated {
+            singular
         } else {
-            "s"
+            plural
         };
-        format!("{about}{} {name}{plural}", grouped(self.rows))
+        format!("{about}{} {name}", grouped(self.rows))
     }
 }
 
