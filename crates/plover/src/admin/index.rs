@@ -204,7 +204,7 @@ impl PreparedAdmin {
         (self.index.columns.iter())
             .map(|c| match c {
                 PreparedColumn::Field(idx) => {
-                    let name = meta.fields[*idx].verbose_name;
+                    let name = meta.fields[*idx].name;
                     let sorted = match sorted_by {
                         Some(term) if term.field == *idx && term.desc => "desc",
                         Some(term) if term.field == *idx => "asc",
@@ -216,7 +216,7 @@ impl PreparedAdmin {
                         name.to_owned()
                     };
                     Header {
-                        title: name.to_owned(),
+                        title: meta.fields[*idx].verbose_name.to_owned(),
                         sort: Some(links.with(ORDERING, &next)),
                         sorted,
                         nowrap: matches!(

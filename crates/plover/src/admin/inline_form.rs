@@ -616,6 +616,7 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
             .max(rows.len());
         Ok(InlineView {
             title: meta.verbose_name_plural.to_owned(),
+            singular: in_sentence(meta.verbose_name),
             prefix: self.prefix.clone(),
             columns: (self.fields().iter())
                 .map(|&i| meta.fields[i].verbose_name.to_owned())

@@ -372,6 +372,9 @@ pub struct ChecklistBox {
 pub struct InlineView {
     /// The heading: the child model's name for people, plural (`Deposits`).
     pub title: String,
+    /// The child model's name for one row, as it reads inside a sentence: the button reads
+    /// `Add another {singular}`.
+    pub singular: String,
     /// The beginning of the inputs' names: the child model's name.
     pub prefix: String,
     /// The column headers: the fields' names for people, in the order of each row's inputs.
