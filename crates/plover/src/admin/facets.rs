@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use chrono::{Datelike, NaiveDate};
 use serde_json::Value;
 
-use super::page::in_sentence;
+use super::names::in_sentence;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;

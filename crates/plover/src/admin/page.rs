@@ -172,19 +172,6 @@ pub(crate) fn error_page(chrome: Option<&Chrome>, error: &Error) -> HttpResponse
     }
 }
 
-/// A name people read as it stands inside a sentence: its first letter in lower case
-/// (`Date joined` -> "By date joined", `Message` -> "Add message"), unless the name begins
-/// with an acronym (`URL`, `API key`).
-pub(crate) fn in_sentence(name: &str) -> String {
-    let mut chars = name.chars();
-    match (chars.next(), chars.next()) {
-        (Some(first), second) if !second.is_some_and(char::is_uppercase) => {
-            first.to_lowercase().chain(name.chars().skip(1)).collect()
-        }
-        _ => name.to_owned(),
-    }
-}
-
 /// A stored value as text for people: empty for NULL, `Yes`/`No` for booleans.
 pub(crate) fn display_value(value: &Value) -> String {
     match value {

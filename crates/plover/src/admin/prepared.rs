@@ -10,7 +10,8 @@ use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed}
 use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
-use super::page::{in_sentence, Reply};
+use super::names::in_sentence;
+use super::page::Reply;
 use super::rights::Rights;
 use super::templates::AdminTemplates;
 use super::views::{ChecklistView, Chrome, Crumb, InlineView};
