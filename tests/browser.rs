@@ -435,7 +435,7 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     let (client, base, _session) = admin_at("/admin/").await;
     let text = body_text(&client).await;
     assert!(text.contains("New messages this week"), "{text}");
-    for model in ["message", "note", "relationship", "user"] {
+    for model in ["Messages", "Notes", "Relationships", "Users"] {
         assert!(text.contains(model), "{model}: {text}");
     }
     screenshot(&client, "admin-dashboard").await;
@@ -448,10 +448,10 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
         .await
         .expect("rows");
     assert_eq!(rows.len(), 20);
-    click(&client, Locator::LinkText("content")).await;
+    click(&client, Locator::LinkText("Content")).await;
     let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "bob says 01");
-    click(&client, Locator::LinkText("content ▲")).await;
+    click(&client, Locator::LinkText("Content ▲")).await;
     let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "carol was here", "descending");
     click(&client, Locator::Css("a[rel=next]")).await;
@@ -573,7 +573,11 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     screenshot(&client, "admin-delete").await;
     click(&client, Locator::Css("form button.danger")).await;
     assert_eq!(path_and_query(&client).await, "/admin/user/");
-    assert!(!body_text(&client).await.contains("carol"));
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The user “carol” was deleted successfully."
+    );
+    assert!(!text_of(&client, "tbody").await.contains("carol"));
 
     // Export bob's messages as CSV, through the export form.
     open(
@@ -1933,7 +1937,7 @@ async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_ex
     );
     screenshot(&client, "admin-search").await;
     // Sorting by a column keeps the search, and so does the export's link.
-    click(&client, Locator::LinkText("content")).await;
+    click(&client, Locator::LinkText("Content")).await;
     let sorted = path_and_query(&client).await;
     assert!(
         sorted.contains("q=says+2") && sorted.contains("ordering=content"),
@@ -2020,9 +2024,9 @@ async fn admin_for_a_staff_user_who_may_only_view_messages() {
     // panel is for superusers.
     assert_eq!(
         texts_of(&client, "nav.side a").await,
-        ["Dashboard", "message"]
+        ["Dashboard", "Messages"]
     );
-    assert_eq!(texts_of(&client, ".cards li").await, ["message"]);
+    assert_eq!(texts_of(&client, ".cards li").await, ["Messages"]);
     assert!(!has(&client, "a[href$='/add/']").await, "no add link");
     let text = body_text(&client).await;
     assert!(!text.contains("New messages this week"), "{text}");
@@ -2082,7 +2086,7 @@ async fn admin_for_a_staff_user_who_may_only_change_messages() {
     let (client, base, _session) = staff_admin(&["message.change"]).await;
     assert_eq!(
         texts_of(&client, "nav.side a").await,
-        ["Dashboard", "message"]
+        ["Dashboard", "Messages"]
     );
     assert!(!has(&client, "a[href$='/add/']").await, "no add link");
 
