@@ -1251,7 +1251,7 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
     click(&client, Locator::Css(".import-confirm button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let notice = text_of(&client, ".notice").await;
-    assert_eq!(notice, "Imported 3 message rows: 3 added, 0 updated.");
+    assert_eq!(notice, "Imported 3 messages: 3 added, 0 updated.");
     open(
         &client,
         &base,
@@ -1408,7 +1408,7 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
         newest.contains("alice") && newest.contains("Changed"),
         "{newest}"
     );
-    assert!(newest.contains("user") && newest.contains("3") && newest.contains("2"));
+    assert!(newest.contains("User") && newest.contains("3") && newest.contains("2"));
     assert!(newest.contains("2024-03-01 08:00:00") && newest.contains("2024-03-02 09:30:00"));
     let oldest = rows[1].text().await.expect("its text");
     assert!(
