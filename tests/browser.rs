@@ -435,23 +435,23 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     let (client, base, _session) = admin_at("/admin/").await;
     let text = body_text(&client).await;
     assert!(text.contains("New messages this week"), "{text}");
-    for model in ["message", "note", "relationship", "user"] {
+    for model in ["Messages", "Notes", "Relationships", "Users"] {
         assert!(text.contains(model), "{model}: {text}");
     }
     screenshot(&client, "admin-dashboard").await;
 
     // The message index: 20 a page, sorted by a click on a column title, paged.
-    click(&client, Locator::LinkText("message")).await;
+    click(&client, Locator::LinkText("Messages")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let rows = client
         .find_all(Locator::Css("tbody tr"))
         .await
         .expect("rows");
     assert_eq!(rows.len(), 20);
-    click(&client, Locator::LinkText("content")).await;
+    click(&client, Locator::LinkText("Content")).await;
     let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "bob says 01");
-    click(&client, Locator::LinkText("content ▲")).await;
+    click(&client, Locator::LinkText("Content ▲")).await;
     let first = text_of(&client, "tbody tr td:nth-child(4)").await;
     assert_eq!(first, "carol was here", "descending");
     click(&client, Locator::Css("a[rel=next]")).await;
@@ -573,7 +573,11 @@ async fn admin_walk_sort_filter_page_add_edit_delete_export() {
     screenshot(&client, "admin-delete").await;
     click(&client, Locator::Css("form button.danger")).await;
     assert_eq!(path_and_query(&client).await, "/admin/user/");
-    assert!(!body_text(&client).await.contains("carol"));
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The user “carol” was deleted successfully."
+    );
+    assert!(!text_of(&client, "tbody").await.contains("carol"));
 
     // Export bob's messages as CSV, through the export form.
     open(
@@ -1247,7 +1251,7 @@ async fn admin_import_a_file_with_a_bad_row_then_the_corrected_file() {
     click(&client, Locator::Css(".import-confirm button[type=submit]")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     let notice = text_of(&client, ".notice").await;
-    assert_eq!(notice, "Imported 3 message rows: 3 added, 0 updated.");
+    assert_eq!(notice, "Imported 3 messages: 3 added, 0 updated.");
     open(
         &client,
         &base,
@@ -1404,7 +1408,7 @@ async fn admin_history_of_an_edited_message_and_the_dashboards_recent_changes() 
         newest.contains("alice") && newest.contains("Changed"),
         "{newest}"
     );
-    assert!(newest.contains("user") && newest.contains("3") && newest.contains("2"));
+    assert!(newest.contains("User") && newest.contains("3") && newest.contains("2"));
     assert!(newest.contains("2024-03-01 08:00:00") && newest.contains("2024-03-02 09:30:00"));
     let oldest = rows[1].text().await.expect("its text");
     assert!(
@@ -1933,7 +1937,7 @@ async fn admin_search_box_finds_rows_and_the_search_stays_through_sorting_and_ex
     );
     screenshot(&client, "admin-search").await;
     // Sorting by a column keeps the search, and so does the export's link.
-    click(&client, Locator::LinkText("content")).await;
+    click(&client, Locator::LinkText("Content")).await;
     let sorted = path_and_query(&client).await;
     assert!(
         sorted.contains("q=says+2") && sorted.contains("ordering=content"),
@@ -2020,16 +2024,16 @@ async fn admin_for_a_staff_user_who_may_only_view_messages() {
     // panel is for superusers.
     assert_eq!(
         texts_of(&client, "nav.side a").await,
-        ["Dashboard", "message"]
+        ["Dashboard", "Messages"]
     );
-    assert_eq!(texts_of(&client, ".cards li").await, ["message"]);
+    assert_eq!(texts_of(&client, ".cards li").await, ["Messages"]);
     assert!(!has(&client, "a[href$='/add/']").await, "no add link");
     let text = body_text(&client).await;
     assert!(!text.contains("New messages this week"), "{text}");
     screenshot(&client, "admin-staff-view-dashboard").await;
 
     // The index: rows to view, nothing to add, import or delete.
-    click(&client, Locator::LinkText("message")).await;
+    click(&client, Locator::LinkText("Messages")).await;
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     for absent in [
         "a[href='/admin/message/add/']",
@@ -2082,7 +2086,7 @@ async fn admin_for_a_staff_user_who_may_only_change_messages() {
     let (client, base, _session) = staff_admin(&["message.change"]).await;
     assert_eq!(
         texts_of(&client, "nav.side a").await,
-        ["Dashboard", "message"]
+        ["Dashboard", "Messages"]
     );
     assert!(!has(&client, "a[href$='/add/']").await, "no add link");
 
@@ -2191,4 +2195,224 @@ async fn reset_a_forgotten_password_through_the_mailed_link() {
     assert_eq!(path_and_query(&client).await, "/");
     client.goto(&link).await.expect("the link opens");
     assert!(body_text(&client).await.contains("This link is not valid"));
+}
+
+/// The texts of the breadcrumbs, in order.
+async fn breadcrumbs(client: &Client) -> Vec<String> {
+    texts_of(client, "nav.breadcrumbs li").await
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_names_models_and_fields_as_people_read_them() {
+    // The model's plural heads the index and the navigation; fields read their verbose names.
+    let (client, base, _session) = admin_at("/admin/message/").await;
+    assert_eq!(text_of(&client, "h1").await, "Messages");
+    assert!(texts_of(&client, "nav.side a")
+        .await
+        .contains(&"Messages".to_owned()));
+    let heads = texts_of(&client, "thead th").await;
+    assert!(
+        heads.iter().any(|h| h == "Date published") && heads.iter().any(|h| h == "Content"),
+        "{heads:?}"
+    );
+    assert!(!heads.iter().any(|h| h.contains("pub_date")), "{heads:?}");
+    let facets = texts_of(&client, ".facets h2").await;
+    assert!(
+        facets.contains(&"By date published".to_owned()),
+        "{facets:?}"
+    );
+    assert_eq!(text_of(&client, ".toolbar a.button").await, "Add message");
+
+    // The forms' labels; the inputs keep the API names.
+    open(&client, &base, "/admin/message/1/").await;
+    assert_eq!(
+        text_of(&client, "label[for=f-pub_date]").await,
+        "Date published"
+    );
+    open(&client, &base, "/admin/user/2/").await;
+    assert_eq!(
+        text_of(&client, "label[for=f-join_date]").await,
+        "Date joined"
+    );
+    assert!(client
+        .find(Locator::Css("input[name=join_date]"))
+        .await
+        .is_ok());
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_says_once_what_a_save_or_a_delete_did() {
+    let axe = axe_source();
+    let (client, base, _session) = admin_at("/admin/message/26/").await;
+    fill(&client, "#f-content", "carol <b>was</b> here").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    let notice = text_of(&client, "p.notice[role=status]").await;
+    assert_eq!(
+        notice,
+        "The message “carol <b>was</b> here” was changed successfully."
+    );
+    // The object links to its edit page; the text is escaped, not markup.
+    let link = client
+        .find(Locator::Css("p.notice a"))
+        .await
+        .expect("the object's link")
+        .attr("href")
+        .await
+        .expect("its href")
+        .unwrap_or_default();
+    assert_eq!(link, "/admin/message/26/");
+    assert!(client.find(Locator::Css("p.notice b")).await.is_err());
+    let problems = check_page(&client, &axe, "index with a message", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Shown once.
+    open(&client, &base, "/admin/message/").await;
+    assert!(client.find(Locator::Css("p.notice")).await.is_err());
+
+    // Deleted: the index says so, without a link.
+    open(&client, &base, "/admin/message/26/delete/").await;
+    submit(&client).await;
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “carol <b>was</b> here” was deleted successfully."
+    );
+    assert!(client.find(Locator::Css("p.notice a")).await.is_err());
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_list_keeps_its_search_filters_ordering_and_page_after_a_save_and_a_delete() {
+    let place = "/admin/message/?q=says&ordering=-pub_date&page=2";
+    let (client, base, _session) = admin_at(place).await;
+    // Page 2 of 25 newest first: bob says 05 down to 01.
+    click(&client, Locator::Css("tbody tr:first-child a")).await;
+    assert_eq!(text_of(&client, "h1").await, "Edit bob says 05");
+    fill(&client, "#f-content", "bob says 05, edited").await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, place);
+    assert!(text_of(&client, "p.notice").await.contains("was changed"));
+
+    // Cancel and the delete lead back there too.
+    click(&client, Locator::Css("tbody tr:nth-child(2) a")).await;
+    click(&client, Locator::LinkText("Cancel")).await;
+    assert_eq!(path_and_query(&client).await, place);
+    click(&client, Locator::Css("tbody tr:nth-child(2) a")).await;
+    click(&client, Locator::Css("a.danger-link")).await;
+    submit(&client).await;
+    assert_eq!(path_and_query(&client).await, place);
+    assert!(text_of(&client, "p.notice").await.contains("was deleted"));
+
+    // Another site, or another page, is never followed: the plain index.
+    for evil in [
+        "https://evil.example/",
+        "//evil.example/admin/message/",
+        "/admin/user/",
+    ] {
+        let query: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("_changelist", evil)
+            .finish();
+        open(&client, &base, &format!("/admin/message/3/?{query}")).await;
+        submit(&client).await;
+        assert_eq!(path_and_query(&client).await, "/admin/message/", "{evil}");
+    }
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_save_and_continue_editing_and_save_and_add_another() {
+    let (client, _base, _session) = admin_at("/admin/message/add/").await;
+    fill(&client, "#f-user", "3").await;
+    fill(&client, "#f-content", "first of two").await;
+    click(&client, Locator::Css("button[name=_addanother]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/add/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “first of two” was added successfully. You may add another message below."
+    );
+    assert_eq!(value_of(&client, "#f-content").await.as_deref(), Some(""));
+
+    fill(&client, "#f-user", "3").await;
+    fill(&client, "#f-content", "second of two").await;
+    click(&client, Locator::Css("button[name=_continue]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/28/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “second of two” was added successfully. You may edit it again below."
+    );
+    fill(&client, "#f-content", "second of two, again").await;
+    click(&client, Locator::Css("button[name=_continue]")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/28/");
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “second of two, again” was changed successfully. You may edit it again below."
+    );
+    assert_eq!(
+        value_of(&client, "#f-content").await.as_deref(),
+        Some("second of two, again")
+    );
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_breadcrumbs_on_every_page_and_the_history_link_at_the_top() {
+    let axe = axe_source();
+    let (client, base, _session) = admin_at("/admin/message/").await;
+    assert_eq!(breadcrumbs(&client).await, ["Home", "Messages"]);
+    for (path, trail) in [
+        (
+            "/admin/message/add/",
+            vec!["Home", "Messages", "Add message"],
+        ),
+        ("/admin/message/1/", vec!["Home", "Messages", "bob says 01"]),
+        (
+            "/admin/message/1/delete/",
+            vec!["Home", "Messages", "bob says 01", "Delete"],
+        ),
+        (
+            "/admin/message/1/history/",
+            vec!["Home", "Messages", "bob says 01", "History"],
+        ),
+        ("/admin/message/export/", vec!["Home", "Messages", "Export"]),
+        ("/admin/message/import/", vec!["Home", "Messages", "Import"]),
+    ] {
+        open(&client, &base, path).await;
+        assert_eq!(breadcrumbs(&client).await, trail, "{path}");
+        let current = text_of(&client, "nav.breadcrumbs [aria-current=page]").await;
+        assert_eq!(&current, trail.last().expect("a last crumb"), "{path}");
+    }
+    // The edit page: the history link comes before the form.
+    open(&client, &base, "/admin/message/1/").await;
+    let problems = check_page(&client, &axe, "edit with breadcrumbs", true).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let first = client
+        .find(Locator::Css("main a:not(nav.breadcrumbs a)"))
+        .await
+        .expect("a link in the page")
+        .text()
+        .await
+        .expect("its text");
+    assert_eq!(first, "History");
+    click(&client, Locator::LinkText("History")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/1/history/");
+    // Up the trail.
+    click(
+        &client,
+        Locator::Css("nav.breadcrumbs a[href='/admin/message/']"),
+    )
+    .await;
+    assert_eq!(path_and_query(&client).await, "/admin/message/");
+    click(&client, Locator::LinkText("Home")).await;
+    assert_eq!(path_and_query(&client).await, "/admin/");
+
+    client.close().await.expect("browser closed");
 }

@@ -34,4 +34,5 @@ fn ui() {
     t.compile_fail("ui/repeated_key.rs");
     t.compile_fail("ui/index_unknown_column.rs");
     t.compile_fail("ui/misspelled_field_option.rs");
+    t.compile_fail("ui/verbose_name_misuse.rs");
 }

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 mod a11y;
 mod actions;
 mod facets;
+mod feedback;
 mod import;
 mod inlines;
 mod ops;
@@ -1778,7 +1779,7 @@ async fn an_application_replaces_the_index_and_edit_templates_of_a_model() {
         unescape_html(&html).contains("[1][<b>a1</b>][<b>bold</b>]"),
         "{html}"
     );
-    assert!(html.contains("<h1>Plain bmodel</h1>"), "{html}");
+    assert!(html.contains("<h1>Plain B models</h1>"), "{html}");
     assert!(html.contains("/admin/static/admin.css"), "{html}");
     assert!(!html.contains("filter-form"), "{html}");
 

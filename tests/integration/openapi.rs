@@ -307,6 +307,13 @@ async fn keyset_lists_describe_the_cursor_and_doc_comments_become_descriptions()
     // `Vault`'s `label` is documented `/// Text.` in the fixture.
     let label = &doc["components"]["schemas"]["vault"]["properties"]["label"];
     assert_eq!(label["description"], "Text.", "{label}");
+    // Titles: the names people read, the identifiers in words by default.
+    assert_eq!(label["title"], "Label", "{label}");
+    assert_eq!(doc["components"]["schemas"]["vault"]["title"], "Vault");
+    let amodel = &doc["components"]["schemas"]["amodel"];
+    assert_eq!(amodel["title"], "A model", "{amodel}");
+    assert_eq!(amodel["properties"]["a_field"]["title"], "A field");
+    assert_eq!(amodel["properties"]["id"]["title"], "ID");
 }
 
 #[actix_web::test]

@@ -32,6 +32,7 @@ diesel::allow_tables_to_appear_in_same_query!(author, book);
 #[derive(Debug, RestModel)]
 #[diesel(table_name = author)]
 #[rest(name = "writer", exclude = "secret, ratio", display = "{handle} ({pk})")]
+#[rest(verbose_name = "Writer", verbose_name_plural = "People who write")]
 pub struct Author {
     #[rest(primary_key)]
     pub pk: i64,
@@ -46,7 +47,7 @@ pub struct Author {
     pub active: bool,
     #[rest(unique)]
     pub born: Option<chrono::NaiveDate>,
-    #[rest(default = plover::value::now())]
+    #[rest(default = plover::value::now(), verbose_name = "Date joined")]
     pub joined: chrono::NaiveDateTime,
 }
 
@@ -72,6 +73,13 @@ fn main() {
     let author = Author::meta();
     assert_eq!(author.name(), "writer");
     assert_eq!(author.table(), "author");
+    assert_eq!(author.verbose_name(), "Writer");
+    assert_eq!(author.verbose_name_plural(), "People who write");
+    let verbose = |meta: &plover::model::ModelMeta, key: &str| {
+        meta.field(key).map(|(_, f)| f.verbose_name())
+    };
+    assert_eq!(verbose(author, "joined"), Some("Date joined"));
+    assert_eq!(verbose(author, "handle"), Some("Handle"));
     assert_eq!(author.pk_field().column(), "pk");
     assert!(author.field("secret").is_some_and(|(_, f)| f.is_write_only()));
     assert!(author
@@ -95,6 +103,9 @@ fn main() {
 
     let book = Book::meta();
     assert_eq!(book.name(), "book");
+    assert_eq!((book.verbose_name(), book.verbose_name_plural()), ("Book", "Books"));
+    assert_eq!(verbose(book, "edited_by"), Some("Edited by"));
+    assert_eq!(verbose(book, "writer"), Some("Writer"));
     assert!(book.field("writer").is_some_and(|(_, f)| f.target().is_some()));
     assert!(book
         .field("edited_by")

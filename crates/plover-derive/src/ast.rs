@@ -8,6 +8,7 @@ use crate::attr::{self, Default, FieldAttrs, UserRole};
 use crate::check;
 use crate::ctxt::Ctxt;
 pub(crate) use crate::field::Field;
+use crate::names::{humanize, humanize_camel, plural};
 use crate::types::{option_inner, sql_literal, Kind};
 
 pub(crate) struct Model {
@@ -30,6 +31,10 @@ pub(crate) struct Model {
     /// The fields marked `#[rest(username)]`, `password`, `active`, `admin`: the derive
     /// implements `UserModel` when there are any.
     pub(crate) user: Option<UserFields>,
+    /// The name people read (`verbose_name`, else the struct's name humanized: `Blog post`).
+    pub(crate) verbose_name: String,
+    /// Its plural (`verbose_name_plural`, else the plural of `verbose_name`).
+    pub(crate) verbose_name_plural: String,
 }
 
 /// The fields of a user model, by index.
@@ -101,6 +106,7 @@ impl Model {
         indexes
             .extend((attrs.indexes.iter()).map(|lit| declared_index(&mut cx, input, &fields, lit)));
         let user = user_fields(&mut cx, &input.ident, &roles);
+        let (verbose_name, verbose_name_plural) = verbose_names(&mut cx, input, &attrs);
         let table = attrs
             .table
             .or_else(|| default_table(&mut cx, input, attrs.table_malformed));
@@ -131,8 +137,28 @@ impl Model {
                 .to_owned(),
             indexes,
             user,
+            verbose_name,
+            verbose_name_plural,
         })
     }
+}
+
+/// The model's names for people, singular and plural: those declared, else the struct's name
+/// humanized and its plural.
+fn verbose_names(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    attrs: &attr::StructAttrs,
+) -> (String, String) {
+    let mut declared = |key, expr: &Option<syn::Expr>| {
+        expr.as_ref()
+            .and_then(|expr| check::verbose_name(cx, key, expr))
+    };
+    let singular = declared(attr::key::VERBOSE_NAME, &attrs.verbose_name);
+    let plural_name = declared(attr::key::VERBOSE_NAME_PLURAL, &attrs.verbose_name_plural);
+    let singular = singular.unwrap_or_else(|| humanize_camel(&input.ident.to_string()));
+    let plural_name = plural_name.unwrap_or_else(|| plural(&singular));
+    (singular, plural_name)
 }
 
 /// The primary key's name: the field marked `#[rest(primary_key)]`, else the field named `id`.
@@ -180,6 +206,9 @@ impl Gathered {
             self.indexes.push(vec![(column, false)]);
         }
         let constraints = check::constraints(cx, &fa, scalar.kind);
+        let verbose_name = (fa.verbose_name.as_ref())
+            .and_then(|expr| check::verbose_name(cx, attr::key::VERBOSE_NAME, expr))
+            .unwrap_or_else(|| humanize(&name));
         let mut sql_default = match &fa.default {
             Default::Expr(expr) => sql_literal(expr),
             _ => None,
@@ -223,6 +252,7 @@ impl Gathered {
             constraints,
             long: fa.long.is_some() && scalar.kind == Kind::Text,
             private: fa.private,
+            verbose_name,
         });
     }
 }

@@ -31,6 +31,8 @@ pub(crate) mod key {
     pub(crate) const PASSWORD: &str = "password";
     pub(crate) const ACTIVE: &str = "active";
     pub(crate) const ADMIN: &str = "admin";
+    pub(crate) const VERBOSE_NAME: &str = "verbose_name";
+    pub(crate) const VERBOSE_NAME_PLURAL: &str = "verbose_name_plural";
     /// Of `#[diesel(...)]`.
     pub(crate) const TABLE_NAME: &str = "table_name";
 }
@@ -43,6 +45,8 @@ pub(crate) const STRUCT_KEYS: &[&str] = &[
     key::RULES,
     key::INDEX,
     key::TABLE,
+    key::VERBOSE_NAME,
+    key::VERBOSE_NAME_PLURAL,
 ];
 /// Field-level attribute keys.
 pub(crate) const FIELD_KEYS: &[&str] = &[
@@ -67,6 +71,7 @@ pub(crate) const FIELD_KEYS: &[&str] = &[
     key::PASSWORD,
     key::ACTIVE,
     key::ADMIN,
+    key::VERBOSE_NAME,
 ];
 
 /// The part a field plays in a user model (`#[rest(username)]`, ...): the derive implements
@@ -115,6 +120,10 @@ pub(crate) struct StructAttrs {
     pub(crate) indexes: Vec<LitStr>,
     /// `table`: the derive declares the diesel `table!` named by `table_name`.
     pub(crate) generate_table: bool,
+    /// `verbose_name = "..."`: the model's name for people (checked by `check`).
+    pub(crate) verbose_name: Option<Expr>,
+    /// `verbose_name_plural = "..."`.
+    pub(crate) verbose_name_plural: Option<Expr>,
 }
 
 /// How a field gets a value when a POST does not give one.
@@ -156,6 +165,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) private: bool,
     /// `username`, `password`, `active` or `admin`, with the key for errors.
     pub(crate) user_role: Option<(UserRole, Path)>,
+    /// `verbose_name = "..."`: the field's name for people (checked by `check`).
+    pub(crate) verbose_name: Option<Expr>,
 }
 
 /// A number literal of `min` or `max`.
@@ -316,6 +327,10 @@ pub(crate) fn struct_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> StructAttrs {
                     out.rules = true;
                 } else if meta.path.is_ident(key::TABLE) {
                     out.generate_table = true;
+                } else if meta.path.is_ident(key::VERBOSE_NAME) {
+                    out.verbose_name = Some(meta.value()?.parse()?);
+                } else if meta.path.is_ident(key::VERBOSE_NAME_PLURAL) {
+                    out.verbose_name_plural = Some(meta.value()?.parse()?);
                 } else {
                     return Err(unknown(&meta, STRUCT_KEYS));
                 }
@@ -348,6 +363,7 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         choices: None,
         private: false,
         user_role: None,
+        verbose_name: None,
     };
     let mut seen = Seen::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("rest")) {
@@ -402,6 +418,8 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 out.max_len = Some(meta.value()?.parse()?);
             } else if meta.path.is_ident(key::NOT_BLANK) {
                 out.not_blank = Some(meta.path.clone());
+            } else if meta.path.is_ident(key::VERBOSE_NAME) {
+                out.verbose_name = Some(meta.value()?.parse()?);
             } else if meta.path.is_ident(key::LONG) {
                 out.long = Some(meta.path.clone());
             } else if meta.path.is_ident(key::CHOICES) {

@@ -3,7 +3,7 @@
 //! read), `ast` builds the model and calls these as it reads each part, so that the errors come
 //! in the order of the source; `expand` generates code from a model that passed them all.
 
-use syn::{DeriveInput, FieldsNamed, Ident, LitStr, Path, Type};
+use syn::{DeriveInput, Expr, FieldsNamed, Ident, LitStr, Path, Type};
 
 use crate::attr::{
     Default, FieldAttrs, Number, UserRole, PRIVATE_AND_WRITE_ONLY, READ_AND_WRITE_ONLY,
@@ -379,6 +379,33 @@ fn text_only(cx: &mut Ctxt, fa: &FieldAttrs, text: bool) {
             );
         }
     }
+}
+
+/// The text of `verbose_name = "..."` or `verbose_name_plural = "..."` (`key`): a text
+/// literal with something besides white space; else an error at `expr`, and `None`.
+pub(crate) fn verbose_name(cx: &mut Ctxt, key: &str, expr: &Expr) -> Option<String> {
+    if let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(lit),
+        ..
+    }) = expr
+    {
+        if !lit.value().trim().is_empty() {
+            return Some(lit.value().trim().to_owned());
+        }
+    }
+    let example = if key == "verbose_name_plural" {
+        "People"
+    } else {
+        "Date joined"
+    };
+    cx.error(
+        expr,
+        format!(
+            "`{key}` takes the name people read, as a text literal, e.g. \
+             `{key} = \"{example}\"`"
+        ),
+    );
+    None
 }
 
 /// The message for a password hash marked `private` or `read_only`.

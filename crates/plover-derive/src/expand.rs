@@ -119,6 +119,8 @@ fn model_meta(model: &Model) -> TokenStream {
     let mut meta = quote! {
         __p::model::<#ident>(#name, #table_name, &[#(#field_metas),*], #pk_index, #rules)
     };
+    let (singular, plural) = (&model.verbose_name, &model.verbose_name_plural);
+    meta.extend(quote!(.with_verbose_names(#singular, #plural)));
     if !model_doc.is_empty() {
         meta.extend(quote!(.with_doc(#model_doc)));
     }
@@ -469,8 +471,10 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
     let column = f.ident.to_string();
     let kind = format_ident!("{}", f.kind.variant());
     let sql_type = format_ident!("{}", f.sql_type);
+    let verbose_name = &f.verbose_name;
     let mut meta = quote! {
         __p::FieldMeta::new(#name, #column, #key, __p::FieldKind::#kind, __p::SqlType::#sql_type)
+            .with_verbose_name(#verbose_name)
     };
     // A read-only field is never in a body: its value comes from a default, a rule or the
     // database.

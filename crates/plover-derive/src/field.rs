@@ -39,6 +39,8 @@ pub(crate) struct Field {
     pub(crate) long: bool,
     /// `#[rest(private)]`.
     pub(crate) private: bool,
+    /// The name people read: `verbose_name`, else the API name humanized (`Join date`).
+    pub(crate) verbose_name: String,
 }
 
 /// What a field accepts beyond its type (the runtime's `Constraints`); bounds of a float

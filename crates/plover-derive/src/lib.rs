@@ -16,6 +16,7 @@ mod choice;
 mod ctxt;
 mod expand;
 mod field;
+mod names;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -56,6 +56,10 @@ pub struct FieldMeta {
     /// resource or through any join, unless a resource shows it (`Resource::show`), and then
     /// only there; the admin's forms show and edit it.
     pub(crate) private: bool,
+    /// The name people read (`#[rest(verbose_name = "...")]`, else the name humanized:
+    /// `join_date` reads `Join date`): the admin's labels and column heads, the API
+    /// description's titles.
+    pub(crate) verbose_name: &'static str,
 }
 
 /// What a field accepts beyond its type, declared in `#[rest(...)]`: checked for every writer
@@ -147,7 +151,14 @@ impl FieldMeta {
             constraints: Constraints::NONE,
             long: false,
             private: false,
+            verbose_name: name,
         }
+    }
+
+    #[doc(hidden)]
+    pub const fn with_verbose_name(mut self, verbose_name: &'static str) -> FieldMeta {
+        self.verbose_name = verbose_name;
+        self
     }
 
     #[doc(hidden)]
@@ -228,6 +239,12 @@ impl FieldMeta {
     /// The field's API name: the column name, or for a foreign key the column without `_id`.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The name people read: `#[rest(verbose_name = "...")]`, else the name humanized
+    /// (`join_date` reads `Join date`).
+    pub fn verbose_name(&self) -> &'static str {
+        self.verbose_name
     }
 
     /// The database column (and Rust field) name.
@@ -355,6 +372,12 @@ pub struct IndexColumn {
 pub struct ModelMeta {
     /// Lowercase model name, the default API name (`message`).
     pub(crate) name: &'static str,
+    /// The name people read of one row (`#[rest(verbose_name = "...")]`, else the struct's
+    /// name humanized: `Message`, `Blog post`).
+    pub(crate) verbose_name: &'static str,
+    /// Of several rows (`#[rest(verbose_name_plural = "...")]`, else the plural of
+    /// `verbose_name`: `Messages`).
+    pub(crate) verbose_name_plural: &'static str,
     /// The database table.
     pub(crate) table: &'static str,
     /// Every field, in declaration order.
@@ -390,6 +413,8 @@ impl ModelMeta {
     ) -> ModelMeta {
         ModelMeta {
             name,
+            verbose_name: name,
+            verbose_name_plural: name,
             table,
             fields,
             pk,
@@ -409,6 +434,17 @@ impl ModelMeta {
     }
 
     #[doc(hidden)]
+    pub const fn with_verbose_names(
+        mut self,
+        singular: &'static str,
+        plural: &'static str,
+    ) -> ModelMeta {
+        self.verbose_name = singular;
+        self.verbose_name_plural = plural;
+        self
+    }
+
+    #[doc(hidden)]
     pub const fn with_indexes(mut self, indexes: &'static [&'static [IndexColumn]]) -> ModelMeta {
         self.indexes = indexes;
         self
@@ -419,6 +455,18 @@ impl ModelMeta {
     /// Lowercase model name, the default API name (`message`).
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The name people read of one row: `#[rest(verbose_name = "...")]`, else the struct's
+    /// name humanized (`Message`, `Blog post`).
+    pub fn verbose_name(&self) -> &'static str {
+        self.verbose_name
+    }
+
+    /// The name people read of several rows: `#[rest(verbose_name_plural = "...")]`, else the
+    /// plural of [`verbose_name`](Self::verbose_name) (`Messages`, `Categories`).
+    pub fn verbose_name_plural(&self) -> &'static str {
+        self.verbose_name_plural
     }
 
     /// The database table.

@@ -30,7 +30,7 @@ pub struct User {
     #[rest(private)]
     pub email: String,
     /// When the user joined.
-    #[rest(default = plover::value::now())]
+    #[rest(default = plover::value::now(), verbose_name = "Date joined")]
     pub join_date: chrono::NaiveDateTime,
     /// Whether the user may log in.
     #[rest(active, default = true)]
@@ -75,7 +75,7 @@ pub struct Message {
     #[rest(not_blank)]
     pub content: String,
     /// When it was posted.
-    #[rest(default = plover::value::now())]
+    #[rest(default = plover::value::now(), verbose_name = "Date published")]
     pub pub_date: chrono::NaiveDateTime,
 }
 

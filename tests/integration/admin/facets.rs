@@ -21,7 +21,13 @@ struct Link {
 
 /// The links of the facet titled `By {title}`: "All" first, then its values, then "and N
 /// more" if any.
-fn facet(html: &str, title: &str) -> Vec<Link> {
+fn facet(html: &str, field: &str) -> Vec<Link> {
+    // The heading names the field as people read it (`pub_date`: "By date published").
+    let name = [Message::meta(), Sample::meta(), User::meta()]
+        .iter()
+        .find_map(|meta| meta.field(field))
+        .map_or(field, |(_, f)| f.verbose_name());
+    let title = name[..1].to_lowercase() + &name[1..];
     let start = html
         .find(&format!(">By {title}</h2>"))
         .unwrap_or_else(|| panic!("no facet {title}: {html}"));

@@ -123,7 +123,7 @@ async fn an_import_of_1000_rows_is_previewed_then_written_in_one_transaction() {
     );
     let html = root.get("/admin/ticket/").await.expect(200).text();
     assert!(
-        html.contains("Imported 1000 ticket rows: 1000 added, 0 updated."),
+        html.contains("Imported 1000 tickets: 1000 added, 0 updated."),
         "{html}"
     );
 

@@ -79,7 +79,7 @@ async fn the_edit_page_shows_the_children_with_labels_and_empty_rows() {
     // button.
     assert!(
         html.contains(
-            "<label class=\"visually-hidden\" for=\"f-deposit-0-amount\">amount, deposit #10</label>"
+            "<label class=\"visually-hidden\" for=\"f-deposit-0-amount\">Amount, deposit #10</label>"
         ),
         "{html}"
     );
@@ -115,7 +115,7 @@ async fn beyond_max_shown_the_inline_links_to_the_full_list() {
         "the sixth is not shown: {html}"
     );
     assert!(
-        html.contains("Only the first 5 deposit rows are shown here."),
+        html.contains("Only the first 5 deposits are shown here."),
         "{html}"
     );
     assert!(html.contains("href=\"/admin/deposit/?vault=1\""), "{html}");

@@ -8,7 +8,7 @@ use super::action::PreparedAction;
 use super::page::Reply;
 use super::prepared::{bad_request, Cx, PreparedAdmin};
 use super::rights::require;
-use super::views::ActionView;
+use super::views::{ActionView, Crumb, Notice};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
@@ -38,22 +38,32 @@ impl PreparedAdmin {
         let ids = self.selected(cx)?;
         let back = cx.req.path_and_query();
         let Some(action) = action else {
-            if !ids.is_empty() {
-                (self.model).delete(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
+            if ids.is_empty() {
+                return Ok(Reply::Redirect(back));
             }
-            return Ok(Reply::Redirect(back));
+            let n = (self.model).delete(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
+            return Ok(Reply::Done {
+                to: back,
+                notice: Notice::text(format!("Deleted {n} {} successfully.", self.counted(n))),
+            });
         };
         if ids.is_empty() {
             return Ok(Reply::Done {
                 to: back,
-                notice: format!("{}: no row was selected, nothing was done.", action.label),
+                notice: Notice::text(format!(
+                    "{}: no row was selected, nothing was done.",
+                    action.label
+                )),
             });
         }
         if cx.req.field("confirm") != Some("yes") {
             return self.action_page(cx, conn, action, &ids, None);
         }
         match self.run_action(cx, conn, action, &ids) {
-            Ok(notice) => Ok(Reply::Done { to: back, notice }),
+            Ok(notice) => Ok(Reply::Done {
+                to: back,
+                notice: Notice::text(notice),
+            }),
             Err(e) if e.status_code().is_client_error() => {
                 self.action_page(cx, conn, action, &ids, Some(e))
             }
@@ -117,7 +127,12 @@ impl PreparedAdmin {
                 .collect();
             history::record(conn, &entries)?;
             Ok(match notice.trim() {
-                "" => format!("{}: done for {} {}.", action.label, rows.len(), self.name),
+                "" => format!(
+                    "{}: done for {} {}.",
+                    action.label,
+                    rows.len(),
+                    self.counted(rows.len())
+                ),
                 _ => notice,
             })
         })
@@ -138,7 +153,7 @@ impl PreparedAdmin {
             .as_ref()
             .map_or(StatusCode::OK, ResponseError::status_code);
         let view = ActionView {
-            chrome: cx.chrome.clone(),
+            chrome: self.chrome(cx, vec![Crumb::here(action.label.clone())]),
             title: action.label.clone(),
             url: cx.req.path_and_query(),
             action: cx.req.path_and_query(),

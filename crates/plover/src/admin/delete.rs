@@ -5,7 +5,7 @@ use actix_web::http::StatusCode;
 
 use super::page::Reply;
 use super::prepared::{Cx, PreparedAdmin};
-use super::views::{DeleteView, Group};
+use super::views::{Crumb, DeleteView, Group, Notice};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::model::row::Row;
@@ -30,7 +30,11 @@ impl PreparedAdmin {
             if (self.model).delete(conn, &cx.req.actor, &[pk], recursive)? == 0 {
                 return Err(Error::NotFound); // a concurrent delete came first
             }
-            return Ok(Reply::Redirect(self.url(cx)));
+            let notice = Notice::about(&self.singular(), row.display(), None, "deleted", "");
+            return Ok(Reply::Done {
+                to: self.list_place(cx),
+                notice,
+            });
         }
         let mut groups = Vec::new();
         if self.deletes.collect_objects {
@@ -39,7 +43,7 @@ impl PreparedAdmin {
                 let model = dependents.model;
                 let rows = (model.ops.load_display)(conn, &Select::ids_in(model.pk, shown))?;
                 groups.push(Group {
-                    model: model.name.to_owned(),
+                    model: model.verbose_name_plural.to_owned(),
                     deleted: !dependents.nullified,
                     rows: rows.into_iter().map(|(_, text)| text).collect(),
                     more: dependents.ids.len() - shown.len(),
@@ -47,12 +51,19 @@ impl PreparedAdmin {
             }
         }
         let url = self.url(cx);
+        let trail = vec![
+            Crumb::link(
+                row.display(),
+                self.keeping_place(cx, &format!("{url}{pk}/")),
+            ),
+            Crumb::here("Delete"),
+        ];
         let view = DeleteView {
-            chrome: cx.chrome.clone(),
+            chrome: self.chrome(cx, trail),
             title: format!("Delete {}", row.display()),
             display: row.display(),
-            action: format!("{url}{pk}/delete/"),
-            url,
+            action: self.keeping_place(cx, &format!("{url}{pk}/delete/")),
+            url: self.list_place(cx),
             groups,
             collected: self.deletes.collect_objects,
             recursive: self.deletes.recursive,

@@ -30,7 +30,7 @@ use super::cells::neutralise;
 use super::facets::FACETS;
 use super::page::{plain_text, Chunks, Reply};
 use super::prepared::{bad_request, Cx, PreparedAdmin};
-use super::views::ExportView;
+use super::views::{Crumb, ExportView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{FIELDS, LIMIT, ORDERING, PAGE};
@@ -215,8 +215,8 @@ impl PreparedAdmin {
         let url = self.url(cx);
         if !cx.req.post {
             let view = ExportView {
-                chrome: cx.chrome.clone(),
-                title: format!("Export {}", self.name),
+                chrome: self.chrome(cx, vec![Crumb::here("Export")]),
+                title: format!("Export {}", self.counted(2)),
                 action: cx.req.path_and_query(),
                 url,
                 columns: exportable

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use chrono::{Datelike, NaiveDate};
 use serde_json::Value;
 
+use super::names::in_sentence;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;
@@ -215,7 +216,8 @@ impl Facets {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Facet {
-    /// The field's name.
+    /// The field's name for people, as it reads inside a sentence: the heading reads
+    /// `By {title}` (`By date joined`).
     pub title: String,
     /// The index without this facet's filter ("All").
     pub all: String,
@@ -394,7 +396,7 @@ impl<'a> FacetCx<'a> {
     /// The facet of `values`, with its "All" link.
     fn facet(&self, values: Vec<FacetValue>, more: Option<(String, String)>) -> Facet {
         Facet {
-            title: self.field.name.to_owned(),
+            title: in_sentence(self.field.verbose_name),
             all: self.link(&[]),
             all_current: !values.iter().any(|v| v.current),
             values,

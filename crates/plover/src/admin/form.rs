@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::erased::Changes;
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
-use super::views::{ChecklistView, FormField, FormView, InlineView, Widget};
+use super::views::{ChecklistView, Crumb, FormField, FormView, InlineView, Notice, Widget};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Entry};
@@ -23,6 +23,12 @@ const MAX_SELECT_OPTIONS: i64 = 500;
 
 /// The hidden field of the edit form that carries the version of the row it shows.
 const VERSION: &str = "_version";
+
+/// The button "Save and continue editing": back to the row's edit page.
+const CONTINUE: &str = "_continue";
+
+/// The button "Save and add another": on to the add page.
+const ADD_ANOTHER: &str = "_addanother";
 
 /// A submitted form, parsed: the changes, and a message per field key for what failed.
 struct Submitted<C> {
@@ -234,8 +240,10 @@ impl PreparedAdmin {
         let mut parts = self.parse_parts(cx)?;
         if self.has_parts() {
             let (errors, message) = (&mut errors, &mut message);
-            if self.save_with_inlines(cx, conn, changes, row, errors, message, &mut parts)? {
-                return Ok(Reply::Redirect(self.url(cx)));
+            if let Some(saved) =
+                self.save_with_inlines(cx, conn, changes, row, errors, message, &mut parts)?
+            {
+                return Ok(self.saved(cx, &*saved, adding));
             }
         } else if errors.is_empty() {
             let saved = conn.transaction(|conn| {
@@ -243,7 +251,7 @@ impl PreparedAdmin {
                 self.save(cx, conn, changes, current.as_deref())
             });
             match saved {
-                Ok(_) => return Ok(Reply::Redirect(self.url(cx))),
+                Ok(saved) => return Ok(self.saved(cx, &*saved, adding)),
                 Err(e) => {
                     let refusal = refusal(self.meta, e)?;
                     errors.extend(refusal.fields);
@@ -271,6 +279,34 @@ impl PreparedAdmin {
         self.render_form(cx, row, fields, parts, summary, status)
     }
 
+    /// Where a save leads, with its notice: the index as the user left it; the row's edit page
+    /// after "Save and continue editing" (`_continue`), the add page after "Save and add
+    /// another" (`_addanother`, for a user who may add), both still carrying the index's place.
+    fn saved(&self, cx: &Cx<'_>, row: &dyn Row, added: bool) -> Reply {
+        let url = self.url(cx);
+        let edit = format!("{url}{}/", row.pk());
+        let singular = self.singular();
+        let (to, then) = if cx.req.field(CONTINUE).is_some() {
+            (
+                self.keeping_place(cx, &edit),
+                " You may edit it again below.".to_owned(),
+            )
+        } else if cx.req.field(ADD_ANOTHER).is_some() && self.rights(cx).add {
+            (
+                self.keeping_place(cx, &format!("{url}add/")),
+                format!(" You may add another {singular} below."),
+            )
+        } else {
+            (self.list_place(cx), String::new())
+        };
+        let done = if added { "added" } else { "changed" };
+        let link = self.keeping_place(cx, &edit);
+        Reply::Done {
+            to,
+            notice: Notice::about(&singular, row.display(), Some(link), done, &then),
+        }
+    }
+
     fn render_form(
         &self,
         cx: &Cx<'_>,
@@ -283,8 +319,8 @@ impl PreparedAdmin {
         let url = self.url(cx);
         let (title, action, delete, history) = match row {
             None => (
-                format!("Add {}", self.name),
-                format!("{url}add/"),
+                format!("Add {}", self.singular()),
+                self.keeping_place(cx, &format!("{url}add/")),
                 None,
                 None,
             ),
@@ -294,19 +330,24 @@ impl PreparedAdmin {
                     if self.shown_only(cx) { "View" } else { "Edit" },
                     row.display()
                 ),
-                format!("{url}{}/", row.pk()),
-                self.rights(cx)
-                    .delete
-                    .then(|| format!("{url}{}/delete/", row.pk())),
+                self.keeping_place(cx, &format!("{url}{}/", row.pk())),
+                (self.rights(cx).delete)
+                    .then(|| self.keeping_place(cx, &format!("{url}{}/delete/", row.pk()))),
                 Some(format!("{url}{}/history/", row.pk())),
             ),
         };
+        let here = match row {
+            None => title.clone(),
+            Some(row) => row.display(),
+        };
         let view = FormView {
-            chrome: cx.chrome.clone(),
+            chrome: self.chrome(cx, vec![Crumb::here(here)]),
             title,
             name: self.name.clone(),
-            url,
+            singular: self.singular(),
+            url: self.list_place(cx),
             action,
+            can_add: self.rights(cx).add,
             fields,
             error,
             delete,
@@ -385,6 +426,7 @@ impl PreparedAdmin {
             let attrs = constraint_attrs(field, &widget);
             out.push(FormField {
                 name: field.name.to_owned(),
+                label: field.verbose_name.to_owned(),
                 widget,
                 checked: current == Value::Bool(true),
                 value: text,
@@ -396,6 +438,7 @@ impl PreparedAdmin {
         if self.forms.password.is_some() {
             out.push(FormField {
                 name: NEW_PASSWORD.to_owned(),
+                label: "New password".to_owned(),
                 widget: Widget::Password,
                 value: String::new(),
                 checked: false,

@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 
 use super::page::{object_text, plain_text, Reply};
 use super::prepared::{AdminModel, Cx, PreparedAdmin};
-use super::views::{ChangeLine, HistoryItem, HistoryView};
+use super::views::{ChangeLine, Crumb, HistoryItem, HistoryView};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{explained, HistoryEntry, MASK};
@@ -110,7 +110,10 @@ impl PreparedAdmin {
                         ChangeLine {
                             old: c.old.map(text),
                             new: c.new.map(text),
-                            field: c.field,
+                            // A field since removed from the model keeps its stored name.
+                            field: meta
+                                .field(&c.field)
+                                .map_or(c.field, |(_, f)| f.verbose_name.to_owned()),
                         }
                     })
                     .collect(),
@@ -120,8 +123,15 @@ impl PreparedAdmin {
         let here = format!("{url}{pk}/history/");
         // The page is the History page's one parameter.
         let links = Links::admin(&here, &[]);
+        let trail = vec![
+            match &row {
+                Some(_) => Crumb::link(text.clone(), format!("{url}{pk}/")),
+                None => Crumb::here(text.clone()),
+            },
+            Crumb::here("History"),
+        ];
         let view = HistoryView {
-            chrome: cx.chrome.clone(),
+            chrome: self.chrome(cx, trail),
             title: format!("History of {text}"),
             edit: row.map(|_| format!("{url}{pk}/")),
             url,

@@ -28,7 +28,7 @@ use super::form::{parse_input, refusal};
 use super::page::{plain_text, Reply};
 use super::prepared::{Cx, PreparedAdmin};
 use super::rights::require;
-use super::views::{ImportPreview, ImportRow, ImportView};
+use super::views::{Crumb, ImportPreview, ImportRow, ImportView, Notice};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
 use crate::model::row::Row;
@@ -97,12 +97,12 @@ impl PreparedAdmin {
         if self.import_rows(cx, conn, &mut rows, commit)? {
             return Ok(Reply::Done {
                 to: self.url(cx),
-                notice: format!(
-                    "Imported {} {} rows: {} added, {updated} updated.",
+                notice: Notice::text(format!(
+                    "Imported {} {}: {} added, {updated} updated.",
                     rows.len(),
-                    self.name,
+                    self.counted(rows.len()),
                     rows.len() - updated
-                ),
+                )),
             });
         }
         let rows: Vec<ImportRow> = rows.into_iter().map(|p| p.row).collect();
@@ -366,8 +366,8 @@ impl PreparedAdmin {
         let meta = self.meta;
         let url = self.url(cx);
         let view = ImportView {
-            chrome: cx.chrome.clone(),
-            title: format!("Import {}", self.name),
+            chrome: self.chrome(cx, vec![Crumb::here("Import")]),
+            title: format!("Import {}", self.counted(2)),
             action: format!("{url}import/"),
             url,
             columns: (self.importable().iter())

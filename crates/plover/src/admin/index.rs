@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 
 use super::facets::FACETS;
 use super::page::{display_value, Reply};
-use super::prepared::{Cx, PreparedAdmin, PreparedColumn};
+use super::prepared::{Cx, PreparedAdmin, PreparedColumn, CHANGELIST};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
 use crate::db::Conn;
 use crate::error::Error;
@@ -62,7 +62,12 @@ impl PreparedAdmin {
         query.count = Some(self.index.count);
         let page = query.run_with(conn, self.meta, |conn, s| self.model.load(conn, s))?;
         let count = (page.count).ok_or_else(|| Error::Internal("the index is counted".into()))?;
-        let rows = self.rows(conn, &*page.rows, &url)?;
+        // Each row's edit page carries this page's place, to come back to it after a save.
+        let place = match pairs.is_empty() {
+            true => Vec::new(),
+            false => vec![(CHANGELIST.to_owned(), with_query(&url, &pairs))],
+        };
+        let rows = self.rows(conn, &*page.rows, &url, &place)?;
         let show_all = self.show_all(&count, limit, &links);
         // Filters and groups are chips; the search has its box. All of them go to the export
         // (and `_facets`, which the export ignores).
@@ -82,9 +87,10 @@ impl PreparedAdmin {
         let facets = (self.index.facets).views(conn, meta, &self.list, &links, counting)?;
         let rights = self.rights(cx);
         let view = IndexView {
-            chrome: cx.chrome.clone(),
-            title: self.name.clone(),
+            chrome: self.chrome(cx, Vec::new()),
+            title: self.meta.verbose_name_plural.to_owned(),
             name: self.name.clone(),
+            singular: self.singular(),
             headers: self.headers(&page.query.select.order[..page.query.ordered], &links),
             rows,
             filters,
@@ -106,7 +112,7 @@ impl PreparedAdmin {
                 .collect(),
             import: format!("{url}import/"),
             export: with_query(&format!("{url}export/"), &filter_query),
-            count_text: count.text(&self.name),
+            count_text: count.text(&self.singular(), &self.counted(2)),
             count,
             facets,
             facets_counted: counting,
@@ -152,7 +158,13 @@ impl PreparedAdmin {
     }
 
     /// The rows of the table: each column's cells, and the link to the row's edit page.
-    fn rows(&self, conn: &mut Conn<'_>, rows: &dyn Rows, url: &str) -> Result<Vec<Row>, Error> {
+    fn rows(
+        &self,
+        conn: &mut Conn<'_>,
+        rows: &dyn Rows,
+        url: &str,
+        place: &[(String, String)],
+    ) -> Result<Vec<Row>, Error> {
         let mut columns: Vec<Vec<String>> = Vec::with_capacity(self.index.columns.len());
         for column in &self.index.columns {
             columns.push(match column {
@@ -175,7 +187,7 @@ impl PreparedAdmin {
             .map(|(n, row)| Row {
                 pk: row.pk(),
                 cells: columns.iter().map(|c| c[n].clone()).collect(),
-                edit: format!("{url}{}/", row.pk()),
+                edit: with_query(&format!("{url}{}/", row.pk()), place),
             })
             .collect())
     }
@@ -204,7 +216,7 @@ impl PreparedAdmin {
                         name.to_owned()
                     };
                     Header {
-                        title: name.to_owned(),
+                        title: meta.fields[*idx].verbose_name.to_owned(),
                         sort: Some(links.with(ORDERING, &next)),
                         sorted,
                         nowrap: matches!(

@@ -20,6 +20,7 @@ use super::erased::Changes;
 use super::form::{parse_input, refusal};
 use super::inline::{ErasedInline, Inline, Posted, PostedRow};
 use super::model_admin::ModelAdmin;
+use super::names::in_sentence;
 use super::page::plain_text;
 use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, Parts, PreparedAdmin};
 use super::views::{FormField, InlineRow, InlineView, Widget};
@@ -308,6 +309,7 @@ impl<C: RestModel + 'static> PreparedInline<C> {
                 };
                 FormField {
                     name: format!("{prefix}-{}", field.name),
+                    label: field.verbose_name.to_owned(),
                     widget,
                     checked: current == Value::Bool(true)
                         || matches!(&current, Value::String(s) if Self::is_checked(Some(s))
@@ -320,8 +322,8 @@ impl<C: RestModel + 'static> PreparedInline<C> {
             })
             .collect();
         let label = match pk {
-            Some(pk) => format!("{} #{pk}", meta.name),
-            None => format!("new {} {number}", meta.name),
+            Some(pk) => format!("{} #{pk}", in_sentence(meta.verbose_name)),
+            None => format!("new {} {number}", in_sentence(meta.verbose_name)),
         };
         InlineRow {
             prefix,
@@ -406,8 +408,9 @@ impl<C: RestModel + 'static> PreparedInline<C> {
         if children.len() > self.max_shown {
             children.truncate(self.max_shown);
             more = Some(format!(
-                "Only the first {} {} rows are shown here.",
-                self.max_shown, meta.name
+                "Only the first {} {} are shown here.",
+                self.max_shown,
+                in_sentence(meta.verbose_name_plural)
             ));
             all = (self.admin.as_ref()).zip(parent).map(|(name, parent)| {
                 format!(
@@ -613,10 +616,11 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
             .map_or(rows.len(), |r| r.number as usize + 1)
             .max(rows.len());
         Ok(InlineView {
-            title: meta.name.to_owned(),
+            title: meta.verbose_name_plural.to_owned(),
+            singular: in_sentence(meta.verbose_name),
             prefix: self.prefix.clone(),
             columns: (self.fields().iter())
-                .map(|&i| meta.fields[i].name.to_owned())
+                .map(|&i| meta.fields[i].verbose_name.to_owned())
                 .collect(),
             template: self.row(&template, NUMBER_SLOT, None, &blank, &none, false),
             rows,
@@ -677,8 +681,9 @@ impl PreparedAdmin {
         errors: &mut BTreeMap<String, String>,
         message: &mut Option<String>,
         parts: &mut Parts,
-    ) -> Result<bool, Error> {
+    ) -> Result<Option<Box<dyn Row>>, Error> {
         let mut failed = false;
+        let mut written = None;
         // Usernames (of an inline of users) are checked against one read of the user table.
         let outcome = usernames::in_bulk(|| {
             conn.transaction(|conn| {
@@ -687,7 +692,10 @@ impl PreparedAdmin {
                 let mut parent = locked.map(|row| row.pk());
                 if errors.is_empty() {
                     match self.save(cx, conn, changes, locked) {
-                        Ok(saved) => parent = Some(saved.pk()),
+                        Ok(saved) => {
+                            parent = Some(saved.pk());
+                            written = Some(saved);
+                        }
                         Err(e) => {
                             let refused = refusal(self.meta, e)?;
                             errors.extend(refused.fields);
@@ -711,12 +719,12 @@ impl PreparedAdmin {
             })
         });
         match outcome {
-            Ok(()) => Ok(true),
-            Err(_) if failed => Ok(false),
+            Ok(()) => Ok(written),
+            Err(_) if failed => Ok(None),
             // Someone saved the parent since the page was rendered: nothing was written.
             Err(Error::PreconditionFailed) => {
                 *message = refusal(self.meta, Error::PreconditionFailed)?.message;
-                Ok(false)
+                Ok(None)
             }
             Err(e) => Err(e),
         }

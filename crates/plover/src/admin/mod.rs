@@ -46,6 +46,7 @@ mod inline;
 mod inline_form;
 mod lookup;
 mod model_admin;
+mod names;
 mod ops;
 mod page;
 mod panel;

@@ -7,7 +7,7 @@ use askama::Template;
 use futures_util::Stream;
 use serde_json::Value;
 
-use super::views::{render, Chrome};
+use super::views::{render, Chrome, Notice};
 use crate::db::{Conn, Database};
 use crate::error::Error;
 
@@ -23,7 +23,7 @@ pub(crate) enum Reply {
         /// Where to.
         to: String,
         /// What was done.
-        notice: String,
+        notice: Notice,
     },
     /// A JSON body.
     Json(StatusCode, Vec<u8>),

@@ -10,20 +10,27 @@ use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed}
 use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
+use super::names::in_sentence;
 use super::page::Reply;
 use super::rights::Rights;
 use super::templates::AdminTemplates;
-use super::views::{ChecklistView, Chrome, InlineView};
+use super::views::{ChecklistView, Chrome, Crumb, InlineView};
+use crate::accounts::safe_next;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::Actor;
 use crate::http::digest;
 use crate::http::urlencoded::encode;
+use crate::listing::links::with_query;
 use crate::listing::{first, Counting, FilterPaths, ListPlan};
 use crate::model::row::{Row, Rows};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::permissions::Held;
 use crate::query::Limits;
+
+/// The parameter that carries the index's place (its path, search, filters, ordering and
+/// page) through the edit and delete pages: `?_changelist=/admin/message/%3Fq%3Dhi`.
+pub(crate) const CHANGELIST: &str = "_changelist";
 
 /// The parts of an admin request the views use, detached from actix.
 #[derive(Debug)]
@@ -78,6 +85,8 @@ pub(crate) struct Cx<'a> {
 /// A registered model with its type erased.
 pub(crate) trait AdminModel: Send + Sync {
     fn name(&self) -> &str;
+    /// Its model's name for people, plural (`Messages`): navigation and headings.
+    fn title(&self) -> &'static str;
     /// The name of its model (`RestModel::meta().name`), that of its permissions.
     fn model_name(&self) -> &'static str;
     /// The table of its model (the history's `object_table`).
@@ -593,9 +602,58 @@ impl PreparedAdmin {
         digest::version((0..self.meta.fields.len()).map(|idx| row.field_json(idx)))
     }
 
+    /// The model's name for one row, as it reads inside a sentence (`message`).
+    pub(crate) fn singular(&self) -> String {
+        in_sentence(self.meta.verbose_name)
+    }
+
+    /// The model's name for `n` rows, as it reads inside a sentence (`1 message`,
+    /// `3 messages`: the count is the caller's).
+    pub(crate) fn counted(&self, n: usize) -> String {
+        match n {
+            1 => self.singular(),
+            _ => in_sentence(self.meta.verbose_name_plural),
+        }
+    }
+
     /// `{prefix}/{name}/`.
     pub(crate) fn url(&self, cx: &Cx<'_>) -> String {
         format!("{}/{}/", cx.chrome.prefix, self.name)
+    }
+
+    /// The index as the user left it: the request's [`CHANGELIST`] parameter when it is a
+    /// local path to this index (checked as a login's `next` is: an absolute or
+    /// scheme-relative URL, or another page, is ignored), else the index.
+    pub(crate) fn list_place(&self, cx: &Cx<'_>) -> String {
+        let url = self.url(cx);
+        (cx.req.param(CHANGELIST))
+            .and_then(safe_next)
+            .filter(|place| place == &url || place.starts_with(&format!("{url}?")))
+            .unwrap_or(url)
+    }
+
+    /// `page` (a URL without a query) carrying the index's place ([`Self::list_place`]), so
+    /// that its saves and deletes lead back there.
+    pub(crate) fn keeping_place(&self, cx: &Cx<'_>, page: &str) -> String {
+        let place = self.list_place(cx);
+        if place == self.url(cx) {
+            return page.to_owned();
+        }
+        with_query(page, &[(CHANGELIST.to_owned(), place)])
+    }
+
+    /// The frame of one of this model's pages: the request's, with the breadcrumbs
+    /// `Home › {model's plural} › trail...`, the model's linked to the index as the user left
+    /// it (the index page itself passes no trail).
+    pub(crate) fn chrome(&self, cx: &Cx<'_>, trail: Vec<Crumb>) -> Chrome {
+        let mut chrome = cx.chrome.clone();
+        let home = Crumb::link("Home", format!("{}/", cx.chrome.prefix));
+        let model = match trail.is_empty() {
+            true => Crumb::here(self.meta.verbose_name_plural),
+            false => Crumb::link(self.meta.verbose_name_plural, self.list_place(cx)),
+        };
+        chrome.breadcrumbs = [home, model].into_iter().chain(trail).collect();
+        chrome
     }
 
     /// The JSON lookup of a foreign key, `{prefix}/{name}/lookup/{field}/`.
@@ -607,6 +665,9 @@ impl PreparedAdmin {
 impl AdminModel for PreparedAdmin {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn title(&self) -> &'static str {
+        self.meta.verbose_name_plural
     }
     fn model_name(&self) -> &'static str {
         self.meta.name

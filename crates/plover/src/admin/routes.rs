@@ -268,12 +268,12 @@ async fn dispatch<U: UserModel + Clone + Send + 'static>(
         })
         .await;
     if let Ok(Reply::Done { notice, .. }) = &result {
-        let notice: String = notice.chars().take(MAX_NOTICE_CHARS).collect();
+        let notice = notice.clone().cut(MAX_NOTICE_CHARS);
         if let Err(e) = req.get_session().insert(NOTICE, notice) {
             log::warn!("admin: the notice of a done action was not kept: {e}");
         }
     }
-    if let (Ok(Reply::Redirect(_)), Some(hash)) = (&result, own_new_hash) {
+    if let (Ok(Reply::Redirect(_) | Reply::Done { .. }), Some(hash)) = (&result, own_new_hash) {
         if let Err(e) = keep_password(&auth, &req.get_session(), user.pk(), &hash) {
             return error_page(Some(&reply_chrome), &e);
         }
@@ -382,7 +382,7 @@ impl Card {
             (false, None) => return None,
         };
         Some(Card {
-            name: model.name().to_owned(),
+            name: model.title().to_owned(),
             url,
             add,
         })

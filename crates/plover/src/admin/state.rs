@@ -65,11 +65,15 @@ impl<U: UserModel> State<U> {
                         (false, true) => "add/",
                         (false, false) => return None,
                     };
-                    Some((m.name().to_owned(), format!("{prefix}/{}/{page}", m.name())))
+                    Some((
+                        m.title().to_owned(),
+                        format!("{prefix}/{}/{page}", m.name()),
+                    ))
                 })
                 .collect(),
             csrf: csrf.to_owned(),
             notice: None,
+            breadcrumbs: Vec::new(),
         }
     }
 }

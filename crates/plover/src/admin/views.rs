@@ -25,13 +25,95 @@ pub struct Chrome {
     pub user: String,
     /// The logout URL (back to the login page afterwards).
     pub logout: String,
-    /// `(name, url)` of every registered model.
+    /// `(name, url)` of every registered model: its name for people, plural (`Messages`),
+    /// and its index (or add page, for a user who may only add).
     pub models: Vec<(String, String)>,
     /// The session's CSRF token: every POST form carries it as `csrf_token`.
     pub csrf: String,
-    /// What the last action or import did ("3 users deactivated"), shown once, on the page
-    /// after it.
-    pub notice: Option<String>,
+    /// What the last save, delete, action or import did, shown once, on the page after it,
+    /// in an element with `role="status"`.
+    pub notice: Option<Notice>,
+    /// The trail from the dashboard to this page (`Home › Messages › Hello`), the last one
+    /// the page itself; empty on the dashboard.
+    pub breadcrumbs: Vec<Crumb>,
+}
+
+/// One step of [`Chrome::breadcrumbs`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Crumb {
+    /// Its text.
+    pub text: String,
+    /// Its link; `None` for the page itself.
+    pub url: Option<String>,
+}
+
+impl Crumb {
+    /// A step linked to `url`.
+    pub(crate) fn link(text: impl Into<String>, url: impl Into<String>) -> Crumb {
+        Crumb {
+            text: text.into(),
+            url: Some(url.into()),
+        }
+    }
+
+    /// The page itself.
+    pub(crate) fn here(text: impl Into<String>) -> Crumb {
+        Crumb {
+            text: text.into(),
+            url: None,
+        }
+    }
+}
+
+/// What the last write did, kept in the session until the next page shows it: `lead`, then
+/// the object written in quotes (linked to its edit page where it still exists), then `tail`.
+/// `The message “Hello” was changed successfully.`
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct Notice {
+    /// The text before the object (or the whole text, without one).
+    pub lead: String,
+    /// The object's text and its edit page.
+    pub object: Option<(String, Option<String>)>,
+    /// The text after the object.
+    pub tail: String,
+}
+
+impl Notice {
+    /// A notice of text only ("3 users deactivated").
+    pub(crate) fn text(text: impl Into<String>) -> Notice {
+        Notice {
+            lead: text.into(),
+            object: None,
+            tail: String::new(),
+        }
+    }
+
+    /// `The {model} “{object}” was {done} successfully.{then}`, the object linked to `link`.
+    pub(crate) fn about(
+        model: &str,
+        object: String,
+        link: Option<String>,
+        done: &str,
+        then: &str,
+    ) -> Notice {
+        Notice {
+            lead: format!("The {model} "),
+            object: Some((object, link)),
+            tail: format!(" was {done} successfully.{then}"),
+        }
+    }
+
+    /// The notice with each text cut at `max` characters (it travels in the session cookie).
+    pub(crate) fn cut(self, max: usize) -> Notice {
+        let cut = |s: String| s.chars().take(max).collect::<String>();
+        Notice {
+            lead: cut(self.lead),
+            object: self.object.map(|(text, link)| (cut(text), link)),
+            tail: cut(self.tail),
+        }
+    }
 }
 
 /// The admin's layout around HTML that is already escaped.
@@ -64,10 +146,14 @@ impl Chrome {
 pub struct IndexView {
     /// The page frame.
     pub chrome: Chrome,
-    /// The page title (the model's admin name).
+    /// The page title: the model's name for people, plural (`Messages`,
+    /// `#[rest(verbose_name_plural = "...")]`).
     pub title: String,
     /// The model's admin name, the `{name}` of its URLs.
     pub name: String,
+    /// The model's name for one row, as it reads inside a sentence (`message`): the add
+    /// link reads `Add {singular}`.
+    pub singular: String,
     /// The index URL, `{prefix}/{name}/`; the add page is `{url}add/`.
     pub url: String,
     /// The column headers.
@@ -101,7 +187,7 @@ pub struct IndexView {
     pub import: String,
     /// The rows the filters and the search match (all pages).
     pub count: RowCount,
-    /// The count as people read it: `37 messages`, `about 120,000 messages`.
+    /// The count as people read it (the model's names for people): `37 messages`, `about 120,000 messages`.
     pub count_text: String,
     /// The facets (`list_filter`), in order; empty without any.
     pub facets: Vec<Facet>,
@@ -129,7 +215,8 @@ pub struct IndexView {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Header {
-    /// The field's name, or a computed column's title.
+    /// The field's name for people (`Join date`, `#[rest(verbose_name = "...")]`), or a
+    /// computed column's title.
     pub title: String,
     /// The link that sorts by this column (model fields only).
     pub sort: Option<String>,
@@ -183,14 +270,19 @@ pub struct FilterKey {
 pub struct FormView {
     /// The page frame.
     pub chrome: Chrome,
-    /// The page title: `Add {name}` or `Edit {row's text}`.
+    /// The page title: `Add {singular}` or `Edit {row's text}`.
     pub title: String,
     /// The model's admin name.
     pub name: String,
-    /// The index URL, `{prefix}/{name}/` (where Cancel leads).
+    /// The model's name for one row, as it reads inside a sentence (`message`).
+    pub singular: String,
+    /// The index as the user left it, with its search, filters, ordering and page (where
+    /// Cancel and the saves lead).
     pub url: String,
-    /// Where the form posts.
+    /// Where the form posts (it carries the index's place, `_changelist`).
     pub action: String,
+    /// Whether the user may add rows: the "Save and add another" button.
+    pub can_add: bool,
     /// The inputs, in model order.
     pub fields: Vec<FormField>,
     /// After a failed submit: what went wrong as a whole.
@@ -278,11 +370,14 @@ pub struct ChecklistBox {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct InlineView {
-    /// The heading: the child model's name.
+    /// The heading: the child model's name for people, plural (`Deposits`).
     pub title: String,
+    /// The child model's name for one row, as it reads inside a sentence: the button reads
+    /// `Add another {singular}`.
+    pub singular: String,
     /// The beginning of the inputs' names: the child model's name.
     pub prefix: String,
-    /// The column headers: the names of the fields, in the order of each row's inputs.
+    /// The column headers: the fields' names for people, in the order of each row's inputs.
     pub columns: Vec<String>,
     /// The rows: the stored children (key ascending, at most the inline's `max_shown`), then
     /// its `extra` empty rows; after a failed submit, the rows as submitted, with their errors.
@@ -383,6 +478,9 @@ pub enum Widget {
 pub struct FormField {
     /// The field's name: the input's `name`.
     pub name: String,
+    /// Its label: the field's name for people (`Join date`,
+    /// `#[rest(verbose_name = "...")]`).
+    pub label: String,
     /// How it is entered.
     pub widget: Widget,
     /// The value shown: the stored one, or after a failed submit the submitted one.
@@ -408,7 +506,7 @@ pub struct DeleteView {
     pub chrome: Chrome,
     /// The page title, `Delete {row's text}`.
     pub title: String,
-    /// The index URL (where Cancel leads).
+    /// The index as the user left it (where Cancel leads, and the delete).
     pub url: String,
     /// The row's text.
     pub display: String,
@@ -427,7 +525,7 @@ pub struct DeleteView {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Group {
-    /// The model's name.
+    /// The model's name for people, plural (`Messages`).
     pub model: String,
     /// Whether they are deleted (else their reference is set to NULL).
     pub deleted: bool,
@@ -484,7 +582,7 @@ pub struct HistoryItem {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ChangeLine {
-    /// The field's name.
+    /// The field's name for people (`Join date`).
     pub field: String,
     /// The value before; `None` for an add.
     pub old: Option<String>,

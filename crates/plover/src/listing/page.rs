@@ -170,15 +170,12 @@ pub struct RowCount {
 
 #[cfg(feature = "admin")]
 impl RowCount {
-    /// `37 messages`, `1 message`, `about 120,000 messages`, for the model admin `name`.
-    pub fn text(&self, name: &str) -> String {
+    /// `37 messages`, `1 message`, `about 120,000 messages`, for the names of one row
+    /// (`singular`) and of several (`plural`).
+    pub fn text(&self, singular: &str, plural: &str) -> String {
         let about = if self.estimated { "about " } else { "" };
-        let plural = if self.rows == 1 || name.ends_with('s') {
-            ""
-        } else {
-            "s"
-        };
-        format!("{about}{} {name}{plural}", grouped(self.rows))
+        let name = if self.rows == 1 { singular } else { plural };
+        format!("{about}{} {name}", grouped(self.rows))
     }
 }
 
@@ -357,14 +354,21 @@ mod tests {
     #[test]
     fn counts_read_with_thousands_and_plurals() {
         let count = |rows, estimated| RowCount { rows, estimated };
-        assert_eq!(count(0, false).text("message"), "0 messages");
-        assert_eq!(count(1, false).text("message"), "1 message");
-        assert_eq!(count(37, false).text("message"), "37 messages");
+        assert_eq!(count(0, false).text("message", "messages"), "0 messages");
+        assert_eq!(count(1, false).text("message", "messages"), "1 message");
+        assert_eq!(count(37, false).text("message", "messages"), "37 messages");
         assert_eq!(
-            count(1234567, true).text("message"),
+            count(1234567, true).text("message", "messages"),
             "about 1,234,567 messages"
         );
-        assert_eq!(count(100_000, false).text("status"), "100,000 status");
+        assert_eq!(
+            count(100_000, false).text("status", "statuses"),
+            "100,000 statuses"
+        );
+        assert_eq!(
+            count(1, true).text("message", "messages"),
+            "about 1 message"
+        );
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(-12345), "-12,345");

@@ -99,14 +99,15 @@ pub(crate) fn value(kind: FieldKind, nullable: bool, way: Way) -> ObjectBuilder 
 /// on `\s`).
 const NOT_BLANK_IN: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$";
 
-/// The field's value schema with its constraints and its description (its doc comment).
+/// The field's value schema with its constraints, its title (its name for people) and its
+/// description (its doc comment).
 fn described(builder: ObjectBuilder, field: &FieldMeta, way: Way) -> ObjectBuilder {
     let c = &field.constraints;
     let number = |bound: Bound| match bound {
         Bound::Int(n) => isize::try_from(n).map_or(Number::Float(bound.as_f64()), Number::Int),
         Bound::Float(x) => Number::Float(x),
     };
-    let mut builder = builder;
+    let mut builder = builder.title(Some(field.verbose_name));
     if let Some(min) = c.min {
         builder = builder.minimum(Some(number(min)));
     }
@@ -138,7 +139,9 @@ fn described(builder: ObjectBuilder, field: &FieldMeta, way: Way) -> ObjectBuild
 /// present); `prepare_data` hooks may add more.
 pub(crate) fn read_object(shape: &Shape<'_>) -> Schema {
     let meta = shape.meta;
-    let mut object = Object::builder().schema_type(Type::Object);
+    let mut object = Object::builder()
+        .schema_type(Type::Object)
+        .title(Some(meta.verbose_name));
     if !meta.doc.is_empty() {
         object = object.description(Some(meta.doc));
     }

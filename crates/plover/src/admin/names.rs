@@ -1,0 +1,28 @@
+//! The names of models and fields as people read them inside a sentence.
+
+/// A name people read as it stands inside a sentence: its first letter in lower case
+/// (`Date joined` -> "By date joined", `Message` -> "Add message"), unless the name begins
+/// with an acronym (`URL`, `API key`).
+pub(crate) fn in_sentence(name: &str) -> String {
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), second) if !second.is_some_and(char::is_uppercase) => {
+            first.to_lowercase().chain(name.chars().skip(1)).collect()
+        }
+        _ => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_sentence;
+
+    #[test]
+    fn names_inside_a_sentence_keep_acronyms() {
+        assert_eq!(in_sentence("Date joined"), "date joined");
+        assert_eq!(in_sentence("Message"), "message");
+        assert_eq!(in_sentence("ID"), "ID");
+        assert_eq!(in_sentence("API key"), "API key");
+        assert_eq!(in_sentence(""), "");
+    }
+}
