@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
+use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryResult, RunQueryDsl};
 use tokio::sync::watch;
 
@@ -332,7 +332,7 @@ impl<const ROWS: usize, const NOTIFY: bool> QueryFragment<diesel::pg::Pg>
 {
     fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
         walk_insert!(self, pass, NOTIFY, |r, e| pass
-            .push_bind_param::<Timestamp, _>(&e.created))
+            .push_bind_param::<diesel::sql_types::Timestamp, _>(&e.created))
     }
 }
 
