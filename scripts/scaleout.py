@@ -163,12 +163,7 @@ http {
             raise SystemExit("nginx did not start:\n" + f.read()[-2000:])
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        harness.stop_process(self.proc)
         self.log.close()
 
 
