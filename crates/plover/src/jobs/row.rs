@@ -8,13 +8,14 @@ use plover_derive::RestModel;
 /// A job is `queued` until a worker claims it (`running`, until `locked_until`), then deleted
 /// when its handler succeeds, queued again for `run_after` when it fails with attempts left,
 /// or `failed` when it has none (kept, with `last_error`, until it is retried or deleted).
-/// Jobs with the same `serial_key` run one at a time, in the order of their ids. The index
-/// over `state` and `run_after` serves the workers' claims, the one over `serial_key` and
-/// `id` the order of serial jobs.
+/// Jobs with the same `serial_key` run one at a time, in the order of their ids. A claim reads
+/// a few entries of two indexes however long the queue: the one over `state`, `serial_key`
+/// and `run_after` finds the due jobs without a key and the lapsed claims, the one over
+/// `serial_key` and `id` the first job of each key.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_job)]
 #[rest(table, display = "{kind} #{id} ({state})")]
-#[rest(index = "state, run_after")]
+#[rest(index = "state, serial_key, run_after")]
 #[rest(index = "serial_key, id")]
 pub struct Job {
     /// Primary key, in the order the jobs were enqueued.

@@ -73,12 +73,55 @@ pub(crate) fn insert(
         .ok_or_else(|| Error::Internal("the job insert returned no id".into()))
 }
 
-/// The condition on a candidate job `j` that no earlier job of its serial key is queued or
-/// running.
-macro_rules! first_of_its_key {
-    () => {
-        "(j.serial_key IS NULL OR NOT EXISTS (SELECT 1 FROM plover_job AS e \
-         WHERE e.serial_key = j.serial_key AND e.id < j.id AND e.state <> 'failed'))"
+/// The jobs a claim looks at, as the common table `candidates(id)`, in a few index reads
+/// however long the queue: the first job of each serial key that is not `failed` (`heads`,
+/// found by skipping from key to key along the `(serial_key, id)` index; the later jobs of a
+/// key wait for it), the first due jobs without a key, and the first running jobs whose claim
+/// lapsed. `$p` is the engine's parameter prefix (`?` or `$`: parameter 1 is now, 2 the
+/// kinds), `$kinds` the engine's rows of a JSON array of names.
+macro_rules! candidates {
+    ($p:literal, $kinds:literal) => {
+        concat!(
+            "WITH RECURSIVE heads(id, k) AS (\
+             SELECT id, serial_key FROM (SELECT id, serial_key FROM plover_job \
+             WHERE serial_key IS NOT NULL AND state <> 'failed' \
+             ORDER BY serial_key, id LIMIT 1) AS first \
+             UNION ALL \
+             SELECT n.id, n.serial_key FROM heads, plover_job AS n \
+             WHERE n.id = (SELECT e.id FROM plover_job AS e \
+             WHERE e.serial_key > heads.k AND e.state <> 'failed' \
+             ORDER BY e.serial_key, e.id LIMIT 1)), \
+             candidates(id) AS (SELECT id FROM heads \
+             UNION ALL SELECT id FROM (SELECT id FROM plover_job \
+             WHERE state = 'queued' AND serial_key IS NULL AND run_after <= ",
+            $p,
+            "1 AND kind IN (",
+            $kinds,
+            ") ORDER BY run_after, id LIMIT 64) AS free \
+             UNION ALL SELECT id FROM (SELECT id FROM plover_job \
+             WHERE state = 'running' AND locked_until <= ",
+            $p,
+            "1 ORDER BY run_after, id LIMIT 64) AS lapsed) "
+        )
+    };
+}
+
+/// The jobs a claim may take among the `candidates` (a claim of `kinds` takes those with
+/// attempts left, oldest due first; [`fail_lapsed`] ends the others): `$p` and `$kinds` as in
+/// [`candidates!`], `$among` how the engine tests `j.id` against the candidates.
+macro_rules! claimable {
+    ($p:literal, $kinds:literal, $among:literal) => {
+        concat!(
+            "SELECT j.id FROM plover_job AS j WHERE ",
+            $among,
+            " AND j.kind IN (",
+            $kinds,
+            ") AND ((j.state = 'queued' AND j.run_after <= ",
+            $p,
+            "1) OR (j.state = 'running' AND j.locked_until <= ",
+            $p,
+            "1 AND j.attempts < j.max_attempts)) ORDER BY j.run_after, j.id LIMIT 1"
+        )
     };
 }
 
@@ -90,53 +133,51 @@ pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error
         load,
         conn,
         concat!(
-            "SELECT id FROM plover_job AS j WHERE (state = 'queued' AND run_after <= ? \
-             AND kind IN (SELECT value FROM json_each(?)) AND ",
-            first_of_its_key!(),
-            ") OR (state = 'running' AND locked_until <= ?) LIMIT 1"
+            candidates!("?", "SELECT value FROM json_each(?2)"),
+            "SELECT id FROM plover_job AS j WHERE j.id IN (SELECT id FROM candidates) \
+             AND ((j.state = 'queued' AND j.run_after <= ?1 \
+             AND j.kind IN (SELECT value FROM json_each(?2))) \
+             OR (j.state = 'running' AND j.locked_until <= ?1)) LIMIT 1"
         ),
         concat!(
-            "SELECT id FROM plover_job AS j WHERE (state = 'queued' AND run_after <= $1 \
-             AND kind IN (SELECT jsonb_array_elements_text($2::jsonb)) AND ",
-            first_of_its_key!(),
-            ") OR (state = 'running' AND locked_until <= $3) LIMIT 1"
+            candidates!("$", "SELECT jsonb_array_elements_text($2::jsonb)"),
+            "SELECT id FROM plover_job AS j WHERE j.id = ANY(ARRAY(SELECT id FROM candidates)) \
+             AND ((j.state = 'queued' AND j.run_after <= $1 \
+             AND j.kind IN (SELECT jsonb_array_elements_text($2::jsonb))) \
+             OR (j.state = 'running' AND j.locked_until <= $1)) LIMIT 1"
         ),
-        |q| q
-            .bind::<Timestamp, _>(now)
-            .bind::<Text, _>(kinds)
-            .bind::<Timestamp, _>(now)
+        |q| q.bind::<Timestamp, _>(now).bind::<Text, _>(kinds)
     )
     .map_err(explained)?;
     Ok(!found.is_empty())
 }
 
-/// Which jobs a claim may take: those of `kinds` (a JSON array of names) that are queued and
-/// due, or running with a claim that lapsed (its worker died) and attempts left; the oldest
-/// due first.
+/// Claims the first of the [`claimable!`] jobs: parameter 1 is now, 2 the kinds, 3 when the
+/// claim lapses.
 const CLAIM_SQLITE: &str = concat!(
-    "UPDATE plover_job SET state = 'running', \
-     attempts = attempts + 1, locked_until = ?, updated = ? \
-     WHERE id = (SELECT j.id FROM plover_job AS j \
-     WHERE j.kind IN (SELECT value FROM json_each(?)) \
-     AND ((j.state = 'queued' AND j.run_after <= ? AND ",
-    first_of_its_key!(),
-    ") OR (j.state = 'running' AND j.locked_until <= ? AND j.attempts < j.max_attempts)) \
-     ORDER BY j.run_after, j.id LIMIT 1) \
-     RETURNING id, kind, payload, attempts, max_attempts"
+    candidates!("?", "SELECT value FROM json_each(?2)"),
+    "UPDATE plover_job SET state = 'running', attempts = attempts + 1, locked_until = ?3, \
+     updated = ?1 WHERE id = (",
+    claimable!(
+        "?",
+        "SELECT value FROM json_each(?2)",
+        "j.id IN (SELECT id FROM candidates)"
+    ),
+    ") RETURNING id, kind, payload, attempts, max_attempts"
 );
 
 /// [`CLAIM_SQLITE`] on PostgreSQL: rows another claim holds are skipped, not waited for.
 #[cfg(feature = "postgres")]
 const CLAIM_PG: &str = concat!(
-    "UPDATE plover_job SET state = 'running', \
-     attempts = attempts + 1, locked_until = $1, updated = $2 \
-     WHERE id = (SELECT j.id FROM plover_job AS j \
-     WHERE j.kind IN (SELECT jsonb_array_elements_text($3::jsonb)) \
-     AND ((j.state = 'queued' AND j.run_after <= $4 AND ",
-    first_of_its_key!(),
-    ") OR (j.state = 'running' AND j.locked_until <= $5 AND j.attempts < j.max_attempts)) \
-     ORDER BY j.run_after, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED) \
-     RETURNING id, kind, payload, attempts, max_attempts"
+    candidates!("$", "SELECT jsonb_array_elements_text($2::jsonb)"),
+    "UPDATE plover_job SET state = 'running', attempts = attempts + 1, locked_until = $3, \
+     updated = $1 WHERE id = (",
+    claimable!(
+        "$",
+        "SELECT jsonb_array_elements_text($2::jsonb)",
+        "j.id = ANY(ARRAY(SELECT id FROM candidates))"
+    ),
+    " FOR UPDATE OF j SKIP LOCKED) RETURNING id, kind, payload, attempts, max_attempts"
 );
 
 /// Claims one job of `kinds` (a JSON array of names) until `lease` from now, in one
@@ -148,11 +189,9 @@ pub(crate) fn claim(
 ) -> Result<Option<Claimed>, Error> {
     let now = crate::value::now();
     let claimed: Vec<Claimed> = by_engine!(load, conn, CLAIM_SQLITE, CLAIM_PG, |q| q
-        .bind::<Timestamp, _>(later(now, lease))
         .bind::<Timestamp, _>(now)
         .bind::<Text, _>(kinds)
-        .bind::<Timestamp, _>(now)
-        .bind::<Timestamp, _>(now))
+        .bind::<Timestamp, _>(later(now, lease)))
     .map_err(explained)?;
     Ok(claimed.into_iter().next())
 }
