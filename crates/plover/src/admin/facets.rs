@@ -91,8 +91,9 @@ pub(crate) struct Facets {
 
 impl Facets {
     /// The facets of the fields `fields` (indexes) of `meta`, the admin `name`'s `list_filter`;
-    /// a foreign key's searches with its lookup among `lookups`, if it has one. Panics, at set-up, on a field that is not a boolean, a field with choices, a foreign key
-    /// or a date, on a field the index may not filter, and on a field named twice.
+    /// a foreign key's searches with its lookup among `lookups`, if it has one. Panics, at
+    /// set-up, on a field that is not a boolean, a field with choices, a foreign key or a date,
+    /// on a field the index may not filter, and on a field named twice.
     pub(crate) fn new(
         meta: &'static ModelMeta,
         plan: &ListPlan,
@@ -269,7 +270,7 @@ pub struct Facet {
 pub struct FacetSearch {
     /// The input's `id` (`facet-q-user`), which the facet's "and N more" links to.
     pub id: String,
-    /// The input's name, [`FACET_SEARCH`] and the field's (`_facet_q_user`).
+    /// The input's name: `_facet_q_` and the field's (`_facet_q_user`).
     pub param: String,
     /// The foreign key's filter, which a chosen row's key is the value of (`user`).
     pub field: String,
