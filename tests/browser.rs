@@ -2523,7 +2523,35 @@ async fn admin_facet_search_finds_an_author_beyond_the_listed_ones() {
     assert_eq!(text_of(&client, "#row-count").await, "1 message");
     assert_eq!(text_of(&client, ".facets a[aria-current]").await, "u12");
 
+    // At a phone's width, the facets opened, the box and its matches stay inside the page.
+    client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's size");
+    open(&client, &base, &format!("{place}&_facet_q_user=u1")).await;
+    click_in_page(&client, "details.facets summary").await;
+    assert!(client
+        .find(Locator::Css("#facet-q-user"))
+        .await
+        .expect("the facet's search")
+        .is_displayed()
+        .await
+        .expect("shown?"));
+    let wide = too_wide(&client, "index at 390 px, facet search").await;
+    assert!(wide.is_none(), "{wide:?}");
+
     client.close().await.expect("browser closed");
+}
+
+/// Clicks the element `css`, which leads to no other page.
+async fn click_in_page(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .click()
+        .await
+        .expect("clicked");
 }
 
 #[actix_web::test]
