@@ -62,20 +62,30 @@ fn free_port() -> u16 {
 }
 
 /// Headless Chromium with a fresh profile and no background networking (the machine may have
-/// no internet).
-async fn browser(driver: &Driver, profile: &TempDir) -> Client {
+/// no internet); its pages run no script unless `script`.
+async fn browser(driver: &Driver, profile: &TempDir, script: bool) -> Client {
+    let mut args = vec![
+        "--headless".to_owned(),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-dev-shm-usage".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--disable-quic".into(),
+        "--no-first-run".into(),
+        "--window-size=1100,800".into(),
+        format!("--user-data-dir={}", profile.path().display()),
+    ];
+    if !script {
+        args.push("--blink-settings=scriptEnabled=false".into());
+    }
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
         json!({
             "binary": std::env::var("CHROMIUM").unwrap_or("/usr/bin/chromium".into()),
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-quic", "--no-first-run",
-                "--window-size=1100,800",
-                format!("--user-data-dir={}", profile.path().display()),
-            ],
+            "args": args,
         }),
     );
     ClientBuilder::new(HttpConnector::new())
@@ -141,11 +151,21 @@ async fn browse_microblog_granting(
     granted: &[&str],
     seed: &str,
 ) -> (Client, String, Session) {
+    browse_microblog_with(admin, granted, seed, true).await
+}
+
+/// [`browse_microblog_granting`], the pages running scripts only if `script`.
+async fn browse_microblog_with(
+    admin: bool,
+    granted: &[&str],
+    seed: &str,
+    script: bool,
+) -> (Client, String, Session) {
     let data = TempDir::new();
     let base = serve_microblog(&data, admin, granted, seed);
     let driver = Driver::start();
     let profile = TempDir::new();
-    let client = browser(&driver, &profile).await;
+    let client = browser(&driver, &profile, script).await;
     let session = Session {
         _profile: profile,
         _driver: driver,
@@ -1917,6 +1937,15 @@ async fn admin_layout_keeps_words_whole_and_puts_rows_first_on_a_phone() {
         .expect("open?")
         .is_some());
     save_screenshot(&client, "admin-index-wide").await;
+    // The edit page, at both widths (docs/images).
+    open(&client, &base, "/admin/message/26/").await;
+    save_screenshot(&client, "admin-edit-wide").await;
+    client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's size");
+    open(&client, &base, "/admin/message/26/").await;
+    save_screenshot(&client, "admin-edit-phone").await;
 
     client.close().await.expect("browser closed");
 }
@@ -2413,6 +2442,176 @@ async fn admin_breadcrumbs_on_every_page_and_the_history_link_at_the_top() {
     assert_eq!(path_and_query(&client).await, "/admin/message/");
     click(&client, Locator::LinkText("Home")).await;
     assert_eq!(path_and_query(&client).await, "/admin/");
+
+    client.close().await.expect("browser closed");
+}
+
+/// [`ADMIN_SEED`] and twelve more users, `u01` to `u12` (keys 10 to 21), each with the message
+/// `uNN says hi`: more authors than the message index's facet lists (ten).
+fn many_authors_seed() -> String {
+    let mut seed = ADMIN_SEED.to_owned();
+    for n in 1..=12 {
+        seed.push_str(&format!(
+            "INSERT INTO \"user\" (id, username, password, email, join_date, active, admin)
+                 VALUES ({id}, 'u{n:02}', '', 'u{n:02}@example.com', '2024-01-03 00:00:00', 1, 0);
+             INSERT INTO message (user_id, content, pub_date)
+                 VALUES ({id}, 'u{n:02} says hi', '2024-04-{n:02} 12:00:00');\n",
+            id = n + 9
+        ));
+    }
+    seed
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium, chromedriver and axe-core; scripts/test.sh runs it"]
+async fn admin_facet_search_finds_an_author_beyond_the_listed_ones() {
+    let axe = axe_source();
+    let (client, base, _session) = browse_microblog(true, &many_authors_seed()).await;
+    admin_login(&client, &base).await;
+    client
+        .set_window_size(1280, 860)
+        .await
+        .expect("a laptop's size");
+    let place = "/admin/message/?q=says&ordering=-pub_date";
+    open(&client, &base, place).await;
+    // Ten authors, then "and more", which leads to the facet's search box.
+    let more = client
+        .find(Locator::LinkText("and more"))
+        .await
+        .expect("and more");
+    assert_eq!(
+        more.attr("href").await.expect("href").as_deref(),
+        Some("#facet-q-user")
+    );
+    let label = client
+        .find(Locator::Css("label[for=facet-q-user]"))
+        .await
+        .expect("the search box's label")
+        .prop("textContent")
+        .await
+        .expect("its text");
+    assert_eq!(label.as_deref(), Some("Search user"));
+
+    // What the form sends lists the matches as links (with the script too); axe-core finds
+    // nothing to say, on that page and with the type-ahead open.
+    open(&client, &base, &format!("{place}&_facet_q_user=u1")).await;
+    assert_eq!(
+        texts_of(&client, ".facet-matches a").await,
+        ["u10", "u11", "u12"]
+    );
+    let mut problems = check_page(&client, &axe, "index, facet search", true).await;
+    client
+        .execute("window.scrollTo(0, 0);", vec![])
+        .await
+        .expect("script ran");
+    fill(&client, "#facet-q-user", "u12").await;
+    wait_for_options(&client, ".facet-search .lookup-results", &["u12 (#21)"]).await;
+    press(&client, Key::Down).await;
+    assert_eq!(
+        aria(&client, "#facet-q-user", "aria-expanded")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    problems.extend(axe_violations(&client, &axe, "index, facet type-ahead open").await);
+    save_screenshot(&client, "admin-facet-search").await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // Enter chooses: the index filtered by the author, its search and ordering kept.
+    press_and_wait(&client, Key::Enter).await;
+    assert_eq!(path_and_query(&client).await, format!("{place}&user=21"));
+    assert_eq!(text_of(&client, "#row-count").await, "1 message");
+    assert_eq!(text_of(&client, ".facets a[aria-current]").await, "u12");
+
+    // At a phone's width, the facets opened, the box and its matches stay inside the page.
+    client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's size");
+    open(&client, &base, &format!("{place}&_facet_q_user=u1")).await;
+    click_in_page(&client, "details.facets summary").await;
+    assert!(client
+        .find(Locator::Css("#facet-q-user"))
+        .await
+        .expect("the facet's search")
+        .is_displayed()
+        .await
+        .expect("shown?"));
+    let wide = too_wide(&client, "index at 390 px, facet search").await;
+    assert!(wide.is_none(), "{wide:?}");
+
+    client.close().await.expect("browser closed");
+}
+
+/// Clicks the element `css`, which leads to no other page.
+async fn click_in_page(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .click()
+        .await
+        .expect("clicked");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_facet_search_works_without_javascript() {
+    let (client, base, _session) =
+        browse_microblog_with(true, &[], &many_authors_seed(), false).await;
+    admin_login(&client, &base).await;
+    let place = "/admin/message/?q=says&ordering=-pub_date";
+    open(&client, &base, place).await;
+    assert_eq!(
+        aria(&client, "#facet-q-user", "role").await,
+        None,
+        "no script made it a combobox"
+    );
+    fill(&client, "#facet-q-user", "u1").await;
+    click(&client, Locator::Css(".facet-search button[type=submit]")).await;
+    assert_eq!(
+        path_and_query(&client).await,
+        format!("{place}&_facet_q_user=u1")
+    );
+    assert_eq!(
+        value_of(&client, "#facet-q-user").await.as_deref(),
+        Some("u1")
+    );
+    assert_eq!(
+        texts_of(&client, ".facet-matches a").await,
+        ["u10", "u11", "u12"]
+    );
+    // The list is not filtered by the search itself.
+    assert_eq!(text_of(&client, "#row-count").await, "37 messages");
+    click(&client, Locator::LinkText("u12")).await;
+    assert_eq!(path_and_query(&client).await, format!("{place}&user=21"));
+    assert_eq!(text_of(&client, "#row-count").await, "1 message");
+    assert_eq!(
+        text_of(&client, "tbody tr td:nth-child(4)").await,
+        "u12 says hi"
+    );
+
+    client.close().await.expect("browser closed");
+}
+
+#[actix_web::test]
+#[ignore = "needs chromium and chromedriver; scripts/test.sh runs it"]
+async fn admin_add_link_leads_back_to_the_same_list_page_after_the_save() {
+    let place = "/admin/message/?q=says&ordering=-pub_date&page=2";
+    let (client, _base, _session) = admin_at(place).await;
+    click(&client, Locator::LinkText("Add message")).await;
+    assert!(path_and_query(&client)
+        .await
+        .starts_with("/admin/message/add/?_changelist="));
+    fill(&client, "#f-user", "3").await;
+    fill(&client, "#f-content", "carol says hi").await;
+    click(&client, Locator::Css(".edit-form button[type=submit]")).await;
+    assert_eq!(path_and_query(&client).await, place);
+    assert_eq!(
+        text_of(&client, "p.notice").await,
+        "The message “carol says hi” was added successfully."
+    );
+    assert!(body_text(&client).await.contains("Page 2"));
 
     client.close().await.expect("browser closed");
 }

@@ -1,5 +1,6 @@
-// Plover admin: select-all, the bulk delete's confirmation, and the foreign-key type-ahead (in forms and
-// in the index's filter form). Everything works without it; it only makes the pages quicker to use.
+// Plover admin: select-all, the bulk delete's confirmation, and the foreign-key type-ahead (in forms,
+// in the index's filter form and in its facets' search boxes). Everything works without it; it only
+// makes the pages quicker to use.
 
 // A paginated type-ahead, made an ARIA combobox (the list-autocomplete pattern): what is typed in
 // the search input `q` is looked up at `url()` (the admin's JSON lookup, a page at a time) and
@@ -131,6 +132,18 @@ document.addEventListener("DOMContentLoaded", () => {
     select.addEventListener("change", update);
     update();
     typeahead(q, list, lookup, (o) => { value.value = o.id; });
+  }
+  // Facets' search boxes: the search is a type-ahead on the foreign key's lookup, and the
+  // chosen row opens the index filtered by it (the facet's "All" link with the key added), as
+  // the facet's links do. Without the script the box is a form that lists the matches as links.
+  for (const form of document.querySelectorAll("form.facet-search[data-lookup]")) {
+    const q = form.querySelector(".lookup-q"), list = form.querySelector(".lookup-results");
+    if (!q || !list) continue;
+    typeahead(q, list, () => form.dataset.lookup, (o) => {
+      const url = new URL(form.dataset.all, location.href);
+      url.searchParams.append(form.dataset.field, o.id);
+      location.assign(url.href);
+    });
   }
   // Checklists: the filter box shows the boxes whose value or text holds what is typed, and
   // the headings with one of them.

@@ -32,7 +32,11 @@ fn facet(html: &str, field: &str) -> Vec<Link> {
         .find(&format!(">By {title}</h2>"))
         .unwrap_or_else(|| panic!("no facet {title}: {html}"));
     let list = &html[start..];
-    let list = &list[..list.find("</ul>").expect("the facet's end")];
+    links(&list[..list.find("</ul>").expect("the facet's end")])
+}
+
+/// The links of the items (`<li>`) of `list`.
+fn links(list: &str) -> Vec<Link> {
     list.split("<li")
         .skip(1)
         .map(|item| {
@@ -430,10 +434,7 @@ async fn a_foreign_key_facet_lists_the_ten_most_frequent_and_how_many_more() {
     assert_eq!(listed, expected);
     let more = values.last().unwrap();
     assert_eq!(more.label, "and 2 more");
-    assert_eq!(
-        more.href, "#filter-key",
-        "the filter form, where any key goes"
-    );
+    assert_eq!(more.href, "#facet-q-user", "the facet's search box");
     // A chosen user beyond the ten is listed too, marked.
     let html = root
         .get("/admin/message/?_facets=1&user=13")
@@ -442,6 +443,195 @@ async fn a_foreign_key_facet_lists_the_ten_most_frequent_and_how_many_more() {
         .text();
     assert_eq!(current(&html, "user"), ["u12"]);
     assert_eq!(row_count(&html), "1 message");
+}
+
+/// The search form of the facet of the foreign key `field`, if it has one.
+fn search_form<'a>(html: &'a str, field: &str) -> Option<&'a str> {
+    let start = html.find(&format!("data-field=\"{field}\""))?;
+    let start = html[..start].rfind("<form")?;
+    Some(&html[start..start + html[start..].find("</form>")?])
+}
+
+/// The `(name, value)` of the hidden inputs of a form, decoded.
+fn hidden(form: &str) -> Vec<(String, String)> {
+    form.split("<input type=\"hidden\" name=\"")
+        .skip(1)
+        .map(|rest| {
+            let (name, rest) = rest.split_once('"').expect("the name's end");
+            let value = rest.split("value=\"").nth(1).expect("a value");
+            let value = &value[..value.find('"').expect("the value's end")];
+            (unescape_html(name), unescape_html(value))
+        })
+        .collect()
+}
+
+/// The links of a facet's search results, `(label, link, count)`.
+fn matches(html: &str) -> Vec<(String, String, Option<i64>)> {
+    let Some(start) = html.find("<ul class=\"facet-matches\"") else {
+        return Vec::new();
+    };
+    let list = &html[start..];
+    links(&list[..list.find("</ul>").expect("the list's end")])
+        .into_iter()
+        .map(|l| (l.label, l.href, l.count))
+        .collect()
+}
+
+/// Whether any link of the page carries the parameter `name`.
+fn any_link_has(html: &str, name: &str) -> bool {
+    html.split("href=\"").skip(1).any(|rest| {
+        query_pairs(&unescape_html(&rest[..rest.find('"').unwrap()]))
+            .iter()
+            .any(|(k, _)| k == name)
+    })
+}
+
+#[actix_web::test]
+async fn a_foreign_key_facet_with_many_values_searches_them_with_its_lookup() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    // Users u01..u12 (ids 2..13), a message each.
+    let mut sql = String::new();
+    for n in 1..=12 {
+        let id = app.user(&format!("u{n:02}"), PW);
+        sql.push_str(&format!(
+            "INSERT INTO message (user_id, content, pub_date) VALUES ({id}, 'm{n}', '2024-01-{n:02} 00:00:00');\n"
+        ));
+    }
+    app.sql(&sql);
+
+    // More authors than the facet lists: a search box, which "and 2 more" leads to, keeping
+    // the index's search, ordering and counts (not its page).
+    let place = "/admin/message/?q=m&ordering=-pub_date&_facets=1";
+    let html = root
+        .get(&format!("{place}&page=1"))
+        .await
+        .expect(200)
+        .text();
+    assert_eq!(facet(&html, "user").last().unwrap().href, "#facet-q-user");
+    let form = search_form(&html, "user").unwrap_or_else(|| panic!("a search box: {html}"));
+    assert!(form.contains("action=\"/admin/message/\""), "{form}");
+    assert!(
+        form.contains("data-lookup=\"/admin/message/lookup/user/\""),
+        "{form}"
+    );
+    assert!(
+        form.contains("<label for=\"facet-q-user\""),
+        "labelled: {form}"
+    );
+    assert!(
+        form.contains("id=\"facet-q-user\" name=\"_facet_q_user\" value=\"\""),
+        "{form}"
+    );
+    assert_eq!(
+        hidden(form),
+        pairs(&[("q", "m"), ("ordering", "-pub_date"), ("_facets", "1")])
+    );
+    assert!(matches(&html).is_empty());
+
+    // What the form sends: the authors whose username contains `u1`, each a link that filters
+    // the index as the facet's values do, counted. The search itself filters nothing, and no
+    // link carries it on.
+    let html = root
+        .get(&format!("{place}&_facet_q_user=u1"))
+        .await
+        .expect(200)
+        .text();
+    assert_eq!(row_count(&html), "12 messages");
+    let found = matches(&html);
+    let labels: Vec<(&str, Option<i64>)> = found.iter().map(|(l, _, n)| (l.as_str(), *n)).collect();
+    assert_eq!(
+        labels,
+        [("u10", Some(1)), ("u11", Some(1)), ("u12", Some(1))]
+    );
+    assert_eq!(
+        query_pairs(&found[2].1),
+        pairs(&[
+            ("q", "m"),
+            ("ordering", "-pub_date"),
+            ("_facets", "1"),
+            ("user", "13")
+        ])
+    );
+    let form = search_form(&html, "user").expect("the search box");
+    assert!(
+        form.contains("value=\"u1\""),
+        "the text stays in the box: {form}"
+    );
+    assert!(!any_link_has(&html, "_facet_q_user"), "{html}");
+    let problems = super::a11y::problems("index with a facet search", &html);
+    assert!(problems.is_empty(), "{problems:?}");
+
+    // The chosen author, beyond the ten listed, is marked; the place is kept.
+    let html = root.get(&found[2].1).await.expect(200).text();
+    assert_eq!(row_count(&html), "1 message");
+    assert_eq!(current(&html, "user"), ["u12"]);
+    assert_eq!(row_ids(&html).len(), 1);
+
+    // Without counts, no counts; the search text is a literal, bound and escaped.
+    let html = root
+        .get("/admin/message/?_facet_q_user=u0")
+        .await
+        .expect(200)
+        .text();
+    let found: Vec<(String, Option<i64>)> =
+        matches(&html).into_iter().map(|(l, _, n)| (l, n)).collect();
+    let expected: Vec<(String, Option<i64>)> =
+        (1..=9).map(|n| (format!("u{n:02}"), None)).collect();
+    assert_eq!(found, expected);
+    for text in ["%", "_", "<i>x</i>'", "u01' OR '1'='1"] {
+        let query: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("_facet_q_user", text)
+            .finish();
+        let html = root
+            .get(&format!("/admin/message/?{query}"))
+            .await
+            .expect(200)
+            .text();
+        assert!(matches(&html).is_empty(), "{text}: {html}");
+        assert!(!html.contains("<i>x</i>"), "escaped: {html}");
+        assert!(
+            unescape_html(&html).contains(&format!("No user matches “{text}”.")),
+            "{text}: {html}"
+        );
+    }
+    let long = "u".repeat(10_001);
+    let html = root
+        .get(&format!("/admin/message/?_facet_q_user={long}"))
+        .await
+        .expect(400)
+        .text();
+    assert!(html.contains("_facet_q_user"), "{html}");
+}
+
+#[actix_web::test]
+async fn a_foreign_key_facet_without_a_lookup_leads_to_the_filter_form() {
+    let app = TestApp::new().await;
+    let root = admin(&app).await;
+    let sql: String = (1..=12)
+        .map(|n| {
+            format!(
+                "INSERT INTO ticket (id, title, priority, status, body, secret_note, opened, parent_id)
+                 VALUES ({n}, 't{n}', 3, 'open', '', '', '2024-02-03', NULL);\n"
+            )
+        })
+        .collect();
+    app.sql(&sql);
+    let html = root.get("/admin/ticket/").await.expect(200).text();
+    let values = facet(&html, "parent");
+    let more = values.last().unwrap();
+    assert_eq!(
+        (more.label.as_str(), more.href.as_str()),
+        ("and more", "#filter-key")
+    );
+    assert!(search_form(&html, "parent").is_none(), "{html}");
+    // A facet search of it is ignored.
+    let html = root
+        .get("/admin/ticket/?_facet_q_parent=t1")
+        .await
+        .expect(200)
+        .text();
+    assert!(matches(&html).is_empty());
 }
 
 #[actix_web::test]

@@ -183,6 +183,28 @@ async fn the_index_keeps_its_place_through_the_edit_and_delete_pages() {
 }
 
 #[actix_web::test]
+async fn the_add_link_carries_the_index_place_to_the_save_of_the_new_row() {
+    let app = TestApp::with_seed(CHAINS).await;
+    let root = admin(&app).await;
+    // The plain index's add page has no place to carry.
+    let html = root.get("/admin/amodel/").await.expect(200).text();
+    assert!(html.contains("href=\"/admin/amodel/add/\""), "{html}");
+
+    let place = "/admin/amodel/?a_field__ne=zz&ordering=-id&page=1";
+    let html = root.get(place).await.expect(200).text();
+    let add = href_starting(&html, "/admin/amodel/add/?").expect("the add link");
+    assert_eq!(param(&add, "_changelist").as_deref(), Some(place));
+    // The add page posts with it, and its save leads back to that page of the index.
+    let html = root.get(&add).await.expect(200).text();
+    assert!(unescape_html(&html).contains(&format!("href=\"{place}\"")));
+    let resp = post(&root, &add, &[("a_field", "a3")]).await;
+    assert_eq!(see_other(&resp), place);
+    let html = root.get(place).await.expect(200).text();
+    let (text, _) = notice(&html).expect("a message");
+    assert_eq!(text, "The a model “a3” was added successfully.");
+}
+
+#[actix_web::test]
 async fn save_and_continue_editing_and_save_and_add_another() {
     let app = TestApp::with_seed(CHAINS).await;
     let root = admin(&app).await;

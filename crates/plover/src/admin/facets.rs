@@ -1,26 +1,38 @@
 //! Facets of the admin index (docs/admin.md#facets): per `list_filter` field, the values that
 //! filter the index in one click (booleans, choices, foreign keys, dates by year then month),
 //! each with its number of rows under the other filters and the search when counts are shown
-//! (one `GROUP BY` per facet), and the row count of the index itself.
+//! (one `GROUP BY` per facet), and the row count of the index itself. A foreign key's facet
+//! with more related rows than it lists has a search box, which its lookup answers.
 
 use std::collections::HashMap;
 
 use chrono::{Datelike, NaiveDate};
 use serde_json::Value;
 
+use super::lookup::{Lookup, Lookups};
 use super::names::in_sentence;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::links::with_query;
 use crate::listing::page::grouped;
-use crate::listing::{allowed, first, Links, ListPlan, Page};
+use crate::listing::{allowed, check_text_param, first, Links, ListPlan, Page};
 use crate::model::{FieldKind, FieldMeta, ModelMeta};
-use crate::query::{Aggregate, Func, Operand, Order, Select};
+use crate::query::{Aggregate, Filter, Func, Op, Operand, Order, Param, Select};
 use crate::sql::{facet_counts, FacetRow, FacetTerm};
 
 /// The query parameter that asks for the facets' counts (`_facets=1`). It is no filter: the
 /// index and the export ignore it, and every link of the index keeps it.
 pub(crate) const FACETS: &str = "_facets";
+
+/// The beginning of the parameter that searches the related rows of a foreign key's facet:
+/// `_facet_q_user=bo` lists, in the facet `user`, the users whose lookup text contains `bo`.
+/// It is no filter, and no link of the index keeps it.
+pub(crate) const FACET_SEARCH: &str = "_facet_q_";
+
+/// Whether the parameter `key` is a facet's search ([`FACET_SEARCH`]).
+pub(crate) fn is_facet_search(key: &str) -> bool {
+    key.starts_with(FACET_SEARCH)
+}
 
 /// The related rows a foreign key's facet lists: the most frequent ones with counts, the first
 /// ones by key without.
@@ -51,8 +63,9 @@ enum Kind {
     Bool,
     /// Each of the field's choices.
     Choice(&'static [&'static str]),
-    /// The related rows of a foreign key into this model.
-    ForeignKey(&'static ModelMeta),
+    /// The related rows of a foreign key into this model, and the foreign key's lookup (its
+    /// `foreign_key_lookup`), which the facet's search box runs.
+    ForeignKey(&'static ModelMeta, Option<Lookup>),
     /// Years, then the months of a chosen year.
     Date,
 }
@@ -72,18 +85,22 @@ pub(crate) struct Facets {
     show: ShowFacets,
     /// The admin's scope ([`ModelAdmin::scope`](super::ModelAdmin)): counts are of its rows.
     pub(crate) scope: Vec<(String, String)>,
+    /// The related rows a facet's search lists (`filter_paginate_by`, as the lookups).
+    per_page: i64,
 }
 
 impl Facets {
-    /// The facets of the fields `fields` (indexes) of `meta`, the admin `name`'s `list_filter`.
-    /// Panics, at set-up, on a field that is not a boolean, a field with choices, a foreign key
-    /// or a date, on a field the index may not filter, and on a field named twice.
+    /// The facets of the fields `fields` (indexes) of `meta`, the admin `name`'s `list_filter`;
+    /// a foreign key's searches with its lookup among `lookups`, if it has one. Panics, at
+    /// set-up, on a field that is not a boolean, a field with choices, a foreign key or a date,
+    /// on a field the index may not filter, and on a field named twice.
     pub(crate) fn new(
         meta: &'static ModelMeta,
         plan: &ListPlan,
         name: &str,
         fields: &[usize],
         show: ShowFacets,
+        lookups: &Lookups,
     ) -> Facets {
         let mut prepared: Vec<Prepared> = Vec::with_capacity(fields.len());
         for &idx in fields {
@@ -91,7 +108,7 @@ impl Facets {
             let kind = if !field.constraints.choices.is_empty() {
                 Kind::Choice(field.constraints.choices)
             } else if let Some(target) = field.fk {
-                Kind::ForeignKey(target())
+                Kind::ForeignKey(target(), lookups.by_field.get(&idx).copied())
             } else {
                 match field.kind {
                     FieldKind::Bool => Kind::Bool,
@@ -128,6 +145,7 @@ impl Facets {
             fields: prepared,
             show,
             scope: Vec::new(),
+            per_page: lookups.per_page,
         }
     }
 
@@ -163,7 +181,8 @@ impl Facets {
 
     /// The facets of the index whose links are `links` (`_facets` kept in them), counted or
     /// not. `plan` parses each facet's conditions: the request's filters and search but the
-    /// facet's own.
+    /// facet's own. `searches` are the request's facet searches ([`FACET_SEARCH`]), which
+    /// `links` leave out.
     pub(crate) fn views(
         &self,
         conn: &mut Conn<'_>,
@@ -171,6 +190,7 @@ impl Facets {
         plan: &ListPlan,
         links: &Links<'_>,
         counting: bool,
+        searches: &[(String, String)],
     ) -> Result<Vec<Facet>, Error> {
         let mut out = Vec::with_capacity(self.fields.len());
         for facet in &self.fields {
@@ -182,6 +202,10 @@ impl Facets {
                 field,
                 links,
                 counting,
+                search: (searches.iter())
+                    .find(|(k, _)| k.strip_prefix(FACET_SEARCH) == Some(field.name))
+                    .map(|(_, v)| v.trim()),
+                per_page: self.per_page,
             };
             out.push(match facet.kind {
                 Kind::Bool => {
@@ -204,7 +228,9 @@ impl Facets {
                     }
                     cx.fixed(conn, facet.field, values)?
                 }
-                Kind::ForeignKey(target) => cx.foreign_key(conn, facet.field, target)?,
+                Kind::ForeignKey(target, lookup) => {
+                    cx.foreign_key(conn, facet.field, target, lookup.as_ref())?
+                }
                 Kind::Date => cx.date(conn, facet.field)?,
             });
         }
@@ -226,8 +252,40 @@ pub struct Facet {
     /// The values, in order: the chosen one has `current`.
     pub values: Vec<FacetValue>,
     /// For a foreign key with more related rows than listed: the text ("and 12 more") and the
-    /// link to the index's filter form, where any key can be typed or looked up.
+    /// link to the facet's search box when it has one ([`Facet::search`]), else to the index's
+    /// filter form, where any key can be typed or looked up.
     pub more: Option<(String, String)>,
+    /// For a foreign key with a lookup (`foreign_key_lookup`) and more related rows than
+    /// listed, or a search under way: the facet's search box and what it found.
+    pub search: Option<FacetSearch>,
+}
+
+/// The search box of a foreign key's facet: a GET form back to the index (its place kept)
+/// that lists, under the box, the related rows whose lookup text contains what was typed,
+/// each a link that filters the index by it as the facet's values do. The admin's script
+/// makes the box a type-ahead on the foreign key's JSON lookup, whose chosen row opens the
+/// same link.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FacetSearch {
+    /// The input's `id` (`facet-q-user`), which the facet's "and N more" links to.
+    pub id: String,
+    /// The input's name: `_facet_q_` and the field's (`_facet_q_user`).
+    pub param: String,
+    /// The foreign key's filter, which a chosen row's key is the value of (`user`).
+    pub field: String,
+    /// What was searched (empty before a search).
+    pub text: String,
+    /// The query pairs the form keeps (hidden inputs): the index's search, filters, ordering
+    /// and `_facets`, not its page.
+    pub keep: Vec<(String, String)>,
+    /// The foreign key's JSON lookup (`{prefix}/{name}/lookup/{field}/`), for the type-ahead.
+    pub lookup: String,
+    /// The related rows that match [`FacetSearch::text`] (the lookup's first page), as values
+    /// of the facet; counted when the facet is.
+    pub matches: Vec<FacetValue>,
+    /// Whether more related rows match than [`FacetSearch::matches`] lists.
+    pub more_matches: bool,
 }
 
 /// A value of a facet.
@@ -256,6 +314,10 @@ struct FacetCx<'a> {
     field: &'static FieldMeta,
     links: &'a Links<'a>,
     counting: bool,
+    /// The request's search of this facet's related rows (trimmed), if any.
+    search: Option<&'a str>,
+    /// The related rows a search lists.
+    per_page: i64,
 }
 
 /// The first `YYYY-MM-DD` of a date or date-time's text.
@@ -401,6 +463,20 @@ impl<'a> FacetCx<'a> {
             all_current: !values.iter().any(|v| v.current),
             values,
             more,
+            search: None,
+        }
+    }
+
+    /// A foreign key's value: the related row `id` (`None`: NULL) read as `label`.
+    fn related(&self, id: Option<i64>, label: String, count: Option<i64>) -> FacetValue {
+        let value = id.map_or(Value::Null, Value::from);
+        let (key, text) = self.filter_of(&value);
+        FacetValue {
+            label,
+            current: self.is_current(&value),
+            link: self.link(&[(key, &text)]),
+            count,
+            nested: false,
         }
     }
 
@@ -412,6 +488,7 @@ impl<'a> FacetCx<'a> {
         conn: &mut Conn<'_>,
         field: usize,
         target: &'static ModelMeta,
+        lookup: Option<&Lookup>,
     ) -> Result<Facet, Error> {
         let chosen = self
             .param(self.field.name)
@@ -467,23 +544,100 @@ impl<'a> FacetCx<'a> {
         let values = listed
             .into_iter()
             .map(|(id, count)| {
-                let value = id.map_or(Value::Null, Value::from);
-                let (key, text) = self.filter_of(&value);
-                FacetValue {
-                    label: match id {
-                        Some(id) => texts.get(&id).cloned().unwrap_or_else(|| format!("#{id}")),
-                        None => "None".to_owned(),
-                    },
-                    current: self.is_current(&value),
-                    link: self.link(&[(key, &text)]),
-                    count,
-                    nested: false,
-                }
+                let label = match id {
+                    Some(id) => texts.get(&id).cloned().unwrap_or_else(|| format!("#{id}")),
+                    None => "None".to_owned(),
+                };
+                self.related(id, label, count)
             })
             .collect();
-        // The filter form, where any key can be typed or looked up.
-        let more = more.map(|text| (text, "#filter-key".to_owned()));
-        Ok(self.facet(values, more))
+        let search = match lookup {
+            Some(lookup) if more.is_some() || self.search.is_some() => {
+                Some(self.search(conn, field, lookup)?)
+            }
+            _ => None,
+        };
+        // "and N more" leads to the search box, else to the filter form, where any key can be
+        // typed or looked up.
+        let to = search
+            .as_ref()
+            .map_or_else(|| "#filter-key".to_owned(), |s| format!("#{}", s.id));
+        let more = more.map(|text| (text, to));
+        Ok(Facet {
+            search,
+            ..self.facet(values, more)
+        })
+    }
+
+    /// The facet's search box, and the related rows whose lookup text contains the request's
+    /// search (the lookup's first page; with counts, one `GROUP BY` of their rows).
+    fn search(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        lookup: &Lookup,
+    ) -> Result<FacetSearch, Error> {
+        let name = self.field.name;
+        let param = format!("{FACET_SEARCH}{name}");
+        let text = self.search.unwrap_or_default();
+        let mut matches = Vec::new();
+        let mut more_matches = false;
+        if !text.is_empty() {
+            check_text_param(&self.plan.limits, &param, text)?;
+            let found = lookup.search(conn, text, 1, self.per_page)?;
+            more_matches = found.has_next;
+            let rows: Vec<(i64, String)> = (found.rows.into_iter())
+                .filter_map(|(id, label)| Some((id.as_i64()?, label)))
+                .collect();
+            let counts = match self.counting && !rows.is_empty() {
+                true => Some(self.counts_of(conn, field, &rows)?),
+                false => None,
+            };
+            matches = (rows.into_iter())
+                .map(|(id, label)| {
+                    let count = counts.as_ref().map(|c| c.get(&id).copied().unwrap_or(0));
+                    self.related(Some(id), label, count)
+                })
+                .collect();
+        }
+        Ok(FacetSearch {
+            id: format!("facet-q-{name}"),
+            param,
+            field: name.to_owned(),
+            text: text.to_owned(),
+            keep: self.links.kept().cloned().collect(),
+            lookup: format!("{}lookup/{name}/", self.links.path),
+            matches,
+            more_matches,
+        })
+    }
+
+    /// The rows with each of the related rows `rows` under the other filters and the search
+    /// (one `GROUP BY`), by key.
+    fn counts_of(
+        &self,
+        conn: &mut Conn<'_>,
+        field: usize,
+        rows: &[(i64, String)],
+    ) -> Result<HashMap<i64, i64>, Error> {
+        let mut select = self.conditions(&[])?;
+        select.filters.push(Filter {
+            path: vec![field],
+            op: Op::In,
+            values: rows.iter().map(|(id, _)| Param::Int(*id)).collect(),
+        });
+        let limit = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+        let (counted, _) = facet_counts(
+            conn,
+            self.meta,
+            &select,
+            FacetTerm::Value(field),
+            false,
+            limit,
+        )?;
+        Ok((counted.into_iter())
+            .filter_map(|r| Some((r.value.as_i64()?, r.count)))
+            .collect())
     }
 
     /// The year or month the request's `name__gte` and `name__lt` choose, if they are one.

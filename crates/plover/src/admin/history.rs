@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 
-use super::page::{object_text, plain_text, Reply};
+use super::names::object_text;
+use super::page::{plain_text, Reply};
 use super::prepared::{AdminModel, Cx, PreparedAdmin};
 use super::views::{ChangeLine, Crumb, HistoryItem, HistoryView};
 use crate::db::Conn;

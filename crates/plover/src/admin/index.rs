@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 
-use super::facets::FACETS;
+use super::facets::{is_facet_search, FACETS};
 use super::page::{display_value, Reply};
 use super::prepared::{Cx, PreparedAdmin, PreparedColumn, CHANGELIST};
 use super::views::{ActiveFilter, FilterKey, Header, IndexView, Row};
@@ -31,14 +31,21 @@ impl PreparedAdmin {
         let meta = self.meta;
         let url = self.url(cx);
         let (limit, refused) = self.page_size(&cx.req.query)?;
-        // A refused `limit` is left out of the page's links.
-        let pairs: Cow<'_, [(String, String)]> = match refused {
-            Some(_) => (cx.req.query.iter())
-                .filter(|(k, _)| k != LIMIT)
+        // A refused `limit`, and the facets' searches (their facets list what they found), are
+        // left out of the page's links.
+        let dropped = |k: &str| (refused.is_some() && k == LIMIT) || is_facet_search(k);
+        let pairs: Cow<'_, [(String, String)]> = match cx.req.query.iter().any(|(k, _)| dropped(k))
+        {
+            true => (cx.req.query.iter())
+                .filter(|(k, _)| !dropped(k))
                 .cloned()
                 .collect(),
-            None => Cow::Borrowed(&cx.req.query),
+            false => Cow::Borrowed(&cx.req.query),
         };
+        let searches: Vec<(String, String)> = (cx.req.query.iter())
+            .filter(|(k, _)| is_facet_search(k))
+            .cloned()
+            .collect();
         let links = Links::admin(&url, &pairs);
         // The filter form sends `_fk` (a `field__op` key) and `_fv` (its value): back to the
         // index with that filter added, in the REST syntax.
@@ -84,7 +91,8 @@ impl PreparedAdmin {
             .filter(|(k, _)| condition(k) || k == SEARCH || k == FACETS)
             .cloned()
             .collect();
-        let facets = (self.index.facets).views(conn, meta, &self.list, &links, counting)?;
+        let facets =
+            (self.index.facets).views(conn, meta, &self.list, &links, counting, &searches)?;
         let rights = self.rights(cx);
         let view = IndexView {
             chrome: self.chrome(cx, Vec::new()),
@@ -120,6 +128,7 @@ impl PreparedAdmin {
             read_only: self.read_only || !rights.change,
             can_add: rights.add,
             can_delete: rights.delete,
+            add: with_query(&format!("{url}add/"), &place),
             url,
             show_all,
             limit_refused: refused.clone(),

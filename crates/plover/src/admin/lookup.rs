@@ -1,67 +1,81 @@
-//! The JSON lookup behind a foreign key's type-ahead search.
+//! The search behind a foreign key's type-ahead: the related rows whose lookup column
+//! contains a text. The JSON lookup (lookup_json.rs) answers it a page at a time, and a
+//! foreign key's facet lists its first page, without JavaScript.
 
-use actix_web::http::StatusCode;
-use serde_json::json;
+use std::collections::HashMap;
 
-use super::page::{object_text, Reply};
-use super::prepared::{Cx, PreparedAdmin};
+use serde_json::Value;
+
+use super::names::object_text;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::listing::{check_search_text, offset, positive, Page, PAGE, SEARCH};
+use crate::listing::{offset, Page};
+use crate::model::ModelMeta;
 use crate::query::{Filter, Op, Order, Param, Select};
 
-impl PreparedAdmin {
-    /// `GET {prefix}/{name}/lookup/{field}/?q=&page=`: the related rows whose lookup column
-    /// contains `q` (a literal, case-insensitive substring), by that column then key,
-    /// `filter_paginate_by` a page.
-    pub(crate) fn lookup_json(
+/// A foreign key chosen by a type-ahead lookup: the related model, and its field searched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lookup {
+    pub(crate) target: &'static ModelMeta,
+    pub(crate) column: usize,
+}
+
+/// The foreign keys of one model admin chosen by a type-ahead lookup.
+pub(crate) struct Lookups {
+    /// Per foreign-key field index, what its lookup searches.
+    pub(crate) by_field: HashMap<usize, Lookup>,
+    /// Related rows a lookup page (`filter_paginate_by`).
+    pub(crate) per_page: i64,
+}
+
+/// One page of a lookup's matches: each related row's key and text, and whether more follow.
+pub(crate) struct Matches {
+    pub(crate) rows: Vec<(Value, String)>,
+    pub(crate) has_next: bool,
+}
+
+impl Lookup {
+    /// Page `page` (from 1) of the related rows whose lookup column contains `q` (a literal,
+    /// case-insensitive substring; every row when `q` is empty), by that column then key,
+    /// `per_page` a page. `q` is checked by the caller.
+    pub(crate) fn search(
         &self,
-        cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        field: &str,
-    ) -> Result<Reply, Error> {
-        let meta = self.meta;
-        let lookup = meta
-            .field(field)
-            .and_then(|(idx, _)| self.lookups.by_field.get(&idx))
-            .ok_or(Error::NotFound)?;
-        let page = positive(PAGE, cx.req.param(PAGE))?.unwrap_or(1);
-        let target = lookup.target;
-        let q = cx.req.param(SEARCH).unwrap_or_default();
-        check_search_text(&self.list.limits, q)?;
-        let per_page = self.lookups.per_page;
+        q: &str,
+        page: i64,
+        per_page: i64,
+    ) -> Result<Matches, Error> {
+        let target = self.target;
         let mut select = Select {
             filters: if q.is_empty() {
                 Vec::new()
             } else {
                 vec![Filter {
-                    path: vec![lookup.column],
+                    path: vec![self.column],
                     op: Op::Contains,
                     values: vec![Param::Text(q.to_owned())],
                 }]
             },
-            order: vec![Order::asc(lookup.column), Order::asc(target.pk)],
+            order: vec![Order::asc(self.column), Order::asc(target.pk)],
             offset: offset(page, per_page),
             ..Select::default()
         };
-        let columns = [target.pk, lookup.column];
+        let columns = [target.pk, self.column];
         let load = |s: &Select| (target.ops.load_fields)(conn, s, &columns);
         let Page { rows, has_next } = Page::read(&mut select, per_page, load)?;
-        let objects: Vec<serde_json::Value> = rows
+        let rows = rows
             .into_iter()
             .map(|mut r| {
-                let text = r.pop().unwrap_or_default();
-                let text = match text {
-                    serde_json::Value::String(s) => s,
-                    serde_json::Value::Null => String::new(),
+                let text = match r.pop().unwrap_or_default() {
+                    Value::String(s) => s,
+                    Value::Null => String::new(),
                     other => other.to_string(),
                 };
                 let id = r.pop().unwrap_or_default();
                 let text = object_text(text, target.name, &id);
-                json!({"id": id, "text": text})
+                (id, text)
             })
             .collect();
-        let body = json!({"objects": objects, "page": page, "has_next": has_next});
-        Ok(Reply::Json(StatusCode::OK, body.to_string().into_bytes()))
+        Ok(Matches { rows, has_next })
     }
 }

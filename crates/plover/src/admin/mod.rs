@@ -45,6 +45,7 @@ mod index;
 mod inline;
 mod inline_form;
 mod lookup;
+mod lookup_json;
 mod model_admin;
 mod names;
 mod ops;

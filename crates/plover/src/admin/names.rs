@@ -1,4 +1,4 @@
-//! The names of models and fields as people read them inside a sentence.
+//! The names of models, fields and rows as people read them.
 
 /// A name people read as it stands inside a sentence: its first letter in lower case
 /// (`Date joined` -> "By date joined", `Message` -> "Add message"), unless the name begins
@@ -10,6 +10,17 @@ pub(crate) fn in_sentence(name: &str) -> String {
             first.to_lowercase().chain(name.chars().skip(1)).collect()
         }
         _ => name.to_owned(),
+    }
+}
+
+/// The text of row `pk` of model `model` as a link or title shows it: `text`, or
+/// `"<model> #<pk>"` where `text` is empty or only white space (as `RestModel::display` does
+/// for its own rows; this covers text stored or read elsewhere: history entries, lookups).
+pub(crate) fn object_text(text: String, model: &str, pk: impl std::fmt::Display) -> String {
+    if text.trim().is_empty() {
+        format!("{model} #{pk}")
+    } else {
+        text
     }
 }
 

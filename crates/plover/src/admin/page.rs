@@ -192,14 +192,3 @@ pub(crate) fn plain_text(value: &Value) -> String {
         other => other.to_string(),
     }
 }
-
-/// The text of row `pk` of model `model` as a link or title shows it: `text`, or
-/// `"<model> #<pk>"` where `text` is empty or only white space (as `RestModel::display` does
-/// for its own rows; this covers text stored or read elsewhere: history entries, lookups).
-pub(crate) fn object_text(text: String, model: &str, pk: impl std::fmt::Display) -> String {
-    if text.trim().is_empty() {
-        format!("{model} #{pk}")
-    } else {
-        text
-    }
-}

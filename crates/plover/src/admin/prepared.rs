@@ -9,6 +9,7 @@ use super::action::{check_names, Action, PreparedAction};
 use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed};
 use super::facets::Facets;
 use super::inline::{ErasedInline, Posted};
+use super::lookup::{Lookup, Lookups};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
 use super::names::in_sentence;
 use super::page::Reply;
@@ -211,12 +212,6 @@ pub(crate) enum PreparedColumn {
     Page(String, PageValues),
 }
 
-/// A foreign key chosen by a type-ahead lookup.
-pub(crate) struct Lookup {
-    pub(crate) target: &'static ModelMeta,
-    pub(crate) column: usize,
-}
-
 /// A `ModelAdmin` after set-up, its options grouped by the pages that use them.
 pub(crate) struct PreparedAdmin {
     /// The URL name.
@@ -272,14 +267,6 @@ pub(crate) struct FormOptions {
     pub(crate) clean: Option<ErasedClean>,
     /// The checklists the forms edit, in order.
     pub(crate) checklists: Vec<Box<dyn ChecklistModel>>,
-}
-
-/// The foreign keys chosen by a type-ahead lookup.
-pub(crate) struct Lookups {
-    /// Per foreign-key field index, what its lookup searches.
-    pub(crate) by_field: HashMap<usize, Lookup>,
-    /// Related rows a lookup page (`filter_paginate_by`).
-    pub(crate) per_page: i64,
 }
 
 /// How rows are deleted.
@@ -346,7 +333,10 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
                 .map(PreparedColumn::Field)
                 .collect();
         }
-        let lookups = lookups(meta, &self.foreign_key_lookups, exposures);
+        let lookups = Lookups {
+            by_field: lookups(meta, &self.foreign_key_lookups, exposures),
+            per_page: self.filter_paginate_by,
+        };
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
         let actions: Vec<PreparedAction> = self.actions.into_iter().map(Action::erase).collect();
         check_names(&name, &actions);
@@ -356,7 +346,14 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
         let list = rules_for(meta, &exposure, exposures, 0, max_show_all);
         list.check_search(&name, &());
         let inlines = ErasedInline::prepare_all(meta, &name, self.inlines, exposures);
-        let mut facets = Facets::new(meta, &list, &name, &self.list_filter, self.show_facets);
+        let mut facets = Facets::new(
+            meta,
+            &list,
+            &name,
+            &self.list_filter,
+            self.show_facets,
+            &lookups,
+        );
         facets.scope.clone_from(&self.scope);
         if let Some(ordering) = &self.ordering {
             let pairs = [(crate::listing::ORDERING.to_owned(), ordering.clone())];
@@ -390,10 +387,7 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
                 clean: self.clean.map(erase_clean),
                 checklists: Vec::new(),
             },
-            lookups: Lookups {
-                by_field: lookups,
-                per_page: self.filter_paginate_by,
-            },
+            lookups,
             deletes: DeleteOptions {
                 collect_objects: self.delete_collect_objects,
                 recursive: self.delete_recursive,

@@ -12,7 +12,7 @@ use askama::Template;
 
 use crate::error::Error;
 
-pub use super::facets::{Facet, FacetValue};
+pub use super::facets::{Facet, FacetSearch, FacetValue};
 pub use crate::listing::page::RowCount;
 
 /// The frame of every admin page: who is logged in, the models to navigate to.
@@ -156,6 +156,9 @@ pub struct IndexView {
     pub singular: String,
     /// The index URL, `{prefix}/{name}/`; the add page is `{url}add/`.
     pub url: String,
+    /// The "Add" link: the add page carrying this page's place (`_changelist`), so that its
+    /// save leads back to this page of the index.
+    pub add: String,
     /// The column headers.
     pub headers: Vec<Header>,
     /// The rows of this page.

@@ -182,10 +182,16 @@ fn parse_search(q: &str, rules: &ListPlan, budget: &mut Budget<'_>) -> Result<Ve
 
 /// Checks a search text (`q`, a lookup's) against the bounds on one value: 400 on `q`.
 pub(crate) fn check_search_text(limits: &Limits, q: &str) -> Result<(), Error> {
+    check_text_param(limits, SEARCH, q)
+}
+
+/// Checks the text of the parameter `param` (a search of some kind) against the bounds on one
+/// value: 400 on `param`.
+pub(crate) fn check_text_param(limits: &Limits, param: &str, text: &str) -> Result<(), Error> {
     limits
-        .check_value(q)
-        .and_then(|()| crate::value::check_text(q))
-        .map_err(|m| Error::param(SEARCH, m))
+        .check_value(text)
+        .and_then(|()| crate::value::check_text(text))
+        .map_err(|m| Error::param(param, m))
 }
 
 fn parse_filters(

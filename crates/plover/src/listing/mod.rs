@@ -16,7 +16,7 @@ pub(crate) use aggregate::{
     AggregateQuery, GROUP, MAX_GROUPS, MAX_GROUP_FIELDS, MAX_VALUES as MAX_AGGREGATE_VALUES,
 };
 #[cfg(feature = "admin")]
-pub(crate) use filters::check_search_text;
+pub(crate) use filters::{check_search_text, check_text_param};
 pub(crate) use groups::{NOT, OR};
 pub(crate) use links::Links;
 #[cfg(feature = "admin")]
