@@ -54,12 +54,12 @@ use crate::model::RestModel;
 
 /// One event of the outbox: a row of the table `plover_event`. Its place in the feeds
 /// ([`ChangeEvent::place`]) increases in the order the writes committed, as every reader sees
-/// it (docs/changes.md#order); ids and places are never reused.
+/// it (docs/changes.md#order); ids and places are never reused. Its indexes depend on the
+/// engine (`schema::statements` makes them): on SQLite the primary key alone, on PostgreSQL
+/// partial indexes over the placed events (by model, and all) and over the unplaced ones.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = plover_event)]
 #[rest(table, display = "{op} {model} #{object_id}")]
-#[rest(index = "model, position")]
-#[rest(index = "position")]
 pub struct ChangeEvent {
     /// The event's id, taken when its transaction wrote it (the `webhook-id` of its
     /// deliveries). On SQLite, where one transaction writes at a time, ids follow the commits

@@ -4,9 +4,8 @@
 //! never later sees a smaller one appear.
 //!
 //! SQLite has one writer at a time: ids follow the commits, and the id is the place (the
-//! `position` column stays empty; readers ask for `position IS NULL AND id > n`, which its
-//! `(model, position)` index answers as a range of ids, since SQLite ends every index with the
-//! row id). A write costs no more than its insert.
+//! `position` column stays empty; readers ask for `position IS NULL AND id > n`, a range of
+//! the primary key, the table's only index). A write costs no more than its insert.
 //!
 //! PostgreSQL commits transactions in any order, so writers insert their events with no place
 //! and no lock, and the *sequencer* gives places afterwards: one statement, serialized across

@@ -237,7 +237,42 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
             out.push(statement);
         }
     }
+    if model.table == OUTBOX {
+        out.extend(outbox_indexes(engine).iter().map(|s| (*s).to_owned()));
+    }
     out
+}
+
+/// The outbox's table (`plover::changes::ChangeEvent`).
+const OUTBOX: &str = "plover_event";
+
+/// The indexes of the outbox, which differ by engine because its readers do
+/// (docs/changes.md#order). Every write of a recorded model adds events in its own
+/// transaction, so each index an event enters is paid by the write. On SQLite the place is
+/// the id: the readers, the clean-up and the dispatcher read ranges of the primary key, and no
+/// other index is kept (each one an event entered was one more page the commit wrote). On
+/// PostgreSQL the places are given after the commit: partial indexes over the placed events
+/// serve the readers (by model, and all models), and one over the unplaced serves the
+/// sequencer, so that an event enters one index besides its key when it is written. The two
+/// indexes of the schema before this one (over `model, position` and `position`, on both
+/// engines) are dropped.
+fn outbox_indexes(engine: Engine) -> &'static [&'static str] {
+    match engine {
+        Engine::Sqlite => &[
+            "DROP INDEX IF EXISTS \"plover_event_model_position\"",
+            "DROP INDEX IF EXISTS \"plover_event_position\"",
+        ],
+        Engine::Postgres => &[
+            "DROP INDEX IF EXISTS \"plover_event_model_position\"",
+            "DROP INDEX IF EXISTS \"plover_event_position\"",
+            "CREATE INDEX IF NOT EXISTS \"plover_event_model_placed\" ON \"plover_event\" \
+             (\"model\", \"position\") WHERE \"position\" IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS \"plover_event_placed\" ON \"plover_event\" \
+             (\"position\") WHERE \"position\" IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS \"plover_event_unplaced\" ON \"plover_event\" \
+             (\"id\") WHERE \"position\" IS NULL",
+        ],
+    }
 }
 
 /// `models` in foreign-key order: each after the models it refers to (among those listed;
