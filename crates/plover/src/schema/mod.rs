@@ -253,16 +253,20 @@ const OUTBOX: &str = "plover_event";
 /// other index is kept (each one an event entered was one more page the commit wrote). On
 /// PostgreSQL the places are given after the commit: partial indexes over the placed events
 /// serve the readers (by model, and all models), and one over the unplaced serves the
-/// sequencer, so that an event enters one index besides its key when it is written. The two
-/// indexes of the schema before this one (over `model, position` and `position`, on both
-/// engines) are dropped.
+/// sequencer, so that an event enters one index besides its key when it is written. The
+/// indexes of earlier schemas (over `model, id`, `created`, `model, position`, `position`)
+/// are dropped.
 fn outbox_indexes(engine: Engine) -> &'static [&'static str] {
     match engine {
         Engine::Sqlite => &[
+            "DROP INDEX IF EXISTS \"plover_event_model_id\"",
+            "DROP INDEX IF EXISTS \"plover_event_created\"",
             "DROP INDEX IF EXISTS \"plover_event_model_position\"",
             "DROP INDEX IF EXISTS \"plover_event_position\"",
         ],
         Engine::Postgres => &[
+            "DROP INDEX IF EXISTS \"plover_event_model_id\"",
+            "DROP INDEX IF EXISTS \"plover_event_created\"",
             "DROP INDEX IF EXISTS \"plover_event_model_position\"",
             "DROP INDEX IF EXISTS \"plover_event_position\"",
             "CREATE INDEX IF NOT EXISTS \"plover_event_model_placed\" ON \"plover_event\" \
