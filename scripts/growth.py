@@ -21,11 +21,13 @@ server's own latency). The reads (docs/performance.md#growth):
   count auto             ?count=auto (exact up to 10,000 rows, the planner's estimate past it)
 
 Each read is sent up to 60 times or for --seconds (default 10), at least 5 times, after one
-unmeasured request; prints the median and 90th percentile in ms. PostgreSQL: --pg names an
-admin URL (a database is created per size and dropped), --pg-port starts a server of its own
-with scripts/pg.sh in a temporary folder. With a PostgreSQL option both engines run, unless
---no-sqlite. On PostgreSQL the trigram indexes that docs/reference.md#search-q recommends for
-`q` are created, as scripts/bench.sh does. Python standard library only (psql for PostgreSQL).
+unmeasured request; prints the median and 90th percentile in ms, or the status of a read that
+failed (a 503: past the database's statement_timeout, 10 s by default). PostgreSQL: --pg names
+an admin URL (a database is created per size and dropped), --pg-port starts a server of its
+own with scripts/pg.sh in a temporary folder. With a PostgreSQL option both engines run,
+unless --no-sqlite. On PostgreSQL the trigram indexes that docs/reference.md#search-q
+recommends for `q` are created, as scripts/bench.sh does. Python standard library only (psql
+for PostgreSQL).
 """
 import argparse
 import base64
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 import harness
@@ -153,7 +156,12 @@ def measure(binary, engine, url, size, seconds, fill):
     proc, base = serve(binary, url)
     try:
         for name, path in reads(size):
-            p50, p90, n = timed(base + path, seconds)
+            try:
+                p50, p90, n = timed(base + path, seconds)
+            except urllib.error.HTTPError as e:
+                # A 503: the statement ran past the database's statement_timeout (10 s).
+                print("%-10s %-10d %-28s %10s" % (engine, size, name, e.code), flush=True)
+                continue
             print("%-10s %-10d %-28s %10.2f %10.2f %4d" % (engine, size, name, p50, p90, n),
                   flush=True)
     finally:
@@ -172,12 +180,14 @@ def main():
     sizes = args.sizes or [10_000, 100_000]
     if any(s < RARE for s in sizes):
         raise SystemExit("sizes start at %d messages" % RARE)
+    # The server's folder is not inside `tmp`, which only its owner may enter (pg.sh gives
+    # the folder to the postgres user when run as root).
+    pg_dir = os.path.join(tempfile.gettempdir(), "plover-growth-pg-%d" % os.getpid())
     with tempfile.TemporaryDirectory(prefix="plover-growth-") as tmp:
         pg = args.pg
         if args.pg_port:
-            out = subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "start",
-                                  os.path.join(tmp, "pg"), str(args.pg_port)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "start", pg_dir,
+                                  str(args.pg_port)], capture_output=True, text=True, check=True)
             pg = out.stdout.strip().splitlines()[-1]
         try:
             print("%-10s %-10s %-28s %10s %10s %4s" % (
@@ -197,8 +207,8 @@ def main():
                         db.drop()
         finally:
             if args.pg_port:
-                subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "stop",
-                                os.path.join(tmp, "pg")], capture_output=True)
+                subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "stop", pg_dir],
+                               capture_output=True)
 
 
 if __name__ == "__main__":
