@@ -1,14 +1,35 @@
 #!/usr/bin/env python3
-"""Latency of the first page and of a deep page as the message table grows.
+"""Latency of the example's message list as its table grows, on SQLite and PostgreSQL.
 
-usage: growth.py MICROBLOG_BINARY [SIZES...]    (default sizes: 10000 100000 1000000)
+usage: growth.py MICROBLOG_BINARY [--pg ADMIN_URL | --pg-port PORT] [--no-sqlite]
+                 [--seconds S] [SIZES...]                (default sizes: 10000 100000)
 
-For each size: a fresh SQLite database with 1,000 users and SIZE messages (made by the example
-itself, then filled with one INSERT ... SELECT), the example serving it on a loopback port, and
-sequential requests (no concurrency, so the figure is the server's own latency): page 1, the
-last page by number (OFFSET), and the same page by cursor (keyset pagination). Prints the
-median and p90 of each, in milliseconds. Python standard library only.
+For each engine and size: a fresh database with 1,000 users and SIZE messages (the tables made
+by the example itself, then filled inside the database with one INSERT ... SELECT per table:
+a recursive CTE on SQLite, generate_series on PostgreSQL, then ANALYZE), the example serving
+it on a loopback port, and requests one at a time (no concurrency, so the figure is the
+server's own latency). The reads (docs/performance.md#growth):
+
+  page 1                 /api/message/
+  deep page (number)     the last page by number: OFFSET, which reads every row before it
+  deep page (cursor)     the same page by cursor (keyset pagination)
+  filter through a join  ?user__username=user42&ordering=-pub_date
+  ordering through join  ?ordering=user__username
+  search, frequent word  ?q=message (every row)
+  search, rare word      ?q=plover (20 rows at every size)
+  count exact            ?count=exact (a COUNT(*) of every row)
+  count auto             ?count=auto (exact up to 10,000 rows, the planner's estimate past it)
+
+Each read is sent up to 60 times or for --seconds (default 10), at least 5 times, after one
+unmeasured request; prints the median and 90th percentile in ms, or the status of a read that
+failed (a 503: past the database's statement_timeout, 10 s by default). PostgreSQL: --pg names
+an admin URL (a database is created per size and dropped), --pg-port starts a server of its
+own with scripts/pg.sh in a temporary folder. With a PostgreSQL option both engines run,
+unless --no-sqlite. On PostgreSQL the trigram indexes that docs/reference.md#search-q
+recommends for `q` are created, as scripts/bench.sh does. Python standard library only (psql
+for PostgreSQL).
 """
+import argparse
 import base64
 import json
 import os
@@ -18,21 +39,27 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
-from harness import free_port
+import harness
+from harness import free_port, psql
 
-REQUESTS = 60
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_REQUESTS = 60
+MIN_REQUESTS = 5
 USERS = 1000
+# Rows that hold the rare word: every (size // RARE)th message, RARE rows at every size.
+RARE = 20
 
 
-def serve(binary, db):
+def serve(binary, url):
     port = free_port()
-    env = dict(os.environ, DATABASE_URL="sqlite://" + db, BIND="127.0.0.1:%d" % port)
+    env = dict(os.environ, DATABASE_URL=url, BIND="127.0.0.1:%d" % port, RUST_LOG="warn")
     proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     base = "http://127.0.0.1:%d" % port
-    for _ in range(400):
+    for _ in range(1200):
         try:
             urllib.request.urlopen(base + "/", timeout=1).read()
             return proc, base
@@ -42,35 +69,60 @@ def serve(binary, db):
     raise SystemExit("microblog did not start")
 
 
-def fill(db, size):
-    con = sqlite3.connect(db)
+def fill_sqlite(path, size):
+    con = sqlite3.connect(path)
     con.executescript("""
-        DELETE FROM message; DELETE FROM "user";
-        WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < %d)
+        PRAGMA foreign_keys = OFF;
+        DELETE FROM relationship; DELETE FROM note; DELETE FROM message; DELETE FROM "user";
+        WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < %(users)d)
         INSERT INTO "user" (id, username, password, email, join_date, active, admin)
         SELECT i, 'user' || (i - 1), '', 'u' || i || '@example.com', '2020-01-01 00:00:00', 1, 0
         FROM seq;
-        WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < %d)
+        WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < %(size)d)
         INSERT INTO message (id, user_id, content, pub_date)
-        SELECT i, ((i - 1) %% %d) + 1, 'message number ' || i,
+        SELECT i, ((i - 1) %% %(users)d) + 1,
+               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END,
                datetime('2020-01-01', '+' || i || ' seconds')
         FROM seq;
         ANALYZE;
-    """ % (USERS, size, USERS))
+    """ % {"users": USERS, "size": size, "every": size // RARE})
     con.commit()
     con.close()
 
 
-def timed(url):
+def fill_pg(url, size):
+    psql(url, """
+        TRUNCATE relationship, note, message, "user" CASCADE;
+        INSERT INTO "user" (id, username, password, email, join_date, active, admin)
+        SELECT i, 'user' || (i - 1), '', 'u' || i || '@example.com', '2020-01-01', true, false
+        FROM generate_series(1, %(users)d) AS i;
+        INSERT INTO message (id, user_id, content, pub_date)
+        SELECT i, ((i - 1) %% %(users)d) + 1,
+               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END,
+               timestamp '2020-01-01' + i * interval '1 second'
+        FROM generate_series(1, %(size)d) AS i;
+        SELECT setval(pg_get_serial_sequence('"user"', 'id'), %(users)d);
+        SELECT setval(pg_get_serial_sequence('message', 'id'), %(size)d);
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        CREATE INDEX message_content_trgm ON message USING gin (content gin_trgm_ops);
+        CREATE INDEX user_username_trgm ON "user" USING gin (username gin_trgm_ops);
+    """ % {"users": USERS, "size": size, "every": size // RARE})
+    psql(url, "VACUUM ANALYZE")  # not in the transaction of the statements above
+
+
+def timed(url, seconds):
+    urllib.request.urlopen(url, timeout=600).read()  # warm the caches
     samples = []
-    for _ in range(REQUESTS):
-        start = time.perf_counter()
-        with urllib.request.urlopen(url, timeout=30) as resp:
+    start = time.monotonic()
+    while len(samples) < MAX_REQUESTS and (
+            len(samples) < MIN_REQUESTS or time.monotonic() - start < seconds):
+        begin = time.perf_counter()
+        with urllib.request.urlopen(url, timeout=600) as resp:
             body = json.loads(resp.read())
-        samples.append((time.perf_counter() - start) * 1000)
+        samples.append((time.perf_counter() - begin) * 1000)
         assert body["objects"], url
     samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.9) - 1]
+    return statistics.median(samples), samples[max(0, int(len(samples) * 0.9) - 1)], len(samples)
 
 
 def cursor(page, last_id):
@@ -78,36 +130,86 @@ def cursor(page, last_id):
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def main():
-    if len(sys.argv) < 2:
-        raise SystemExit(__doc__)
-    binary = sys.argv[1]
-    sizes = [int(s) for s in sys.argv[2:]] or [10_000, 100_000, 1_000_000]
-    print("%-10s %-28s %10s %10s" % ("messages", "request", "p50_ms", "p90_ms"))
-    for size in sizes:
-        with tempfile.TemporaryDirectory(prefix="plover-growth-") as tmp:
-            db = os.path.join(tmp, "growth.db")
-            proc, _ = serve(binary, db)  # creates the tables
-            proc.terminate()
-            proc.wait()
-            fill(db, size)
-            proc, base = serve(binary, db)
+def reads(size):
+    last = size // 20
+    return [
+        ("page 1", "/api/message/"),
+        ("deep page %d (number)" % last, "/api/message/?page=%d" % last),
+        ("deep page %d (cursor)" % last,
+         "/api/message/?cursor=%s" % cursor(last, (last - 1) * 20)),
+        ("filter through a join", "/api/message/?user__username=user42&ordering=-pub_date"),
+        ("ordering through a join", "/api/message/?ordering=user__username"),
+        ("search, frequent word", "/api/message/?q=message"),
+        ("search, rare word", "/api/message/?q=plover"),
+        ("count exact", "/api/message/?count=exact"),
+        ("count auto", "/api/message/?count=auto"),
+    ]
+
+
+def measure(binary, engine, url, size, seconds, fill):
+    proc, _ = serve(binary, url)  # creates the tables (and the demo rows, removed by fill)
+    harness.stop_process(proc)
+    started = time.monotonic()
+    fill(size)
+    print("# %s, %d messages: filled in %.0f s" % (engine, size, time.monotonic() - started),
+          flush=True)
+    proc, base = serve(binary, url)
+    try:
+        for name, path in reads(size):
             try:
-                last = size // 20
-                cases = [
-                    ("page 1", "/api/message/"),
-                    ("page %d (offset)" % last, "/api/message/?page=%d" % last),
-                    ("page %d (cursor)" % last,
-                     "/api/message/?cursor=%s" % cursor(last, (last - 1) * 20)),
-                ]
-                for name, path in cases:
-                    urllib.request.urlopen(base + path).read()  # warm the cache
-                    p50, p90 = timed(base + path)
-                    print("%-10d %-28s %10.2f %10.2f" % (size, name, p50, p90))
-            finally:
-                proc.terminate()
-                proc.wait()
+                p50, p90, n = timed(base + path, seconds)
+            except urllib.error.HTTPError as e:
+                # A 503: the statement ran past the database's statement_timeout (10 s).
+                print("%-10s %-10d %-28s %10s" % (engine, size, name, e.code), flush=True)
+                continue
+            print("%-10s %-10d %-28s %10.2f %10.2f %4d" % (engine, size, name, p50, p90, n),
+                  flush=True)
+    finally:
+        harness.stop_process(proc)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("sizes", nargs="*", type=int)
+    ap.add_argument("--pg", metavar="ADMIN_URL", help="a PostgreSQL server to create databases on")
+    ap.add_argument("--pg-port", type=int, help="start a PostgreSQL server of its own on this port")
+    ap.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+    ap.add_argument("--seconds", type=float, default=10.0, help="time spent on each read")
+    args = ap.parse_intermixed_args()
+    sizes = args.sizes or [10_000, 100_000]
+    if any(s < RARE for s in sizes):
+        raise SystemExit("sizes start at %d messages" % RARE)
+    # The server's folder is not inside `tmp`, which only its owner may enter (pg.sh gives
+    # the folder to the postgres user when run as root).
+    pg_dir = os.path.join(tempfile.gettempdir(), "plover-growth-pg-%d" % os.getpid())
+    with tempfile.TemporaryDirectory(prefix="plover-growth-") as tmp:
+        pg = args.pg
+        if args.pg_port:
+            out = subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "start", pg_dir,
+                                  str(args.pg_port)], capture_output=True, text=True, check=True)
+            pg = out.stdout.strip().splitlines()[-1]
+        try:
+            print("%-10s %-10s %-28s %10s %10s %4s" % (
+                "engine", "messages", "read", "p50_ms", "p90_ms", "n"), flush=True)
+            for size in sizes:
+                if not args.no_sqlite:
+                    path = os.path.join(tmp, "growth-%d.db" % size)
+                    measure(args.binary, "sqlite", "sqlite://" + path, size, args.seconds,
+                            lambda n, path=path: fill_sqlite(path, n))
+                    os.remove(path)
+                if pg:
+                    db = harness.Scratch(pg, tmp, "growth")
+                    try:
+                        measure(args.binary, "postgresql", db.url, size, args.seconds,
+                                lambda n, url=db.url: fill_pg(url, n))
+                    finally:
+                        db.drop()
+        finally:
+            if args.pg_port:
+                subprocess.run(["bash", os.path.join(HERE, "pg.sh"), "stop", pg_dir],
+                               capture_output=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,8 @@
 //! Read replicas (docs/deployment.md#read-replicas): the conformance app's API over a
 //! PostgreSQL primary and a streaming replica whose replay is delayed by a second, both started
-//! here (`scripts/pg-replica.sh`). Runs with the other PostgreSQL tests (`PLOVER_TEST_PG_URL`
-//! set) where the server's binaries are installed; skipped otherwise.
+//! here (`scripts/pg-replica.sh`); reads, and a change feed's replay
+//! (docs/changes.md#replay-from-a-replica). Runs with the other PostgreSQL tests
+//! (`PLOVER_TEST_PG_URL` set) where the server's binaries are installed; skipped otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +23,7 @@ use plover::db::{Config, Database, CONSISTENCY_HEADER, SERVED_BY_HEADER};
 const CONSISTENCY: &str = "Plover-Consistency";
 const SERVED_BY: &str = "Plover-Served-By";
 use plover::prelude::*;
+use plover_tests::{SseEvent, TestService};
 use serde_json::{json, Value};
 
 /// The replica's replay delay, in milliseconds.
@@ -46,15 +48,17 @@ fn free_port() -> u16 {
 }
 
 impl Cluster {
-    /// Starts the pair, or `None` where PostgreSQL's server binaries are not installed.
-    fn start() -> Option<Cluster> {
+    /// Starts the pair for the test `name`, or `None` where PostgreSQL's server binaries are
+    /// not installed.
+    fn start(name: &str) -> Option<Cluster> {
         let installed = std::fs::read_dir("/usr/lib/postgresql")
             .ok()?
             .any(|d| d.is_ok_and(|d| d.path().join("bin/pg_basebackup").exists()));
         if !installed {
             return None;
         }
-        let dir = std::env::temp_dir().join(format!("plover-replicas-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("plover-replicas-{name}-{}", std::process::id()));
         let (p, r) = (free_port(), free_port());
         let out = Command::new("bash")
             .arg(script())
@@ -97,6 +101,24 @@ impl Cluster {
     fn on_replica(&self, sql: &str) {
         let mut conn = PgConnection::establish(&self.replica).unwrap();
         diesel::sql_query(sql).execute(&mut conn).unwrap();
+    }
+
+    /// The number that `sql` (one `bigint` column named `n`) reads on the replica (`replica`)
+    /// or the primary; `None` when it fails (a table the replica has not replayed yet).
+    fn number(&self, replica: bool, sql: &str) -> Option<i64> {
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let url = if replica {
+            &self.replica
+        } else {
+            &self.primary
+        };
+        let mut conn = PgConnection::establish(url).unwrap();
+        let row = diesel::sql_query(sql).get_result::<N>(&mut conn).ok()?;
+        Some(row.n)
     }
 }
 
@@ -229,7 +251,7 @@ async fn a_delayed_replica_serves_reads_and_no_client_reads_an_older_state() {
     if !plover_tests::on_postgres() {
         return;
     }
-    let Some(cluster) = Cluster::start() else {
+    let Some(cluster) = Cluster::start("reads") else {
         eprintln!("skipped: no PostgreSQL server binaries (pg_basebackup) installed");
         return;
     };
@@ -440,4 +462,159 @@ where
     until_the_replica_serves(app, "/api/amodel/", Duration::from_secs(30)).await;
     let after = get(app, user("bob"), detail).await;
     assert!(number(&after) >= last, "{}", after.body);
+}
+
+/// The events of the outbox that have their places.
+const PLACED: &str = "SELECT count(*) AS n FROM plover_event WHERE position IS NOT NULL";
+
+/// Waits until `placed` events have their places on the replica (`replica`) or the primary.
+async fn until_placed(cluster: &Cluster, replica: bool, placed: i64) {
+    let start = Instant::now();
+    while cluster.number(replica, PLACED).unwrap_or(0) < placed {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{placed} events not placed"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Opens the ticket feed with these headers and reads `n` events (or what comes within a few
+/// seconds): `(place, title)` of each.
+async fn feed(app: &TestService, headers: &[(&str, &str)], n: usize) -> Vec<(i64, String)> {
+    let mut req = TestRequest::get().uri("/api/ticket/changes/");
+    for (name, value) in headers {
+        req = req.insert_header((*name, *value));
+    }
+    let mut stream = app.stream(req).await;
+    assert_eq!(stream.status.as_u16(), 200);
+    let events = stream.events(n, Duration::from_secs(5)).await;
+    titles(&events)
+}
+
+fn titles(events: &[SseEvent]) -> Vec<(i64, String)> {
+    let title = |e: &SseEvent| e.data["object"]["title"].as_str().unwrap_or("").to_owned();
+    events.iter().map(|e| (e.id.unwrap(), title(e))).collect()
+}
+
+fn expected(places: std::ops::RangeInclusive<i64>, prefix: &str) -> Vec<(i64, String)> {
+    places.map(|i| (i, format!("{prefix}-{i}"))).collect()
+}
+
+/// A change feed's replay (docs/changes.md#replay-from-a-replica): a stream that resumes
+/// replays from the replica what it has, and the primary gives the rest, once, in order; a
+/// client that wrote (or sends a write's token) replays from the primary; the live tail
+/// follows the primary's commits.
+///
+/// The replica's replay is paused after the first five events, and the primary's outbox is
+/// then changed behind Plover's back (those events' titles `feed-N` become `primary-N`): a
+/// title says which server a replayed event came from.
+#[actix_web::test]
+async fn a_feed_replays_from_the_replica_and_takes_the_rest_from_the_primary() {
+    if !plover_tests::on_postgres() {
+        return;
+    }
+    let Some(cluster) = Cluster::start("feed") else {
+        eprintln!("skipped: no PostgreSQL server binaries (pg_basebackup) installed");
+        return;
+    };
+    // The replica stays admitted while it is paused for the test's few seconds.
+    let config = Config::from_url(&cluster.primary)
+        .unwrap()
+        .option("replica_max_lag", 120.0)
+        .option("replica_check_every", 0.2)
+        .replica(&cluster.replica);
+    let db = Database::open(&config).unwrap();
+    let mut tables = plover_conformance_app::models::models();
+    tables.push(plover::jobs::Job::meta());
+    db.run_blocking(|c| plover::schema::create_tables(c, &tables))
+        .unwrap();
+    let auth = Auth::<User>::new(db.clone()).cost(4);
+    let api = plover_conformance_app::api(db.clone(), &auth, 1 << 20).setup();
+    let app = TestService::new(App::new().configure(api)).await;
+    let mut live = app
+        .stream(TestRequest::get().uri("/api/ticket/changes/"))
+        .await;
+    assert_eq!(live.status.as_u16(), 200);
+    let post = |title: String, basic: Option<&'static str>| {
+        let mut req = TestRequest::post()
+            .uri("/api/ticket/")
+            .set_json(json!({"title": title, "body": "b"}));
+        if let Some(basic) = basic {
+            req = req.insert_header(("Authorization", basic));
+        }
+        let app = &app;
+        async move {
+            let resp = app.send(req).await;
+            assert_eq!(resp.status.as_u16(), 201, "{}", resp.text());
+            resp.header(CONSISTENCY).map(str::to_owned)
+        }
+    };
+    for i in 1..=5 {
+        post(format!("feed-{i}"), None).await;
+    }
+    until_placed(&cluster, false, 5).await;
+    until_placed(&cluster, true, 5).await;
+    let start = Instant::now();
+    while app
+        .send(TestRequest::get().uri("/api/ticket/"))
+        .await
+        .header(SERVED_BY)
+        != Some("replica-1")
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "replica unused");
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The replica stops at the fifth event; the primary goes on.
+    cluster.on_replica("SELECT pg_wal_replay_pause()");
+    // Once the pause is requested, no further WAL is applied (the replay checks before each
+    // record); it reads `paused` only when the next record arrives.
+    let paused = "SELECT count(*) AS n WHERE pg_get_wal_replay_pause_state() <> 'not paused'";
+    assert_eq!(cluster.number(true, paused), Some(1));
+    let mut conn = PgConnection::establish(&cluster.primary).unwrap();
+    diesel::sql_query(
+        "UPDATE plover_event SET row_after = replace(row_after, 'feed-', 'primary-')",
+    )
+    .execute(&mut conn)
+    .unwrap();
+    let alice = "Basic YWxpY2U6cHctb2YtYS13cml0ZXI="; // alice:pw-of-a-writer
+    for i in 6..=7 {
+        post(format!("feed-{i}"), None).await;
+    }
+    let token = post("feed-8".into(), Some(alice)).await.expect("a token");
+    until_placed(&cluster, false, 8).await;
+    assert_eq!(
+        cluster.number(true, PLACED),
+        Some(5),
+        "the replica is paused"
+    );
+
+    // Replayed by the replica up to its fifth event, then by the primary: each event once.
+    let mut want = expected(3..=5, "feed");
+    want.extend(expected(6..=8, "feed"));
+    assert_eq!(feed(&app, &[("Last-Event-ID", "2")], 6).await, want);
+    // The replica is behind the position: the primary gives it all.
+    assert_eq!(
+        feed(&app, &[("Last-Event-ID", "6")], 2).await,
+        expected(7..=8, "feed")
+    );
+    // A writer, and a client with a write's token, replay from the primary.
+    let mut from_primary = expected(3..=5, "primary");
+    from_primary.extend(expected(6..=8, "feed"));
+    let headers = [("Last-Event-ID", "2"), ("Authorization", alice)];
+    assert_eq!(feed(&app, &headers, 6).await, from_primary);
+    let headers = [("Last-Event-ID", "2"), (CONSISTENCY, token.as_str())];
+    assert_eq!(feed(&app, &headers, 6).await, from_primary);
+    let bad = TestRequest::get()
+        .uri("/api/ticket/changes/")
+        .insert_header((CONSISTENCY, "yesterday"));
+    assert_eq!(app.send(bad).await.status.as_u16(), 400);
+
+    // The live stream heard every event from the primary, and hears the next one.
+    post("feed-9".into(), None).await;
+    let heard = titles(&live.events(9, Duration::from_secs(10)).await);
+    let places: Vec<i64> = heard.iter().map(|(place, _)| *place).collect();
+    assert_eq!(places, (1..=9).collect::<Vec<_>>(), "{heard:?}");
+    cluster.on_replica("SELECT pg_wal_replay_resume()");
 }

@@ -3,7 +3,9 @@
 //! live. Each stream is one task: it waits for a commit (or a heartbeat's time) holding no
 //! connection, reads the new events with a connection from the pool, and hands their text to
 //! the response through a small buffer; a subscriber that stops reading fills it and is
-//! disconnected, so that nobody waits for it.
+//! disconnected, so that nobody waits for it. Where the database has read replicas, a stream
+//! that resumes replays from one, then the primary reads the rest and the live tail
+//! (docs/changes.md#replay-from-a-replica).
 
 use std::sync::Arc;
 
@@ -16,7 +18,8 @@ use super::order::{self, bound};
 use super::slots::{Slot, HEARTBEAT};
 use super::watch::clean;
 use super::ChangeEvent;
-use crate::db::{pending, Conn, Database};
+use crate::db::replicas::Reader;
+use crate::db::{pending, Conn, Database, ServedBy};
 use crate::error::Error;
 use crate::query::Op;
 use crate::views::Query;
@@ -63,16 +66,21 @@ pub(crate) fn position(header: Option<&str>, param: Option<&str>) -> Result<Opti
     }
 }
 
-/// Where a stream starts: after this place, or with a reset (the events after the
-/// position are gone, or it names none that was ever handed out).
+/// Where a stream starts.
 pub(crate) enum Start {
-    After(i64),
+    /// Resumes after this place: the events that followed it are replayed first, on a read
+    /// replica where one has them (docs/changes.md#replay-from-a-replica).
+    Resume(i64),
+    /// Live from now: after this place, the newest when the stream opened.
+    Live(i64),
+    /// A reset: the events after the position are gone, or it names none that was ever
+    /// handed out.
     Reset,
 }
 
-/// Decides where a stream starts from its `position`, in the outbox as it is now: the events
-/// committed before have their places first (PostgreSQL), so that a live stream does not
-/// start before them.
+/// Decides where a stream starts from its `position`, in the outbox as it is now on the
+/// primary (`conn`): the events committed before have their places first (PostgreSQL), so
+/// that a live stream does not start before them.
 pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start, Error> {
     order::settle(conn)?;
     if position.is_some() {
@@ -81,7 +89,7 @@ pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start,
     }
     let (oldest, newest) = (bound(conn, false)?, bound(conn, true)?);
     Ok(match (position, oldest, newest) {
-        (None, _, newest) => Start::After(newest.unwrap_or(0)),
+        (None, _, newest) => Start::Live(newest.unwrap_or(0)),
         // Events after the position were removed (the newest event is always kept), or the
         // position is ahead of every event: the subscriber must fetch its list again (`n` may
         // be i64::MAX, hence the saturating addition).
@@ -89,7 +97,7 @@ pub(crate) fn start(conn: &mut Conn<'_>, position: Option<i64>) -> Result<Start,
             Start::Reset
         }
         (Some(n), None, None) if n > 0 => Start::Reset,
-        (Some(n), _, _) => Start::After(n),
+        (Some(n), _, _) => Start::Resume(n),
     })
 }
 
@@ -101,12 +109,13 @@ fn events_after(conn: &mut Conn<'_>, model: &str, after: i64) -> Result<Vec<Chan
         .all(conn)
 }
 
-/// The response of a stream that starts at `start`, judged by `judge`, holding `slot` while it
-/// is open.
+/// The response of a stream that starts at `start`, judged by `judge`, for `reader` (its
+/// client, for the choice of a replica), holding `slot` while it is open.
 pub(crate) fn respond(
     db: Database,
     judge: Arc<dyn Judge>,
     start: Start,
+    reader: Reader,
     slot: Slot,
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Bytes>(BUFFER);
@@ -116,9 +125,16 @@ pub(crate) fn respond(
             let _ = tx.try_send(Bytes::from_static(b"event: reset\ndata: {}\n\n"));
             drop(tx);
         }
-        Start::After(after) => {
+        Start::Resume(after) | Start::Live(after) => {
+            let replay = matches!(start, Start::Resume(_)) && db.has_replicas();
             super::watch::start(&db);
-            actix_web::rt::spawn(run(db, judge, after, tx, slot));
+            let stream = Stream {
+                db,
+                judge,
+                reader,
+                tx,
+            };
+            actix_web::rt::spawn(stream.run(after, replay, slot));
         }
     }
     let body = stream::unfold(rx, |mut rx| async move {
@@ -132,56 +148,103 @@ pub(crate) fn respond(
         .streaming(body)
 }
 
-/// The stream's task: reads what follows `after`, hands it over, waits for a commit or the
-/// heartbeat; ends when the subscriber is gone or too slow, or the database fails.
-async fn run(
+/// A stream's task: what it reads, for whom, and where it hands the text.
+struct Stream {
     db: Database,
     judge: Arc<dyn Judge>,
-    mut after: i64,
+    reader: Reader,
     tx: mpsc::Sender<Bytes>,
-    slot: Slot,
-) {
-    let _slot = slot;
-    let mut commits = pending::committed();
-    // Opening comment: the response starts at once, before any event.
-    if tx.try_send(Bytes::from_static(b": ok\n\n")).is_err() {
-        return;
-    }
-    loop {
-        commits.borrow_and_update();
-        let judge_now = Arc::clone(&judge);
-        let read = db
-            .run(move |conn| {
-                let events = events_after(conn, judge_now.model(), after)?;
-                let mut out = String::new();
-                judge_now.judge(conn, &events, &mut out)?;
-                Ok((events.last().map(ChangeEvent::place), events.len(), out))
-            })
-            .await;
-        let (last, count, text) = match read {
-            Ok(read) => read,
-            Err(e) => {
-                log::warn!("change feed of {}: {e}", judge.model());
-                return;
-            }
-        };
-        if !text.is_empty() && tx.try_send(Bytes::from(text)).is_err() {
-            return; // gone, or too slow: it may resume from its last event's place
+}
+
+/// What one read of a stream found.
+struct Batch {
+    /// The place of its last event.
+    last: Option<i64>,
+    /// How many events it read.
+    count: usize,
+    /// The events its subscriber hears of, as Server-Sent Events.
+    text: String,
+    /// Whether a replica served it.
+    on_replica: bool,
+}
+
+impl Stream {
+    /// Reads what follows `after`, hands it over, waits for a commit or the heartbeat; ends
+    /// when the subscriber is gone or too slow, or the database fails. With `replay`, the
+    /// events are read from a replica first while it gives full batches (it has more); the
+    /// rest, and the live tail, from the primary (docs/changes.md#replay-from-a-replica).
+    async fn run(self, mut after: i64, mut replay: bool, slot: Slot) {
+        let _slot = slot;
+        let mut commits = pending::committed();
+        // Opening comment: the response starts at once, before any event.
+        if self.tx.try_send(Bytes::from_static(b": ok\n\n")).is_err() {
+            return;
         }
-        if let Some(last) = last {
-            after = last;
-        }
-        if count as i64 == BATCH {
-            continue;
-        }
-        tokio::select! {
-            _ = commits.changed() => {}
-            () = tokio::time::sleep(HEARTBEAT) => {
-                if tx.try_send(Bytes::from_static(b": heartbeat\n\n")).is_err() {
+        loop {
+            commits.borrow_and_update();
+            let batch = match self.read(after, replay).await {
+                Ok(batch) => batch,
+                Err(e) => {
+                    log::warn!("change feed of {}: {e}", self.judge.model());
                     return;
                 }
+            };
+            if !batch.text.is_empty() && self.tx.try_send(Bytes::from(batch.text)).is_err() {
+                return; // gone, or too slow: it may resume from its last event's place
             }
-            () = tx.closed() => return,
+            if let Some(last) = batch.last {
+                after = last;
+            }
+            let full = batch.count as i64 == BATCH;
+            // A replica that gave less than a batch has no more: the primary reads after its
+            // last event at once, for what the replica has not replayed yet.
+            replay = replay && batch.on_replica && full;
+            if full || batch.on_replica {
+                continue;
+            }
+            tokio::select! {
+                _ = commits.changed() => {}
+                () = tokio::time::sleep(HEARTBEAT) => {
+                    if self.tx.try_send(Bytes::from_static(b": heartbeat\n\n")).is_err() {
+                        return;
+                    }
+                }
+                () = self.tx.closed() => return,
+            }
         }
+    }
+
+    /// Reads and judges the events after `after`: on a replica that has replayed what the
+    /// stream's client has seen when `replay` (else, or when none has, on the primary). An
+    /// identified client that hears of events is remembered at the position it read them at,
+    /// so that its later reads see at least as much.
+    async fn read(&self, after: i64, replay: bool) -> Result<Batch, Error> {
+        let judge = Arc::clone(&self.judge);
+        let reader = match replay {
+            true => self.reader,
+            false => self.reader.on_primary(),
+        };
+        self.db
+            .run_lazy(move |lazy| {
+                lazy.read_from_replicas(reader);
+                let (last, count, text) = lazy.retrying(|lazy| {
+                    let conn = &mut lazy.conn()?;
+                    let events = events_after(conn, judge.model(), after)?;
+                    let mut text = String::new();
+                    judge.judge(conn, &events, &mut text)?;
+                    Ok((events.last().map(ChangeEvent::place), events.len(), text))
+                })?;
+                let on_replica = matches!(lazy.served_by(), Some(ServedBy::Replica(_)));
+                if !text.is_empty() {
+                    lazy.consistency(true);
+                }
+                Ok(Batch {
+                    last,
+                    count,
+                    text,
+                    on_replica,
+                })
+            })
+            .await
     }
 }

@@ -613,11 +613,17 @@ impl Route {
     /// Opens a stream of the resource's change feed: admits the subscriber on a blocking
     /// thread, then streams (docs/changes.md).
     async fn serve_feed(self: &Arc<Self>, req: &HttpRequest) -> HttpResponse {
+        let query = pairs(req.query_string().as_bytes());
+        // Its replay may go to a replica that has what its client has seen.
+        let reader = match replicas::reader_of(req.headers(), &query, self.db.has_replicas()) {
+            Ok(reader) => reader,
+            Err(e) => return e.error_response(),
+        };
         let api_req = ApiRequest {
             method: req.method().clone(),
             client: req.peer_addr().map(|a| a.ip()),
             pk: None,
-            query: pairs(req.query_string().as_bytes()),
+            query,
             headers: req.headers().into(),
             body: Content::Form(Vec::new()),
             list_path: self.list_path.clone(),
@@ -641,7 +647,8 @@ impl Route {
                     model: self.endpoint.model().name,
                     view,
                 };
-                feed::respond(self.db.clone(), Arc::new(subscriber), start, slot)
+                let judge = Arc::new(subscriber);
+                feed::respond(self.db.clone(), judge, start, reader, slot)
             }
             Err(Error::Unauthorized) => self.unauthorized(),
             Err(e) => e.error_response(),

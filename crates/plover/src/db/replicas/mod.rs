@@ -156,12 +156,28 @@ pub(crate) struct Reader {
     pub(crate) client: Option<u64>,
     /// The position the client's consistency token names.
     pub(crate) token: Option<Lsn>,
+    /// Whether only the primary serves its reads: they must see every commit so far (a
+    /// change feed's live tail, woken by the primary's commits).
+    pub(crate) primary: bool,
 }
 
 impl Reader {
     /// A reader with this client key and token.
     pub(crate) fn new(client: Option<u64>, token: Option<Lsn>) -> Reader {
-        Reader { client, token }
+        Reader {
+            client,
+            token,
+            primary: false,
+        }
+    }
+
+    /// The same reader, whose reads only the primary serves.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn on_primary(self) -> Reader {
+        Reader {
+            primary: true,
+            ..self
+        }
     }
 }
 

@@ -123,9 +123,13 @@ impl Replicas {
         }
     }
 
-    /// The position a reader needs: what its client saw and what its token names. `MAX` while
-    /// the memory of clients is full (an identified client then reads from the primary).
+    /// The position a reader needs: what its client saw and what its token names. `MAX` for a
+    /// reader that only the primary serves, and while the memory of clients is full (an
+    /// identified client then reads from the primary).
     fn needed(&self, reader: &Reader) -> Lsn {
+        if reader.primary {
+            return Lsn::MAX;
+        }
         let token = reader.token.unwrap_or(0);
         let Some(client) = reader.client else {
             return token;
@@ -371,5 +375,7 @@ mod tests {
         assert_eq!(r.needed(&Reader::new(Some(1), None)), 50, "never backwards");
         assert_eq!(r.needed(&Reader::new(Some(1), Some(60))), 60);
         assert_eq!(r.needed(&Reader::new(Some(2), None)), 0);
+        let live = Reader::new(Some(2), None).on_primary();
+        assert_eq!(r.needed(&live), Lsn::MAX, "no replica serves it");
     }
 }
