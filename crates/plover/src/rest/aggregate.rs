@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::hooks::Context;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::request::{ApiRequest, Reply};
 use crate::db::Conn;
 use crate::error::Error;
@@ -16,11 +16,6 @@ use crate::query::{Aggregate, Select};
 pub(crate) const AGGREGATE: &str = "aggregate";
 
 impl<M: RestModel> Prepared<M> {
-    /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
-    pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
-        self.access.aggregates && pk == Some(AGGREGATE)
-    }
-
     /// The groups of a request's aggregate, under the list's checks, filters and scope.
     pub(crate) fn aggregate(
         &self,
@@ -47,6 +42,13 @@ impl<M: RestModel> Prepared<M> {
             ));
         }
         body(&keys, rows).map(Reply::ok)
+    }
+}
+
+impl Core {
+    /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
+    pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
+        self.access.aggregates && pk == Some(AGGREGATE)
     }
 }
 

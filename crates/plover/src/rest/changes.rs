@@ -7,7 +7,7 @@ use actix_web::http::Method;
 
 use super::checks::{ApiDefaults, Verb};
 use super::hooks::Context;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::rate::RateState;
 use super::request::ApiRequest;
 use crate::auth::AuthUser;
@@ -67,11 +67,6 @@ pub(crate) fn wants_cursor(req: &ApiRequest, served: bool) -> Result<bool, Error
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// Whether `pk` (the path segment after the resource's) names its feed.
-    pub(crate) fn is_feed(&self, pk: Option<&str>) -> bool {
-        self.access.changes && pk == Some(CHANGES)
-    }
-
     /// Admits a subscriber: GET only, the list's authentication and rate limit, its read
     /// check, its conditions (an unknown filter is the list's 400); then where its stream
     /// starts, from `Last-Event-ID` or `after`.
@@ -208,6 +203,13 @@ impl<M: RestModel> Prepared<M> {
         String::from_utf8(body.buf)
             .map(Some)
             .map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
+impl Core {
+    /// Whether `pk` (the path segment after the resource's) names its feed.
+    pub(crate) fn is_feed(&self, pk: Option<&str>) -> bool {
+        self.access.changes && pk == Some(CHANGES)
     }
 }
 
