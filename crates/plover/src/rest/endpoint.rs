@@ -107,7 +107,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         api: &ApiDefaults,
         rate: &mut Option<RateState>,
     ) -> Result<(FeedView, Start), Error> {
-        Prepared::open_feed(self, req, db, api, rate)
+        self.core.open_feed(&self.hooks, req, db, api, rate)
     }
 
     fn judge(
@@ -152,7 +152,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             return match verb.served {
                 Method::POST => {
                     let key = || admitted.checked_key();
-                    let once = Once::of(req, cx.user, key, api.idempotency_ttl);
+                    let once = Once::of(req, cx.user, &key, api.idempotency_ttl);
                     self.create(&cx, req, db, body, once)
                 }
                 Method::PUT => self.upsert(&cx, req, db),

@@ -8,7 +8,7 @@ use actix_web::http::Method;
 use serde_json::{Map, Value};
 
 use super::data::Data;
-use super::hooks::{Context, Hooks};
+use super::hooks::{Context, Hooks, ReadChecks};
 use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
@@ -647,16 +647,12 @@ impl<M: RestModel> Prepared<M> {
 
     /// The `get_query` scope of this request.
     pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
-        let mut scope = super::hooks::Scope::default();
-        self.hooks.get_query(cx, &mut scope);
-        Ok(scope.filters)
+        Ok(self.hooks.scope_of(cx))
     }
 
     /// Puts the `get_query` scope of this request before the conditions of `select`.
     pub(crate) fn add_scope(&self, cx: &Context<'_>, select: &mut Select) -> Result<(), Error> {
-        let mut filters = self.scope(cx)?;
-        filters.append(&mut select.filters);
-        select.filters = filters;
+        prepend(self.scope(cx)?, select);
         Ok(())
     }
 
@@ -756,4 +752,10 @@ impl<N: RestModel> IntoNested for Resource<N> {
         resource.list.exclude.extend(write_only);
         Arc::new(Prepared::new(resource))
     }
+}
+
+/// Puts the scope `filters` before the conditions of `select`.
+pub(crate) fn prepend(mut filters: Vec<Filter>, select: &mut Select) {
+    filters.append(&mut select.filters);
+    select.filters = filters;
 }
