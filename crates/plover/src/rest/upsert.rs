@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::body::{Parsed, ToSave, REQUIRED};
+use super::body::{ChangesOf, Parsed, ToSave, REQUIRED};
 use super::hooks::Context;
 use super::prepared::{Core, Prepared};
 use super::request::{ApiRequest, Objects, Reply};
@@ -200,7 +200,7 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let mut missing = BTreeMap::new();
-        for name in self.missing(&changes, &[]) {
+        for name in self.missing(&ChangesOf::<M>(&mut changes), &[]) {
             missing.insert(name.to_owned(), REQUIRED.to_owned());
         }
         if !missing.is_empty() {
