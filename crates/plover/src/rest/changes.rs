@@ -164,9 +164,7 @@ impl Core {
         };
         let admitted = self.admit(req, &verb, db, api, rate)?;
         let cx = admitted.context();
-        if !hooks.reads_list(&cx) {
-            return Err(Error::Forbidden);
-        }
+        hooks.check_list_read(&cx)?;
         let header = req.headers.get("last-event-id");
         let header = header.map(|v| v.to_str().unwrap_or("not text"));
         let position = feed::position(header, req.param(AFTER))?;

@@ -146,7 +146,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         }
         let cx = admitted.context();
         if verb.aggregate {
-            return self.aggregate(&cx, req, &mut db.conn()?);
+            return self.core.aggregate(&self.hooks, &cx, req, &mut db.conn()?);
         }
         let Some(raw_pk) = &req.pk else {
             return match verb.served {

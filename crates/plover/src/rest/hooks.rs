@@ -146,6 +146,15 @@ pub(crate) trait ReadChecks {
     fn reads_list(&self, cx: &Context<'_>) -> bool;
     /// The request's `get_query` scope.
     fn scope_of(&self, cx: &Context<'_>) -> Vec<Filter>;
+
+    /// 403 unless `check_get` lets the request read the list (its pages, aggregates, feed).
+    fn check_list_read(&self, cx: &Context<'_>) -> Result<(), Error> {
+        if self.reads_list(cx) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden)
+        }
+    }
 }
 
 impl<M: RestModel> ReadChecks for Arc<dyn Hooks<M>> {
