@@ -96,20 +96,44 @@ pub(crate) fn normalize<M: RestModel>(changes: &mut M::Changes) -> Result<(), Er
     let Some(field) = username_field(M::meta()) else {
         return Ok(());
     };
-    let Some(Value::String(given)) = M::changes_json(changes, field) else {
-        return Ok(());
+    if let Some(name) = normalized(M::meta(), field, M::changes_json(changes, field))? {
+        M::set_json(changes, field, &Value::String(name)).map_err(Error::Internal)?;
+    }
+    Ok(())
+}
+
+/// The stored form of the username `given` of `meta`'s field `field`, when it differs from
+/// what was given ([`normalize`]'s body, compiled once for every model).
+fn normalized(
+    meta: &ModelMeta,
+    field: usize,
+    given: Option<Value>,
+) -> Result<Option<String>, Error> {
+    let Some(Value::String(given)) = given else {
+        return Ok(None);
     };
     let name = normalize_username(&given);
     if name.is_empty() {
         return Err(Error::field(
-            M::meta().fields[field].name,
+            meta.fields[field].name,
             "this field may not be blank",
         ));
     }
-    if name != given {
-        M::set_json(changes, field, &Value::String(name)).map_err(Error::Internal)?;
-    }
-    Ok(())
+    Ok((name != given).then_some(name))
+}
+
+/// Reads the key and the username of the rows of a user table that a selection picks: the
+/// one part of the checks that knows the model's type.
+type LoadNames = fn(&mut Conn<'_>, &Select, usize) -> Result<Vec<(i64, Value)>, Error>;
+
+/// [`LoadNames`] of the model `M`.
+fn load_names<M: RestModel>(
+    conn: &mut Conn<'_>,
+    select: &Select,
+    field: usize,
+) -> Result<Vec<(i64, Value)>, Error> {
+    let rows = M::load(conn, select)?;
+    Ok(rows.iter().map(|r| (r.pk(), r.field_json(field))).collect())
 }
 
 /// For a user model: refuses (409 naming the field) a new or changed username (normalised by
@@ -128,84 +152,144 @@ pub(crate) fn check<M: RestModel>(
     let Some(Value::String(name)) = M::changes_json(changes, field) else {
         return Ok(());
     };
-    if existing.is_some_and(|row| row.field_json(field) == Value::String(name.clone())) {
-        return Ok(()); // not renamed
-    }
-    lock_names(conn, M::meta())?;
-    let wanted = LookAlike::of(&name);
-    let skip = existing.map(RestModel::pk);
-    let found = match in_bulk_index::<M, _>(conn, field, |index| index.find(&wanted, skip))? {
-        Some(found) => found,
-        None => scan_for::<M>(conn, field, &wanted, skip)?,
+    let existing = existing.map(|row| (row.pk(), row.field_json(field)));
+    let names = Names {
+        meta: M::meta(),
+        field,
+        load: load_names::<M>,
     };
-    match found {
-        None => Ok(()),
-        Some(other) => Err(Error::FieldConflict {
-            field: M::meta().fields[field].name.to_owned(),
-            message: if other == name {
-                format!("a user named '{other}' exists")
-            } else {
-                format!("a user named '{other}' exists, and this name looks like it")
-            },
-        }),
-    }
+    names.check(conn, name, existing)
 }
 
-/// The name of a row but `skip` that looks like `wanted`, read from the table.
-fn scan_for<M: RestModel>(
-    conn: &mut Conn<'_>,
+/// The username field of one user table, and how its rows are read.
+struct Names {
+    meta: &'static ModelMeta,
     field: usize,
-    wanted: &LookAlike,
-    skip: Option<i64>,
-) -> Result<Option<String>, Error> {
-    let mut found = None;
-    each_name::<M>(conn, field, &mut |pk, other| {
-        if skip != Some(pk) && wanted.matches(&LookAlike::of(&other)) {
-            found = Some(other);
-            return ControlFlow::Break(());
+    load: LoadNames,
+}
+
+impl Names {
+    /// [`check`] of `name`, given to the row `existing` (its key and current name) or to a
+    /// new row.
+    fn check(
+        &self,
+        conn: &mut Conn<'_>,
+        name: String,
+        existing: Option<(i64, Value)>,
+    ) -> Result<(), Error> {
+        if existing
+            .as_ref()
+            .is_some_and(|(_, current)| *current == Value::String(name.clone()))
+        {
+            return Ok(()); // not renamed
         }
-        ControlFlow::Continue(())
-    })?;
-    Ok(found)
-}
+        lock_names(conn, self.meta)?;
+        let wanted = LookAlike::of(&name);
+        let skip = existing.map(|(pk, _)| pk);
+        let found = match self.in_bulk_index(conn, &mut |index| index.find(&wanted, skip))? {
+            Some(found) => found,
+            None => self.scan_for(conn, &wanted, skip)?,
+        };
+        match found {
+            None => Ok(()),
+            Some(other) => Err(Error::FieldConflict {
+                field: self.meta.fields[self.field].name.to_owned(),
+                message: if other == name {
+                    format!("a user named '{other}' exists")
+                } else {
+                    format!("a user named '{other}' exists, and this name looks like it")
+                },
+            }),
+        }
+    }
 
-/// Calls `visit` with the key and name of every row of the user table `M`, key ascending,
-/// [`BATCH`] rows a query, until it breaks. Stops (with the error of an interrupted statement)
-/// once the request's client has gone.
-fn each_name<M: RestModel>(
-    conn: &mut Conn<'_>,
-    field: usize,
-    visit: &mut dyn FnMut(i64, String) -> ControlFlow<()>,
-) -> Result<(), Error> {
-    let meta = M::meta();
-    let pk = meta.pk;
-    let mut columns = vec![false; meta.fields.len()];
-    columns[field] = true;
-    columns[pk] = true;
-    let mut select = Select {
-        order: vec![Order::asc(pk)],
-        limit: Some(BATCH),
-        columns: Some(Arc::from(columns)),
-        ..Select::default()
-    };
-    loop {
-        crate::db::cancel::stop_if_client_gone()?;
-        let rows = M::load(conn, &select)?;
-        for row in &rows {
-            if let Value::String(name) = row.field_json(field) {
-                if visit(row.pk(), name).is_break() {
-                    return Ok(());
+    /// The name of a row but `skip` that looks like `wanted`, read from the table.
+    fn scan_for(
+        &self,
+        conn: &mut Conn<'_>,
+        wanted: &LookAlike,
+        skip: Option<i64>,
+    ) -> Result<Option<String>, Error> {
+        let mut found = None;
+        self.each_name(conn, &mut |pk, other| {
+            if skip != Some(pk) && wanted.matches(&LookAlike::of(&other)) {
+                found = Some(other);
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(found)
+    }
+
+    /// Calls `visit` with the key and name of every row of the user table, key ascending,
+    /// [`BATCH`] rows a query, until it breaks. Stops (with the error of an interrupted
+    /// statement) once the request's client has gone.
+    fn each_name(
+        &self,
+        conn: &mut Conn<'_>,
+        visit: &mut dyn FnMut(i64, String) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let pk = self.meta.pk;
+        let mut columns = vec![false; self.meta.fields.len()];
+        columns[self.field] = true;
+        columns[pk] = true;
+        let mut select = Select {
+            order: vec![Order::asc(pk)],
+            limit: Some(BATCH),
+            columns: Some(Arc::from(columns)),
+            ..Select::default()
+        };
+        loop {
+            crate::db::cancel::stop_if_client_gone()?;
+            let rows = (self.load)(conn, &select, self.field)?;
+            let last = rows.last().map(|(pk, _)| *pk);
+            let full = rows.len() as i64 == BATCH;
+            for (pk, name) in rows {
+                if let Value::String(name) = name {
+                    if visit(pk, name).is_break() {
+                        return Ok(());
+                    }
                 }
             }
+            let Some(last) = last.filter(|_| full) else {
+                return Ok(());
+            };
+            select.filters = vec![Filter {
+                path: vec![pk],
+                op: Op::Gt,
+                values: vec![Param::Int(last)],
+            }];
         }
-        let Some(last) = rows.last().filter(|_| rows.len() as i64 == BATCH) else {
-            return Ok(());
-        };
-        select.filters = vec![Filter {
-            path: vec![pk],
-            op: Op::Gt,
-            values: vec![Param::Int(last.pk())],
-        }];
+    }
+
+    /// Runs `f` with the look-alike index of the user table when a bulk write runs on this
+    /// thread (reading it at the first call); `None` outside one.
+    fn in_bulk_index<R>(
+        &self,
+        conn: &mut Conn<'_>,
+        f: &mut dyn FnMut(&mut NameIndex) -> R,
+    ) -> Result<Option<R>, Error> {
+        let meta = self.meta;
+        let (active, built) = BULK.with(|b| match &*b.borrow() {
+            None => (false, false),
+            Some(indexes) => (true, indexes.iter().any(|i| std::ptr::eq(i.meta, meta))),
+        });
+        if !active {
+            return Ok(None);
+        }
+        if !built {
+            let index = NameIndex::read(self, conn)?;
+            BULK.with(|b| {
+                if let Some(indexes) = b.borrow_mut().as_mut() {
+                    indexes.push(index);
+                }
+            });
+        }
+        Ok(BULK.with(|b| {
+            (b.borrow_mut().as_mut())
+                .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, meta)))
+                .map(f)
+        }))
     }
 }
 
@@ -251,14 +335,14 @@ struct NameIndex {
 }
 
 impl NameIndex {
-    /// The index of every row of `M`: one read of the table.
-    fn read<M: RestModel>(conn: &mut Conn<'_>, field: usize) -> Result<NameIndex, Error> {
+    /// The index of every row of the user table of `names`: one read of the table.
+    fn read(names: &Names, conn: &mut Conn<'_>) -> Result<NameIndex, Error> {
         let mut index = NameIndex {
-            meta: M::meta(),
+            meta: names.meta,
             names: HashMap::new(),
             forms: HashMap::new(),
         };
-        each_name::<M>(conn, field, &mut |pk, name| {
+        names.each_name(conn, &mut |pk, name| {
             index.set(pk, name);
             ControlFlow::Continue(())
         })?;
@@ -297,36 +381,6 @@ impl NameIndex {
     }
 }
 
-/// Runs `f` with the look-alike index of the user table `M` when a bulk write runs on this
-/// thread (reading it at the first call); `None` outside one.
-fn in_bulk_index<M: RestModel, R>(
-    conn: &mut Conn<'_>,
-    field: usize,
-    f: impl FnOnce(&mut NameIndex) -> R,
-) -> Result<Option<R>, Error> {
-    let meta = M::meta();
-    let (active, built) = BULK.with(|b| match &*b.borrow() {
-        None => (false, false),
-        Some(indexes) => (true, indexes.iter().any(|i| std::ptr::eq(i.meta, meta))),
-    });
-    if !active {
-        return Ok(None);
-    }
-    if !built {
-        let index = NameIndex::read::<M>(conn, field)?;
-        BULK.with(|b| {
-            if let Some(indexes) = b.borrow_mut().as_mut() {
-                indexes.push(index);
-            }
-        });
-    }
-    Ok(BULK.with(|b| {
-        (b.borrow_mut().as_mut())
-            .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, meta)))
-            .map(f)
-    }))
-}
-
 /// Runs `f`, a write of many rows in one transaction on this thread (the admin's import and
 /// inlines), checking usernames against an index of the table read once, at the first check,
 /// and kept up to date by the writes ([`saved`]): each row costs a lookup instead of a read of
@@ -346,15 +400,19 @@ pub(crate) fn in_bulk<R>(f: impl FnOnce() -> R) -> R {
 
 /// Tells the index of a bulk write running on this thread, if any, that `row` was written.
 pub(crate) fn saved<M: RestModel>(row: &M) {
-    let Some(field) = username_field(M::meta()) else {
-        return;
-    };
+    if let Some(field) = username_field(M::meta()) {
+        saved_name(M::meta(), row.pk(), row.field_json(field));
+    }
+}
+
+/// [`saved`] of the row `pk` of `meta`, named `name`.
+fn saved_name(meta: &'static ModelMeta, pk: i64, name: Value) {
     BULK.with(|b| {
         let mut bulk = b.borrow_mut();
         let index = (bulk.as_mut())
-            .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, M::meta())));
-        if let (Some(index), Value::String(name)) = (index, row.field_json(field)) {
-            index.set(row.pk(), name);
+            .and_then(|indexes| indexes.iter_mut().find(|i| std::ptr::eq(i.meta, meta)));
+        if let (Some(index), Value::String(name)) = (index, name) {
+            index.set(pk, name);
         }
     });
 }

@@ -3,39 +3,35 @@
 
 use serde_json::{Map, Value};
 
-use super::hooks::Context;
-use super::prepared::Prepared;
+use super::hooks::{Context, ReadChecks};
+use super::prepared::{prepend, Core};
 use super::request::{ApiRequest, Reply};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{AggregateQuery, GROUP, MAX_GROUPS};
-use crate::model::RestModel;
 use crate::query::{Aggregate, Select};
 
 /// The detail-path name under which a resource serves its aggregates.
 pub(crate) const AGGREGATE: &str = "aggregate";
 
-impl<M: RestModel> Prepared<M> {
-    /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
-    pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
-        self.access.aggregates && pk == Some(AGGREGATE)
-    }
-
-    /// The groups of a request's aggregate, under the list's checks, filters and scope.
+impl Core {
+    /// The groups of a request's aggregate, under the list's checks, filters and scope
+    /// (`hooks` are the resource's).
     pub(crate) fn aggregate(
         &self,
+        hooks: &dyn ReadChecks,
         cx: &Context<'_>,
         req: &ApiRequest,
         conn: &mut Conn<'_>,
     ) -> Result<Reply, Error> {
-        self.check_list_read(cx)?;
-        let meta = M::meta();
+        hooks.check_list_read(cx)?;
+        let meta = self.meta;
         let AggregateQuery {
             mut select,
             aggregate,
             keys,
         } = self.list.aggregate(&req.query, &*self.joins)?;
-        self.add_scope(cx, &mut select)?;
+        prepend(hooks.scope_of(cx), &mut select);
         select.within = self
             .joins
             .within(cx, meta, &with_joins(&select, &aggregate))?;
@@ -47,6 +43,11 @@ impl<M: RestModel> Prepared<M> {
             ));
         }
         body(&keys, rows).map(Reply::ok)
+    }
+
+    /// Whether a request's path is this resource's aggregate (`pk` is what follows its name).
+    pub(crate) fn is_aggregate(&self, pk: Option<&str>) -> bool {
+        self.access.aggregates && pk == Some(AGGREGATE)
     }
 }
 

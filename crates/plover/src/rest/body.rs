@@ -9,11 +9,12 @@ use serde_json::{Map, Value};
 
 use super::checks::Verb;
 use super::hooks::Context;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::request::{ApiRequest, Objects};
 use crate::db::LazyConn;
 use crate::error::Error;
 use crate::model::{constraints, RestModel};
+use crate::sql::Arg;
 
 /// The message of a required field a create lacks.
 pub(super) const REQUIRED: &str = "this field is required";
@@ -101,79 +102,13 @@ impl<M: RestModel> Prepared<M> {
         data: Map<String, Value>,
         creating: bool,
     ) -> Result<Parsed<M>, Error> {
-        let meta = M::meta();
         let mut changes = M::Changes::default();
-        let mut sent = Vec::new();
-        let mut errors = BTreeMap::new();
-        let mut invalid = Vec::new();
-        for (key, value) in &data {
-            match meta.field(key) {
-                None => {
-                    errors.insert(key.clone(), self.not_a_field(key).to_owned());
-                }
-                Some((idx, _)) if idx == meta.pk || Some(idx) == self.writes.owner => {}
-                Some((idx, field)) if !self.writes.writable[idx] => {
-                    let message = if field.read_only {
-                        "this field is read-only"
-                    } else {
-                        "this field cannot be written here"
-                    };
-                    errors.insert(key.clone(), message.to_owned());
-                }
-                Some((idx, _)) => match M::set_json(&mut changes, idx, value) {
-                    Ok(()) => sent.push((idx, key.clone())),
-                    Err(message) => {
-                        errors.insert(key.clone(), message);
-                        invalid.push(idx);
-                    }
-                },
-            }
-        }
-        if creating {
-            for name in self.missing(&changes, &invalid) {
-                errors.insert(name.to_owned(), REQUIRED.to_owned());
-            }
-        }
-        // The field constraints of the typed values that parsed, the check `save` makes (again
-        // on what the hooks and the model make of them): one answer names every mistake, and
-        // a body that could never be written is a 400 before any condition or row is looked at.
-        for (idx, key) in &sent {
-            let value = M::change(&changes, *idx);
-            if let Some(message) =
-                value.and_then(|v| constraints::violation(&meta.fields[*idx], &v))
-            {
-                errors.insert(key.clone(), message);
-            }
-        }
-        if errors.is_empty() {
-            Ok(Parsed {
-                data,
-                changes,
-                sent,
-            })
-        } else {
-            Err(Error::Validation {
-                message: "Validation failed".into(),
-                fields: errors,
-            })
-        }
-    }
-
-    /// The required fields that a create must be given and `changes` lacks, but those in
-    /// `refused` (whose value was given and refused).
-    pub(super) fn missing(&self, changes: &M::Changes, refused: &[usize]) -> Vec<&'static str> {
-        let mut missing = Vec::new();
-        for (idx, field) in M::meta().fields.iter().enumerate() {
-            if field.required
-                && self.writes.writable[idx]
-                && Some(idx) != self.writes.owner
-                && !M::is_set(changes, idx)
-                && !refused.contains(&idx)
-            {
-                missing.push(field.name);
-            }
-        }
-        missing
+        let sent = self.parse_fields(&data, creating, &mut ChangesOf::<M>(&mut changes))?;
+        Ok(Parsed {
+            data,
+            changes,
+            sent,
+        })
     }
 
     /// The changes of a POST or PUT after the hooks' `save_object`, from the body read before
@@ -196,5 +131,119 @@ impl<M: RestModel> Prepared<M> {
         } = parsed;
         self.hooks.save_object(cx, &mut changes, &data)?;
         Ok(ToSave { changes, sent })
+    }
+}
+
+/// A model's changes as the body's parsing writes and reads them, without the model's type:
+/// the parsing is compiled once for every model.
+pub(super) trait EditChanges {
+    /// Sets field `idx` from JSON (the message says why it cannot).
+    fn set_json(&mut self, idx: usize, value: &Value) -> Result<(), String>;
+    /// Whether field `idx` is set.
+    fn is_set(&self, idx: usize) -> bool;
+    /// Field `idx` as the value a write binds, when it is set.
+    fn change(&self, idx: usize) -> Option<Arg<'_>>;
+}
+
+/// [`EditChanges`] of the changes of `M`.
+pub(super) struct ChangesOf<'a, M: RestModel>(pub(super) &'a mut M::Changes);
+
+impl<M: RestModel> EditChanges for ChangesOf<'_, M> {
+    fn set_json(&mut self, idx: usize, value: &Value) -> Result<(), String> {
+        M::set_json(self.0, idx, value)
+    }
+
+    fn is_set(&self, idx: usize) -> bool {
+        M::is_set(self.0, idx)
+    }
+
+    fn change(&self, idx: usize) -> Option<Arg<'_>> {
+        M::change(self.0, idx)
+    }
+}
+
+impl Core {
+    /// Parses the body `data` into `changes`: the key the client used for each field given,
+    /// or one 400 naming every mistake (a key that is no field or one not written here, a
+    /// value of the wrong type or outside the field's constraints, a create's required field
+    /// not given).
+    fn parse_fields(
+        &self,
+        data: &Map<String, Value>,
+        creating: bool,
+        changes: &mut dyn EditChanges,
+    ) -> Result<Vec<(usize, String)>, Error> {
+        let meta = self.meta;
+        let mut sent = Vec::new();
+        let mut errors = BTreeMap::new();
+        let mut invalid = Vec::new();
+        for (key, value) in data {
+            match meta.field(key) {
+                None => {
+                    errors.insert(key.clone(), self.not_a_field(key).to_owned());
+                }
+                Some((idx, _)) if idx == meta.pk || Some(idx) == self.writes.owner => {}
+                Some((idx, field)) if !self.writes.writable[idx] => {
+                    let message = if field.read_only {
+                        "this field is read-only"
+                    } else {
+                        "this field cannot be written here"
+                    };
+                    errors.insert(key.clone(), message.to_owned());
+                }
+                Some((idx, _)) => match changes.set_json(idx, value) {
+                    Ok(()) => sent.push((idx, key.clone())),
+                    Err(message) => {
+                        errors.insert(key.clone(), message);
+                        invalid.push(idx);
+                    }
+                },
+            }
+        }
+        if creating {
+            for name in self.missing(changes, &invalid) {
+                errors.insert(name.to_owned(), REQUIRED.to_owned());
+            }
+        }
+        // The field constraints of the typed values that parsed, the check `save` makes (again
+        // on what the hooks and the model make of them): one answer names every mistake, and
+        // a body that could never be written is a 400 before any condition or row is looked at.
+        for (idx, key) in &sent {
+            let value = changes.change(*idx);
+            if let Some(message) =
+                value.and_then(|v| constraints::violation(&meta.fields[*idx], &v))
+            {
+                errors.insert(key.clone(), message);
+            }
+        }
+        if errors.is_empty() {
+            Ok(sent)
+        } else {
+            Err(Error::Validation {
+                message: "Validation failed".into(),
+                fields: errors,
+            })
+        }
+    }
+
+    /// The required fields that a create must be given and `changes` lacks, but those in
+    /// `refused` (whose value was given and refused).
+    pub(super) fn missing(
+        &self,
+        changes: &dyn EditChanges,
+        refused: &[usize],
+    ) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        for (idx, field) in self.meta.fields.iter().enumerate() {
+            if field.required
+                && self.writes.writable[idx]
+                && Some(idx) != self.writes.owner
+                && !changes.is_set(idx)
+                && !refused.contains(&idx)
+            {
+                missing.push(field.name);
+            }
+        }
+        missing
     }
 }

@@ -6,8 +6,8 @@
 use actix_web::http::Method;
 
 use super::checks::{ApiDefaults, Verb};
-use super::hooks::Context;
-use super::prepared::Prepared;
+use super::hooks::{Context, ReadChecks};
+use super::prepared::{prepend, Core, Prepared};
 use super::rate::RateState;
 use super::request::ApiRequest;
 use crate::auth::AuthUser;
@@ -37,6 +37,14 @@ pub(crate) struct FeedView {
 }
 
 impl FeedView {
+    /// The context of the hooks that judge its events: a GET by its subscriber.
+    fn context(&self) -> Context<'_> {
+        Context {
+            method: &Method::GET,
+            user: self.user.as_ref(),
+        }
+    }
+
     /// The subscriber's user, as the bounds on streams count it.
     pub(crate) fn user_key(&self) -> Option<String> {
         self.user.as_ref().map(|u| u.id.to_string())
@@ -67,59 +75,6 @@ pub(crate) fn wants_cursor(req: &ApiRequest, served: bool) -> Result<bool, Error
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// Whether `pk` (the path segment after the resource's) names its feed.
-    pub(crate) fn is_feed(&self, pk: Option<&str>) -> bool {
-        self.access.changes && pk == Some(CHANGES)
-    }
-
-    /// Admits a subscriber: GET only, the list's authentication and rate limit, its read
-    /// check, its conditions (an unknown filter is the list's 400); then where its stream
-    /// starts, from `Last-Event-ID` or `after`.
-    pub(crate) fn open_feed(
-        &self,
-        req: &ApiRequest,
-        db: &mut LazyConn<'_>,
-        api: &ApiDefaults,
-        rate: &mut Option<RateState>,
-    ) -> Result<(FeedView, Start), Error> {
-        let listed = self.serves(false, &Method::GET);
-        if !listed {
-            return Err(Error::MethodNotAllowed(Vec::new()));
-        }
-        if !matches!(req.method, Method::GET | Method::HEAD) {
-            return Err(Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]));
-        }
-        let verb = Verb {
-            served: Method::GET,
-            method: Method::GET,
-            detail: false,
-            aggregate: false,
-        };
-        let admitted = self.admit(req, &verb, db, api, rate)?;
-        let cx = admitted.context();
-        self.check_list_read(&cx)?;
-        let header = req.headers.get("last-event-id");
-        let header = header.map(|v| v.to_str().unwrap_or("not text"));
-        let position = feed::position(header, req.param(AFTER))?;
-        let query = conditions_only(&req.query);
-        self.sparse_of(&query)?;
-        let meta = M::meta();
-        let mut full = self.list.conditions(&query, &*self.joins)?;
-        self.add_scope(&cx, &mut full)?;
-        full.within = self.joins.within(&cx, meta, &full)?;
-        let mut scoped = Select::default();
-        self.add_scope(&cx, &mut scoped)?;
-        let conn = &mut db.conn()?;
-        let start = feed::start(conn, position)?;
-        let view = FeedView {
-            user: admitted.user().cloned(),
-            full,
-            scoped,
-            query,
-        };
-        Ok((view, start))
-    }
-
     /// Appends the events of `events` that `view`'s subscriber hears of.
     pub(crate) fn judge_events(
         &self,
@@ -128,50 +83,21 @@ impl<M: RestModel> Prepared<M> {
         events: &[ChangeEvent],
         out: &mut String,
     ) -> Result<(), Error> {
-        let cx = Context {
-            method: &Method::GET,
-            user: view.user.as_ref(),
-        };
+        let cx = view.context();
         let sparse = self.sparse_of(&view.query)?;
-        for event in events {
-            let (before, after) = (event.row_before.as_deref(), event.row_after.as_deref());
-            let seen = |conn: &mut Conn<'_>, select: &Select, row: Option<&str>| {
-                self.as_of(&cx, conn, select, event.object_id, row)
+        let mut seen = |conn: &mut Conn<'_>, select: &Select, pk, row: Option<&str>, show: bool| {
+            let Some(found) = self.as_of(&cx, conn, select, pk, row)? else {
+                return Ok(None);
             };
-            let (kind, object) = match event.op.as_str() {
-                "deleted" => match seen(conn, &view.full, before)? {
-                    Some(_) => ("deleted", None),
-                    None => continue,
-                },
-                op => match seen(conn, &view.full, after)? {
-                    Some(row) => (
-                        if op == "created" {
-                            "created"
-                        } else {
-                            "updated"
-                        },
-                        Some(row),
-                    ),
-                    None if op == "updated" && seen(conn, &view.full, before)?.is_some() => {
-                        ("left", seen(conn, &view.scoped, after)?)
-                    }
-                    None => continue,
-                },
-            };
-            let object = match object {
-                Some(row) => {
-                    let body = self.serialize(&cx, conn, &[row], sparse.as_ref(), Vec::new())?;
-                    String::from_utf8(body.buf).map_err(|e| Error::Internal(e.to_string()))?
-                }
-                None => "null".to_owned(),
-            };
-            out.push_str(&format!(
-                "id: {}\nevent: {kind}\ndata: {{\"id\":{},\"object\":{object}}}\n\n",
-                event.place(),
-                event.object_id
-            ));
-        }
-        Ok(())
+            if !show {
+                return Ok(Some(String::new()));
+            }
+            let body = self.serialize(&cx, conn, &[found], sparse.as_ref(), Vec::new())?;
+            String::from_utf8(body.buf)
+                .map(Some)
+                .map_err(|e| Error::Internal(e.to_string()))
+        };
+        judge(conn, view, events, out, &mut seen)
     }
 
     /// Row `pk` as `row` (a JSON object the outbox kept) if `select` selects it and the
@@ -209,6 +135,111 @@ impl<M: RestModel> Prepared<M> {
             .map(Some)
             .map_err(|e| Error::Internal(e.to_string()))
     }
+}
+
+impl Core {
+    /// Admits a subscriber: GET only, the list's authentication and rate limit, its read
+    /// check, its conditions (an unknown filter is the list's 400); then where its stream
+    /// starts, from `Last-Event-ID` or `after`. `hooks` are the resource's.
+    pub(crate) fn open_feed(
+        &self,
+        hooks: &dyn ReadChecks,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        api: &ApiDefaults,
+        rate: &mut Option<RateState>,
+    ) -> Result<(FeedView, Start), Error> {
+        let listed = self.serves(false, &Method::GET);
+        if !listed {
+            return Err(Error::MethodNotAllowed(Vec::new()));
+        }
+        if !matches!(req.method, Method::GET | Method::HEAD) {
+            return Err(Error::MethodNotAllowed(vec![Method::GET, Method::HEAD]));
+        }
+        let verb = Verb {
+            served: Method::GET,
+            method: Method::GET,
+            detail: false,
+            aggregate: false,
+        };
+        let admitted = self.admit(req, &verb, db, api, rate)?;
+        let cx = admitted.context();
+        hooks.check_list_read(&cx)?;
+        let header = req.headers.get("last-event-id");
+        let header = header.map(|v| v.to_str().unwrap_or("not text"));
+        let position = feed::position(header, req.param(AFTER))?;
+        let query = conditions_only(&req.query);
+        self.sparse_of(&query)?;
+        let meta = self.meta;
+        let mut full = self.list.conditions(&query, &*self.joins)?;
+        prepend(hooks.scope_of(&cx), &mut full);
+        full.within = self.joins.within(&cx, meta, &full)?;
+        let mut scoped = Select::default();
+        prepend(hooks.scope_of(&cx), &mut scoped);
+        let conn = &mut db.conn()?;
+        let start = feed::start(conn, position)?;
+        let view = FeedView {
+            user: admitted.user().cloned(),
+            full,
+            scoped,
+            query,
+        };
+        Ok((view, start))
+    }
+
+    /// Whether `pk` (the path segment after the resource's) names its feed.
+    pub(crate) fn is_feed(&self, pk: Option<&str>) -> bool {
+        self.access.changes && pk == Some(CHANGES)
+    }
+}
+
+/// Whether a subscriber sees row `pk` as `row` (a JSON object the outbox kept) under a
+/// selection: `None` if not; else its object as JSON text when asked to show it (else empty).
+type Seen<'a> = dyn FnMut(&mut Conn<'_>, &Select, i64, Option<&str>, bool) -> Result<Option<String>, Error>
+    + 'a;
+
+/// Appends the Server-Sent Events of `events` that `view`'s subscriber hears of, as `seen`
+/// judges the rows: an event as the subscriber's detail `GET` would show the row after the
+/// write; `left` for a row the write took out of the subscriber's view. Compiled once for
+/// every model.
+fn judge(
+    conn: &mut Conn<'_>,
+    view: &FeedView,
+    events: &[ChangeEvent],
+    out: &mut String,
+    seen: &mut Seen<'_>,
+) -> Result<(), Error> {
+    for event in events {
+        let (before, after) = (event.row_before.as_deref(), event.row_after.as_deref());
+        let pk = event.object_id;
+        let (kind, object) = match event.op.as_str() {
+            "deleted" => match seen(conn, &view.full, pk, before, false)? {
+                Some(_) => ("deleted", None),
+                None => continue,
+            },
+            op => match seen(conn, &view.full, pk, after, true)? {
+                Some(object) => (
+                    if op == "created" {
+                        "created"
+                    } else {
+                        "updated"
+                    },
+                    Some(object),
+                ),
+                None if op == "updated" && seen(conn, &view.full, pk, before, false)?.is_some() => {
+                    ("left", seen(conn, &view.scoped, pk, after, true)?)
+                }
+                None => continue,
+            },
+        };
+        let object = object.as_deref().unwrap_or("null");
+        out.push_str(&format!(
+            "id: {}\nevent: {kind}\ndata: {{\"id\":{},\"object\":{object}}}\n\n",
+            event.place(),
+            event.object_id
+        ));
+    }
+    Ok(())
 }
 
 /// Row `pk` as `row` (a JSON object the outbox kept) if `select` selects it.

@@ -9,7 +9,7 @@ use actix_web::http::Method;
 
 use super::conditional;
 use super::hooks::Context;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::rate::{RateLimit, RateState};
 use super::request::ApiRequest;
 use crate::auth::{AuthRequest, AuthUser, Authenticator};
@@ -81,6 +81,18 @@ impl Admitted<'_> {
 }
 
 impl<M: RestModel> Prepared<M> {
+    /// With an owner field: 403 unless the authenticated user owns `obj` (PUT, DELETE).
+    pub(super) fn check_owner(&self, cx: &Context<'_>, obj: &M) -> Result<(), Error> {
+        match self.owner_user(cx)? {
+            Some((user, idx)) if !self.hooks.validate_owner(user, obj, idx) => {
+                Err(Error::Forbidden)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Core {
     /// The verb and path of `req`: 405 where this resource does not serve the verb there.
     pub(super) fn verb(&self, req: &ApiRequest) -> Result<Verb, Error> {
         let aggregate = self.is_aggregate(req.pk.as_deref());
@@ -180,7 +192,7 @@ impl<M: RestModel> Prepared<M> {
         if let Some(permissions) = self.access.permissions {
             let actions = ModelPermissions::actions(&verb.served, verb.detail);
             let user = admitted.user.as_ref();
-            permissions.check(db, M::meta().name, actions, user)?;
+            permissions.check(db, self.meta.name, actions, user)?;
         }
         let limit = match (&self.access.rate, &api.rate) {
             (Some(own), _) => Some((own, self.name.as_str())),
@@ -222,16 +234,6 @@ impl<M: RestModel> Prepared<M> {
         match self.writes.owner {
             None => Ok(None),
             Some(idx) => cx.user.map(|u| Some((u, idx))).ok_or(Error::Forbidden),
-        }
-    }
-
-    /// With an owner field: 403 unless the authenticated user owns `obj` (PUT, DELETE).
-    pub(super) fn check_owner(&self, cx: &Context<'_>, obj: &M) -> Result<(), Error> {
-        match self.owner_user(cx)? {
-            Some((user, idx)) if !self.hooks.validate_owner(user, obj, idx) => {
-                Err(Error::Forbidden)
-            }
-            _ => Ok(()),
         }
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::body::ToSave;
 use super::hooks::{set_key, Context};
 use super::joins::Joins;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::relation::{
     validation, ChildResource, ChildSpec, IntoChildResource, NewChildren, PendingChildren, Relation,
 };
@@ -34,63 +34,6 @@ fn under(path: &str, e: Error, errors: &mut BTreeMap<String, String>) -> Result<
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// The relation whose body key is `key`.
-    fn relation(&self, key: &str) -> Option<&Relation> {
-        self.writes.children.iter().find(|r| r.key == key)
-    }
-
-    /// What a body key that names no field of `M` is told: create-only for a relation's key.
-    pub(super) fn not_a_field(&self, key: &str) -> &'static str {
-        if self.relation(key).is_some() {
-            CREATE_ONLY
-        } else {
-            "unknown field"
-        }
-    }
-
-    /// 413 when the create bodies `objects` carry more children in all than
-    /// `max_bulk_rows`.
-    pub(super) fn check_children_count<'o>(
-        &self,
-        objects: impl IntoIterator<Item = &'o Map<String, Value>>,
-    ) -> Result<(), Error> {
-        if self.writes.children.is_empty() {
-            return Ok(());
-        }
-        let max = self.list.limits.max_bulk_rows;
-        let mut count = 0usize;
-        for object in objects {
-            for relation in &self.writes.children {
-                if let Some(Value::Array(items)) = object.get(&relation.key) {
-                    count = count.saturating_add(items.len());
-                }
-            }
-        }
-        if count > max {
-            return Err(Error::TooManyItems(max));
-        }
-        Ok(())
-    }
-
-    /// Takes the relations' keys out of the create body `data` and parses their children
-    /// (none for a key not sent); their mistakes go to `errors` by path.
-    fn take_children(
-        &self,
-        cx: &Context<'_>,
-        db: &mut LazyConn<'_>,
-        data: &mut Map<String, Value>,
-        errors: &mut BTreeMap<String, String>,
-    ) -> Result<NewChildren<'_>, Error> {
-        let mut out = Vec::new();
-        for relation in &self.writes.children {
-            // A relation not sent has no children: the answer shows `[]`.
-            let value = (data.shift_remove(&relation.key)).unwrap_or(Value::Array(Vec::new()));
-            let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
-            out.push((relation, pending));
-        }
-        Ok(NewChildren(out))
-    }
-
     /// The create body of one object, parsed after authentication: the object (after
     /// `save_object`) and its nested children, or one 400 naming the mistakes of both.
     pub(super) fn parse_create(
@@ -146,6 +89,65 @@ impl<M: RestModel> Prepared<M> {
             self.hooks.set_owner(&mut item.changes, user, idx)?;
         }
         Ok(item)
+    }
+}
+
+impl Core {
+    /// The relation whose body key is `key`.
+    fn relation(&self, key: &str) -> Option<&Relation> {
+        self.writes.children.iter().find(|r| r.key == key)
+    }
+
+    /// What a body key that names no field of `M` is told: create-only for a relation's key.
+    pub(super) fn not_a_field(&self, key: &str) -> &'static str {
+        if self.relation(key).is_some() {
+            CREATE_ONLY
+        } else {
+            "unknown field"
+        }
+    }
+
+    /// 413 when the create bodies `objects` carry more children in all than
+    /// `max_bulk_rows`.
+    pub(super) fn check_children_count<'o>(
+        &self,
+        objects: impl IntoIterator<Item = &'o Map<String, Value>>,
+    ) -> Result<(), Error> {
+        if self.writes.children.is_empty() {
+            return Ok(());
+        }
+        let max = self.list.limits.max_bulk_rows;
+        let mut count = 0usize;
+        for object in objects {
+            for relation in &self.writes.children {
+                if let Some(Value::Array(items)) = object.get(&relation.key) {
+                    count = count.saturating_add(items.len());
+                }
+            }
+        }
+        if count > max {
+            return Err(Error::TooManyItems(max));
+        }
+        Ok(())
+    }
+
+    /// Takes the relations' keys out of the create body `data` and parses their children
+    /// (none for a key not sent); their mistakes go to `errors` by path.
+    fn take_children(
+        &self,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        data: &mut Map<String, Value>,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<NewChildren<'_>, Error> {
+        let mut out = Vec::new();
+        for relation in &self.writes.children {
+            // A relation not sent has no children: the answer shows `[]`.
+            let value = (data.shift_remove(&relation.key)).unwrap_or(Value::Array(Vec::new()));
+            let pending = relation.child.parse(cx, db, value, &relation.key, errors)?;
+            out.push((relation, pending));
+        }
+        Ok(NewChildren(out))
     }
 }
 

@@ -10,7 +10,7 @@ use super::checks::ApiDefaults;
 use super::hooks::Context;
 use super::idempotency::Once;
 use super::joins::JoinTarget;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::rate::RateState;
 use super::relation::Relation;
 use super::request::{ApiRequest, Reply};
@@ -28,11 +28,6 @@ use crate::query::Param;
 pub(crate) trait Endpoint: Send + Sync {
     /// The URL name.
     fn name(&self) -> &str;
-    /// The verbs served on the list path (`detail = false`) or a detail path.
-    fn allowed(&self, detail: bool) -> Vec<Method>;
-    /// The verbs served on the aggregate path: GET where the resource serves aggregates and
-    /// its list GET, else none.
-    fn aggregate_verbs(&self) -> Vec<Method>;
     /// The rules that joins from other resources of the API into this model obey.
     fn join_target(&self) -> JoinTarget;
     /// Its list plan.
@@ -85,14 +80,6 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         &self.name
     }
 
-    fn allowed(&self, detail: bool) -> Vec<Method> {
-        self.served_verbs(detail)
-    }
-
-    fn aggregate_verbs(&self) -> Vec<Method> {
-        self.aggregate_served()
-    }
-
     fn join_target(&self) -> JoinTarget {
         JoinTarget::new(self.list.clone(), self.hooks.clone())
     }
@@ -102,34 +89,11 @@ impl<M: RestModel> Endpoint for Prepared<M> {
     }
 
     fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
-        let meta = M::meta();
-        ResourceDoc {
-            name: &self.name,
-            shape: self.shape(),
-            writable: &self.writes.writable,
-            owner: self.writes.owner,
-            plan: &self.list,
-            joins: &*self.joins,
-            list: self.allowed(false),
-            detail: self.allowed(true),
-            aggregate: self.aggregate_verbs(),
-            changes: self.access.changes && self.serves(false, &Method::GET),
-            keyset: self.keyset,
-            paginate_by: self.list.paginate_by,
-            delete_recursive: self.writes.delete_recursive,
-            auth: self.access.auth.as_deref().unwrap_or(&*api.auth).describe(),
-            rate_limited: self.access.rate.is_some() || api.rate.is_some(),
-            permissions: self.access.permissions.is_some(),
-            etags: api.etags,
-            require_if_match: self.writes.require_if_match,
-            max_affected: self.access.max_affected,
-            upsert_on: json_keys(meta, &mut self.upsert_fields()),
-            children: child_docs(&self.writes.children),
-        }
+        self.core.describe(api)
     }
 
     fn is_feed(&self, pk: Option<&str>) -> bool {
-        Prepared::is_feed(self, pk)
+        self.core.is_feed(pk)
     }
 
     fn model(&self) -> &'static crate::model::ModelMeta {
@@ -143,7 +107,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         api: &ApiDefaults,
         rate: &mut Option<RateState>,
     ) -> Result<(FeedView, Start), Error> {
-        Prepared::open_feed(self, req, db, api, rate)
+        self.core.open_feed(&self.hooks, req, db, api, rate)
     }
 
     fn judge(
@@ -182,13 +146,13 @@ impl<M: RestModel> Endpoint for Prepared<M> {
         }
         let cx = admitted.context();
         if verb.aggregate {
-            return self.aggregate(&cx, req, &mut db.conn()?);
+            return self.core.aggregate(&self.hooks, &cx, req, &mut db.conn()?);
         }
         let Some(raw_pk) = &req.pk else {
             return match verb.served {
                 Method::POST => {
                     let key = || admitted.checked_key();
-                    let once = Once::of(req, cx.user, key, api.idempotency_ttl);
+                    let once = Once::of(req, cx.user, &key, api.idempotency_ttl);
                     self.create(&cx, req, db, body, once)
                 }
                 Method::PUT => self.upsert(&cx, req, db),
@@ -202,6 +166,36 @@ impl<M: RestModel> Endpoint for Prepared<M> {
             Method::PUT => self.edit(&cx, req, db, obj, body),
             Method::DELETE => self.remove(&cx, req, db, obj),
             _ => self.detail(&cx, req, &mut db.conn()?, obj),
+        }
+    }
+}
+
+impl Core {
+    /// [`Endpoint::describe`].
+    fn describe<'a>(&'a self, api: &ApiDefaults) -> ResourceDoc<'a> {
+        let meta = self.meta;
+        ResourceDoc {
+            name: &self.name,
+            shape: self.shape(),
+            writable: &self.writes.writable,
+            owner: self.writes.owner,
+            plan: &self.list,
+            joins: &*self.joins,
+            list: self.served_verbs(false),
+            detail: self.served_verbs(true),
+            aggregate: self.aggregate_served(),
+            changes: self.access.changes && self.serves(false, &Method::GET),
+            keyset: self.keyset,
+            paginate_by: self.list.paginate_by,
+            delete_recursive: self.writes.delete_recursive,
+            auth: self.access.auth.as_deref().unwrap_or(&*api.auth).describe(),
+            rate_limited: self.access.rate.is_some() || api.rate.is_some(),
+            permissions: self.access.permissions.is_some(),
+            etags: api.etags,
+            require_if_match: self.writes.require_if_match,
+            max_affected: self.access.max_affected,
+            upsert_on: json_keys(meta, &mut self.upsert_fields()),
+            children: child_docs(&self.writes.children),
         }
     }
 }

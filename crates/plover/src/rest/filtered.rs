@@ -3,8 +3,8 @@
 //! write of it, in one transaction, at most `max_affected` rows.
 
 use super::body::ToSave;
-use super::hooks::Context;
-use super::prepared::Prepared;
+use super::hooks::{Context, ReadChecks};
+use super::prepared::{prepend, Core, Prepared};
 use super::request::{ApiRequest, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -23,7 +23,7 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
     ) -> Result<Reply, Error> {
-        let select = self.matching(cx, req)?;
+        let select = self.core.matching(&self.hooks, cx, req)?;
         let parsed = self.read_body(req, false)?;
         // The hooks' `save_object` runs once (it may hash a password); each row then gets a
         // copy of what it made.
@@ -53,7 +53,7 @@ impl<M: RestModel> Prepared<M> {
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
     ) -> Result<Reply, Error> {
-        let select = self.matching(cx, req)?;
+        let select = self.core.matching(&self.hooks, cx, req)?;
         let deleted = db.write(|conn| {
             let rows = self.matched_rows(conn, &select)?;
             for row in &rows {
@@ -73,11 +73,29 @@ impl<M: RestModel> Prepared<M> {
         Ok(Reply::ok(format!("{{\"deleted\":{deleted}}}").into_bytes()))
     }
 
+    /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
+    /// a 400.
+    fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
+        let max = self.access.max_affected.unwrap_or_default();
+        let rows: Vec<M> = locked(conn, M::meta(), select)?;
+        if rows.len() > max {
+            return Err(Error::TooManyAffected(max));
+        }
+        Ok(rows)
+    }
+}
+
+impl Core {
     /// The rows a write by filter names: the list's conditions (filters, `or`/`not`, `q`)
     /// under the `get_query` scope, in key order, one more than `max_affected` (to know when
     /// there are too many). A request without a condition, or with a list parameter that
-    /// does not select rows (a page, an ordering), is a 400.
-    fn matching(&self, cx: &Context<'_>, req: &ApiRequest) -> Result<Select, Error> {
+    /// does not select rows (a page, an ordering), is a 400. `hooks` are the resource's.
+    fn matching(
+        &self,
+        hooks: &dyn ReadChecks,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+    ) -> Result<Select, Error> {
         let max = self.access.max_affected.unwrap_or_default();
         let kept = |key: &str| is_filter(key) || CREDENTIALS.contains(&key);
         if let Some((key, _)) = req.query.iter().find(|(k, _)| !kept(k) && !is_condition(k)) {
@@ -89,22 +107,11 @@ impl<M: RestModel> Prepared<M> {
                 "a write by filter needs at least one filter in the query string".into(),
             ));
         }
-        self.add_scope(cx, &mut select)?;
-        select.within = self.joins.within(cx, M::meta(), &select)?;
-        select.order = vec![Order::asc(M::meta().pk)];
+        prepend(hooks.scope_of(cx), &mut select);
+        select.within = self.joins.within(cx, self.meta, &select)?;
+        select.order = vec![Order::asc(self.meta.pk)];
         select.limit = Some(i64::try_from(max).unwrap_or(i64::MAX).saturating_add(1));
         Ok(select)
-    }
-
-    /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
-    /// a 400.
-    fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
-        let max = self.access.max_affected.unwrap_or_default();
-        let rows: Vec<M> = locked(conn, M::meta(), select)?;
-        if rows.len() > max {
-            return Err(Error::TooManyAffected(max));
-        }
-        Ok(rows)
     }
 }
 

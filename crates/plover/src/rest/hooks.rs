@@ -139,6 +139,36 @@ pub trait Hooks<M: RestModel>: Send + Sync + 'static {
     }
 }
 
+/// What the steps compiled once for every model ask of a resource's hooks: the questions that
+/// do not name the model's type.
+pub(crate) trait ReadChecks {
+    /// Whether `check_get` lets the request read the list (no object).
+    fn reads_list(&self, cx: &Context<'_>) -> bool;
+    /// The request's `get_query` scope.
+    fn scope_of(&self, cx: &Context<'_>) -> Vec<Filter>;
+
+    /// 403 unless `check_get` lets the request read the list (its pages, aggregates, feed).
+    fn check_list_read(&self, cx: &Context<'_>) -> Result<(), Error> {
+        if self.reads_list(cx) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden)
+        }
+    }
+}
+
+impl<M: RestModel> ReadChecks for Arc<dyn Hooks<M>> {
+    fn reads_list(&self, cx: &Context<'_>) -> bool {
+        self.check_get(cx, None)
+    }
+
+    fn scope_of(&self, cx: &Context<'_>) -> Vec<Filter> {
+        let mut scope = Scope::default();
+        self.get_query(cx, &mut scope);
+        scope.filters
+    }
+}
+
 /// Sets the foreign key `field` of `changes` to the primary key `key` (an owner, a nested
 /// child's parent), typed as the column is: no JSON between.
 pub(crate) fn set_key<M: RestModel>(

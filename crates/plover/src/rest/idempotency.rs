@@ -58,6 +58,9 @@ struct Key {
     cutoff: i64,
 }
 
+/// The write of a create, run once in its transaction ([`Once::write`]).
+type CreateWrite<'a> = dyn FnOnce(&mut Conn<'_>) -> Result<Reply, Error> + 'a;
+
 impl Once {
     /// The key of a POST, belonging to `user` if the request authenticated as one, else to
     /// the API key its authentication checked (`api_key` is asked only when the header is
@@ -66,7 +69,7 @@ impl Once {
     pub(crate) fn of(
         req: &ApiRequest,
         user: Option<&AuthUser>,
-        api_key: impl FnOnce() -> Option<String>,
+        api_key: &dyn Fn() -> Option<String>,
         ttl: Duration,
     ) -> Result<Once, Error> {
         let mut values = req.headers.get_all(HEADER);
@@ -139,6 +142,15 @@ impl Once {
         &self,
         db: &mut LazyConn<'_>,
         write: impl FnOnce(&mut Conn<'_>) -> Result<Reply, Error>,
+    ) -> Result<Reply, Error> {
+        self.write_dyn(db, Box::new(write))
+    }
+
+    /// [`Once::write`] of a `write` whose type is erased: compiled once, not once per caller.
+    fn write_dyn(
+        &self,
+        db: &mut LazyConn<'_>,
+        write: Box<CreateWrite<'_>>,
     ) -> Result<Reply, Error> {
         let Some(key) = &self.0 else {
             return db.write(write);

@@ -2,7 +2,7 @@
 //! the hooks, one page run, and the page written with its `meta`.
 
 use super::changes;
-use super::hooks::Context;
+use super::hooks::{Context, ReadChecks};
 use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
 use crate::changes::order::settle;
@@ -34,11 +34,7 @@ struct PageMeta<'a> {
 impl<M: RestModel> Prepared<M> {
     /// 403 unless the hooks let the request read the list (its pages, its aggregates).
     pub(super) fn check_list_read(&self, cx: &Context<'_>) -> Result<(), Error> {
-        if self.hooks.check_get(cx, None) {
-            Ok(())
-        } else {
-            Err(Error::Forbidden)
-        }
+        self.hooks.check_list_read(cx)
     }
 
     /// `GET` on the list path: one page of the rows the request's filters, the resource's

@@ -8,7 +8,7 @@ use actix_web::http::Method;
 use serde_json::{Map, Value};
 
 use super::data::Data;
-use super::hooks::{Context, Hooks};
+use super::hooks::{Context, Hooks, ReadChecks};
 use super::joins::Joins;
 use super::nested::{IntoNested, Nested, NestedObjects, Serialized};
 use super::rate::RateLimit;
@@ -25,12 +25,34 @@ use crate::openapi::Shape;
 use crate::permissions::ModelPermissions;
 use crate::query::{Count, Filter, Limits, Order, Select};
 
-/// A resource ready to serve: what its list reads, what its objects show, who may call which
-/// verb, and what its writes take.
+/// A resource ready to serve: its hooks, and everything else in [`Core`], whose methods are
+/// compiled once for every model (the application's crate compiles `Prepared`'s once per
+/// model). `Prepared` reads as its core (`Deref`).
 pub(crate) struct Prepared<M: RestModel> {
+    pub(crate) hooks: Arc<dyn Hooks<M>>,
+    pub(crate) core: Core,
+}
+
+impl<M: RestModel> std::ops::Deref for Prepared<M> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl<M: RestModel> std::ops::DerefMut for Prepared<M> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+}
+
+/// Everything of a resource but its hooks: what its list reads, what its objects show, who
+/// may call which verb, and what its writes take.
+pub(crate) struct Core {
+    /// The model.
+    pub(crate) meta: &'static ModelMeta,
     /// The URL name.
     pub(crate) name: String,
-    pub(crate) hooks: Arc<dyn Hooks<M>>,
     /// The list's parameters, limits and counting.
     pub(crate) list: ListPlan,
     /// Whether the list pages by cursor where its ordering allows ([`Resource::keyset_pagination`]).
@@ -194,7 +216,7 @@ fn key_of(field: &FieldMeta, includes: bool) -> &'static str {
 }
 
 /// The options of a resource that do not name its model's type, taken out of a
-/// [`Resource`] for [`Parts::new`].
+/// [`Resource`] for [`Core::new`].
 struct Options {
     name: Option<String>,
     /// `fields` of the list (`None`: every field).
@@ -226,18 +248,7 @@ struct Options {
     allowed_methods: Vec<Method>,
 }
 
-/// Everything of a [`Prepared`] but its hooks: built by a function that is not generic, so that
-/// the application's crate does not compile it once per model.
-struct Parts {
-    name: String,
-    list: ListPlan,
-    keyset: bool,
-    output: Output,
-    access: Access,
-    writes: Writes,
-}
-
-impl Parts {
+impl Core {
     /// Checks `options` against `meta`; a misconfiguration panics with a clear message.
     /// `custom_hooks`: whether the application gave hooks; `reads_hidden`: whether they read
     /// fields the objects do not show.
@@ -246,7 +257,7 @@ impl Parts {
         options: Options,
         custom_hooks: bool,
         reads_hidden: bool,
-    ) -> Parts {
+    ) -> Core {
         let n = meta.fields.len();
         check_write_only(meta, &options);
         if options.changes {
@@ -290,10 +301,12 @@ impl Parts {
         let columns = (!reads_hidden && exposed.contains(&false))
             .then(|| (0..n).map(|i| exposed[i] || i == meta.pk).collect());
         let keys = output_keys(meta, &exposed, &includes);
-        Parts {
+        Core {
+            meta,
             name: options.name.unwrap_or_else(|| meta.name.to_owned()),
             list,
             keyset: options.keyset,
+            joins: Arc::default(),
             output: Output {
                 exposed,
                 keys,
@@ -320,6 +333,40 @@ impl Parts {
                 delete_recursive: options.delete_recursive,
             },
         }
+    }
+
+    /// Takes the API's join rules, for itself and its nested children's resources (at
+    /// registration).
+    pub(crate) fn share_joins(&mut self, joins: &Arc<Joins>) {
+        self.joins = joins.clone();
+        for relation in &mut self.writes.children {
+            if let Some(child) = Arc::get_mut(&mut relation.child) {
+                child.share_joins(joins);
+            }
+        }
+    }
+
+    /// Its objects as the API description shows them: the exposed fields, and the shapes of
+    /// the included resources.
+    pub(crate) fn shape(&self) -> Shape<'_> {
+        self.output.shape(self.meta)
+    }
+
+    /// The request's sparse fields, if it names any (`None`: every key).
+    pub(crate) fn sparse_of(&self, query: &[(String, String)]) -> Result<Option<Sparse>, Error> {
+        match Sparse::names(query) {
+            None => Ok(None),
+            Some(names) => self
+                .sparse(&names)
+                .map(Some)
+                .map_err(|n| Sparse::refused(&n)),
+        }
+    }
+
+    /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
+    /// an included object); the error is the name that is not a key shown here.
+    pub(crate) fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
+        self.output.sparse(self.meta, names)
     }
 }
 
@@ -451,33 +498,9 @@ impl<M: RestModel> Prepared<M> {
         };
         let custom_hooks = !resource.hooks.is_empty();
         let hooks = super::hooks::combine(resource.hooks);
-        let parts = Parts::new(
-            M::meta(),
-            options,
-            custom_hooks,
-            hooks.reads_hidden_fields(),
-        );
-        Prepared {
-            name: parts.name,
-            hooks,
-            list: parts.list,
-            keyset: parts.keyset,
-            joins: Arc::default(),
-            output: parts.output,
-            access: parts.access,
-            writes: parts.writes,
-        }
-    }
-
-    /// Takes the API's join rules, for itself and its nested children's resources (at
-    /// registration).
-    pub(crate) fn share_joins(&mut self, joins: &Arc<Joins>) {
-        self.joins = joins.clone();
-        for relation in &mut self.writes.children {
-            if let Some(child) = Arc::get_mut(&mut relation.child) {
-                child.share_joins(joins);
-            }
-        }
+        let reads_hidden = hooks.reads_hidden_fields();
+        let core = Core::new(M::meta(), options, custom_hooks, reads_hidden);
+        Prepared { hooks, core }
     }
 
     /// The objects of `rows` as JSON text, nested resources included: one query per included
@@ -606,29 +629,6 @@ impl<M: RestModel> Prepared<M> {
         map
     }
 
-    /// Its objects as the API description shows them: the exposed fields, and the shapes of
-    /// the included resources.
-    pub(crate) fn shape(&self) -> Shape<'_> {
-        self.output.shape(M::meta())
-    }
-
-    /// The request's sparse fields, if it names any (`None`: every key).
-    pub(crate) fn sparse_of(&self, query: &[(String, String)]) -> Result<Option<Sparse>, Error> {
-        match Sparse::names(query) {
-            None => Ok(None),
-            Some(names) => self
-                .sparse(&names)
-                .map(Some)
-                .map_err(|n| Sparse::refused(&n)),
-        }
-    }
-
-    /// The sparse fields of `names` (keys as the objects show them; `include.key` reaches into
-    /// an included object); the error is the name that is not a key shown here.
-    pub(crate) fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
-        self.output.sparse(M::meta(), names)
-    }
-
     /// The columns a list of these objects loads (`Select::columns`): the ones `sparse` or
     /// the resource shows, the key, and the fields `order` names.
     pub(crate) fn list_columns(
@@ -647,16 +647,12 @@ impl<M: RestModel> Prepared<M> {
 
     /// The `get_query` scope of this request.
     pub(crate) fn scope(&self, cx: &Context<'_>) -> Result<Vec<Filter>, Error> {
-        let mut scope = super::hooks::Scope::default();
-        self.hooks.get_query(cx, &mut scope);
-        Ok(scope.filters)
+        Ok(self.hooks.scope_of(cx))
     }
 
     /// Puts the `get_query` scope of this request before the conditions of `select`.
     pub(crate) fn add_scope(&self, cx: &Context<'_>, select: &mut Select) -> Result<(), Error> {
-        let mut filters = self.scope(cx)?;
-        filters.append(&mut select.filters);
-        select.filters = filters;
+        prepend(self.scope(cx)?, select);
         Ok(())
     }
 
@@ -688,7 +684,7 @@ pub struct ListParser(ListPlan);
 impl ListParser {
     /// The parser of `resource`'s list requests.
     pub fn new<M: RestModel>(resource: Resource<M>) -> ListParser {
-        ListParser(Prepared::new(resource).list)
+        ListParser(Prepared::new(resource).core.list)
     }
 
     /// The selection of a list request's decoded query pairs.
@@ -707,11 +703,11 @@ impl<M: RestModel> Nested for Prepared<M> {
     }
 
     fn shape(&self) -> Shape<'_> {
-        Prepared::shape(self)
+        self.core.shape()
     }
 
     fn sparse(&self, names: &[&str]) -> Result<Sparse, String> {
-        Prepared::sparse(self, names)
+        self.core.sparse(names)
     }
 
     fn serialize_ids(
@@ -756,4 +752,10 @@ impl<N: RestModel> IntoNested for Resource<N> {
         resource.list.exclude.extend(write_only);
         Arc::new(Prepared::new(resource))
     }
+}
+
+/// Puts the scope `filters` before the conditions of `select`.
+pub(crate) fn prepend(mut filters: Vec<Filter>, select: &mut Select) {
+    filters.append(&mut select.filters);
+    select.filters = filters;
 }

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::body::{Parsed, ToSave, REQUIRED};
+use super::body::{ChangesOf, Parsed, ToSave, REQUIRED};
 use super::hooks::Context;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::request::{ApiRequest, Objects, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -101,42 +101,6 @@ impl<M: RestModel> Prepared<M> {
             etag: None,
             replayed: false,
         })
-    }
-
-    /// The field of `?on=`: a unique field this resource lets clients filter on and write
-    /// (not the key, not the owner field). Any other parameter but credentials is a 400.
-    fn upsert_field(&self, req: &ApiRequest) -> Result<usize, Error> {
-        let mut keys = req.query.iter().map(|(k, _)| k.as_str());
-        if let Some(key) = keys.find(|k| *k != ON && !CREDENTIALS.contains(k)) {
-            return Err(Error::param(key, "an upsert takes only on=<field>"));
-        }
-        let name = req
-            .param(ON)
-            .ok_or_else(|| Error::param(ON, "name the unique field that finds the rows"))?;
-        match M::meta().field(name) {
-            Some((idx, _)) if self.finds_rows(idx) => Ok(idx),
-            _ => Err(Error::param(
-                ON,
-                "expected a unique field that this resource lets clients filter on and write",
-            )),
-        }
-    }
-
-    /// Whether an upsert may find rows by field `idx`: a unique field this resource lets
-    /// clients filter on and write (not the key, not the owner field).
-    fn finds_rows(&self, idx: usize) -> bool {
-        let meta = M::meta();
-        meta.fields[idx].unique
-            && idx != meta.pk
-            && Some(idx) != self.writes.owner
-            && self.writes.writable[idx]
-            && allowed(&self.list, &[idx], &*self.joins)
-    }
-
-    /// The fields an upsert may find rows by, where this resource upserts.
-    pub(super) fn upsert_fields(&self) -> impl Iterator<Item = usize> + '_ {
-        let fields = 0..M::meta().fields.len();
-        fields.filter(move |&idx| self.access.upsert && self.finds_rows(idx))
     }
 
     /// One object of an upsert parsed as the changes of an update (the fields a create needs
@@ -236,7 +200,7 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         let mut missing = BTreeMap::new();
-        for name in self.missing(&changes, &[]) {
+        for name in self.missing(&ChangesOf::<M>(&mut changes), &[]) {
             missing.insert(name.to_owned(), REQUIRED.to_owned());
         }
         if !missing.is_empty() {
@@ -251,5 +215,43 @@ impl<M: RestModel> Prepared<M> {
         let saved = save::<M>(conn, changes, None)?;
         self.record(cx, conn, None, Some(&saved))?;
         Ok(saved)
+    }
+}
+
+impl Core {
+    /// The field of `?on=`: a unique field this resource lets clients filter on and write
+    /// (not the key, not the owner field). Any other parameter but credentials is a 400.
+    fn upsert_field(&self, req: &ApiRequest) -> Result<usize, Error> {
+        let mut keys = req.query.iter().map(|(k, _)| k.as_str());
+        if let Some(key) = keys.find(|k| *k != ON && !CREDENTIALS.contains(k)) {
+            return Err(Error::param(key, "an upsert takes only on=<field>"));
+        }
+        let name = req
+            .param(ON)
+            .ok_or_else(|| Error::param(ON, "name the unique field that finds the rows"))?;
+        match self.meta.field(name) {
+            Some((idx, _)) if self.finds_rows(idx) => Ok(idx),
+            _ => Err(Error::param(
+                ON,
+                "expected a unique field that this resource lets clients filter on and write",
+            )),
+        }
+    }
+
+    /// Whether an upsert may find rows by field `idx`: a unique field this resource lets
+    /// clients filter on and write (not the key, not the owner field).
+    fn finds_rows(&self, idx: usize) -> bool {
+        let meta = self.meta;
+        meta.fields[idx].unique
+            && idx != meta.pk
+            && Some(idx) != self.writes.owner
+            && self.writes.writable[idx]
+            && allowed(&self.list, &[idx], &*self.joins)
+    }
+
+    /// The fields an upsert may find rows by, where this resource upserts.
+    pub(super) fn upsert_fields(&self) -> impl Iterator<Item = usize> + '_ {
+        let fields = 0..self.meta.fields.len();
+        fields.filter(move |&idx| self.access.upsert && self.finds_rows(idx))
     }
 }

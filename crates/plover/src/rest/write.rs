@@ -11,7 +11,7 @@ use super::body::{Body, ToSave};
 use super::conditional;
 use super::hooks::Context;
 use super::idempotency::Once;
-use super::prepared::Prepared;
+use super::prepared::{Core, Prepared};
 use super::relation::{CreatedChildren, NewChildren};
 use super::request::{ApiRequest, Reply};
 use crate::db::{Conn, LazyConn};
@@ -225,12 +225,6 @@ impl<M: RestModel> Prepared<M> {
         Ok(current)
     }
 
-    /// Who the history records as the author of this request's write; `None` when the
-    /// resource keeps no history.
-    pub(super) fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
-        actor(self.writes.history, cx)
-    }
-
     /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
     /// [`Entry::of`]).
     pub(super) fn record(
@@ -244,6 +238,14 @@ impl<M: RestModel> Prepared<M> {
             Some(actor) => history::record(conn, Entry::of(&actor, before, after).as_slice()),
             None => Ok(()),
         }
+    }
+}
+
+impl Core {
+    /// Who the history records as the author of this request's write; `None` when the
+    /// resource keeps no history.
+    pub(super) fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
+        actor(self.writes.history, cx)
     }
 }
 
