@@ -250,6 +250,9 @@ pub struct ActiveFilter {
     pub key: String,
     /// The value, as given.
     pub value: String,
+    /// The value as people read it: on a foreign key, the related rows' texts with their keys
+    /// (`carol (#4)`); else [`Self::value`].
+    pub text: String,
     /// The index without this filter.
     pub remove: String,
 }
@@ -609,7 +612,8 @@ pub struct ExportView {
     /// The exportable columns: the primary key and the form fields, but a private field
     /// that the model admin's `columns` does not name.
     pub columns: Vec<String>,
-    /// The filters the export applies (`field__op`, value).
+    /// The filters the export applies (`field__op`, value as people read it: on a foreign
+    /// key, the related rows' texts with their keys, `carol (#4)`).
     pub filters: Vec<(String, String)>,
 }
 
@@ -634,6 +638,14 @@ pub struct ActionView {
     pub rows: Vec<(i64, String)>,
     /// After a failed run: why (nothing was written).
     pub error: Option<String>,
+    /// For the bulk delete: the rows it would reach, by model (empty for an action).
+    pub groups: Vec<Group>,
+    /// Whether [`Self::groups`] were looked for (the bulk delete, when the model admin
+    /// collects them).
+    pub collected: bool,
+    /// Whether a delete reaches the rows that refer to the deleted ones (else it is refused
+    /// while they exist).
+    pub recursive: bool,
 }
 
 /// The import page, `{prefix}/{name}/import/`: the upload form, and once a file is sent, its
