@@ -617,22 +617,22 @@ pub struct ExportView {
     pub filters: Vec<(String, String)>,
 }
 
-/// The confirmation page of an action on selected rows, answered to the index's bulk form
-/// (template `admin/action.html`).
+/// The confirmation page of an action, or of the bulk delete, on selected rows, answered to
+/// the index's bulk form (template `admin/action.html`).
 #[derive(Debug, Clone, Template)]
 #[template(path = "admin/action.html")]
 #[non_exhaustive]
 pub struct ActionView {
     /// The page frame.
     pub chrome: Chrome,
-    /// The page title: the action's label.
+    /// The page title: the action's label ("Delete the selected rows" for the bulk delete).
     pub title: String,
     /// The index it came from, with its filters (where Cancel leads).
     pub url: String,
     /// Where the confirmation posts (the index's bulk form again): `action` = [`Self::name`],
     /// the rows' `id`s and `confirm=yes`.
     pub action: String,
-    /// The action's name.
+    /// The action's name (`delete` for the bulk delete).
     pub name: String,
     /// The selected rows that exist, `(primary key, text)`, key ascending.
     pub rows: Vec<(i64, String)>,
