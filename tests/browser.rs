@@ -968,6 +968,10 @@ async fn admin_pages_pass_axe_core_and_show_the_keyboard_focus() {
     choose_action(&client, &base, "/admin/user/", &["2"], "deactivate").await;
     assert_eq!(text_of(&client, "h1").await, "Deactivate");
     problems.extend(check_page(&client, &axe, "action", true).await);
+    // The bulk delete's confirmation, with the rows that go with the selected ones.
+    choose_action(&client, &base, "/admin/user/", &["2", "3"], "delete").await;
+    assert_eq!(text_of(&client, "h1").await, "Delete the selected rows");
+    problems.extend(check_page(&client, &axe, "bulk delete", true).await);
 
     // An error page.
     open(&client, &base, "/admin/nosuchmodel/").await;

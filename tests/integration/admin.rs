@@ -160,7 +160,10 @@ const WRITES: &[(&str, &[(&str, &str)])] = &[
     ("/admin/amodel/add/", &[("a_field", "new")]),
     ("/admin/amodel/1/", &[("a_field", "changed")]),
     ("/admin/amodel/1/delete/", &[]),
-    ("/admin/amodel/", &[("action", "delete"), ("id", "2")]),
+    (
+        "/admin/amodel/",
+        &[("action", "delete"), ("id", "2"), ("confirm", "yes")],
+    ),
     ("/admin/notes/create/", &[("message", "a note")]),
 ];
 
@@ -1157,20 +1160,69 @@ async fn delete_page_lists_dependents_and_post_deletes_recursively() {
 }
 
 #[actix_web::test]
-async fn bulk_delete_deletes_the_selected_rows_only() {
+async fn bulk_delete_confirms_the_selected_rows_then_deletes_them_only() {
     let app = TestApp::with_seed(&format!(
         "{CHAINS} INSERT INTO amodel (id, a_field) VALUES (3, 'a3'), (4, 'a4');"
     ))
     .await;
     let root = admin(&app).await;
+
+    // The index's action select starts on no action, and Go asks nothing in a script.
+    let html = root.get("/admin/amodel/").await.expect(200).text();
+    assert!(
+        html.contains("<select name=\"action\" id=\"bulk-action\"><option value=\"\">---------</option><option value=\"delete\">Delete</option>"),
+        "{html}"
+    );
+    assert!(!html.contains("data-confirm"), "{html}");
+
+    // Go: a confirmation page lists the rows, their count and what goes with them; nothing
+    // is deleted yet.
+    let place = "/admin/amodel/?a_field__ne=zz";
     let resp = post(
         &root,
-        "/admin/amodel/",
-        &[("action", "delete"), ("id", "1"), ("id", "3")],
+        place,
+        &[("action", "delete"), ("id", "3"), ("id", "1")],
     )
     .await;
-    let location = see_other(&resp);
-    assert!(location.starts_with("/admin/amodel/"), "{location}");
+    let html = resp.expect(200).text();
+    assert!(html.contains("<h1>Delete the selected rows</h1>"), "{html}");
+    assert!(html.contains("2 selected rows"), "{html}");
+    assert_eq!(row_ids(&html), [1, 3], "the confirmation carries the rows");
+    assert!(html.contains(">a1 <span"), "{html}");
+    assert!(html.contains(">a3 <span"), "{html}");
+    assert!(
+        html.contains("These rows refer to them and go with them"),
+        "{html}"
+    );
+    assert!(html.contains("<li>b1</li>"), "{html}");
+    assert!(!html.contains("<li>b2</li>"), "{html}");
+    assert!(html.contains("name=\"confirm\" value=\"yes\""), "{html}");
+    assert!(html.contains("name=\"csrf_token\""), "{html}");
+    assert!(html.contains("Yes, delete 2 rows"), "{html}");
+    let action = format!("<form method=\"post\" action=\"{}\">", place);
+    assert!(
+        html.contains(&action),
+        "it posts back to the index's place: {html}"
+    );
+    assert_eq!(
+        app.count("amodel"),
+        4,
+        "nothing deleted before the confirmation"
+    );
+
+    // Confirming deletes them (and what goes with them), back to the place.
+    let resp = post(
+        &root,
+        place,
+        &[
+            ("action", "delete"),
+            ("id", "1"),
+            ("id", "3"),
+            ("confirm", "yes"),
+        ],
+    )
+    .await;
+    assert_eq!(see_other(&resp), place);
     let html = root.get("/admin/amodel/").await.expect(200).text();
     assert_eq!(row_ids(&html), [2, 4]);
     for table in ["bmodel", "cmodel", "dmodel"] {
@@ -1181,34 +1233,47 @@ async fn bulk_delete_deletes_the_selected_rows_only() {
         );
         assert_eq!(app.count(table), 1, "recursively: {table}");
     }
-
-    // From a filtered index: back to it.
-    let resp = post(
-        &root,
-        "/admin/amodel/?a_field__like=a%25",
-        &[("action", "delete"), ("id", "4")],
+    // Without the CSRF token the confirmation is refused.
+    root.post_form(
+        "/admin/amodel/",
+        &[("action", "delete"), ("id", "4"), ("confirm", "yes")],
     )
-    .await;
-    let location = see_other(&resp);
-    assert!(location.starts_with("/admin/amodel/"), "{location}");
-    assert_eq!(row_ids(&root.get("/admin/amodel/").await.text()), [2]);
+    .await
+    .expect(403);
+    assert_eq!(app.count("amodel"), 2);
 
-    // Nothing selected: nothing deleted; an unknown action or a bad id: 400, nothing deleted.
-    see_other(&post(&root, "/admin/amodel/", &[("action", "delete")]).await);
+    // Nothing selected, or no action chosen: back to the index with a notice, nothing deleted.
+    let resp = post(&root, place, &[("action", "delete")]).await;
+    assert_eq!(see_other(&resp), place);
+    let html = root.get(place).await.expect(200).text();
+    assert!(
+        html.contains("Delete: no row was selected, nothing was done."),
+        "{html}"
+    );
+    let resp = post(&root, place, &[("action", ""), ("id", "2")]).await;
+    assert_eq!(see_other(&resp), place);
+    let html = root.get(place).await.expect(200).text();
+    assert!(
+        html.contains("No action was chosen, nothing was done."),
+        "{html}"
+    );
+    assert_eq!(app.count("amodel"), 2);
+
+    // An unknown action or a bad id: 400, nothing deleted.
     post(&root, "/admin/amodel/", &[("action", "bogus"), ("id", "2")])
         .await
         .expect(400);
     post(
         &root,
         "/admin/amodel/",
-        &[("action", "delete"), ("id", "x")],
+        &[("action", "delete"), ("id", "x"), ("confirm", "yes")],
     )
     .await
     .expect(400);
     post(&root, "/admin/amodel/", &[("id", "2")])
         .await
         .expect(400);
-    assert_eq!(app.count("amodel"), 1);
+    assert_eq!(app.count("amodel"), 2);
 }
 
 /// POSTs the export form of `model` with these filters (a query string) and fields.

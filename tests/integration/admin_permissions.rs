@@ -68,7 +68,10 @@ async fn forged_writes_are_refused(app: &TestApp, browser: &Browser<'_>) {
         ("/admin/ticket/add/", add.to_vec()),
         ("/admin/ticket/1/", edit_form("forged", "")),
         ("/admin/ticket/1/delete/", vec![]),
-        ("/admin/ticket/", vec![("action", "delete"), ("id", "1")]),
+        (
+            "/admin/ticket/",
+            vec![("action", "delete"), ("id", "1"), ("confirm", "yes")],
+        ),
     ];
     for (uri, fields) in attempts {
         let resp = post(browser, "/admin/ticket/", uri, &fields).await;

@@ -237,6 +237,7 @@ async fn an_admin_bulk_action_over_1000_rows_is_400_and_deletes_nothing() {
     let ids: Vec<String> = (1..=1001).map(|n| n.to_string()).collect();
     let mut fields: Vec<(&str, &str)> = ids.iter().map(|id| ("id", id.as_str())).collect();
     fields.push(("action", "delete"));
+    fields.push(("confirm", "yes"));
     fields.push(("csrf_token", &token));
     let resp = admin.post_form("/admin/amodel/", &fields).await;
     assert_eq!(resp.code(), 400, "{}", resp.text());

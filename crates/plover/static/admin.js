@@ -1,4 +1,4 @@
-// Plover admin: select-all, the bulk delete's confirmation, and the foreign-key type-ahead (in forms,
+// Plover admin: select-all and the foreign-key type-ahead (in forms,
 // in the index's filter form and in its facets' search boxes). Everything works without it; it only
 // makes the pages quicker to use.
 
@@ -104,14 +104,6 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const all of document.querySelectorAll("[data-select-all]")) {
     all.addEventListener("change", () => {
       for (const box of all.closest("form").querySelectorAll("input[name=id]")) box.checked = all.checked;
-    });
-  }
-  for (const button of document.querySelectorAll("[data-confirm]")) {
-    // Only for the action it names (the bulk delete), when the form's select has another.
-    const chosen = () => button.form?.querySelector("select[name=action]")?.value;
-    button.addEventListener("click", (e) => {
-      if (button.dataset.confirmAction && chosen() !== button.dataset.confirmAction) return;
-      if (!confirm(button.dataset.confirm)) e.preventDefault();
     });
   }
   // Forms: the chosen row's key goes into the number input of the field.

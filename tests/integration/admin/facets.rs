@@ -325,7 +325,7 @@ async fn boolean_facets_and_the_export_keeps_facets_as_ignored() {
     assert_eq!(counts(&html, "admin"), some(&[("Yes", 1), ("No", 2)]));
     assert_eq!(counts(&html, "active"), some(&[("Yes", 3), ("No", 1)]));
 
-    // The export link keeps `_facets`, which the export ignores.
+    // The export link keeps `_facets`, which the export ignores, and the index's place.
     let start = html
         .find("href=\"/admin/user/export/")
         .expect("an export link")
@@ -333,7 +333,14 @@ async fn boolean_facets_and_the_export_keeps_facets_as_ignored() {
     let export = unescape_html(&html[start..start + html[start..].find('"').unwrap()]);
     let mut kept = query_pairs(&export);
     kept.sort();
-    assert_eq!(kept, pairs(&[("_facets", "1"), ("active", "true")]));
+    assert_eq!(
+        kept,
+        pairs(&[
+            ("_changelist", "/admin/user/?_facets=1&active=true"),
+            ("_facets", "1"),
+            ("active", "true")
+        ])
+    );
     let page = root.get(&export).await.expect(200).text();
     assert!(!page.contains("_facets</"), "not shown as a filter: {page}");
     let csv = super::post(&root, &export, &[("format", "csv"), ("fields", "id")])
@@ -735,4 +742,36 @@ fn a_facet_the_index_may_not_filter_panics_at_set_up() {
             .exclude([Message::FIELDS.pub_date])
             .list_filter([Message::FIELDS.pub_date])
     });
+}
+
+#[actix_web::test]
+async fn foreign_key_filter_chips_and_the_export_show_the_related_rows_text() {
+    let app = TestApp::new().await;
+    let root = messages(&app).await;
+
+    // The chips name the users (key kept in the links); a key with no row shows the key.
+    let html = root
+        .get("/admin/message/?user=3&user__in=2,99&content__ne=x")
+        .await
+        .expect(200)
+        .text();
+    let html = unescape_html(&html);
+    assert!(html.contains("<code>user = bob (#3)</code>"), "{html}");
+    assert!(
+        html.contains("<code>user__in = alice (#2), #99</code>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>content__ne = x</code>"), "{html}");
+    assert!(
+        html.contains("href=\"/admin/message/export/?user=3&"),
+        "the export link keeps the key: {html}"
+    );
+
+    // The export page says which rows, by name too.
+    let html = root
+        .get("/admin/message/export/?user=3")
+        .await
+        .expect(200)
+        .text();
+    assert!(html.contains("<code>user = bob (#3)</code>"), "{html}");
 }

@@ -122,7 +122,12 @@ async fn each_write_says_what_it_did_once_escaped_with_a_link_to_the_object() {
     let resp = post(
         &root,
         "/admin/dmodel/",
-        &[("action", "delete"), ("id", "1"), ("id", "2")],
+        &[
+            ("action", "delete"),
+            ("id", "1"),
+            ("id", "2"),
+            ("confirm", "yes"),
+        ],
     )
     .await;
     assert_eq!(see_other(&resp), "/admin/dmodel/");
@@ -291,4 +296,56 @@ async fn every_model_page_has_breadcrumbs_and_the_edit_page_leads_with_its_histo
     let history = html.find(">History</a>").expect("the history link");
     let form = html.find("<form method=\"post\"").expect("the form");
     assert!(history < form, "the history link comes first");
+}
+
+#[actix_web::test]
+async fn the_index_keeps_its_place_through_history_export_and_import() {
+    use base64::Engine as _;
+    let app = TestApp::with_seed(CHAINS).await;
+    let root = admin(&app).await;
+    let place = "/admin/amodel/?a_field__ne=zz&ordering=-id&page=1";
+    let back = format!("href=\"{place}\"");
+    let html = root.get(place).await.expect(200).text();
+    let edit = href_starting(&html, "/admin/amodel/1/?").expect("row 1's edit link");
+
+    // The edit page's History link carries the place; History leads back to it, and to the
+    // edit page that carries it.
+    let html = root.get(&edit).await.expect(200).text();
+    let history = href_starting(&html, "/admin/amodel/1/history/?").expect("the History link");
+    assert_eq!(param(&history, "_changelist").as_deref(), Some(place));
+    let html = unescape_html(&root.get(&history).await.expect(200).text());
+    assert!(html.contains(&back), "Back to the list: {html}");
+    assert!(html.contains(&format!("href=\"{edit}\"")), "{html}");
+
+    // Export: Cancel and the breadcrumb lead back to the place; the file is still filtered.
+    let html = root.get(place).await.expect(200).text();
+    let export = href_starting(&html, "/admin/amodel/export/?").expect("the export link");
+    assert_eq!(param(&export, "_changelist").as_deref(), Some(place));
+    assert_eq!(param(&export, "a_field__ne").as_deref(), Some("zz"));
+    let html = unescape_html(&root.get(&export).await.expect(200).text());
+    assert_eq!(
+        html.matches(&back).count(),
+        2,
+        "Cancel and breadcrumb: {html}"
+    );
+    assert!(!html.contains("<code>_changelist"), "not a filter: {html}");
+
+    // Import: Cancel, and the end of the import, lead back to the place.
+    let import = href_starting(&root.get(place).await.text(), "/admin/amodel/import/?")
+        .expect("the import link");
+    assert_eq!(param(&import, "_changelist").as_deref(), Some(place));
+    let html = unescape_html(&root.get(&import).await.expect(200).text());
+    assert!(html.contains(&back), "Cancel: {html}");
+    assert!(html.contains(&format!("action=\"{import}\"")), "{html}");
+    let token = root.csrf("/admin/").await;
+    let data = base64::engine::general_purpose::STANDARD.encode("a_field\r\nnew\r\n");
+    let resp = root
+        .send(plover_tests::multipart_request(
+            actix_web::http::Method::POST,
+            &import,
+            &[("csrf_token", &token), ("data", &data), ("confirm", "yes")],
+        ))
+        .await;
+    assert_eq!(see_other(&resp), place);
+    assert_eq!(app.count("amodel"), 3);
 }

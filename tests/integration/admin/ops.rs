@@ -251,7 +251,11 @@ async fn the_job_pages_list_by_state_and_retry_and_delete_are_their_only_writes(
     let resp = post(
         &root,
         "/admin/jobs/",
-        &[("action", "delete"), ("id", &waiting.to_string())],
+        &[
+            ("action", "delete"),
+            ("id", &waiting.to_string()),
+            ("confirm", "yes"),
+        ],
     )
     .await;
     assert_eq!(see_other(&resp), "/admin/jobs/");

@@ -15,16 +15,28 @@ use crate::history::{self, Entry};
 use crate::model::row::Rows;
 use crate::query::{Order, Select};
 
+/// The bulk delete's label, in its notices.
+const DELETE: &str = "Delete";
+
 impl PreparedAdmin {
     /// `POST {prefix}/{name}/`: `action` with the selected `id`s (at most `max_bulk_rows`).
-    /// `delete` deletes them in one transaction and leads back to the index. An action's name
-    /// answers its confirmation page; with `confirm=yes`, the action runs ([`Self::run_action`])
-    /// and leads back to the index with what it did, or on a refusal shows the confirmation
-    /// page again with the message.
+    /// No action chosen (`action` empty) or no row selected leads back to the index with a
+    /// notice. Otherwise the action's confirmation page lists the rows (for `delete`, with the
+    /// rows the delete would reach); with `confirm=yes`, `delete` deletes them in one
+    /// transaction and an application's action runs ([`Self::run_action`]), then back to the
+    /// index with what was done; a refused action shows its confirmation page again with the
+    /// message.
     pub(crate) fn bulk_action(&self, cx: &Cx<'_>, conn: &mut Conn<'_>) -> Result<Reply, Error> {
         let Some(name) = cx.req.field("action") else {
             return Err(bad_request("choose an action"));
         };
+        let back = cx.req.path_and_query();
+        if name.is_empty() {
+            return Ok(Reply::Done {
+                to: back,
+                notice: Notice::text("No action was chosen, nothing was done."),
+            });
+        }
         let action = match name {
             "delete" => None,
             _ => Some(
@@ -36,36 +48,30 @@ impl PreparedAdmin {
         let rights = self.rights(cx);
         require(action.map_or(rights.delete, |a| rights.allows(a.needs)))?;
         let ids = self.selected(cx)?;
-        let back = cx.req.path_and_query();
+        let label = action.map_or(DELETE, |a| a.label.as_str());
+        if ids.is_empty() {
+            return Ok(Reply::Done {
+                to: back,
+                notice: Notice::text(format!("{label}: no row was selected, nothing was done.")),
+            });
+        }
+        if cx.req.field("confirm") != Some("yes") {
+            return self.action_page(cx, conn, action, &ids, None);
+        }
         let Some(action) = action else {
-            if ids.is_empty() {
-                return Ok(Reply::Redirect(back));
-            }
             let n = (self.model).delete(conn, &cx.req.actor, &ids, self.deletes.recursive)?;
             return Ok(Reply::Done {
                 to: back,
                 notice: Notice::text(format!("Deleted {n} {} successfully.", self.counted(n))),
             });
         };
-        if ids.is_empty() {
-            return Ok(Reply::Done {
-                to: back,
-                notice: Notice::text(format!(
-                    "{}: no row was selected, nothing was done.",
-                    action.label
-                )),
-            });
-        }
-        if cx.req.field("confirm") != Some("yes") {
-            return self.action_page(cx, conn, action, &ids, None);
-        }
         match self.run_action(cx, conn, action, &ids) {
             Ok(notice) => Ok(Reply::Done {
                 to: back,
                 notice: Notice::text(notice),
             }),
             Err(e) if e.status_code().is_client_error() => {
-                self.action_page(cx, conn, action, &ids, Some(e))
+                self.action_page(cx, conn, Some(action), &ids, Some(e))
             }
             Err(e) => Err(e),
         }
@@ -138,13 +144,13 @@ impl PreparedAdmin {
         })
     }
 
-    /// The confirmation page of `action` on the rows of `ids`; after a refused run, with its
-    /// message and status.
+    /// The confirmation page of `action` (`None`: the bulk delete, with the rows it would
+    /// reach) on the rows of `ids`; after a refused run, with its message and status.
     fn action_page(
         &self,
         cx: &Cx<'_>,
         conn: &mut Conn<'_>,
-        action: &PreparedAction,
+        action: Option<&PreparedAction>,
         ids: &[i64],
         refused: Option<Error>,
     ) -> Result<Reply, Error> {
@@ -152,14 +158,26 @@ impl PreparedAdmin {
         let status = refused
             .as_ref()
             .map_or(StatusCode::OK, ResponseError::status_code);
+        let (name, title) = match action {
+            Some(a) => (a.name.clone(), a.label.clone()),
+            None => ("delete".to_owned(), "Delete the selected rows".to_owned()),
+        };
+        let keys: Vec<i64> = rows.iter().map(|r| r.pk()).collect();
+        let groups = match action {
+            None => self.dependents(conn, &keys)?,
+            Some(_) => Vec::new(),
+        };
         let view = ActionView {
-            chrome: self.chrome(cx, vec![Crumb::here(action.label.clone())]),
-            title: action.label.clone(),
+            chrome: self.chrome(cx, vec![Crumb::here(title.clone())]),
+            title,
             url: cx.req.path_and_query(),
             action: cx.req.path_and_query(),
-            name: action.name.clone(),
+            name,
             rows: rows.iter().map(|r| (r.pk(), r.display())).collect(),
             error: refused.map(|e| e.public_message()),
+            groups,
+            collected: action.is_none() && self.deletes.collect_objects,
+            recursive: self.deletes.recursive,
         };
         Ok(Reply::Html(status, self.templates.action(&view)?))
     }

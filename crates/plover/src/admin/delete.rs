@@ -23,7 +23,6 @@ impl PreparedAdmin {
         conn: &mut Conn<'_>,
         row: Box<dyn Row>,
     ) -> Result<Reply, Error> {
-        let meta = self.meta;
         let pk = row.pk();
         if cx.req.post {
             let recursive = self.deletes.recursive;
@@ -36,20 +35,7 @@ impl PreparedAdmin {
                 notice,
             });
         }
-        let mut groups = Vec::new();
-        if self.deletes.collect_objects {
-            for dependents in collect_dependents(conn, meta, &[pk])? {
-                let shown = &dependents.ids[..dependents.ids.len().min(LISTED)];
-                let model = dependents.model;
-                let rows = (model.ops.load_display)(conn, &Select::ids_in(model.pk, shown))?;
-                groups.push(Group {
-                    model: model.verbose_name_plural.to_owned(),
-                    deleted: !dependents.nullified,
-                    rows: rows.into_iter().map(|(_, text)| text).collect(),
-                    more: dependents.ids.len() - shown.len(),
-                });
-            }
-        }
+        let groups = self.dependents(conn, &[pk])?;
         let url = self.url(cx);
         let trail = vec![
             Crumb::link(
@@ -69,5 +55,26 @@ impl PreparedAdmin {
             recursive: self.deletes.recursive,
         };
         Ok(Reply::Html(StatusCode::OK, self.templates.delete(&view)?))
+    }
+
+    /// The rows a delete of `ids` would reach, by model (none when the model admin does not
+    /// collect them): at most 100 listed a model, the rest counted.
+    pub(crate) fn dependents(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<Group>, Error> {
+        let mut groups = Vec::new();
+        if !self.deletes.collect_objects || ids.is_empty() {
+            return Ok(groups);
+        }
+        for dependents in collect_dependents(conn, self.meta, ids)? {
+            let shown = &dependents.ids[..dependents.ids.len().min(LISTED)];
+            let model = dependents.model;
+            let rows = (model.ops.load_display)(conn, &Select::ids_in(model.pk, shown))?;
+            groups.push(Group {
+                model: model.verbose_name_plural.to_owned(),
+                deleted: !dependents.nullified,
+                rows: rows.into_iter().map(|(_, text)| text).collect(),
+                more: dependents.ids.len() - shown.len(),
+            });
+        }
+        Ok(groups)
     }
 }

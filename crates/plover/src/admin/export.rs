@@ -29,7 +29,7 @@ use serde_json::Value;
 use super::cells::neutralise;
 use super::facets::FACETS;
 use super::page::{plain_text, Chunks, Reply};
-use super::prepared::{bad_request, Cx, PreparedAdmin};
+use super::prepared::{bad_request, Cx, PreparedAdmin, CHANGELIST};
 use super::views::{Crumb, ExportView};
 use crate::db::Conn;
 use crate::error::Error;
@@ -208,22 +208,23 @@ impl PreparedAdmin {
             .req
             .query
             .iter()
-            .filter(|(k, _)| ![ORDERING, PAGE, LIMIT, FACETS].contains(&k.as_str()))
+            .filter(|(k, _)| ![ORDERING, PAGE, LIMIT, FACETS, CHANGELIST].contains(&k.as_str()))
             .cloned()
             .collect();
         let select = self.list.conditions(&self.scoped(&filters), &())?;
-        let url = self.url(cx);
         if !cx.req.post {
             let view = ExportView {
                 chrome: self.chrome(cx, vec![Crumb::here("Export")]),
                 title: format!("Export {}", self.counted(2)),
                 action: cx.req.path_and_query(),
-                url,
+                url: self.list_place(cx),
                 columns: exportable
                     .iter()
                     .map(|&i| meta.fields[i].name.to_owned())
                     .collect(),
-                filters,
+                filters: (filters.iter().map(|(k, _)| k.clone()))
+                    .zip(self.filter_texts(conn, &filters)?)
+                    .collect(),
             };
             return Ok(Reply::Html(StatusCode::OK, self.templates.export(&view)?));
         }

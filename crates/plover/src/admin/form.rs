@@ -333,7 +333,7 @@ impl PreparedAdmin {
                 self.keeping_place(cx, &format!("{url}{}/", row.pk())),
                 (self.rights(cx).delete)
                     .then(|| self.keeping_place(cx, &format!("{url}{}/delete/", row.pk()))),
-                Some(format!("{url}{}/history/", row.pk())),
+                Some(self.keeping_place(cx, &format!("{url}{}/history/", row.pk()))),
             ),
         };
         let here = match row {

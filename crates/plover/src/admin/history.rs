@@ -122,11 +122,13 @@ impl PreparedAdmin {
             .collect();
         let url = self.url(cx);
         let here = format!("{url}{pk}/history/");
-        // The page is the History page's one parameter.
-        let links = Links::admin(&here, &[]);
+        // The page is the History page's one parameter, beside the index's place.
+        let place = self.place_param(cx);
+        let links = Links::admin(&here, &place);
+        let edit = self.keeping_place(cx, &format!("{url}{pk}/"));
         let trail = vec![
             match &row {
-                Some(_) => Crumb::link(text.clone(), format!("{url}{pk}/")),
+                Some(_) => Crumb::link(text.clone(), edit.clone()),
                 None => Crumb::here(text.clone()),
             },
             Crumb::here("History"),
@@ -134,8 +136,8 @@ impl PreparedAdmin {
         let view = HistoryView {
             chrome: self.chrome(cx, trail),
             title: format!("History of {text}"),
-            edit: row.map(|_| format!("{url}{pk}/")),
-            url,
+            edit: row.map(|_| edit),
+            url: self.list_place(cx),
             entries: items,
             page,
             previous: links.page(page - 1),

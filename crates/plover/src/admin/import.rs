@@ -96,7 +96,7 @@ impl PreparedAdmin {
         let commit = cx.req.field("confirm") == Some("yes");
         if self.import_rows(cx, conn, &mut rows, commit)? {
             return Ok(Reply::Done {
-                to: self.url(cx),
+                to: self.list_place(cx),
                 notice: Notice::text(format!(
                     "Imported {} {}: {} added, {updated} updated.",
                     rows.len(),
@@ -368,8 +368,8 @@ impl PreparedAdmin {
         let view = ImportView {
             chrome: self.chrome(cx, vec![Crumb::here("Import")]),
             title: format!("Import {}", self.counted(2)),
-            action: format!("{url}import/"),
-            url,
+            action: self.keeping_place(cx, &format!("{url}import/")),
+            url: self.list_place(cx),
             columns: (self.importable().iter())
                 .map(|&i| meta.fields[i].name.to_owned())
                 .collect(),

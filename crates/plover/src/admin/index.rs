@@ -79,11 +79,16 @@ impl PreparedAdmin {
         // Filters and groups are chips; the search has its box. All of them go to the export
         // (and `_facets`, which the export ignores).
         let condition = |k: &str| (is_filter(k) && k != FACETS) || k == OR || k == NOT;
-        let filters = (pairs.iter().enumerate())
+        let active: Vec<(usize, &(String, String))> = (pairs.iter().enumerate())
             .filter(|(_, (k, _))| condition(k))
-            .map(|(i, (k, v))| ActiveFilter {
+            .collect();
+        let shown: Vec<(String, String)> = active.iter().map(|(_, p)| (*p).clone()).collect();
+        let texts = self.filter_texts(conn, &shown)?;
+        let filters = (active.into_iter().zip(texts))
+            .map(|((i, (k, v)), text)| ActiveFilter {
                 key: k.clone(),
                 value: v.clone(),
+                text,
                 remove: links.without(i),
             })
             .collect();
@@ -118,8 +123,11 @@ impl PreparedAdmin {
                 .filter(|a| rights.allows(a.needs))
                 .map(|a| (a.name.clone(), a.label.clone()))
                 .collect(),
-            import: format!("{url}import/"),
-            export: with_query(&format!("{url}export/"), &filter_query),
+            import: with_query(&format!("{url}import/"), &place),
+            export: with_query(
+                &format!("{url}export/"),
+                &[filter_query, place.clone()].concat(),
+            ),
             count_text: count.text(&self.singular(), &self.counted(2)),
             count,
             facets,

@@ -34,6 +34,7 @@ mod bulk;
 mod cells;
 mod checklist;
 mod checks;
+mod chips;
 mod delete;
 mod erased;
 mod export;

@@ -629,11 +629,17 @@ impl PreparedAdmin {
     /// `page` (a URL without a query) carrying the index's place ([`Self::list_place`]), so
     /// that its saves and deletes lead back there.
     pub(crate) fn keeping_place(&self, cx: &Cx<'_>, page: &str) -> String {
+        with_query(page, &self.place_param(cx))
+    }
+
+    /// The index's place ([`Self::list_place`]) as the query parameter `_changelist`, or
+    /// nothing when it is the plain index.
+    pub(crate) fn place_param(&self, cx: &Cx<'_>) -> Vec<(String, String)> {
         let place = self.list_place(cx);
-        if place == self.url(cx) {
-            return page.to_owned();
+        match place == self.url(cx) {
+            true => Vec::new(),
+            false => vec![(CHANGELIST.to_owned(), place)],
         }
-        with_query(page, &[(CHANGELIST.to_owned(), place)])
     }
 
     /// The frame of one of this model's pages: the request's, with the breadcrumbs

@@ -250,6 +250,9 @@ pub struct ActiveFilter {
     pub key: String,
     /// The value, as given.
     pub value: String,
+    /// The value as people read it: on a foreign key, the related rows' texts with their keys
+    /// (`carol (#4)`); else [`Self::value`].
+    pub text: String,
     /// The index without this filter.
     pub remove: String,
 }
@@ -609,31 +612,40 @@ pub struct ExportView {
     /// The exportable columns: the primary key and the form fields, but a private field
     /// that the model admin's `columns` does not name.
     pub columns: Vec<String>,
-    /// The filters the export applies (`field__op`, value).
+    /// The filters the export applies (`field__op`, value as people read it: on a foreign
+    /// key, the related rows' texts with their keys, `carol (#4)`).
     pub filters: Vec<(String, String)>,
 }
 
-/// The confirmation page of an action on selected rows, answered to the index's bulk form
-/// (template `admin/action.html`).
+/// The confirmation page of an action, or of the bulk delete, on selected rows, answered to
+/// the index's bulk form (template `admin/action.html`).
 #[derive(Debug, Clone, Template)]
 #[template(path = "admin/action.html")]
 #[non_exhaustive]
 pub struct ActionView {
     /// The page frame.
     pub chrome: Chrome,
-    /// The page title: the action's label.
+    /// The page title: the action's label ("Delete the selected rows" for the bulk delete).
     pub title: String,
     /// The index it came from, with its filters (where Cancel leads).
     pub url: String,
     /// Where the confirmation posts (the index's bulk form again): `action` = [`Self::name`],
     /// the rows' `id`s and `confirm=yes`.
     pub action: String,
-    /// The action's name.
+    /// The action's name (`delete` for the bulk delete).
     pub name: String,
     /// The selected rows that exist, `(primary key, text)`, key ascending.
     pub rows: Vec<(i64, String)>,
     /// After a failed run: why (nothing was written).
     pub error: Option<String>,
+    /// For the bulk delete: the rows it would reach, by model (empty for an action).
+    pub groups: Vec<Group>,
+    /// Whether [`Self::groups`] were looked for (the bulk delete, when the model admin
+    /// collects them).
+    pub collected: bool,
+    /// Whether a delete reaches the rows that refer to the deleted ones (else it is refused
+    /// while they exist).
+    pub recursive: bool,
 }
 
 /// The import page, `{prefix}/{name}/import/`: the upload form, and once a file is sent, its
