@@ -349,3 +349,23 @@ async fn the_index_keeps_its_place_through_history_export_and_import() {
     assert_eq!(see_other(&resp), place);
     assert_eq!(app.count("amodel"), 3);
 }
+
+#[actix_web::test]
+async fn the_add_page_takes_initial_values_from_its_query() {
+    let app = TestApp::with_seed(CHAINS).await;
+    let root = admin(&app).await;
+    let html = root
+        .get("/admin/bmodel/add/?a=2&b_field=%3Cb%3Enew&_changelist=%2Fadmin%2Fbmodel%2F")
+        .await
+        .expect(200)
+        .text();
+    // The text as if typed, escaped; the foreign key as its row's text.
+    assert!(html.contains("value=\"&#60;b&#62;new\""), "{html}");
+    assert!(html.contains("<option value=\"2\" selected>"), "{html}");
+    // Only shown: nothing is written until the form is saved.
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM bmodel"), 2);
+    // Without a query the field is empty.
+    let html = root.get("/admin/bmodel/add/").await.expect(200).text();
+    assert!(!html.contains("&#60;b&#62;new"), "{html}");
+    assert!(!html.contains("<option value=\"2\" selected>"), "{html}");
+}

@@ -224,9 +224,19 @@ impl PreparedAdmin {
         if !cx.req.post {
             let mut defaults = self.model.changes();
             self.model.fill_defaults(&mut defaults);
+            // The add page takes initial values from its query, as Django's does
+            // (`add/?user=2&content=hi`), shown as if typed: the save checks them.
+            let given = |idx: usize| {
+                let name = self.meta.fields[idx].name;
+                let (_, v) = cx.req.query.iter().find(|(k, _)| k == name)?;
+                Some(match self.meta.fields[idx].kind {
+                    FieldKind::Bool => Value::Bool(matches!(v.as_str(), "1" | "true" | "on")),
+                    _ => Value::String(v.clone()),
+                })
+            };
             let values = |idx: usize| match row {
                 Some(r) => Some(r.field_json(idx)),
-                None => self.model.changes_json(&defaults, idx),
+                None => given(idx).or_else(|| self.model.changes_json(&defaults, idx)),
             };
             let fields = self.form_fields(cx, conn, &|idx| values(idx), &BTreeMap::new())?;
             let parts = self.part_views(cx, conn, row, None)?;
