@@ -238,46 +238,44 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
         }
     }
     if model.table == OUTBOX {
-        out.extend(outbox_indexes(engine).iter().map(|s| (*s).to_owned()));
+        let drops = OUTBOX_EARLIER
+            .iter()
+            .map(|i| format!("DROP INDEX IF EXISTS {}", ident(i)));
+        out.extend(drops);
+        if engine == Engine::Postgres {
+            out.extend(OUTBOX_PG.iter().map(|s| (*s).to_owned()));
+        }
     }
     out
 }
 
-/// The outbox's table (`plover::changes::ChangeEvent`).
-const OUTBOX: &str = "plover_event";
-
-/// The indexes of the outbox, which differ by engine because its readers do
-/// (docs/changes.md#order). Every write of a recorded model adds events in its own
-/// transaction, so each index an event enters is paid by the write. On SQLite the place is
+/// The outbox's table (`plover::changes::ChangeEvent`). Its indexes differ by engine because
+/// its readers do (docs/changes.md#order). Every write of a recorded model adds events in its
+/// own transaction, so each index an event enters is paid by the write. On SQLite the place is
 /// the id: the readers, the clean-up and the dispatcher read ranges of the primary key, and no
 /// other index is kept (each one an event entered was one more page the commit wrote). On
-/// PostgreSQL the places are given after the commit: partial indexes over the placed events
-/// serve the readers (by model, and all models), and one over the unplaced serves the
-/// sequencer, so that an event enters one index besides its key when it is written. The
-/// indexes of earlier schemas (over `model, id`, `created`, `model, position`, `position`)
-/// are dropped.
-fn outbox_indexes(engine: Engine) -> &'static [&'static str] {
-    match engine {
-        Engine::Sqlite => &[
-            "DROP INDEX IF EXISTS \"plover_event_model_id\"",
-            "DROP INDEX IF EXISTS \"plover_event_created\"",
-            "DROP INDEX IF EXISTS \"plover_event_model_position\"",
-            "DROP INDEX IF EXISTS \"plover_event_position\"",
-        ],
-        Engine::Postgres => &[
-            "DROP INDEX IF EXISTS \"plover_event_model_id\"",
-            "DROP INDEX IF EXISTS \"plover_event_created\"",
-            "DROP INDEX IF EXISTS \"plover_event_model_position\"",
-            "DROP INDEX IF EXISTS \"plover_event_position\"",
-            "CREATE INDEX IF NOT EXISTS \"plover_event_model_placed\" ON \"plover_event\" \
-             (\"model\", \"position\") WHERE \"position\" IS NOT NULL",
-            "CREATE INDEX IF NOT EXISTS \"plover_event_placed\" ON \"plover_event\" \
-             (\"position\") WHERE \"position\" IS NOT NULL",
-            "CREATE INDEX IF NOT EXISTS \"plover_event_unplaced\" ON \"plover_event\" \
-             (\"id\") WHERE \"position\" IS NULL",
-        ],
-    }
-}
+/// PostgreSQL the places are given after the commit: [`OUTBOX_PG`].
+const OUTBOX: &str = "plover_event";
+
+/// The outbox's indexes of earlier schemas, dropped where they exist.
+const OUTBOX_EARLIER: [&str; 4] = [
+    "plover_event_model_id",
+    "plover_event_created",
+    "plover_event_model_position",
+    "plover_event_position",
+];
+
+/// The outbox's indexes on PostgreSQL: partial indexes over the placed events serve the readers
+/// (by model, and all models), and one over the unplaced serves the sequencer, so that an event
+/// enters one index besides its key when it is written.
+const OUTBOX_PG: [&str; 3] = [
+    "CREATE INDEX IF NOT EXISTS \"plover_event_model_placed\" ON \"plover_event\" \
+     (\"model\", \"position\") WHERE \"position\" IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS \"plover_event_placed\" ON \"plover_event\" \
+     (\"position\") WHERE \"position\" IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS \"plover_event_unplaced\" ON \"plover_event\" \
+     (\"id\") WHERE \"position\" IS NULL",
+];
 
 /// `models` in foreign-key order: each after the models it refers to (among those listed;
 /// others must exist already). A model may refer to itself.
