@@ -80,7 +80,7 @@ pub(crate) fn insert(
 /// lapsed. `$p` is the engine's parameter prefix (`?` or `$`: parameter 1 is now, 2 the
 /// kinds), `$kinds` the engine's rows of a JSON array of names.
 macro_rules! candidates {
-    ($p:literal, $kinds:literal) => {
+    ($p:literal, $kinds:expr) => {
         concat!(
             "WITH RECURSIVE heads(id, k) AS (\
              SELECT id, serial_key FROM (SELECT id, serial_key FROM plover_job \
@@ -106,11 +106,26 @@ macro_rules! candidates {
     };
 }
 
+/// The rows of parameter 2, a JSON array of kind names, on SQLite.
+macro_rules! sqlite_kinds {
+    () => {
+        "SELECT value FROM json_each(?2)"
+    };
+}
+
+/// [`sqlite_kinds!`] on PostgreSQL.
+#[cfg(feature = "postgres")]
+macro_rules! pg_kinds {
+    () => {
+        "SELECT jsonb_array_elements_text($2::jsonb)"
+    };
+}
+
 /// The jobs a claim may take among the `candidates` (a claim of `kinds` takes those with
 /// attempts left, oldest due first; [`fail_lapsed`] ends the others): `$p` and `$kinds` as in
 /// [`candidates!`], `$among` how the engine tests `j.id` against the candidates.
 macro_rules! claimable {
-    ($p:literal, $kinds:literal, $among:literal) => {
+    ($p:literal, $kinds:expr, $among:literal) => {
         concat!(
             "SELECT j.id FROM plover_job AS j WHERE ",
             $among,
@@ -133,18 +148,18 @@ pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error
         load,
         conn,
         concat!(
-            candidates!("?", "SELECT value FROM json_each(?2)"),
+            candidates!("?", sqlite_kinds!()),
             "SELECT id FROM plover_job AS j WHERE j.id IN (SELECT id FROM candidates) \
-             AND ((j.state = 'queued' AND j.run_after <= ?1 \
-             AND j.kind IN (SELECT value FROM json_each(?2))) \
-             OR (j.state = 'running' AND j.locked_until <= ?1)) LIMIT 1"
+             AND ((j.state = 'queued' AND j.run_after <= ?1 AND j.kind IN (",
+            sqlite_kinds!(),
+            ")) OR (j.state = 'running' AND j.locked_until <= ?1)) LIMIT 1"
         ),
         concat!(
-            candidates!("$", "SELECT jsonb_array_elements_text($2::jsonb)"),
+            candidates!("$", pg_kinds!()),
             "SELECT id FROM plover_job AS j WHERE j.id = ANY(ARRAY(SELECT id FROM candidates)) \
-             AND ((j.state = 'queued' AND j.run_after <= $1 \
-             AND j.kind IN (SELECT jsonb_array_elements_text($2::jsonb))) \
-             OR (j.state = 'running' AND j.locked_until <= $1)) LIMIT 1"
+             AND ((j.state = 'queued' AND j.run_after <= $1 AND j.kind IN (",
+            pg_kinds!(),
+            ")) OR (j.state = 'running' AND j.locked_until <= $1)) LIMIT 1"
         ),
         |q| q.bind::<Timestamp, _>(now).bind::<Text, _>(kinds)
     )
@@ -155,26 +170,22 @@ pub(crate) fn work_waits(conn: &mut Conn<'_>, kinds: &str) -> Result<bool, Error
 /// Claims the first of the [`claimable!`] jobs: parameter 1 is now, 2 the kinds, 3 when the
 /// claim lapses.
 const CLAIM_SQLITE: &str = concat!(
-    candidates!("?", "SELECT value FROM json_each(?2)"),
+    candidates!("?", sqlite_kinds!()),
     "UPDATE plover_job SET state = 'running', attempts = attempts + 1, locked_until = ?3, \
      updated = ?1 WHERE id = (",
-    claimable!(
-        "?",
-        "SELECT value FROM json_each(?2)",
-        "j.id IN (SELECT id FROM candidates)"
-    ),
+    claimable!("?", sqlite_kinds!(), "j.id IN (SELECT id FROM candidates)"),
     ") RETURNING id, kind, payload, attempts, max_attempts"
 );
 
 /// [`CLAIM_SQLITE`] on PostgreSQL: rows another claim holds are skipped, not waited for.
 #[cfg(feature = "postgres")]
 const CLAIM_PG: &str = concat!(
-    candidates!("$", "SELECT jsonb_array_elements_text($2::jsonb)"),
+    candidates!("$", pg_kinds!()),
     "UPDATE plover_job SET state = 'running', attempts = attempts + 1, locked_until = $3, \
      updated = $1 WHERE id = (",
     claimable!(
         "$",
-        "SELECT jsonb_array_elements_text($2::jsonb)",
+        pg_kinds!(),
         "j.id = ANY(ARRAY(SELECT id FROM candidates))"
     ),
     " FOR UPDATE OF j SKIP LOCKED) RETURNING id, kind, payload, attempts, max_attempts"
