@@ -229,7 +229,13 @@ async fn a_bulk_delete_records_each_selected_row() {
     let resp = post(
         &root,
         "/admin/amodel/",
-        &[("action", "delete"), ("id", "1"), ("id", "3"), ("id", "99")],
+        &[
+            ("action", "delete"),
+            ("id", "1"),
+            ("id", "3"),
+            ("id", "99"),
+            ("confirm", "yes"),
+        ],
     )
     .await;
     see_other(&resp);
@@ -301,7 +307,10 @@ async fn a_failed_write_records_nothing_and_a_failed_record_writes_nothing() {
         ("/admin/amodel/add/", &[("a_field", "fresh")]),
         ("/admin/amodel/1/", &[("a_field", "changed")]),
         ("/admin/amodel/1/delete/", &[]),
-        ("/admin/amodel/", &[("action", "delete"), ("id", "1")]),
+        (
+            "/admin/amodel/",
+            &[("action", "delete"), ("id", "1"), ("confirm", "yes")],
+        ),
     ];
     for (uri, fields) in writes {
         let mut form = fields.to_vec();
