@@ -60,10 +60,16 @@ pub struct Relationship {
 /// which is the order of these indexes read backwards, so the database reads a page without
 /// sorting. Kept oldest first, they take each new message at their end, as the table does; kept
 /// newest first, they would take it at their start, where page splits leave pages part empty.
+/// The third serves `ordering=user__username`: each author's messages in key order, the order
+/// that breaks the ties between one author's messages, so none is sorted.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(table, display = "{content}")]
-#[rest(index = "user_id, pub_date, -id", index = "pub_date, -id")]
+#[rest(
+    index = "user_id, pub_date, -id",
+    index = "pub_date, -id",
+    index = "user_id, id"
+)]
 pub struct Message {
     /// Primary key.
     pub id: i32,
