@@ -61,6 +61,35 @@ async fn a_join_finds_only_the_rows_its_target_shows() {
     assert_eq!(found(&app, "carol hello").await, [3]);
 }
 
+/// PostgreSQL reads the keys of the users a word finds first, up to a thousand, and keeps the
+/// subquery past them (docs/performance.md#growth): the rows are the same either way.
+#[actix_web::test]
+async fn a_join_that_finds_many_rows_finds_the_same_messages() {
+    let app = messages().await;
+    app.sql(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1100)
+         INSERT INTO \"user\" (username, password, email, join_date, active, admin)
+         SELECT 'bob' || i, '', 'bob' || i || '@example.com', '2020-01-01 00:00:00', TRUE, FALSE
+         FROM n;
+         INSERT INTO message (id, user_id, content, pub_date)
+         SELECT 7, id, 'a message', '2020-02-01 00:00:00' FROM \"user\" WHERE username = 'bob1100';
+         INSERT INTO message (id, user_id, content, pub_date)
+         SELECT 8, id, 'another', '2020-02-02 00:00:00' FROM \"user\" WHERE username = 'bob7';",
+    );
+    // 1,100 users: past the thousand keys.
+    assert_eq!(found(&app, "bob").await, [7, 8]);
+    // 11 users (bob110, bob1100 to bob1109), and with a word of the text.
+    assert_eq!(found(&app, "bob110").await, [7]);
+    assert_eq!(found(&app, "BOB110 message").await, [7]);
+    assert_eq!(found(&app, "bob110 hello").await, Vec::<i64>::new());
+    // No user: the text alone.
+    assert_eq!(found(&app, "world").await, [1, 2]);
+    assert_eq!(
+        app.get("/api/message/?q=bob&count=exact").await.json()["meta"]["count"],
+        2
+    );
+}
+
 #[actix_web::test]
 async fn search_combines_with_filters_and_stays_in_the_links() {
     let app = messages().await;

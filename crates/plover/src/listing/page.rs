@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::model::row::Rows;
 use crate::model::{ModelMeta, RestModel};
 use crate::query::{Count, Select};
-use crate::sql::{count, count_up_to, estimate};
+use crate::sql::{count, count_up_to, estimate, read_related_keys};
 
 /// At most `size` rows, and whether more follow them.
 #[derive(Debug)]
@@ -275,6 +275,7 @@ impl ListQuery {
         meta: &ModelMeta,
         load: impl FnOnce(&mut Conn<'_>, &Select) -> Result<R, Error>,
     ) -> Result<ListPage<'_, R>, Error> {
+        read_related_keys(conn, meta, &mut self.select)?;
         let size = self.limit;
         let Page { rows, has_next } = Page::read(&mut self.select, size, |s| load(conn, s))?;
         let count = match self.count {

@@ -9,6 +9,7 @@
 pub(crate) mod arg;
 pub(crate) mod cascade;
 pub(crate) mod column;
+mod related_keys;
 mod statement;
 mod writer;
 
@@ -783,6 +784,7 @@ fn known(keys: &[Arg<'static>]) -> Option<Vec<Arg<'static>>> {
 
 mod aggregate;
 pub(crate) use aggregate::aggregate;
+pub(crate) use related_keys::read_related_keys;
 #[cfg(feature = "admin")]
 mod facet;
 mod outbox;

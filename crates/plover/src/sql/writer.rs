@@ -516,7 +516,7 @@ pub(crate) fn field(meta: &ModelMeta, index: usize) -> Result<&'static FieldMeta
 
 /// Whether `filter` from path position `depth` on selects at most one row of `meta`: a single
 /// value compared for equality with a unique field (`#[rest(unique)]` or the primary key).
-fn selects_one(meta: &ModelMeta, filter: &Filter, depth: usize) -> bool {
+pub(crate) fn selects_one(meta: &ModelMeta, filter: &Filter, depth: usize) -> bool {
     depth + 1 == filter.path.len()
         && filter.values.len() == 1
         && matches!(filter.op, Op::Eq | Op::In)
