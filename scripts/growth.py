@@ -104,8 +104,10 @@ def fill_pg(url, size):
         SELECT setval(pg_get_serial_sequence('"user"', 'id'), %(users)d);
         SELECT setval(pg_get_serial_sequence('message', 'id'), %(size)d);
         CREATE EXTENSION IF NOT EXISTS pg_trgm;
-        CREATE INDEX message_content_trgm ON message USING gin (content gin_trgm_ops);
-        CREATE INDEX user_username_trgm ON "user" USING gin (username gin_trgm_ops);
+        CREATE INDEX message_content_trgm ON message
+            USING gin (content COLLATE "default" gin_trgm_ops);
+        CREATE INDEX user_username_trgm ON "user"
+            USING gin (username COLLATE "default" gin_trgm_ops);
     """ % {"users": USERS, "size": size, "every": size // RARE})
     psql(url, "VACUUM ANALYZE")  # not in the transaction of the statements above
 

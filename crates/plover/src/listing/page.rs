@@ -268,7 +268,9 @@ impl ListQuery {
         self.run_with(conn, M::meta(), |conn, s| M::load(conn, s))
     }
 
-    /// [`ListQuery::run`] with the rows of `meta` read by `load`.
+    /// [`ListQuery::run`] with the rows of `meta` read by `load`. On PostgreSQL, the conditions
+    /// through a join in `or` groups (the search's words) are read as keys first
+    /// ([`read_related_keys`]).
     pub(crate) fn run_with<R: PageRows>(
         &mut self,
         conn: &mut Conn<'_>,
