@@ -60,8 +60,8 @@ pub struct Relationship {
 /// which is the order of these indexes read backwards, so the database reads a page without
 /// sorting. Kept oldest first, they take each new message at their end, as the table does; kept
 /// newest first, they would take it at their start, where page splits leave pages part empty.
-/// The third serves `ordering=user__username`: each author's messages in key order, the order
-/// that breaks the ties between one author's messages, so none is sorted.
+/// The third serves `ordering=user__username` on SQLite: each author's messages in key order,
+/// the order that breaks the ties between one author's messages, so none is sorted.
 #[derive(Debug, Clone, RestModel)]
 #[diesel(table_name = message)]
 #[rest(table, display = "{content}")]

@@ -16,7 +16,7 @@ use super::ids;
 use super::writer::{field, selects_one};
 use crate::db::{Conn, Engine};
 use crate::error::Error;
-use crate::model::ModelMeta;
+use crate::meta::ModelMeta;
 use crate::query::{Filter, Group, Op, Param, Select, Term, Within};
 
 /// The most related keys that replace a condition's subquery.
