@@ -455,13 +455,15 @@ async fn streams_are_bounded_per_client_address() {
 }
 
 #[actix_web::test]
-async fn ids_follow_the_commit_order_of_concurrent_writers() {
+async fn places_follow_the_commit_order_of_concurrent_writers() {
     let app = TestApp::new().await;
     if !app.is_postgres() {
         return; // SQLite has one writer at a time: the slow one would hold the fast one back.
     }
+    let mut feed = app.stream("/api/ticket/changes/").await;
     let db = app.db.clone();
-    // A writer that takes its time inside its transaction, and one that commits meanwhile.
+    // A writer that takes its time inside its transaction (its event written, on PostgreSQL,
+    // with an id taken before the fast one's), and one that commits meanwhile.
     let slow = std::thread::spawn(move || {
         db.run_blocking(|conn| {
             conn.transaction(|conn| {
@@ -480,21 +482,29 @@ async fn ids_follow_the_commit_order_of_concurrent_writers() {
     app.post("/api/ticket/", json!({"title": "fast", "body": "b"}))
         .await
         .expect(201);
-    let before = events(&app);
+    let title = |e: &SseEvent| e.data["object"]["title"].as_str().map(str::to_owned);
+    let first = next(&mut feed, 1).await;
+    assert_eq!(title(&first[0]).as_deref(), Some("fast"), "committed first");
     slow.join().expect("the slow writer").expect("its write");
-    let after = events(&app);
-    let id_of = |title: &str, all: &[ChangeEvent]| {
-        all.iter()
-            .find(|e| e.row_after.as_deref().is_some_and(|r| r.contains(title)))
-            .map(|e| e.id)
-    };
-    let fast = id_of("\"fast\"", &before).expect("the fast write's event, committed first");
-    assert!(id_of("\"slow\"", &before).is_none(), "not committed yet");
-    let slow = id_of("\"slow\"", &after).expect("the slow write's event");
+    let second = next(&mut feed, 1).await;
+    assert_eq!(title(&second[0]).as_deref(), Some("slow"));
+    let (fast, slow) = (
+        first[0].id.expect("a place"),
+        second[0].id.expect("a place"),
+    );
     assert!(
         slow > fast,
-        "a reader that saw {fast} never sees a smaller id later ({slow})"
+        "a reader that saw {fast} never sees a smaller one later ({slow})"
     );
+    let raw = |title: &str| {
+        let all = events(&app);
+        let event = all.into_iter().find(|e| {
+            (e.row_after.as_deref()).is_some_and(|r| r.contains(&format!("\"{title}\"")))
+        });
+        event.expect("its event")
+    };
+    // The events' own ids need not follow the commits: the places do.
+    assert_eq!((raw("fast").place(), raw("slow").place()), (fast, slow));
 }
 
 #[actix_web::test]

@@ -112,6 +112,9 @@ impl Conn<'_> {
             #[cfg(feature = "postgres")]
             Conn::Pg(c) => c.transaction(|c| body(&mut Conn::Pg(c))),
         };
+        if !nested {
+            pending::end();
+        }
         match result {
             Ok(()) if events => {
                 pending::announce();

@@ -1,7 +1,9 @@
 //! Events of the outbox waiting for their transaction's commit (docs/changes.md). The writes
 //! of a transaction queue their events here (on the thread that runs it); [`Conn::transaction`]
 //! writes them just before it commits, drops those of a savepoint that rolls back, and after
-//! the commit tells the readers of the outbox in this process ([`committed`]).
+//! the commit tells the readers of the outbox in this process ([`committed`]). On PostgreSQL
+//! the first insert of a transaction writes its event in its own statement instead
+//! ([`none_yet`], [`written`]).
 //!
 //! Writers take no lock: on PostgreSQL their events are inserted without a place, and the
 //! sequencer ([`crate::changes::order`]) gives them their places in commit order once they
@@ -74,6 +76,10 @@ thread_local! {
     static AUTHOR: Cell<Author> = const { Cell::new(Author::Nobody) };
     /// The events of the transaction running on this thread, not written yet.
     static QUEUE: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+    /// The time of the events of the transaction running on this thread ([`time`]).
+    static TIME: Cell<Option<NaiveDateTime>> = const { Cell::new(None) };
+    /// Whether the transaction running on this thread wrote events itself ([`written`]).
+    static WRITTEN: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` (the database work of one request) with its events recorded as `author`'s.
@@ -110,11 +116,36 @@ pub(crate) fn push(conn: &mut Conn<'_>, events: Vec<Event>) -> Result<(), Error>
     Ok(())
 }
 
-/// The time of the writes running on this thread: that of the first event its transaction
-/// queued, so that the events of one transaction share it (SQLite formats it once), else now.
-pub(crate) fn time() -> NaiveDateTime {
-    let first = QUEUE.with_borrow(|queue| queue.first().map(|e| e.created));
-    first.unwrap_or_else(crate::value::now)
+/// The time of the events of the writes on `conn`: the same for every event of a
+/// transaction (SQLite formats it once), taken at its first event; now outside one.
+pub(crate) fn time(conn: &mut Conn<'_>) -> NaiveDateTime {
+    if !conn.in_transaction() {
+        return crate::value::now();
+    }
+    TIME.get().unwrap_or_else(|| {
+        let now = crate::value::now();
+        TIME.set(Some(now));
+        now
+    })
+}
+
+/// Whether the transaction running on this thread has no event yet, queued or [`written`]:
+/// then its first write may insert its event itself, in its own statement, and the events
+/// after it are queued (so that they keep the order of the writes, and the many events of a
+/// bulk write are inserted by a few statements at the commit).
+pub(crate) fn none_yet() -> bool {
+    !WRITTEN.get() && QUEUE.with_borrow(Vec::is_empty)
+}
+
+/// Notes that the statement just run on `conn` inserted events itself: announced after the
+/// commit of the transaction open on `conn`, or at once when none is (the statement has
+/// committed).
+pub(crate) fn written(conn: &mut Conn<'_>) {
+    if conn.in_transaction() {
+        WRITTEN.set(true);
+    } else {
+        announce();
+    }
 }
 
 /// How many events are queued: where a savepoint starts.
@@ -127,14 +158,24 @@ pub(super) fn drop_since(mark: usize) {
     QUEUE.with_borrow_mut(|queue| queue.truncate(mark));
 }
 
-/// Writes the queued events, inside the transaction about to commit; whether there were any.
+/// Writes the queued events, inside the transaction about to commit; whether the
+/// transaction has any (queued or [`written`]).
 pub(super) fn flush(conn: &mut Conn<'_>) -> Result<bool, Error> {
     let events = QUEUE.take();
+    let written = WRITTEN.take();
     if events.is_empty() {
-        return Ok(false);
+        return Ok(written);
     }
     write(conn, &events)?;
     Ok(true)
+}
+
+/// Forgets the time and the events of the transaction that ended on this thread (committed
+/// or rolled back).
+pub(super) fn end() {
+    TIME.set(None);
+    WRITTEN.set(false);
+    QUEUE.with_borrow_mut(Vec::clear);
 }
 
 /// The counter of the times events may have become readable (committed on SQLite, placed on
@@ -347,7 +388,7 @@ impl<C, const ROWS: usize, const NOTIFY: bool> RunQueryDsl<C> for Insert<'_, ROW
 /// sequencer runs in this process. Otherwise this process's sequencer places them right after
 /// the commit and notifies, and every process's sequencer runs once a second anyway: a
 /// notification per write would only cost each listening connection a wake-up per commit.
-fn notifies() -> bool {
+pub(crate) fn notifies() -> bool {
     SEQUENCERS.load(Ordering::Relaxed) == 0
 }
 

@@ -334,8 +334,10 @@ fn by_field_statement<'a>(
 }
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
-/// reads it back (`INSERT ... RETURNING`), with its JSON for the outbox when `meta` records
-/// its changes (docs/changes.md). `pk` reads the new row's primary key (its event names it).
+/// reads it back (`INSERT ... RETURNING`), with its event for the outbox when `meta` records
+/// its changes (docs/changes.md): on PostgreSQL written by the insert's own statement
+/// ([`outbox::inline`]), else queued with the JSON the insert returns. `pk` reads the new
+/// row's primary key (its event names it).
 pub(crate) fn insert<T: FromRow>(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -343,36 +345,66 @@ pub(crate) fn insert<T: FromRow>(
     pk: fn(&T) -> i64,
 ) -> Result<T, Error> {
     let records = meta.records_changes();
+    let event = outbox::inline(conn, meta);
     let Snapshot(row, after) = on_engine!(conn, |c, pg| {
-        let statement = insert_statement(meta, given, pg, records)?;
+        let statement = insert_statement(meta, given, pg, records, event.as_ref())?;
         // The insert is done by the first step; the one row it returns is all there is.
         let mut rows = statement.load_iter::<Snapshot<T>, DefaultLoadingMode>(c)?;
         rows.next()
             .ok_or_else(|| Error::Internal("an insert returned no row".into()))?
+            .map_err(|e| {
+                Error::from(e).explain_missing_table(
+                    "the events table",
+                    crate::db::pending::TABLE,
+                    "plover::changes::ChangeEvent::meta()",
+                )
+            })
     })?;
-    outbox::created(conn, meta, pk(&row), after)?;
+    match event {
+        Some(_) => crate::db::pending::written(conn),
+        None => outbox::created(conn, meta, pk(&row), after)?,
+    }
     stamp::touched(conn, meta)?;
     Ok(row)
 }
 
 /// `INSERT ... RETURNING` every field, and the row's JSON after them when the outbox
-/// records it (`records`).
+/// records it (`records`); with `event`, the insert in a `WITH` that also inserts the row's
+/// event ([`outbox::insert_event`]), every field selected from it.
 fn insert_statement<'a>(
     meta: &ModelMeta,
     given: &[(usize, Arg<'a>)],
     pg: bool,
     records: bool,
+    event: Option<&outbox::Inline>,
 ) -> Result<Statement<'a>, Error> {
+    // 0: the row; 1: and its JSON; 2: and its event; 3: and its event with a notification.
+    let form = match event {
+        Some(event) => 2 + usize::from(event.notify),
+        None => usize::from(records),
+    };
     let shape = |k: &mut Vec<usize>| {
-        k.push(usize::from(records));
+        k.push(form);
         k.extend(given.iter().map(|(i, _)| *i));
     };
+    let fields = |w: &mut Writer<'a>| {
+        for (n, field) in meta.fields.iter().enumerate() {
+            w.sql(if n > 0 { ", " } else { "" });
+            w.ident(field.column);
+        }
+    };
+    // The values given, then the event's, are the only arguments, in order.
+    let known = given.iter().map(|(_, arg)| arg.clone());
+    let known = known.chain(event.into_iter().flat_map(|e| e.args.iter().cloned()));
     statement(
         meta,
         Query::Insert,
         pg,
         &shape,
         &|w| {
+            if event.is_some() {
+                w.sql("WITH \"plover_new\" AS (");
+            }
             w.sql("INSERT INTO ");
             w.ident(meta.table);
             if given.is_empty() {
@@ -390,19 +422,23 @@ fn insert_statement<'a>(
                 }
                 w.sql(")");
             }
-            w.sql(" RETURNING ");
-            for (n, field) in meta.fields.iter().enumerate() {
-                w.sql(if n > 0 { ", " } else { "" });
-                w.ident(field.column);
+            if let Some(event) = event {
+                w.sql(" RETURNING *), ");
+                outbox::insert_event(w, meta, event)?;
+                w.sql("SELECT ");
+                fields(w);
+                w.sql(" FROM \"plover_new\"");
+                return Ok(());
             }
+            w.sql(" RETURNING ");
+            fields(w);
             if records {
                 w.sql(", ");
                 outbox::json(w, meta)?;
             }
             Ok(())
         },
-        // The values given are the only arguments, in order.
-        Some(given.iter().map(|(_, arg)| arg.clone()).collect()),
+        Some(known.collect()),
     )
 }
 

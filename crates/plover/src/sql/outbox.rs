@@ -9,7 +9,9 @@
 //! of its columns, made by the database itself: `json_object` on SQLite, `row_to_json` on
 //! PostgreSQL), so that readers can judge later what a subscriber could see of it.
 //!
-//! The events wait in `db::pending` for the transaction's commit, which writes them last.
+//! The events wait in `db::pending` for the transaction's commit, which writes them last;
+//! but on PostgreSQL the first insert of a transaction writes its created row's event in its
+//! own statement ([`inline`]), so that a single create costs no statement more.
 
 use diesel::RunQueryDsl;
 
@@ -21,6 +23,7 @@ use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::ModelMeta;
 use crate::sql::Arg;
+use crate::value::kind::SqlType;
 
 /// What a write did to a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +85,82 @@ pub(super) fn json(w: &mut Writer<'_>, meta: &ModelMeta) -> Result<(), Error> {
         return Ok(());
     }
     json_object(w, meta)
+}
+
+/// The event of a row of `meta` that an insert writes in its own statement (PostgreSQL):
+/// its values, bound after the row's, and whether the statement notifies the other processes
+/// ([`pending::notifies`]).
+pub(super) struct Inline {
+    pub(super) args: Vec<Arg<'static>>,
+    pub(super) notify: bool,
+}
+
+/// PostgreSQL: the event of a row of `meta` about to be created on `conn`, for the insert to
+/// write itself ([`insert_event`]), when `meta` records its changes and the transaction has no
+/// event yet. Otherwise `None`: the insert returns the row's JSON and [`created`] queues the
+/// event for the commit. Each statement is a round trip to the server, and one more per
+/// single create was most of what the outbox cost it; but the events of a bulk write are
+/// cheaper inserted together at the commit than each by its row's statement (measured:
+/// docs/performance.md), so only a transaction's first event is written this way.
+pub(super) fn inline(conn: &mut Conn<'_>, meta: &ModelMeta) -> Option<Inline> {
+    if !(conn.engine() == crate::db::Engine::Postgres
+        && meta.records_changes()
+        && pending::none_yet())
+    {
+        return None;
+    }
+    let id = |id: Option<i64>| id.map_or(Arg::Null(SqlType::BigInt), Arg::I64);
+    let (user, key) = pending::author().ids();
+    let args = vec![
+        Arg::DateTime(pending::time(conn)),
+        Arg::Text(meta.name.into()),
+        Arg::Text(changed_fields(meta, None, None).into()),
+        id(user),
+        id(key),
+    ];
+    Some(Inline {
+        args,
+        notify: pending::notifies(),
+    })
+}
+
+/// `"plover_new_event" AS (INSERT INTO plover_event ... SELECT ... FROM "plover_new") `: the
+/// part of an insert's `WITH` that writes the created row's event (PostgreSQL), from the row
+/// the `WITH`'s `"plover_new"` inserted (`RETURNING *`), its JSON made there as
+/// [`json`] makes it; with a notification when `event.notify`.
+pub(super) fn insert_event(
+    w: &mut Writer<'_>,
+    meta: &ModelMeta,
+    event: &Inline,
+) -> Result<(), Error> {
+    w.sql("\"plover_new_event\" AS (INSERT INTO ");
+    w.ident(pending::TABLE);
+    w.sql(" (created, model, object_id, op, fields, user_id, api_key_id, row_after) SELECT ");
+    let [created, model, fields, user, key] = event.args.as_slice() else {
+        return Err(Error::Internal("an event without its five values".into()));
+    };
+    w.bind(created.clone());
+    w.sql(", ");
+    w.bind(model.clone());
+    w.sql(", ");
+    w.ident(meta.pk_field().column);
+    w.sql(", ");
+    w.literal(Op::Created.as_str());
+    w.sql(", ");
+    w.bind(fields.clone());
+    w.sql(", ");
+    w.bind(user.clone());
+    w.sql(", ");
+    w.bind(key.clone());
+    w.sql(", row_to_json(\"plover_new\")::text FROM \"plover_new\"");
+    if event.notify {
+        // The channel is named as the table.
+        w.sql(", pg_notify(");
+        w.literal(pending::TABLE);
+        w.sql(", '') AS n");
+    }
+    w.sql(") ");
+    Ok(())
 }
 
 /// Records the creation of row `id` of `meta`, whose JSON is `after` (an insert's `RETURNING`
@@ -163,7 +242,7 @@ fn changed_fields(meta: &ModelMeta, before: Option<&str>, after: Option<&str>) -
 
 /// Queues the events of `rows` for the commit, as the current author's.
 fn record(conn: &mut Conn<'_>, meta: &ModelMeta, op: Op, rows: Vec<Row>) -> Result<(), Error> {
-    let created = pending::time();
+    let created = pending::time(conn);
     let author = pending::author();
     // Every field, for each row created or deleted: written once.
     let every = (op != Op::Updated).then(|| changed_fields(meta, None, None));

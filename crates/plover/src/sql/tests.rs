@@ -257,7 +257,7 @@ fn a_write_returns_the_json_a_read_of_the_row_gives() {
         (2, Arg::I64(3)),
         (3, Arg::Bool(true)),
     ];
-    let statement = insert_statement(meta, &given, false, true).unwrap();
+    let statement = insert_statement(meta, &given, false, true, None).unwrap();
     let inserted: Vec<Snapshot<Entry>> = statement.load(&mut sqlite).unwrap();
     let conn = &mut Conn::Sqlite(&mut sqlite);
     let Snapshot(row, after) = inserted.into_iter().next().unwrap();
