@@ -141,6 +141,7 @@ impl Entry {
     /// metadata: every field but the key with a value for an add or a delete, the fields whose
     /// value differs for a change. `None` for a change that changed no field, or when both are
     /// `None`.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     pub(crate) fn of<M: RestModel + 'static>(
         actor: &Actor,
         before: Option<&M>,
