@@ -26,7 +26,7 @@ use serde_json::{json, Map, Value};
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::model::row::Row;
+use crate::model::row::{Row, Rows};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::sql::cascade::delete_rows;
 use crate::sql::{self, Arg};
@@ -141,6 +141,7 @@ impl Entry {
     /// metadata: every field but the key with a value for an add or a delete, the fields whose
     /// value differs for a change. `None` for a change that changed no field, or when both are
     /// `None`.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     pub(crate) fn of<M: RestModel + 'static>(
         actor: &Actor,
         before: Option<&M>,
@@ -288,18 +289,36 @@ pub(crate) fn explained(e: Error) -> Error {
 /// records each row deleted by `actor`, in one transaction; the number of rows deleted. The
 /// rows are read (and on PostgreSQL locked) in that transaction before the delete, so that
 /// what is recorded is what was deleted.
-pub(crate) fn delete<M: RestModel>(
+pub(crate) fn delete<M: RestModel + 'static>(
     conn: &mut Conn<'_>,
     actor: &Actor,
     ids: &[i64],
     recursive: bool,
 ) -> Result<usize, Error> {
-    let meta = M::meta();
+    let lock = |conn: &mut Conn<'_>, ids: &[i64]| -> Result<Box<dyn Rows>, Error> {
+        Ok(Box::new(sql::rows_locked::<M>(conn, M::meta(), ids)?))
+    };
+    delete_recorded(conn, M::meta(), actor, ids, recursive, &lock)
+}
+
+/// Reads (and on PostgreSQL locks) the rows of some keys, their type erased.
+type LockRows<'a> = dyn Fn(&mut Conn<'_>, &[i64]) -> Result<Box<dyn Rows>, Error> + 'a;
+
+/// [`delete`] of rows of `meta` whose type is erased: `lock` reads (and locks) the rows of
+/// some keys. Compiled once, not once per model.
+fn delete_recorded(
+    conn: &mut Conn<'_>,
+    meta: &'static ModelMeta,
+    actor: &Actor,
+    ids: &[i64],
+    recursive: bool,
+    lock: &LockRows<'_>,
+) -> Result<usize, Error> {
     conn.transaction(|conn| {
-        let rows: Vec<M> = sql::rows_locked(conn, meta, ids)?;
+        let rows = lock(conn, ids)?;
         let deleted = delete_rows(conn, meta, ids, recursive)?;
-        let entries: Vec<Entry> = (rows.iter())
-            .filter_map(|row| Entry::of(actor, Some(row), None))
+        let entries: Vec<Entry> = (0..rows.len())
+            .filter_map(|i| Entry::of_rows(meta, actor, Some(rows.row(i)), None))
             .collect();
         record(conn, &entries)?;
         Ok(deleted)

@@ -2,7 +2,6 @@
 //! model. The pages are written once against these traits, so an application compiles only
 //! the small [`Typed`] glue per model, not every page once per model.
 
-use std::any::Any;
 use std::marker::PhantomData;
 
 use serde_json::Value;
@@ -10,13 +9,11 @@ use serde_json::Value;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::history::{self, Actor};
+pub(crate) use crate::model::row::{typed_changes, typed_row, Changes};
 use crate::model::row::{Row, Rows};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::sql;
-
-/// A model's `Changes`, its type erased.
-pub(crate) type Changes = Box<dyn Any + Send>;
 
 /// The reads and writes of one model.
 pub(crate) trait Model: Send + Sync {
@@ -68,18 +65,6 @@ pub(crate) fn typed_rows<M: 'static>(rows: &dyn Rows) -> Result<&[M], Error> {
         .ok_or_else(|| Error::Internal("rows of another model".into()))
 }
 
-/// The row as its model's, or an internal error.
-pub(crate) fn typed_row<M: 'static>(row: &dyn Row) -> Result<&M, Error> {
-    (row.as_any().downcast_ref::<M>())
-        .ok_or_else(|| Error::Internal("a row of another model".into()))
-}
-
-/// The changes as their model's, or an internal error.
-pub(crate) fn typed_changes<M: RestModel>(changes: &mut Changes) -> Result<&mut M::Changes, Error> {
-    (changes.downcast_mut::<M::Changes>())
-        .ok_or_else(|| Error::Internal("changes of another model".into()))
-}
-
 impl<M: RestModel + 'static> Model for Typed<M> {
     fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error> {
         Ok(Box::new(M::load(conn, select)?))
@@ -112,10 +97,7 @@ impl<M: RestModel + 'static> Model for Typed<M> {
         changes: Changes,
         existing: Option<&dyn Row>,
     ) -> Result<Box<dyn Row>, Error> {
-        let changes = (changes.downcast::<M::Changes>())
-            .map_err(|_| Error::Internal("changes of another model".into()))?;
-        let existing = existing.map(typed_row::<M>).transpose()?;
-        Ok(Box::new(crate::model::save::<M>(conn, *changes, existing)?))
+        crate::model::row::save_erased::<M>(conn, changes, existing)
     }
     fn delete(
         &self,

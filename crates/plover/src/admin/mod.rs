@@ -156,7 +156,7 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
             let mut prepared = model_admin.prepare(exposures);
             prepared.forms.password = password_field;
             if roles {
-                prepared.add_checklists(roles::checklists::<M, U>());
+                prepared.add_checklists(roles::checklists(TypeId::of::<M>(), TypeId::of::<U>()));
             }
             Arc::new(prepared) as Arc<dyn AdminModel>
         }));

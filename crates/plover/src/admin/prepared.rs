@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::action::{check_names, Action, PreparedAction};
 use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed};
-use super::facets::Facets;
+use super::facets::{Facets, ShowFacets};
 use super::inline::{ErasedInline, Posted};
 use super::lookup::{Lookup, Lookups};
 use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
@@ -310,15 +310,33 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
     }
 
     /// Checks the options against the model and builds the tables. Misconfigurations panic
-    /// here, at start.
-    pub(crate) fn prepare(mut self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
-        let meta = M::meta();
+    /// here, at start. Only the options of the model's type are erased here; the rest is
+    /// [`Plain::prepare`], compiled once.
+    pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
         let exposure = self.exposure();
-        let form_fields = form_fields(meta, self.list.fields.as_deref(), &self.list.exclude);
-        let mut columns: Vec<PreparedColumn> = std::mem::take(&mut self.columns)
-            .into_iter()
+        let ModelAdmin {
+            name,
+            columns,
+            list,
+            filter_paginate_by,
+            foreign_key_lookups,
+            delete_collect_objects,
+            delete_recursive,
+            actions,
+            templates,
+            inlines,
+            list_filter,
+            show_facets,
+            count_exact_up_to,
+            list_max_show_all,
+            read_only,
+            ordering,
+            scope,
+            clean,
+        } = self;
+        let columns = (columns.into_iter())
             .map(|c| match c {
-                Column::Field(idx) => PreparedColumn::Field(check_column(meta, &exposure, idx)),
+                Column::Field(idx) => PreparedColumn::Field(idx),
                 Column::Computed { title, value } => {
                     PreparedColumn::Computed(title, erase_value(value))
                 }
@@ -327,6 +345,72 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
                 }
             })
             .collect();
+        let plain = Plain {
+            meta: M::meta(),
+            model: Box::new(Typed::<M>::new()),
+            name,
+            columns,
+            fields: list.fields,
+            exclude: list.exclude,
+            paginate_by: list.paginate_by,
+            filter_paginate_by,
+            foreign_key_lookups,
+            delete_collect_objects,
+            delete_recursive,
+            actions: actions.into_iter().map(Action::erase).collect(),
+            templates,
+            inlines,
+            list_filter,
+            show_facets,
+            count_exact_up_to,
+            list_max_show_all,
+            read_only,
+            ordering,
+            scope,
+            clean: clean.map(erase_clean),
+        };
+        plain.prepare(exposure, exposures)
+    }
+}
+
+/// The options of a `ModelAdmin` with the model's type erased, for [`Plain::prepare`].
+struct Plain {
+    meta: &'static ModelMeta,
+    model: Box<dyn Model>,
+    name: Option<String>,
+    /// The index's columns, fields not checked yet.
+    columns: Vec<PreparedColumn>,
+    fields: Option<Vec<usize>>,
+    exclude: Vec<usize>,
+    paginate_by: i64,
+    filter_paginate_by: i64,
+    foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
+    delete_collect_objects: bool,
+    delete_recursive: bool,
+    actions: Vec<PreparedAction>,
+    templates: Arc<dyn AdminTemplates>,
+    inlines: Vec<ErasedInline>,
+    list_filter: Vec<usize>,
+    show_facets: ShowFacets,
+    count_exact_up_to: i64,
+    list_max_show_all: i64,
+    read_only: bool,
+    ordering: Option<String>,
+    scope: Vec<(String, String)>,
+    clean: Option<ErasedClean>,
+}
+
+impl Plain {
+    /// [`ModelAdmin::prepare`] of the options, `exposure` what the admin exposes.
+    fn prepare(self, exposure: Exposure, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
+        let meta = self.meta;
+        let form_fields = form_fields(meta, self.fields.as_deref(), &self.exclude);
+        let mut columns = self.columns;
+        for column in &columns {
+            if let PreparedColumn::Field(idx) = column {
+                check_column(meta, &exposure, *idx);
+            }
+        }
         if columns.is_empty() {
             columns = exposed_fields(&exposure)
                 .into_iter()
@@ -338,9 +422,9 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
             per_page: self.filter_paginate_by,
         };
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
-        let actions: Vec<PreparedAction> = self.actions.into_iter().map(Action::erase).collect();
+        let actions = self.actions;
         check_names(&name, &actions);
-        let per_page = self.list.paginate_by;
+        let per_page = self.paginate_by;
         // The plan takes any `limit` up to the bound; the index asks for `per_page` itself.
         let max_show_all = self.list_max_show_all.max(per_page);
         let list = rules_for(meta, &exposure, exposures, 0, max_show_all);
@@ -367,7 +451,7 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
         PreparedAdmin {
             name,
             meta,
-            model: Box::new(Typed::<M>::new()),
+            model: self.model,
             list,
             templates: self.templates,
             index: IndexOptions {
@@ -384,7 +468,7 @@ impl<M: RestModel + 'static> ModelAdmin<M> {
                 fields: form_fields,
                 password: None,
                 inlines,
-                clean: self.clean.map(erase_clean),
+                clean: self.clean,
                 checklists: Vec::new(),
             },
             lookups,

@@ -70,15 +70,16 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
     }
 }
 
-/// The checklists of the forms of model `M`, once the tables of permissions are registered:
-/// a group's permissions; the groups and direct permissions of a user (of model `U`).
-pub(super) fn checklists<M: 'static, U: 'static>() -> Vec<Box<dyn ChecklistModel>> {
+/// The checklists of the forms of the model of type `model`, once the tables of permissions
+/// are registered: a group's permissions; the groups and direct permissions of a user (of the
+/// model of type `user`). Not generic: the checklists are compiled once, in Plover.
+pub(super) fn checklists(model: TypeId, user: TypeId) -> Vec<Box<dyn ChecklistModel>> {
     let (gp, ug, up) = (
         GroupPermission::FIELDS,
         UserGroup::FIELDS,
         UserPermission::FIELDS,
     );
-    if TypeId::of::<M>() == TypeId::of::<Group>() {
+    if model == TypeId::of::<Group>() {
         return vec![Box::new(Checklist {
             name: "permissions",
             title: "Permissions",
@@ -88,7 +89,7 @@ pub(super) fn checklists<M: 'static, U: 'static>() -> Vec<Box<dyn ChecklistModel
             choices: permission_choices,
         })];
     }
-    if TypeId::of::<M>() != TypeId::of::<U>() {
+    if model != user {
         return Vec::new();
     }
     vec![

@@ -7,6 +7,11 @@ use std::any::Any;
 use serde_json::Value;
 
 use super::RestModel;
+use crate::db::Conn;
+use crate::error::Error;
+
+/// A model's `Changes`, its type erased.
+pub(crate) type Changes = Box<dyn Any + Send>;
 
 /// A stored row of some model, its type erased.
 pub(crate) trait Row {
@@ -19,6 +24,8 @@ pub(crate) trait Row {
     /// The row itself, for the code of its own model to take back.
     #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     fn as_any(&self) -> &dyn Any;
+    /// The row itself, owned, for the code of its own model to take back.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 impl<M: RestModel + 'static> Row for M {
@@ -32,6 +39,9 @@ impl<M: RestModel + 'static> Row for M {
         RestModel::field_json(self, field)
     }
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
 }
@@ -90,4 +100,42 @@ impl<R: Rows + ?Sized> Rows for Box<R> {
     fn as_any(&self) -> &dyn Any {
         (**self).as_any()
     }
+}
+
+/// The row as its model's, or an internal error.
+pub(crate) fn typed_row<M: 'static>(row: &dyn Row) -> Result<&M, Error> {
+    (row.as_any().downcast_ref::<M>())
+        .ok_or_else(|| Error::Internal("a row of another model".into()))
+}
+
+/// The changes as their model's, or an internal error.
+pub(crate) fn typed_changes<M: RestModel>(changes: &mut Changes) -> Result<&mut M::Changes, Error> {
+    (changes.downcast_mut::<M::Changes>())
+        .ok_or_else(|| Error::Internal("changes of another model".into()))
+}
+
+/// The changes as their model's (read only), or an internal error.
+pub(crate) fn typed_changes_ref<M: RestModel>(changes: &Changes) -> Result<&M::Changes, Error> {
+    (changes.downcast_ref::<M::Changes>())
+        .ok_or_else(|| Error::Internal("changes of another model".into()))
+}
+
+/// [`save`](super::save) of changes and a row whose types are erased: an insert, or an update
+/// of `existing`.
+pub(crate) fn save_erased<M: RestModel + 'static>(
+    conn: &mut Conn<'_>,
+    changes: Changes,
+    existing: Option<&dyn Row>,
+) -> Result<Box<dyn Row>, Error> {
+    let changes = (changes.downcast::<M::Changes>())
+        .map_err(|_| Error::Internal("changes of another model".into()))?;
+    let existing = existing.map(typed_row::<M>).transpose()?;
+    Ok(Box::new(super::save::<M>(conn, *changes, existing)?))
+}
+
+/// The owned row as its model's, or an internal error.
+pub(crate) fn typed_row_owned<M: 'static>(row: Box<dyn Row>) -> Result<M, Error> {
+    (row.into_any().downcast::<M>())
+        .map(|row| *row)
+        .map_err(|_| Error::Internal("a row of another model".into()))
 }

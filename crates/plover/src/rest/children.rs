@@ -275,7 +275,7 @@ impl<C: RestModel> PendingChildren for Pending<'_, C> {
         for (index, mut item) in items {
             set_key::<C>(&mut item.changes, child.fk, parent)?;
             let saved = conn.transaction(|conn| {
-                Prepared::<C>::check_references(conn, &item)?;
+                resource.check_references(conn, &item)?;
                 let row = save::<C>(conn, item.changes, None)?;
                 resource.record(cx, conn, None, Some(&row))?;
                 Ok(row)

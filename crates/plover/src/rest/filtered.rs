@@ -30,7 +30,7 @@ impl<M: RestModel> Prepared<M> {
         let item: ToSave<M> = self.changes_to_save(cx, db, parsed)?;
         let updated = db.write(|conn| {
             let rows = self.matched_rows(conn, &select)?;
-            Self::check_references(conn, &item)?;
+            self.check_references(conn, &item)?;
             for row in &rows {
                 self.check_owner(cx, row)?;
                 if !self.hooks.check_put(cx, row) {

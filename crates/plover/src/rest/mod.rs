@@ -9,6 +9,7 @@ mod children;
 mod conditional;
 mod data;
 mod endpoint;
+mod erased;
 mod filtered;
 mod hooks;
 mod idempotency;

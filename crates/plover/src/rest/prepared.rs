@@ -518,18 +518,6 @@ impl<M: RestModel> Prepared<M> {
         self.serialize_under(&self.joins, cx, conn, rows, sparse, buf)
     }
 
-    /// One object as JSON text, nested resources included.
-    pub(crate) fn one(
-        &self,
-        cx: &Context<'_>,
-        conn: &mut Conn<'_>,
-        obj: M,
-    ) -> Result<Vec<u8>, Error> {
-        self.serialize(cx, conn, std::slice::from_ref(&obj), None, Vec::new())?
-            .into_single()
-            .ok_or_else(|| Error::Internal("serialization lost the object".into()))
-    }
-
     /// [`Prepared::serialize`], the included objects under the scopes of `joins` (the API's,
     /// which a nested resource does not hold itself).
     fn serialize_under(

@@ -5,30 +5,44 @@
 use std::collections::BTreeMap;
 
 use actix_web::http::StatusCode;
-use serde_json::{Map, Value};
 
-use super::body::{ChangesOf, Parsed, ToSave, REQUIRED};
+use super::body::REQUIRED;
+use super::erased::{Item, Writer};
 use super::hooks::Context;
 use super::prepared::{Core, Prepared};
 use super::request::{ApiRequest, Objects, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::listing::{allowed, CREDENTIALS, ON};
-use crate::model::{save, RestModel};
+use crate::model::row::{Changes, Row};
+use crate::model::RestModel;
 use crate::query::{Filter, Op, Select};
-use crate::sql::locked;
+use crate::sql::Arg;
 use crate::value::param::Param;
 
 /// What an upsert wrote of one object.
-struct Written<M> {
-    row: M,
+struct Written {
+    row: Box<dyn Row>,
     created: bool,
 }
 
-impl<M: RestModel> Prepared<M> {
+impl<M: RestModel + 'static> Prepared<M> {
     /// `PUT {prefix}/{name}/?on=<field>`.
     pub(super) fn upsert(
         &self,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+    ) -> Result<Reply, Error> {
+        self.core.upsert(self, cx, req, db)
+    }
+}
+
+impl Core {
+    /// `PUT {prefix}/{name}/?on=<field>`, the model's part done by `w`.
+    fn upsert(
+        &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         req: &ApiRequest,
         db: &mut LazyConn<'_>,
@@ -47,8 +61,7 @@ impl<M: RestModel> Prepared<M> {
         for (index, data) in items.into_iter().enumerate() {
             // Hooks may hash a password per object: none more once the client has gone.
             crate::db::cancel::stop_if_client_gone()?;
-            let item = self.upsert_item(data, on);
-            match item.and_then(|(p, value)| Ok((self.changes_to_save(cx, db, p)?, value))) {
+            match w.upsert_item(cx, db, data, on) {
                 Ok((item, value)) => parsed.push((index, item, value)),
                 Err(e) if one => return Err(e),
                 Err(e) => {
@@ -66,7 +79,8 @@ impl<M: RestModel> Prepared<M> {
                 for (index, item, value) in parsed {
                     crate::db::cancel::stop_if_client_gone()?;
                     // Each object in a savepoint: every object's errors are found.
-                    let item = conn.transaction(|conn| self.upsert_one(cx, conn, item, on, value));
+                    let item =
+                        conn.transaction(|conn| self.upsert_one(w, cx, conn, item, on, value));
                     match item {
                         Ok(item) => written.push(item),
                         Err(e) if one => return Err(e),
@@ -79,13 +93,13 @@ impl<M: RestModel> Prepared<M> {
                     return Err(Error::Items(std::mem::take(&mut errors)));
                 }
                 let created = written.iter().any(|w| w.created);
-                let rows: Vec<M> = written.into_iter().map(|w| w.row).collect();
+                let rows: Vec<Box<dyn Row>> = written.into_iter().map(|w| w.row).collect();
                 if one {
                     let location = created.then(|| format!("{}{}/", req.list_path, rows[0].pk()));
-                    let body = self.serialize(cx, conn, &rows, None, Vec::new())?.buf;
+                    let body = w.serialize(cx, conn, rows, Vec::new())?.buf;
                     return Ok((body, created, location));
                 }
-                let mut body = self.serialize(cx, conn, &rows, None, b"[".to_vec())?.buf;
+                let mut body = w.serialize(cx, conn, rows, b"[".to_vec())?.buf;
                 body.push(b']');
                 Ok((body, created, None))
             })
@@ -103,19 +117,13 @@ impl<M: RestModel> Prepared<M> {
         })
     }
 
-    /// One object of an upsert parsed as the changes of an update (the fields a create needs
-    /// are checked once it is known to create), with its value of the `on` field.
-    fn upsert_item(
-        &self,
-        data: Map<String, Value>,
-        on: usize,
-    ) -> Result<(Parsed<M>, Param), Error> {
-        let field = &M::meta().fields[on];
-        let parsed = self.parse_changes(data, false)?;
-        let value = M::change(&parsed.changes, on)
+    /// The value of the `on` field (`idx`) that an upsert's object gives (`change`), as the
+    /// parameter that finds its row (400 without one).
+    pub(super) fn upsert_value(&self, on: usize, change: Option<Arg<'_>>) -> Result<Param, Error> {
+        let field = &self.meta.fields[on];
+        change
             .and_then(|v| v.to_param())
-            .ok_or_else(|| Error::field(field.json_key(), "needed to find the row (on=)"))?;
-        Ok((parsed, value))
+            .ok_or_else(|| Error::field(field.json_key(), "needed to find the row (on=)"))
     }
 
     /// Writes one object of an upsert: an update of the row that `on` = `value` finds, if
@@ -130,12 +138,13 @@ impl<M: RestModel> Prepared<M> {
     /// last to commit stay.
     fn upsert_one(
         &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
-        item: ToSave<M>,
+        item: Item,
         on: usize,
         value: Param,
-    ) -> Result<Written<M>, Error> {
+    ) -> Result<Written, Error> {
         let mut select = Select {
             filters: vec![Filter {
                 path: vec![on],
@@ -145,22 +154,22 @@ impl<M: RestModel> Prepared<M> {
             limit: Some(1),
             ..Select::default()
         };
-        self.add_scope(cx, &mut select)?;
+        w.add_scope(cx, &mut select)?;
         // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
-        let found = locked::<M>(conn, M::meta(), &select)?.pop();
-        Self::check_references(conn, &item)?;
+        let found = w.locked(conn, &select)?;
+        w.check_references(conn, &item)?;
         let changes = item.changes;
         if let Some(row) = found {
-            return self.upsert_update(cx, conn, &row, changes);
+            return self.upsert_update(w, cx, conn, &*row, changes);
         }
         // A create that a concurrent writer forestalls leaves the changes for the update.
-        let create = M::copy_changes(&changes);
-        match conn.transaction(|conn| self.upsert_create(cx, conn, create)) {
-            Err(e) if e.unique_column() == Some(M::meta().fields[on].column) => {
+        let create = w.copy_changes(&changes)?;
+        match conn.transaction(|conn| self.upsert_create(w, cx, conn, create)) {
+            Err(e) if e.unique_column() == Some(self.meta.fields[on].column) => {
                 // Created meanwhile by a concurrent writer that committed: update it (a row
                 // this request does not see stays a conflict).
-                match locked::<M>(conn, M::meta(), &select)?.pop() {
-                    Some(row) => self.upsert_update(cx, conn, &row, changes),
+                match w.locked(conn, &select)? {
+                    Some(row) => self.upsert_update(w, cx, conn, &*row, changes),
                     None => Err(e),
                 }
             }
@@ -171,17 +180,15 @@ impl<M: RestModel> Prepared<M> {
     /// The update of an upsert: `row`, found by its `on` value, takes `changes`.
     fn upsert_update(
         &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
-        row: &M,
-        changes: M::Changes,
-    ) -> Result<Written<M>, Error> {
-        self.check_owner(cx, row)?;
-        if !self.hooks.check_put(cx, row) {
-            return Err(Error::Forbidden);
-        }
-        let saved = save::<M>(conn, changes, Some(row))?;
-        self.record(cx, conn, Some(row), Some(&saved))?;
+        row: &dyn Row,
+        changes: Changes,
+    ) -> Result<Written, Error> {
+        w.check_edit(cx, row)?;
+        let saved = w.save(conn, changes, Some(row))?;
+        self.record_rows(cx, conn, Some(row), Some(&*saved))?;
         Ok(Written {
             row: saved,
             created: false,
@@ -192,15 +199,16 @@ impl<M: RestModel> Prepared<M> {
     /// set, the row saved and its history recorded.
     fn upsert_create(
         &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
-        mut changes: M::Changes,
-    ) -> Result<M, Error> {
-        if !self.hooks.check_post(cx) {
+        mut changes: Changes,
+    ) -> Result<Box<dyn Row>, Error> {
+        if !w.check_post(cx) {
             return Err(Error::Forbidden);
         }
         let mut missing = BTreeMap::new();
-        for name in self.missing(&ChangesOf::<M>(&mut changes), &[]) {
+        for name in w.missing(&mut changes)? {
             missing.insert(name.to_owned(), REQUIRED.to_owned());
         }
         if !missing.is_empty() {
@@ -210,15 +218,12 @@ impl<M: RestModel> Prepared<M> {
             });
         }
         if let Some((user, idx)) = self.owner_user(cx)? {
-            self.hooks.set_owner(&mut changes, user, idx)?;
+            w.set_owner(&mut changes, user, idx)?;
         }
-        let saved = save::<M>(conn, changes, None)?;
-        self.record(cx, conn, None, Some(&saved))?;
+        let saved = w.save(conn, changes, None)?;
+        self.record_rows(cx, conn, None, Some(&*saved))?;
         Ok(saved)
     }
-}
-
-impl Core {
     /// The field of `?on=`: a unique field this resource lets clients filter on and write
     /// (not the key, not the owner field). Any other parameter but credentials is a 400.
     fn upsert_field(&self, req: &ApiRequest) -> Result<usize, Error> {

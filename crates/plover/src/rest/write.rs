@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::body::{Body, ToSave};
 use super::conditional;
+use super::erased::{Item, Writer};
 use super::hooks::Context;
 use super::idempotency::Once;
 use super::prepared::{Core, Prepared};
@@ -17,20 +18,20 @@ use super::request::{ApiRequest, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
 use crate::history::{self, Actor, Entry};
-use crate::model::{check_reference, save, RestModel};
+use crate::model::row::Row;
+use crate::model::{check_reference, RestModel};
+use crate::query::Select;
 use crate::sql::cascade::delete_rows;
-use crate::sql::rows_locked;
 
-impl<M: RestModel> Prepared<M> {
+impl<M: RestModel + 'static> Prepared<M> {
     /// Checks that every foreign key given refers to an existing row (400 on the sent key).
-    pub(super) fn check_references(conn: &mut Conn<'_>, item: &ToSave<M>) -> Result<(), Error> {
-        let meta = M::meta();
-        for (idx, key) in &item.sent {
-            if let Some(id) = M::change(&item.changes, *idx).and_then(|v| v.as_key()) {
-                check_reference(conn, &meta.fields[*idx], key, id)?;
-            }
-        }
-        Ok(())
+    pub(super) fn check_references(
+        &self,
+        conn: &mut Conn<'_>,
+        item: &ToSave<M>,
+    ) -> Result<(), Error> {
+        let key = |idx| M::change(&item.changes, idx).and_then(|v| v.as_key());
+        self.core.check_references(conn, &item.sent, &key)
     }
 
     /// `POST {prefix}/{name}/`: one object (with its nested children), or the objects of a
@@ -51,24 +52,13 @@ impl<M: RestModel> Prepared<M> {
         if let Some(replay) = once.replay(db)? {
             return Ok(replay);
         }
-        let (mut item, children) = match body.unwrap_or_else(|| self.read_create(req))? {
+        let (item, children) = match body.unwrap_or_else(|| self.read_create(req))? {
             Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
             Body::Parent(data) => self.parse_create(cx, db, data)?,
-            Body::Many(items) => return self.create_many(cx, db, items, &once),
+            Body::Many(items) => return self.core.create_many(self, cx, db, items, &once),
         };
-        if let Some((user, idx)) = self.owner_user(cx)? {
-            self.hooks.set_owner(&mut item.changes, user, idx)?;
-        }
-        once.write(db, |conn| {
-            Self::check_references(conn, &item)?;
-            let row = save::<M>(conn, item.changes, None)?;
-            self.record(cx, conn, None, Some(&row))?;
-            let pk = row.pk();
-            let children = children.write(cx, conn, pk)?;
-            let location = format!("{}{}/", req.list_path, pk);
-            let body = children.add_to(self.one(cx, conn, row)?);
-            Ok(Reply::created(body, Some(location)))
-        })
+        self.core
+            .create(self, cx, req, db, Item::of(item), children, &once)
     }
 
     /// `PUT` or `PATCH` on a record: the body's changes saved on `obj`.
@@ -80,20 +70,11 @@ impl<M: RestModel> Prepared<M> {
         obj: M,
         body: Option<Result<Body<M>, Error>>,
     ) -> Result<Reply, Error> {
-        self.check_owner(cx, &obj)?;
-        if !self.hooks.check_put(cx, &obj) {
-            return Err(Error::Forbidden);
-        }
+        Writer::check_edit(self, cx, &obj)?;
         self.check_if_match_sent(req)?;
         let item = self.changes_to_save(cx, db, self.one_body(req, body)?)?;
-        let obj = db.write(|conn| {
-            let obj = self.current(cx, req, conn, obj)?;
-            Self::check_references(conn, &item)?;
-            let row = save::<M>(conn, item.changes, Some(&obj))?;
-            self.record(cx, conn, Some(&obj), Some(&row))?;
-            self.one(cx, conn, row)
-        })?;
-        Ok(Reply::ok(obj))
+        self.core
+            .edit(self, cx, req, db, Box::new(obj), Item::of(item))
     }
 
     /// `DELETE` on a record: `obj` deleted (dependent rows too, or 409, as
@@ -110,14 +91,93 @@ impl<M: RestModel> Prepared<M> {
             return Err(Error::Forbidden);
         }
         self.check_if_match_sent(req)?;
+        self.core.remove(self, cx, req, db, Box::new(obj))
+    }
+
+    /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
+    /// [`Entry::of`]).
+    pub(super) fn record(
+        &self,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        before: Option<&M>,
+        after: Option<&M>,
+    ) -> Result<(), Error> {
+        self.core.record_rows(
+            cx,
+            conn,
+            before.map(|r| r as &dyn Row),
+            after.map(|r| r as &dyn Row),
+        )
+    }
+}
+
+impl Core {
+    /// [`Prepared::create`] of one object (with its nested children), once checked and
+    /// parsed, the model's part done by `w`.
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        mut item: Item,
+        children: NewChildren<'_>,
+        once: &Once,
+    ) -> Result<Reply, Error> {
+        if let Some((user, idx)) = self.owner_user(cx)? {
+            w.set_owner(&mut item.changes, user, idx)?;
+        }
+        once.write(db, |conn| {
+            w.check_references(conn, &item)?;
+            let row = w.save(conn, item.changes, None)?;
+            self.record_rows(cx, conn, None, Some(&*row))?;
+            let pk = row.pk();
+            let children = children.write(cx, conn, pk)?;
+            let location = format!("{}{}/", req.list_path, pk);
+            let body = children.add_to(self.one(w, cx, conn, row)?);
+            Ok(Reply::created(body, Some(location)))
+        })
+    }
+
+    /// [`Prepared::edit`] once checked and parsed: `item` saved on `obj`.
+    fn edit(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        obj: Box<dyn Row>,
+        item: Item,
+    ) -> Result<Reply, Error> {
+        let obj = db.write(|conn| {
+            let obj = self.current(w, cx, req, conn, obj)?;
+            w.check_references(conn, &item)?;
+            let row = w.save(conn, item.changes, Some(&*obj))?;
+            self.record_rows(cx, conn, Some(&*obj), Some(&*row))?;
+            self.one(w, cx, conn, row)
+        })?;
+        Ok(Reply::ok(obj))
+    }
+
+    /// [`Prepared::remove`] once checked: `obj` deleted.
+    fn remove(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        req: &ApiRequest,
+        db: &mut LazyConn<'_>,
+        obj: Box<dyn Row>,
+    ) -> Result<Reply, Error> {
         let ids = [obj.pk()];
         let delete = |conn: &mut Conn<'_>| match self.actor(cx) {
-            Some(actor) => history::delete::<M>(conn, &actor, &ids, self.writes.delete_recursive),
-            None => delete_rows(conn, M::meta(), &ids, self.writes.delete_recursive),
+            Some(actor) => w.delete(conn, &actor, &ids, self.writes.delete_recursive),
+            None => delete_rows(conn, self.meta, &ids, self.writes.delete_recursive),
         };
         let deleted = if conditional::is_conditional(&req.headers) {
             db.write(|conn| {
-                self.current(cx, req, conn, obj)?;
+                self.current(w, cx, req, conn, obj)?;
                 delete(conn)
             })?
         } else {
@@ -137,6 +197,7 @@ impl<M: RestModel> Prepared<M> {
     /// children are parsed and written with it (their errors by path under its index).
     fn create_many(
         &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         items: Vec<Map<String, Value>>,
@@ -148,10 +209,10 @@ impl<M: RestModel> Prepared<M> {
         for (index, data) in items.into_iter().enumerate() {
             // Parsing may hash a password per object: none more once the client has gone.
             crate::db::cancel::stop_if_client_gone()?;
-            let item = self.parse_create(cx, db, data);
+            let item = w.parse_create(cx, db, data);
             let item = item.and_then(|(mut item, children)| {
                 if let Some((user, idx)) = owner {
-                    self.hooks.set_owner(&mut item.changes, user, idx)?;
+                    w.set_owner(&mut item.changes, user, idx)?;
                 }
                 Ok((item, children))
             });
@@ -173,9 +234,9 @@ impl<M: RestModel> Prepared<M> {
                 for (index, (item, children)) in parsed.into_iter().enumerate() {
                     crate::db::cancel::stop_if_client_gone()?;
                     let saved = conn.transaction(|conn| {
-                        Self::check_references(conn, &item)?;
-                        let row = save::<M>(conn, item.changes, None)?;
-                        self.record(cx, conn, None, Some(&row))?;
+                        w.check_references(conn, &item)?;
+                        let row = w.save(conn, item.changes, None)?;
+                        self.record_rows(cx, conn, None, Some(&*row))?;
                         let children = children.write(cx, conn, row.pk())?;
                         Ok((row, children))
                     });
@@ -192,7 +253,7 @@ impl<M: RestModel> Prepared<M> {
                 if !errors.is_empty() {
                     return Err(Error::Items(std::mem::take(&mut errors)));
                 }
-                let objects = self.serialize(cx, conn, &rows, None, b"[".to_vec())?;
+                let objects = w.serialize(cx, conn, rows, b"[".to_vec())?;
                 let mut body = if self.writes.children.is_empty() {
                     objects.buf
                 } else {
@@ -210,38 +271,69 @@ impl<M: RestModel> Prepared<M> {
     /// changed since the client read it; 404 when it is gone); else `obj` as read before.
     fn current(
         &self,
+        w: &dyn Writer,
         cx: &Context<'_>,
         req: &ApiRequest,
         conn: &mut Conn<'_>,
-        obj: M,
-    ) -> Result<M, Error> {
+        obj: Box<dyn Row>,
+    ) -> Result<Box<dyn Row>, Error> {
         if !conditional::is_conditional(&req.headers) {
             return Ok(obj);
         }
-        let mut rows: Vec<M> = rows_locked(conn, M::meta(), &[obj.pk()])?;
-        let current = rows.pop().ok_or(Error::NotFound)?;
-        let shown = self.serialize(cx, conn, std::slice::from_ref(&current), None, Vec::new())?;
-        conditional::check_write(&req.headers, &crate::http::digest::tag(&shown.buf))?;
+        let select = Select::ids_in(self.meta.pk, &[obj.pk()]);
+        let current = w.locked(conn, &select)?.ok_or(Error::NotFound)?;
+        let shown = w.serialize_one(cx, conn, &*current)?;
+        conditional::check_write(&req.headers, &crate::http::digest::tag(&shown))?;
         Ok(current)
     }
 
+    /// One object as JSON text, nested resources included.
+    fn one(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        row: Box<dyn Row>,
+    ) -> Result<Vec<u8>, Error> {
+        w.serialize(cx, conn, vec![row], Vec::new())?
+            .into_single()
+            .ok_or_else(|| Error::Internal("serialization lost the object".into()))
+    }
+
+    /// Checks that every foreign key given refers to an existing row (400 on the key sent):
+    /// `sent` the fields given with their keys, `key` the value of a field given, if a key.
+    pub(super) fn check_references(
+        &self,
+        conn: &mut Conn<'_>,
+        sent: &[(usize, String)],
+        key: &dyn Fn(usize) -> Option<i64>,
+    ) -> Result<(), Error> {
+        for (idx, name) in sent {
+            if let Some(id) = key(*idx) {
+                check_reference(conn, &self.meta.fields[*idx], name, id)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Records a write of this resource in the history, if it keeps one (`before`/`after` as
-    /// [`Entry::of`]).
-    pub(super) fn record(
+    /// [`Entry::of_rows`]).
+    pub(super) fn record_rows(
         &self,
         cx: &Context<'_>,
         conn: &mut Conn<'_>,
-        before: Option<&M>,
-        after: Option<&M>,
+        before: Option<&dyn Row>,
+        after: Option<&dyn Row>,
     ) -> Result<(), Error> {
         match self.actor(cx) {
-            Some(actor) => history::record(conn, Entry::of(&actor, before, after).as_slice()),
+            Some(actor) => history::record(
+                conn,
+                Entry::of_rows(self.meta, &actor, before, after).as_slice(),
+            ),
             None => Ok(()),
         }
     }
-}
 
-impl Core {
     /// Who the history records as the author of this request's write; `None` when the
     /// resource keeps no history.
     pub(super) fn actor(&self, cx: &Context<'_>) -> Option<Actor> {
