@@ -1174,6 +1174,10 @@ async fn bulk_delete_confirms_the_selected_rows_then_deletes_them_only() {
         "{html}"
     );
     assert!(!html.contains("data-confirm"), "{html}");
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"confirm\" value=\"ask\">"),
+        "the index's form asks for the confirmation page: {html}"
+    );
 
     // Go: a confirmation page lists the rows, their count and what goes with them; nothing
     // is deleted yet.
@@ -1181,7 +1185,12 @@ async fn bulk_delete_confirms_the_selected_rows_then_deletes_them_only() {
     let resp = post(
         &root,
         place,
-        &[("action", "delete"), ("id", "3"), ("id", "1")],
+        &[
+            ("action", "delete"),
+            ("id", "3"),
+            ("id", "1"),
+            ("confirm", "ask"),
+        ],
     )
     .await;
     let html = resp.expect(200).text();
@@ -1259,6 +1268,12 @@ async fn bulk_delete_confirms_the_selected_rows_then_deletes_them_only() {
     );
     assert_eq!(app.count("amodel"), 2);
 
+    // A script's bulk delete, without the `confirm` field the index's form sends, deletes at
+    // once (docs/admin.md#actions).
+    let resp = post(&root, place, &[("action", "delete"), ("id", "4")]).await;
+    assert_eq!(see_other(&resp), place);
+    assert_eq!(app.count("amodel"), 1);
+
     // An unknown action or a bad id: 400, nothing deleted.
     post(&root, "/admin/amodel/", &[("action", "bogus"), ("id", "2")])
         .await
@@ -1273,7 +1288,7 @@ async fn bulk_delete_confirms_the_selected_rows_then_deletes_them_only() {
     post(&root, "/admin/amodel/", &[("id", "2")])
         .await
         .expect(400);
-    assert_eq!(app.count("amodel"), 2);
+    assert_eq!(app.count("amodel"), 1);
 }
 
 /// POSTs the export form of `model` with these filters (a query string) and fields.

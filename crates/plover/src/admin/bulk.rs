@@ -55,7 +55,15 @@ impl PreparedAdmin {
                 notice: Notice::text(format!("{label}: no row was selected, nothing was done.")),
             });
         }
-        if cx.req.field("confirm") != Some("yes") {
+        // The index's form asks for the confirmation page (`confirm=ask`), whose form confirms
+        // (`confirm=yes`); a bare bulk delete (`action=delete` and the ids, as a script sends
+        // it: docs/admin.md#actions) deletes at once.
+        let ask = match cx.req.field("confirm") {
+            Some("yes") => false,
+            Some(_) => true,
+            None => action.is_some(),
+        };
+        if ask {
             return self.action_page(cx, conn, action, &ids, None);
         }
         let Some(action) = action else {
