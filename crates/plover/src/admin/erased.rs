@@ -21,8 +21,8 @@ pub(crate) trait Model: Send + Sync {
     fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error>;
     /// The row with this primary key.
     fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error>;
-    /// The row with this primary key, locked for the rest of the transaction (PostgreSQL).
-    fn load_locked(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error>;
+    /// The rows with these primary keys, locked for the rest of the transaction (PostgreSQL).
+    fn load_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<Box<dyn Row>>, Error>;
     /// No changes.
     fn changes(&self) -> Changes;
     /// Sets one field of `changes` from JSON (the message says why it cannot).
@@ -72,9 +72,12 @@ impl<M: RestModel + 'static> Model for Typed<M> {
     fn load_pk(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error> {
         Ok(M::load_pk(conn, pk)?.map(|row| Box::new(row) as Box<dyn Row>))
     }
-    fn load_locked(&self, conn: &mut Conn<'_>, pk: i64) -> Result<Option<Box<dyn Row>>, Error> {
-        let mut rows: Vec<M> = sql::rows_locked(conn, M::meta(), &[pk])?;
-        Ok(rows.pop().map(|row| Box::new(row) as Box<dyn Row>))
+    fn load_locked(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<Box<dyn Row>>, Error> {
+        let rows: Vec<M> = sql::rows_locked(conn, M::meta(), ids)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| Box::new(row) as Box<dyn Row>)
+            .collect())
     }
     fn changes(&self) -> Changes {
         Box::new(M::Changes::default())

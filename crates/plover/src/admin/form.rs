@@ -205,7 +205,7 @@ impl PreparedAdmin {
         let Some(row) = row else {
             return Ok(None);
         };
-        let current = (self.model.load_locked(conn, row.pk())?).ok_or(Error::NotFound)?;
+        let current = (self.model.load_locked(conn, &[row.pk()])?.pop()).ok_or(Error::NotFound)?;
         match cx.req.field(VERSION) {
             Some(sent) if sent != self.version(&*current) => Err(Error::PreconditionFailed),
             _ => Ok(Some(current)),

@@ -3,10 +3,11 @@
 //! This module holds the option ([`Inline`]) and the rows a form submits ([`Posted`]); the
 //! preparation, the table and the save are in `inline_form`.
 
-use std::any::Any;
+use std::any::TypeId;
 use std::collections::BTreeMap;
 
-use crate::model::{Field, RestModel};
+use super::erased::Model;
+use crate::model::{Field, ModelMeta, RestModel};
 
 /// The children of model `C` edited on the parent's add and edit pages
 /// ([`ModelAdmin::inline`](super::ModelAdmin::inline)): the rows whose foreign key `fk` refers to the parent.
@@ -95,12 +96,30 @@ impl<C: RestModel> Inline<C> {
 }
 
 /// An [`Inline`] with its child type erased, as the model admin keeps it until the admin is
-/// set up (`inline_form` makes it and prepares it).
-pub(crate) struct ErasedInline(pub(crate) Box<dyn Any + Send + Sync>);
+/// set up (`inline_form` makes it and prepares it): the child model's tables and indexes, and
+/// its reads and writes.
+pub(crate) struct ErasedInline {
+    /// The child model.
+    pub(crate) meta: &'static ModelMeta,
+    /// The child model's type, as the registrations are keyed.
+    pub(crate) child: TypeId,
+    /// The foreign key to the parent (an index of the child's fields).
+    pub(crate) fk: usize,
+    /// The columns given ([`Inline::fields`]), if any.
+    pub(crate) fields: Option<Vec<usize>>,
+    pub(crate) extra: usize,
+    pub(crate) max_shown: usize,
+    pub(crate) can_delete: bool,
+    /// The child model's reads and writes.
+    pub(crate) model: Box<dyn Model>,
+}
 
 impl std::fmt::Debug for ErasedInline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ErasedInline").finish_non_exhaustive()
+        f.debug_struct("ErasedInline")
+            .field("model", &self.meta.name)
+            .field("fk", &self.meta.fields[self.fk].name)
+            .finish_non_exhaustive()
     }
 }
 

@@ -16,21 +16,20 @@ use std::collections::{BTreeMap, HashMap};
 use actix_web::ResponseError;
 use serde_json::Value;
 
-use super::erased::Changes;
+use super::erased::{Changes, Typed};
 use super::form::{parse_input, refusal};
 use super::inline::{ErasedInline, Inline, Posted, PostedRow};
-use super::model_admin::ModelAdmin;
 use super::names::in_sentence;
 use super::page::plain_text;
-use super::prepared::{bad_request, AdminRequest, Cx, Exposure, InlineModel, Parts, PreparedAdmin};
+use super::prepared::{
+    bad_request, AdminRequest, Cx, Exposure, InlineModel, ListOptions, Parts, Plain, PreparedAdmin,
+};
 use super::views::{FormField, InlineRow, InlineView, Widget};
 use crate::db::{cancel, Conn};
 use crate::error::Error;
-use crate::history;
 use crate::model::row::Row;
 use crate::model::{usernames, FieldKind, ModelMeta, RestModel};
 use crate::query::{Filter, Op, Order, Param, Select};
-use crate::sql;
 
 /// Where a template row's number goes in its inputs' names; the "Add another" script puts the
 /// next free number there.
@@ -42,27 +41,33 @@ const PK_INPUT: &str = "_pk";
 /// The delete checkbox of a stored child, after `{prefix}-{n}-`.
 const DELETE_INPUT: &str = "_delete";
 
-/// An [`Inline`] with its child type erased, until the admin is set up.
-trait InlineSetup: Send + Sync {
-    /// Checks it against the parent's model and builds its tables; panics on a
-    /// misconfiguration.
-    fn prepare(
-        self: Box<Self>,
-        parent: &'static ModelMeta,
-        parent_name: &str,
-        exposures: &HashMap<TypeId, Exposure>,
-    ) -> Box<dyn InlineModel>;
+impl<C: RestModel> Inline<C> {
+    /// This inline with its child type erased, for the model admin to keep.
+    pub(crate) fn erase(self) -> ErasedInline {
+        ErasedInline {
+            meta: C::meta(),
+            child: TypeId::of::<C>(),
+            fk: self.fk.index(),
+            fields: (self.fields).map(crate::model::indexes),
+            extra: self.extra,
+            max_shown: self.max_shown,
+            can_delete: self.can_delete,
+            model: Box::new(Typed::<C>::new()),
+        }
+    }
 }
 
-impl<C: RestModel> InlineSetup for Inline<C> {
+impl ErasedInline {
+    /// Checks the inline against the parent's model and builds its tables; panics on a
+    /// misconfiguration.
     fn prepare(
-        self: Box<Self>,
+        self,
         parent: &'static ModelMeta,
         parent_name: &str,
         exposures: &HashMap<TypeId, Exposure>,
     ) -> Box<dyn InlineModel> {
-        let meta = C::meta();
-        let fk = self.fk.index();
+        let meta = self.meta;
+        let fk = self.fk;
         let fk_field = &meta.fields[fk];
         let at = format!("plover admin: the inline of {} on {parent_name}", meta.name);
         match fk_field.fk.map(|t| t()) {
@@ -81,34 +86,35 @@ impl<C: RestModel> InlineSetup for Inline<C> {
         // The child's write path: a model admin whose forms are the inline's fields (and the
         // foreign key, set by the inline, not shown). By default, what the child model's forms
         // show (never a write-only field).
-        let child_admin = match self.fields {
-            None => ModelAdmin::<C>::new(),
-            Some(given) => {
-                for field in &given {
-                    let (idx, name) = (field.index(), field.name());
-                    assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
-                    assert!(
-                        idx != fk,
-                        "{at}: `fields` names `{name}`, the foreign key the inline sets itself"
-                    );
-                }
-                for (idx, field) in meta.fields.iter().enumerate() {
-                    let needed = field.required && idx != meta.pk && idx != fk;
-                    assert!(
-                        !needed || given.iter().any(|f| f.index() == idx),
-                        "{at}: `{}` is required and not among the inline's fields: show it or \
-                         give it a default (#[rest(default = ...)])",
-                        field.name
-                    );
-                }
-                ModelAdmin::<C>::new().fields(given.into_iter().chain([self.fk]))
+        let fields = self.fields.map(|given| {
+            for &idx in &given {
+                let name = meta.fields[idx].name;
+                assert!(idx != meta.pk, "{at}: `fields` names the key `{name}`");
+                assert!(
+                    idx != fk,
+                    "{at}: `fields` names `{name}`, the foreign key the inline sets itself"
+                );
             }
+            for (idx, field) in meta.fields.iter().enumerate() {
+                let needed = field.required && idx != meta.pk && idx != fk;
+                assert!(
+                    !needed || given.contains(&idx),
+                    "{at}: `{}` is required and not among the inline's fields: show it or \
+                     give it a default (#[rest(default = ...)])",
+                    field.name
+                );
+            }
+            given.into_iter().chain([fk]).collect()
+        });
+        let shown = ListOptions {
+            fields,
+            ..ListOptions::default()
         };
-        let mut inner = child_admin.prepare(exposures);
+        let mut inner = Plain::new(meta, self.model).prepare(shown, exposures);
         inner.forms.fields.retain(|&i| i != fk);
         assert!(!inner.forms.fields.is_empty(), "{at}: `fields` is empty");
-        let registered = exposures.get(&TypeId::of::<C>());
-        Box::new(PreparedInline::<C> {
+        let registered = exposures.get(&self.child);
+        Box::new(PreparedInline {
             prefix: meta.name.to_owned(),
             fk,
             inner,
@@ -117,20 +123,9 @@ impl<C: RestModel> InlineSetup for Inline<C> {
             can_delete: self.can_delete,
             delete_recursive: registered.is_none_or(|e| e.delete_recursive),
             admin: registered.map(|e| e.name.clone()),
-            child: std::marker::PhantomData,
         })
     }
-}
 
-impl<C: RestModel> Inline<C> {
-    /// This inline with its child type erased, for the model admin to keep.
-    pub(crate) fn erase(self) -> ErasedInline {
-        let setup: Box<dyn InlineSetup> = Box::new(self);
-        ErasedInline(Box::new(setup))
-    }
-}
-
-impl ErasedInline {
     /// Prepares a model admin's inlines: each checked, and no two with one prefix.
     pub(crate) fn prepare_all(
         parent: &'static ModelMeta,
@@ -140,10 +135,7 @@ impl ErasedInline {
     ) -> Vec<Box<dyn InlineModel>> {
         let inlines: Vec<Box<dyn InlineModel>> = specs
             .into_iter()
-            .map(|spec| match spec.0.downcast::<Box<dyn InlineSetup>>() {
-                Ok(setup) => setup.prepare(parent, parent_name, exposures),
-                Err(_) => unreachable!("an ErasedInline holds what Inline::erase made"),
-            })
+            .map(|spec| spec.prepare(parent, parent_name, exposures))
             .collect();
         for (i, inline) in inlines.iter().enumerate() {
             assert!(
@@ -156,8 +148,8 @@ impl ErasedInline {
     }
 }
 
-/// An inline of child model `C`, prepared.
-struct PreparedInline<C: RestModel> {
+/// An inline, prepared: the child model's reads and writes are its admin's (`inner`).
+struct PreparedInline {
     prefix: String,
     fk: usize,
     /// The child's admin as the inline shows it: `form_fields` are the inline's columns, and
@@ -170,12 +162,16 @@ struct PreparedInline<C: RestModel> {
     delete_recursive: bool,
     /// The child model's admin name, when it has one (links to its pages).
     admin: Option<String>,
-    child: std::marker::PhantomData<fn() -> C>,
 }
 
-impl<C: RestModel + 'static> PreparedInline<C> {
+impl PreparedInline {
     fn fields(&self) -> &[usize] {
         &self.inner.forms.fields
+    }
+
+    /// The child model.
+    fn meta(&self) -> &'static ModelMeta {
+        self.inner.meta
     }
 
     /// Whether a checkbox's text means checked, as the forms read it.
@@ -184,22 +180,23 @@ impl<C: RestModel + 'static> PreparedInline<C> {
     }
 
     /// The defaults of a new child.
-    fn defaults() -> C::Changes {
-        let mut defaults = C::Changes::default();
-        C::fill_defaults(&mut defaults);
+    fn defaults(&self) -> Changes {
+        let mut defaults = self.inner.model.changes();
+        self.inner.model.fill_defaults(&mut defaults);
         defaults
     }
 
     /// Whether a new row holds nothing typed: every input empty, every checkbox as its
     /// default.
-    fn is_blank(&self, row: &PostedRow, defaults: &C::Changes) -> bool {
-        let meta = C::meta();
+    fn is_blank(&self, row: &PostedRow, defaults: &Changes) -> bool {
+        let meta = self.meta();
         (self.fields().iter().zip(&row.raw)).all(|(&idx, raw)| {
             let field = &meta.fields[idx];
             if field.read_only {
                 true
             } else if field.kind == FieldKind::Bool {
-                let default = C::changes_json(defaults, idx) == Some(Value::Bool(true));
+                let default =
+                    self.inner.model.changes_json(defaults, idx) == Some(Value::Bool(true));
                 Self::is_checked(raw.as_deref()) == default
             } else {
                 raw.as_deref().is_none_or(|v| v.trim().is_empty())
@@ -208,9 +205,9 @@ impl<C: RestModel + 'static> PreparedInline<C> {
     }
 
     /// The changes a row makes, its errors into `row.errors`.
-    fn changes(&self, row: &mut PostedRow) -> C::Changes {
-        let meta = C::meta();
-        let mut changes = C::Changes::default();
+    fn changes(&self, row: &mut PostedRow) -> Changes {
+        let meta = self.meta();
+        let mut changes = self.inner.model.changes();
         let adding = row.pk.is_none();
         for (&idx, raw) in self.fields().iter().zip(&row.raw) {
             let field = &meta.fields[idx];
@@ -235,7 +232,7 @@ impl<C: RestModel + 'static> PreparedInline<C> {
                     }
                 },
             };
-            if let Err(message) = C::set_json(&mut changes, idx, &value) {
+            if let Err(message) = self.inner.model.set_json(&mut changes, idx, &value) {
                 row.errors.insert(field.name.to_owned(), message);
             }
         }
@@ -243,21 +240,22 @@ impl<C: RestModel + 'static> PreparedInline<C> {
     }
 
     /// Whether `changes` sets every field it sets to the value `child` has.
-    fn unchanged(changes: &C::Changes, child: &C) -> bool {
-        (0..C::meta().fields.len()).all(|idx| {
-            C::changes_json(changes, idx).is_none_or(|value| value == child.field_json(idx))
+    fn unchanged(&self, changes: &Changes, child: &dyn Row) -> bool {
+        (0..self.meta().fields.len()).all(|idx| {
+            (self.inner.model.changes_json(changes, idx))
+                .is_none_or(|value| value == child.field_json(idx))
         })
     }
 
     /// Records why a write of `row` was refused; an error that is not the row's fault is the
     /// request's.
     fn refused(&self, row: &mut PostedRow, error: Error) -> Result<(), Error> {
-        let meta = C::meta();
+        let meta = self.meta();
         let shown = |name: &str| {
             (self.fields().iter())
                 .any(|&i| meta.fields[i].name == name && !meta.fields[i].read_only)
         };
-        match refusal(C::meta(), error) {
+        match refusal(meta, error) {
             Ok(refused) => {
                 let whole = refused.fields.is_empty();
                 for (field, message) in refused.fields {
@@ -292,7 +290,7 @@ impl<C: RestModel + 'static> PreparedInline<C> {
         errors: &BTreeMap<String, String>,
         delete: bool,
     ) -> InlineRow {
-        let meta = C::meta();
+        let meta = self.meta();
         let prefix = format!("{}-{number}", self.prefix);
         let fields = (self.fields().iter().zip(template))
             .map(|(&idx, input)| {
@@ -356,10 +354,10 @@ fn add_row_error(row: &mut PostedRow, message: String) {
         .or_insert(message);
 }
 
-impl<C: RestModel + 'static> PreparedInline<C> {
+impl PreparedInline {
     /// The rows of a form sent back: each as it was typed, with its errors.
     fn posted_rows(&self, template: &[FormField], posted: &Posted) -> Vec<InlineRow> {
-        let meta = C::meta();
+        let meta = self.meta();
         let mut rows = Vec::new();
         for row in &posted.rows {
             let text = |idx: usize| {
@@ -386,11 +384,11 @@ impl<C: RestModel + 'static> PreparedInline<C> {
         template: &[FormField],
         blank: &dyn Fn(usize) -> Option<Value>,
     ) -> Result<Shown, Error> {
-        let meta = C::meta();
+        let meta = self.meta();
         let none = BTreeMap::new();
         let (mut more, mut all) = (None, None);
         let mut children = match parent {
-            Some(parent) => C::load(
+            Some(parent) => Some(self.inner.model.load(
                 conn,
                 &Select {
                     filters: vec![Filter {
@@ -402,10 +400,10 @@ impl<C: RestModel + 'static> PreparedInline<C> {
                     limit: Some(i64::try_from(self.max_shown).unwrap_or(i64::MAX - 1) + 1),
                     ..Select::default()
                 },
-            )?,
-            None => Vec::new(),
+            )?),
+            None => None,
         };
-        if children.len() > self.max_shown {
+        if let Some(children) = children.as_mut().filter(|c| c.len() > self.max_shown) {
             children.truncate(self.max_shown);
             more = Some(format!(
                 "Only the first {} {} are shown here.",
@@ -420,7 +418,7 @@ impl<C: RestModel + 'static> PreparedInline<C> {
             });
         }
         let mut rows = Vec::new();
-        for child in &children {
+        for child in children.iter().flat_map(|c| c.iter()) {
             let number = rows.len().to_string();
             let stored = |idx: usize| Some(child.field_json(idx));
             rows.push(self.row(template, &number, Some(child.pk()), &stored, &none, false));
@@ -441,13 +439,13 @@ struct Shown {
     all: Option<String>,
 }
 
-impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
+impl InlineModel for PreparedInline {
     fn prefix(&self) -> &str {
         &self.prefix
     }
 
     fn parse(&self, req: &AdminRequest, room: usize) -> Result<Posted, Error> {
-        let meta = C::meta();
+        let meta = self.meta();
         let start = format!("{}-", self.prefix);
         let mut rows: BTreeMap<u32, PostedRow> = BTreeMap::new();
         for (key, value) in &req.form {
@@ -507,7 +505,7 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
                 )));
             }
         }
-        let defaults = Self::defaults();
+        let defaults = self.defaults();
         Ok(Posted {
             rows: rows
                 .into_values()
@@ -523,7 +521,7 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
         parent: Option<i64>,
         posted: &mut Posted,
     ) -> Result<(), Error> {
-        let meta = C::meta();
+        let meta = self.meta();
         let ids: Vec<i64> = posted.rows.iter().filter_map(|r| r.pk).collect();
         let Some(parent) = parent else {
             if !ids.is_empty() {
@@ -539,7 +537,7 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
             return Ok(());
         };
         // The children edited or deleted, read and locked in this transaction.
-        let current: HashMap<i64, C> = sql::rows_locked::<C>(conn, meta, &ids)?
+        let current: HashMap<i64, Box<dyn Row>> = (self.inner.model.load_locked(conn, &ids)?)
             .into_iter()
             .map(|child| (child.pk(), child))
             .collect();
@@ -558,7 +556,8 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
         // additions, in the order of the form.
         for row in posted.rows.iter_mut().filter(|r| r.delete) {
             let Some(pk) = row.pk else { continue };
-            let deleted = history::delete::<C>(conn, &cx.req.actor, &[pk], self.delete_recursive);
+            let deleted =
+                (self.inner.model).delete(conn, &cx.req.actor, &[pk], self.delete_recursive);
             if let Err(e) = deleted {
                 self.refused(row, e)?;
             }
@@ -570,15 +569,18 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
                 continue;
             }
             let existing = row.pk.and_then(|pk| current.get(&pk));
-            if existing.is_some_and(|child| Self::unchanged(&changes, child)) {
+            if existing.is_some_and(|child| self.unchanged(&changes, &**child)) {
                 continue; // a stored child left as it is: nothing to write
             }
             if existing.is_none() {
-                C::set_json(&mut changes, self.fk, &Value::from(parent))
-                    .map_err(|m| Error::Internal(format!("inline foreign key: {m}")))?;
+                (self
+                    .inner
+                    .model
+                    .set_json(&mut changes, self.fk, &Value::from(parent)))
+                .map_err(|m| Error::Internal(format!("inline foreign key: {m}")))?;
             }
-            let existing = existing.map(|child| child as &dyn Row);
-            if let Err(e) = self.inner.save(cx, conn, Box::new(changes), existing) {
+            let existing = existing.map(|child| &**child);
+            if let Err(e) = self.inner.save(cx, conn, changes, existing) {
                 self.refused(row, e)?;
             }
         }
@@ -593,11 +595,11 @@ impl<C: RestModel + 'static> InlineModel for PreparedInline<C> {
         posted: Option<&Posted>,
         max_rows: usize,
     ) -> Result<InlineView, Error> {
-        let meta = C::meta();
-        let defaults = Self::defaults();
+        let meta = self.meta();
+        let defaults = self.defaults();
         // A new row's inputs are empty (a default applies), but for checkboxes.
         let blank = |idx: usize| match meta.fields[idx].kind {
-            FieldKind::Bool => C::changes_json(&defaults, idx),
+            FieldKind::Bool => self.inner.model.changes_json(&defaults, idx),
             _ => None,
         };
         // The widgets, made once (a foreign key's select is one query for all rows).

@@ -1,15 +1,22 @@
 //! `ModelAdmin`: how one model appears in the admin.
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::action::Action;
+use super::erased::{typed_changes, typed_row, typed_rows, Changes, Typed};
 use super::facets::ShowFacets;
-use super::inline::{ErasedInline, Inline};
-use super::templates::{AdminTemplates, DefaultTemplates};
+use super::inline::Inline;
+use super::prepared::{
+    ErasedClean, Exposure, ListOptions, PageValues, Plain, PreparedAdmin, PreparedColumn, RowValue,
+};
+use super::templates::AdminTemplates;
 use crate::db::Conn;
 use crate::error::Error;
 use crate::listing::{list_setters, ListSpec};
-use crate::model::{Field, ModelMeta, RestModel};
+use crate::model::row::{Row, Rows};
+use crate::model::{Field, RestModel};
 
 /// A check of a submitted write run before the model's own rules (the webhook endpoints'
 /// admin checks URLs and makes secrets so): it may complete the changes, and refuses with a
@@ -116,41 +123,17 @@ impl<M: RestModel> From<Field<M>> for Column<M> {
 ///     .paginate_by(50);
 /// ```
 pub struct ModelAdmin<M: RestModel> {
-    pub(crate) name: Option<String>,
-    pub(crate) columns: Vec<Column<M>>,
     pub(crate) list: ListSpec<M>,
-    pub(crate) filter_paginate_by: i64,
-    /// `(foreign key, the model it must refer to, the field of that model searched)`, by index.
-    pub(crate) foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
-    pub(crate) delete_collect_objects: bool,
-    pub(crate) delete_recursive: bool,
-    pub(crate) actions: Vec<Action<M>>,
-    pub(crate) templates: Arc<dyn AdminTemplates>,
-    /// The children edited on the edit page ([`ModelAdmin::inline`]), in order.
-    pub(crate) inlines: Vec<ErasedInline>,
-    /// `list_filter`: the fields of the index's facets, by index.
-    pub(crate) list_filter: Vec<usize>,
-    pub(crate) show_facets: ShowFacets,
-    pub(crate) count_exact_up_to: i64,
-    /// `list_max_show_all`: the most rows one index page shows (its `limit`, "Show all").
-    pub(crate) list_max_show_all: i64,
-    /// `read_only`: no add, edit or import pages; rows are shown, deleted and acted on.
-    pub(crate) read_only: bool,
-    /// The index's `ordering` when the request gives none (`-id`).
-    pub(crate) ordering: Option<String>,
-    /// Filters every index and export of this admin applies before the request's, in the
-    /// REST syntax (`kind=plover.webhook`): a view of some rows, not a permission.
-    pub(crate) scope: Vec<(String, String)>,
-    /// The check every add and edit of this admin runs first.
-    pub(crate) clean: Option<Clean<M>>,
+    /// The other options, the model's type erased as they are set.
+    pub(crate) plain: Plain,
 }
 
 impl<M: RestModel> std::fmt::Debug for ModelAdmin<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelAdmin")
             .field("model", &M::meta().name)
-            .field("name", &self.name)
-            .field("columns", &self.columns)
+            .field("name", &self.plain.name)
+            .field("columns", &self.plain.columns)
             .finish_non_exhaustive()
     }
 }
@@ -165,36 +148,20 @@ impl<M: RestModel> ModelAdmin<M> {
     /// Every field in forms and columns, 20 rows a page, dependents collected and deleted.
     pub fn new() -> ModelAdmin<M> {
         ModelAdmin {
-            name: None,
-            columns: Vec::new(),
             list: ListSpec::default(),
-            filter_paginate_by: 15,
-            foreign_key_lookups: Vec::new(),
-            delete_collect_objects: true,
-            delete_recursive: true,
-            actions: Vec::new(),
-            templates: Arc::new(DefaultTemplates),
-            inlines: Vec::new(),
-            list_filter: Vec::new(),
-            show_facets: ShowFacets::Allow,
-            count_exact_up_to: 10_000,
-            list_max_show_all: 200,
-            read_only: false,
-            ordering: None,
-            scope: Vec::new(),
-            clean: None,
+            plain: Plain::new(M::meta(), Box::new(Typed::<M>::new())),
         }
     }
 
     /// The URL name (default: the model's API name).
     pub fn name(mut self, name: &str) -> Self {
-        self.name = Some(name.to_owned());
+        self.plain.name = Some(name.to_owned());
         self
     }
 
     /// The index columns, in order (default: the primary key and every form field).
     pub fn columns(mut self, columns: impl IntoIterator<Item = Column<M>>) -> Self {
-        self.columns = columns.into_iter().collect();
+        self.plain.columns = columns.into_iter().map(Column::erase).collect();
         self
     }
 
@@ -212,13 +179,13 @@ impl<M: RestModel> ModelAdmin<M> {
     /// `limit` over it is refused with a message on the page (status 400), which shows
     /// [`list_per_page`](ModelAdmin::list_per_page) rows. Never below `list_per_page`.
     pub fn list_max_show_all(mut self, n: i64) -> Self {
-        self.list_max_show_all = n.max(1);
+        self.plain.list_max_show_all = n.max(1);
         self
     }
 
     /// Rows per page of a foreign-key lookup (default 15).
     pub fn filter_paginate_by(mut self, n: i64) -> Self {
-        self.filter_paginate_by = n.max(1);
+        self.plain.filter_paginate_by = n.max(1);
         self
     }
 
@@ -226,28 +193,29 @@ impl<M: RestModel> ModelAdmin<M> {
     /// (`(Message::FIELDS.user_id, User::FIELDS.username)`), instead of a select listing the
     /// related rows. That `field` refers to `N` is checked when the admin is set up.
     pub fn foreign_key_lookup<N: RestModel>(mut self, field: Field<M>, column: Field<N>) -> Self {
-        self.foreign_key_lookups
+        self.plain
+            .foreign_key_lookups
             .push((field.index(), N::meta(), column.index()));
         self
     }
 
     /// Whether the delete page lists the rows a delete would reach (default true).
     pub fn delete_collect_objects(mut self, on: bool) -> Self {
-        self.delete_collect_objects = on;
+        self.plain.delete_collect_objects = on;
         self
     }
 
     /// Whether deletes take dependent rows along (default true); when false, a row that
     /// others refer to cannot be deleted (409).
     pub fn delete_recursive(mut self, on: bool) -> Self {
-        self.delete_recursive = on;
+        self.plain.delete_recursive = on;
         self
     }
 
     /// Adds an action on the rows selected in the index, beside the bulk delete: see
     /// [`Action`]. The index offers the actions in the order they are added.
     pub fn action(mut self, action: Action<M>) -> Self {
-        self.actions.push(action);
+        self.plain.actions.push(action.erase());
         self
     }
 
@@ -258,14 +226,14 @@ impl<M: RestModel> ModelAdmin<M> {
     /// field, or one the index may not filter, panics at [`Admin::setup`](super::Admin::setup).
     /// Counts are shown as [`ModelAdmin::show_facets`] says.
     pub fn list_filter(mut self, fields: impl IntoIterator<Item = Field<M>>) -> Self {
-        self.list_filter = crate::model::indexes(fields);
+        self.plain.list_filter = crate::model::indexes(fields);
         self
     }
 
     /// When the facets count their values' rows (default [`ShowFacets::Allow`]: when the
     /// request has `_facets=1`, which the index's "Show counts" link adds).
     pub fn show_facets(mut self, show: ShowFacets) -> Self {
-        self.show_facets = show;
+        self.plain.show_facets = show;
         self
     }
 
@@ -273,7 +241,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// reads at most `n + 1` rows, and above `n` the index shows the planner's estimate,
     /// marked "about" (never below the bound). SQLite, which has no estimate, counts them all.
     pub fn count_exact_up_to(mut self, n: i64) -> Self {
-        self.count_exact_up_to = n.max(0);
+        self.plain.count_exact_up_to = n.max(0);
         self
     }
 
@@ -282,7 +250,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// may still be deleted, one by one or in bulk, and the [`Action`]s run: they are the
     /// only writes (the job queue's admin, [`Admin::jobs`](super::Admin::jobs), is such).
     pub fn read_only(mut self) -> Self {
-        self.read_only = true;
+        self.plain.read_only = true;
         self
     }
 
@@ -291,7 +259,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// `.ordering(Job::FIELDS.id, true)`). The default is the primary key ascending.
     pub fn ordering(mut self, field: Field<M>, descending: bool) -> Self {
         let name = M::meta().fields[field.index()].name;
-        self.ordering = Some(if descending {
+        self.plain.ordering = Some(if descending {
             format!("-{name}")
         } else {
             name.to_owned()
@@ -302,7 +270,7 @@ impl<M: RestModel> ModelAdmin<M> {
     /// The templates of this model's pages (default: the crate's, [`DefaultTemplates`]);
     /// see [`AdminTemplates`].
     pub fn templates(mut self, templates: impl AdminTemplates) -> Self {
-        self.templates = Arc::new(templates);
+        self.plain.templates = Arc::new(templates);
         self
     }
 
@@ -310,7 +278,71 @@ impl<M: RestModel> ModelAdmin<M> {
     /// a table under the form (Django's inlines): see [`Inline`]. The parent and its children
     /// are saved in one transaction. Repeat for several; they show in the order added.
     pub fn inline<C: RestModel>(mut self, inline: Inline<C>) -> Self {
-        self.inlines.push(inline.erase());
+        self.plain.inlines.push(inline.erase());
         self
     }
+
+    /// The check every add and edit runs first: it may complete the changes, and refuses with
+    /// a field error.
+    pub(crate) fn clean(mut self, clean: Clean<M>) -> Self {
+        self.plain.clean = Some(erase_clean(clean));
+        self
+    }
+
+    /// Filters every index and export applies before the request's, in the REST syntax
+    /// (`kind=plover.webhook`): a view of some rows, not a permission.
+    pub(crate) fn scope(mut self, pairs: Vec<(String, String)>) -> Self {
+        self.plain.scope = pairs;
+        self
+    }
+
+    /// What the admin lets people see and filter ([`Plain::exposure`]).
+    pub(crate) fn exposure(&self) -> Exposure {
+        self.plain.exposure(&ListOptions::of(&self.list))
+    }
+
+    /// Checks the options against the model and builds the tables ([`Plain::prepare`]).
+    /// Misconfigurations panic here, at start.
+    pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
+        self.plain.prepare(ListOptions::of(&self.list), exposures)
+    }
+}
+
+impl<M: RestModel> Column<M> {
+    /// The column for rows whose type is erased.
+    fn erase(self) -> PreparedColumn {
+        match self {
+            Column::Field(idx) => PreparedColumn::Field(idx),
+            Column::Computed { title, value } => {
+                PreparedColumn::Computed(title, erase_value(value))
+            }
+            Column::PageComputed { title, values } => {
+                PreparedColumn::Page(title, erase_values(values))
+            }
+        }
+    }
+}
+
+/// A row's value of a computed column, for rows whose type is erased.
+fn erase_value<M: RestModel>(value: Arc<dyn Fn(&M) -> String + Send + Sync>) -> RowValue {
+    Arc::new(move |row: &dyn Row| {
+        typed_row::<M>(row)
+            .map(|row| value(row))
+            .unwrap_or_default()
+    })
+}
+
+/// A page's values of a computed column, for rows whose type is erased.
+fn erase_values<M: RestModel>(values: PageColumn<M>) -> PageValues {
+    Arc::new(move |conn: &mut Conn<'_>, rows: &dyn Rows| values(conn, typed_rows::<M>(rows)?))
+}
+
+/// The model admin's `clean`, for changes and rows whose type is erased.
+fn erase_clean<M: RestModel>(clean: Clean<M>) -> ErasedClean {
+    Arc::new(
+        move |conn: &mut Conn<'_>, changes: &mut Changes, row: Option<&dyn Row>| {
+            let row = row.map(typed_row::<M>).transpose()?;
+            clean(conn, typed_changes::<M>(changes)?, row)
+        },
+    )
 }

@@ -75,13 +75,14 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
             pairs.extend(state.map(|s| ("state".to_owned(), s.to_owned())));
             pairs
         };
-        let mut deliveries = job_admin("webhook-deliveries", "resend", "Re-send")
+        let deliveries = job_admin("webhook-deliveries", "resend", "Re-send")
             .columns(columns())
             .list_filter([f.state])
-            .search_fields([f.payload]);
-        deliveries.scope = scope(None);
-        let mut dead = job_admin("webhook-dead-letters", "resend", "Re-send").columns(columns());
-        dead.scope = scope(Some("failed"));
+            .search_fields([f.payload])
+            .scope(scope(None));
+        let dead = job_admin("webhook-dead-letters", "resend", "Re-send")
+            .columns(columns())
+            .scope(scope(Some("failed")));
         self.register(deliveries).register(dead);
         if let Some(targets) = hooks.stored_targets() {
             let resources: Vec<String> = hooks
@@ -90,13 +91,13 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
                 .map(String::from)
                 .collect();
             let taken = hooks.code_urls();
-            let mut endpoints = ModelAdmin::<WebhookEndpoint>::new()
+            let endpoints = ModelAdmin::<WebhookEndpoint>::new()
                 .name("webhook-endpoints")
-                .columns(endpoint_columns());
-            endpoints.clean = Some(Arc::new(move |_conn: &mut Conn<'_>, changes, existing| {
-                let names: Vec<&str> = resources.iter().map(String::as_str).collect();
-                webhooks::stored::check(changes, existing, targets, &names, &taken)
-            }));
+                .columns(endpoint_columns())
+                .clean(Arc::new(move |_conn: &mut Conn<'_>, changes, existing| {
+                    let names: Vec<&str> = resources.iter().map(String::as_str).collect();
+                    webhooks::stored::check(changes, existing, targets, &names, &taken)
+                }));
             self.register(endpoints);
         }
         self

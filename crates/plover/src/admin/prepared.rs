@@ -5,16 +5,15 @@ use std::any::TypeId;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::action::{check_names, Action, PreparedAction};
-use super::erased::{typed_changes, typed_row, typed_rows, Changes, Model, Typed};
+use super::action::{check_names, PreparedAction};
+use super::erased::{Changes, Model};
 use super::facets::{Facets, ShowFacets};
 use super::inline::{ErasedInline, Posted};
 use super::lookup::{Lookup, Lookups};
-use super::model_admin::{Clean, Column, ModelAdmin, PageColumn};
 use super::names::in_sentence;
 use super::page::Reply;
 use super::rights::Rights;
-use super::templates::AdminTemplates;
+use super::templates::{AdminTemplates, DefaultTemplates};
 use super::views::{ChecklistView, Chrome, Crumb, InlineView};
 use crate::accounts::safe_next;
 use crate::db::Conn;
@@ -23,7 +22,7 @@ use crate::history::Actor;
 use crate::http::digest;
 use crate::http::urlencoded::encode;
 use crate::listing::links::with_query;
-use crate::listing::{first, Counting, FilterPaths, ListPlan};
+use crate::listing::{first, Counting, FilterPaths, ListPlan, ListSpec};
 use crate::model::row::{Row, Rows};
 use crate::model::{FieldMeta, ModelMeta, RestModel};
 use crate::permissions::Held;
@@ -207,9 +206,28 @@ pub(crate) type ErasedClean =
 
 /// An index column, resolved.
 pub(crate) enum PreparedColumn {
+    /// A field, by index.
     Field(usize),
+    /// A value computed from each row, under its title.
     Computed(String, RowValue),
+    /// A value computed for a page of rows at once, under its title.
     Page(String, PageValues),
+}
+
+impl std::fmt::Debug for PreparedColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PreparedColumn::Field(idx) => f.debug_tuple("Field").field(idx).finish(),
+            PreparedColumn::Computed(title, _) => f
+                .debug_struct("Computed")
+                .field("title", title)
+                .finish_non_exhaustive(),
+            PreparedColumn::Page(title, _) => f
+                .debug_struct("PageComputed")
+                .field("title", title)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 /// A `ModelAdmin` after set-up, its options grouped by the pages that use them.
@@ -289,122 +307,136 @@ pub(crate) struct Exposure {
     pub(crate) delete_recursive: bool,
 }
 
-impl<M: RestModel + 'static> ModelAdmin<M> {
+/// The list options of a model admin that say what it shows, as field indexes.
+pub(crate) struct ListOptions {
+    /// `fields`: the only fields shown, if given.
+    pub(crate) fields: Option<Vec<usize>>,
+    /// `exclude`: fields never shown.
+    pub(crate) exclude: Vec<usize>,
+    /// `paginate_by`: rows an index page.
+    pub(crate) paginate_by: i64,
+    /// `limits`: bounds on one request.
+    pub(crate) limits: Limits,
+    /// The filter and search paths.
+    pub(crate) filter_paths: FilterPaths,
+}
+
+impl ListOptions {
+    /// The options of `list`.
+    pub(crate) fn of<M: RestModel>(list: &ListSpec<M>) -> ListOptions {
+        ListOptions {
+            fields: list.fields.clone(),
+            exclude: list.exclude.clone(),
+            paginate_by: list.paginate_by,
+            limits: list.limits,
+            filter_paths: list.filter_paths(),
+        }
+    }
+}
+
+impl Default for ListOptions {
+    /// The options of a list left as it comes.
+    fn default() -> ListOptions {
+        let list = ListSpec::<()>::default();
+        ListOptions {
+            fields: list.fields,
+            exclude: list.exclude,
+            paginate_by: list.paginate_by,
+            limits: list.limits,
+            filter_paths: FilterPaths::default(),
+        }
+    }
+}
+
+/// The options of a `ModelAdmin` but its list's, the model's type erased as they are set: the
+/// admin is checked and prepared from them by code compiled once.
+pub(crate) struct Plain {
+    pub(crate) meta: &'static ModelMeta,
+    pub(crate) model: Box<dyn Model>,
+    pub(crate) name: Option<String>,
+    /// The index's columns, fields not checked yet.
+    pub(crate) columns: Vec<PreparedColumn>,
+    pub(crate) filter_paginate_by: i64,
+    /// `(foreign key, the model it must refer to, the field of that model searched)`, by index.
+    pub(crate) foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
+    pub(crate) delete_collect_objects: bool,
+    pub(crate) delete_recursive: bool,
+    pub(crate) actions: Vec<PreparedAction>,
+    pub(crate) templates: Arc<dyn AdminTemplates>,
+    /// The children edited on the edit page, in order.
+    pub(crate) inlines: Vec<ErasedInline>,
+    /// `list_filter`: the fields of the index's facets, by index.
+    pub(crate) list_filter: Vec<usize>,
+    pub(crate) show_facets: ShowFacets,
+    pub(crate) count_exact_up_to: i64,
+    /// `list_max_show_all`: the most rows one index page shows (its `limit`, "Show all").
+    pub(crate) list_max_show_all: i64,
+    /// `read_only`: no add, edit or import pages; rows are shown, deleted and acted on.
+    pub(crate) read_only: bool,
+    /// The index's `ordering` when the request gives none (`-id`).
+    pub(crate) ordering: Option<String>,
+    /// Filters every index and export of this admin applies before the request's, in the
+    /// REST syntax (`kind=plover.webhook`): a view of some rows, not a permission.
+    pub(crate) scope: Vec<(String, String)>,
+    /// The check every add and edit of this admin runs first.
+    pub(crate) clean: Option<ErasedClean>,
+}
+
+impl Plain {
+    /// The defaults of an admin of the model `meta`, whose reads and writes are `model`:
+    /// every field in forms and columns, dependents collected and deleted.
+    pub(crate) fn new(meta: &'static ModelMeta, model: Box<dyn Model>) -> Plain {
+        Plain {
+            meta,
+            model,
+            name: None,
+            columns: Vec::new(),
+            filter_paginate_by: 15,
+            foreign_key_lookups: Vec::new(),
+            delete_collect_objects: true,
+            delete_recursive: true,
+            actions: Vec::new(),
+            templates: Arc::new(DefaultTemplates),
+            inlines: Vec::new(),
+            list_filter: Vec::new(),
+            show_facets: ShowFacets::Allow,
+            count_exact_up_to: 10_000,
+            list_max_show_all: 200,
+            read_only: false,
+            ordering: None,
+            scope: Vec::new(),
+            clean: None,
+        }
+    }
+
     /// The fields the forms show, and the primary key: what the admin lets people see and
-    /// filter.
-    pub(crate) fn exposure(&self) -> Exposure {
+    /// filter, its list options being `shown`.
+    pub(crate) fn exposure(&self, shown: &ListOptions) -> Exposure {
         let columns: Vec<usize> = (self.columns.iter())
             .filter_map(|c| match c {
-                Column::Field(idx) => Some(*idx),
+                PreparedColumn::Field(idx) => Some(*idx),
                 _ => None,
             })
             .collect();
-        let list = &self.list;
         Exposure {
-            exposed: exposed(M::meta(), list.fields.as_deref(), &list.exclude, &columns),
-            filter_paths: list.filter_paths(),
-            limits: list.limits,
-            name: (self.name.as_deref()).unwrap_or(M::meta().name).to_owned(),
+            exposed: exposed(self.meta, shown.fields.as_deref(), &shown.exclude, &columns),
+            filter_paths: shown.filter_paths.clone(),
+            limits: shown.limits,
+            name: (self.name.as_deref()).unwrap_or(self.meta.name).to_owned(),
             delete_recursive: self.delete_recursive,
         }
     }
 
-    /// Checks the options against the model and builds the tables. Misconfigurations panic
-    /// here, at start. Only the options of the model's type are erased here; the rest is
-    /// [`Plain::prepare`], compiled once.
-    pub(crate) fn prepare(self, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
-        let exposure = self.exposure();
-        let ModelAdmin {
-            name,
-            columns,
-            list,
-            filter_paginate_by,
-            foreign_key_lookups,
-            delete_collect_objects,
-            delete_recursive,
-            actions,
-            templates,
-            inlines,
-            list_filter,
-            show_facets,
-            count_exact_up_to,
-            list_max_show_all,
-            read_only,
-            ordering,
-            scope,
-            clean,
-        } = self;
-        let columns = (columns.into_iter())
-            .map(|c| match c {
-                Column::Field(idx) => PreparedColumn::Field(idx),
-                Column::Computed { title, value } => {
-                    PreparedColumn::Computed(title, erase_value(value))
-                }
-                Column::PageComputed { title, values } => {
-                    PreparedColumn::Page(title, erase_values(values))
-                }
-            })
-            .collect();
-        let plain = Plain {
-            meta: M::meta(),
-            model: Box::new(Typed::<M>::new()),
-            name,
-            columns,
-            fields: list.fields,
-            exclude: list.exclude,
-            paginate_by: list.paginate_by,
-            filter_paginate_by,
-            foreign_key_lookups,
-            delete_collect_objects,
-            delete_recursive,
-            actions: actions.into_iter().map(Action::erase).collect(),
-            templates,
-            inlines,
-            list_filter,
-            show_facets,
-            count_exact_up_to,
-            list_max_show_all,
-            read_only,
-            ordering,
-            scope,
-            clean: clean.map(erase_clean),
-        };
-        plain.prepare(exposure, exposures)
-    }
-}
-
-/// The options of a `ModelAdmin` with the model's type erased, for [`Plain::prepare`].
-struct Plain {
-    meta: &'static ModelMeta,
-    model: Box<dyn Model>,
-    name: Option<String>,
-    /// The index's columns, fields not checked yet.
-    columns: Vec<PreparedColumn>,
-    fields: Option<Vec<usize>>,
-    exclude: Vec<usize>,
-    paginate_by: i64,
-    filter_paginate_by: i64,
-    foreign_key_lookups: Vec<(usize, &'static ModelMeta, usize)>,
-    delete_collect_objects: bool,
-    delete_recursive: bool,
-    actions: Vec<PreparedAction>,
-    templates: Arc<dyn AdminTemplates>,
-    inlines: Vec<ErasedInline>,
-    list_filter: Vec<usize>,
-    show_facets: ShowFacets,
-    count_exact_up_to: i64,
-    list_max_show_all: i64,
-    read_only: bool,
-    ordering: Option<String>,
-    scope: Vec<(String, String)>,
-    clean: Option<ErasedClean>,
-}
-
-impl Plain {
-    /// [`ModelAdmin::prepare`] of the options, `exposure` what the admin exposes.
-    fn prepare(self, exposure: Exposure, exposures: &HashMap<TypeId, Exposure>) -> PreparedAdmin {
+    /// Checks the options, its list options being `shown`, against the model and builds the
+    /// tables. Misconfigurations panic here, at start.
+    pub(crate) fn prepare(
+        self,
+        shown: ListOptions,
+        exposures: &HashMap<TypeId, Exposure>,
+    ) -> PreparedAdmin {
+        let exposure = self.exposure(&shown);
         let meta = self.meta;
-        let form_fields = form_fields(meta, self.fields.as_deref(), &self.exclude);
+        let form_fields = form_fields(meta, shown.fields.as_deref(), &shown.exclude);
         let mut columns = self.columns;
         for column in &columns {
             if let PreparedColumn::Field(idx) = column {
@@ -424,7 +456,7 @@ impl Plain {
         let name = self.name.unwrap_or_else(|| meta.name.to_owned());
         let actions = self.actions;
         check_names(&name, &actions);
-        let per_page = self.paginate_by;
+        let per_page = shown.paginate_by;
         // The plan takes any `limit` up to the bound; the index asks for `per_page` itself.
         let max_show_all = self.list_max_show_all.max(per_page);
         let list = rules_for(meta, &exposure, exposures, 0, max_show_all);
@@ -807,30 +839,6 @@ impl AdminModel for PreparedAdmin {
     fn history(&self, cx: &Cx<'_>, conn: &mut Conn<'_>, pk: &str) -> Result<Reply, Error> {
         self.history_view(cx, conn, pk)
     }
-}
-
-/// A row's value of a computed column, for rows whose type is erased.
-fn erase_value<M: RestModel + 'static>(value: Arc<dyn Fn(&M) -> String + Send + Sync>) -> RowValue {
-    Arc::new(move |row: &dyn Row| {
-        typed_row::<M>(row)
-            .map(|row| value(row))
-            .unwrap_or_default()
-    })
-}
-
-/// A page's values of a computed column, for rows whose type is erased.
-fn erase_values<M: RestModel + 'static>(values: PageColumn<M>) -> PageValues {
-    Arc::new(move |conn: &mut Conn<'_>, rows: &dyn Rows| values(conn, typed_rows::<M>(rows)?))
-}
-
-/// The model admin's `clean`, for changes and rows whose type is erased.
-fn erase_clean<M: RestModel + 'static>(clean: Clean<M>) -> ErasedClean {
-    Arc::new(
-        move |conn: &mut Conn<'_>, changes: &mut Changes, row: Option<&dyn Row>| {
-            let row = row.map(typed_row::<M>).transpose()?;
-            clean(conn, typed_changes::<M>(changes)?, row)
-        },
-    )
 }
 
 /// A 400 page for a request the view cannot serve.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::body::ToSave;
+use super::erased::{Item, Writer};
 use super::hooks::{set_key, Context};
 use super::joins::Joins;
 use super::prepared::{Core, Prepared};
@@ -34,27 +35,6 @@ fn under(path: &str, e: Error, errors: &mut BTreeMap<String, String>) -> Result<
 }
 
 impl<M: RestModel> Prepared<M> {
-    /// The create body of one object, parsed after authentication: the object (after
-    /// `save_object`) and its nested children, or one 400 naming the mistakes of both.
-    pub(super) fn parse_create(
-        &self,
-        cx: &Context<'_>,
-        db: &mut LazyConn<'_>,
-        mut data: Map<String, Value>,
-    ) -> Result<(ToSave<M>, NewChildren<'_>), Error> {
-        let mut errors = BTreeMap::new();
-        let children = self.take_children(cx, db, &mut data, &mut errors)?;
-        let parsed = self
-            .parse_changes(data, true)
-            .and_then(|parsed| self.changes_to_save(cx, db, parsed));
-        match parsed {
-            Ok(parsed) if errors.is_empty() => return Ok((parsed, children)),
-            Ok(_) => {}
-            Err(e) => errors.extend(e.item_fields().ok_or(e)?),
-        }
-        Err(validation(errors))
-    }
-
     /// Parses one child object (its foreign key `fk` is the parent's to set), runs the
     /// `save_object` hook and stamps the owner.
     fn parse_child(
@@ -93,6 +73,25 @@ impl<M: RestModel> Prepared<M> {
 }
 
 impl Core {
+    /// The create body of one object, parsed after authentication: the object (after
+    /// `save_object`, by `w`) and its nested children, or one 400 naming the mistakes of both.
+    pub(super) fn parse_create(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        mut data: Map<String, Value>,
+    ) -> Result<(Item, NewChildren<'_>), Error> {
+        let mut errors = BTreeMap::new();
+        let children = self.take_children(cx, db, &mut data, &mut errors)?;
+        match w.create_item(cx, db, data) {
+            Ok(item) if errors.is_empty() => return Ok((item, children)),
+            Ok(_) => {}
+            Err(e) => errors.extend(e.item_fields().ok_or(e)?),
+        }
+        Err(validation(errors))
+    }
+
     /// The relation whose body key is `key`.
     fn relation(&self, key: &str) -> Option<&Relation> {
         self.writes.children.iter().find(|r| r.key == key)

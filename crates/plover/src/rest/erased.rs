@@ -9,7 +9,6 @@ use super::body::{ChangesOf, ToSave};
 use super::hooks::Context;
 use super::nested::Serialized;
 use super::prepared::Prepared;
-use super::relation::NewChildren;
 use crate::auth::AuthUser;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
@@ -52,20 +51,20 @@ pub(super) trait Writer {
         data: Map<String, Value>,
         on: usize,
     ) -> Result<(Item, Param), Error>;
-    /// One object of a create with nested children parsed, given to the hooks' `save_object`
-    /// (as `Prepared::parse_create`), with its children.
-    fn parse_create(
+    /// One object of a create parsed (its nested children taken out) and given to the hooks'
+    /// `save_object`.
+    fn create_item(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         data: Map<String, Value>,
-    ) -> Result<(Item, NewChildren<'_>), Error>;
+    ) -> Result<Item, Error>;
     /// Checks that every foreign key given refers to an existing row (400 on the sent key).
     fn check_references(&self, conn: &mut Conn<'_>, item: &Item) -> Result<(), Error>;
     /// The `get_query` scope of this request put before the conditions of `select`.
     fn add_scope(&self, cx: &Context<'_>, select: &mut Select) -> Result<(), Error>;
-    /// The first row of `select`, locked for the rest of the transaction (PostgreSQL).
-    fn locked(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Option<Box<dyn Row>>, Error>;
+    /// The rows of `select`, locked for the rest of the transaction (PostgreSQL).
+    fn locked(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Box<dyn Row>>, Error>;
     /// A copy of `changes`.
     fn copy_changes(&self, changes: &Changes) -> Result<Changes, Error>;
     /// The hooks' `check_post`.
@@ -73,6 +72,9 @@ pub(super) trait Writer {
     /// 403 unless the user owns `row` (with an owner field) and the hooks' `check_put` lets
     /// it be edited.
     fn check_edit(&self, cx: &Context<'_>, row: &dyn Row) -> Result<(), Error>;
+    /// 403 unless the user owns `row` (with an owner field) and the hooks' `check_delete`
+    /// lets it be deleted.
+    fn check_remove(&self, cx: &Context<'_>, row: &dyn Row) -> Result<(), Error>;
     /// The required fields that a create must be given and `changes` lacks.
     fn missing(&self, changes: &mut Changes) -> Result<Vec<&'static str>, Error>;
     /// The hooks' `set_owner`: `user` stamped as the owner (field `idx`) of a new object.
@@ -122,14 +124,14 @@ impl<M: RestModel + 'static> Writer for Prepared<M> {
         Ok((Item::of(self.changes_to_save(cx, db, parsed)?), value))
     }
 
-    fn parse_create(
+    fn create_item(
         &self,
         cx: &Context<'_>,
         db: &mut LazyConn<'_>,
         data: Map<String, Value>,
-    ) -> Result<(Item, NewChildren<'_>), Error> {
-        let (item, children) = Prepared::parse_create(self, cx, db, data)?;
-        Ok((Item::of(item), children))
+    ) -> Result<Item, Error> {
+        let parsed = self.parse_changes(data, true)?;
+        Ok(Item::of(self.changes_to_save(cx, db, parsed)?))
     }
 
     fn check_references(&self, conn: &mut Conn<'_>, item: &Item) -> Result<(), Error> {
@@ -142,9 +144,12 @@ impl<M: RestModel + 'static> Writer for Prepared<M> {
         Prepared::add_scope(self, cx, select)
     }
 
-    fn locked(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Option<Box<dyn Row>>, Error> {
-        let mut rows = locked::<M>(conn, M::meta(), select)?;
-        Ok(rows.pop().map(|row| Box::new(row) as Box<dyn Row>))
+    fn locked(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<Box<dyn Row>>, Error> {
+        let rows = locked::<M>(conn, M::meta(), select)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| Box::new(row) as Box<dyn Row>)
+            .collect())
     }
 
     fn copy_changes(&self, changes: &Changes) -> Result<Changes, Error> {
@@ -159,6 +164,15 @@ impl<M: RestModel + 'static> Writer for Prepared<M> {
         let row = typed_row::<M>(row)?;
         self.check_owner(cx, row)?;
         if !self.hooks.check_put(cx, row) {
+            return Err(Error::Forbidden);
+        }
+        Ok(())
+    }
+
+    fn check_remove(&self, cx: &Context<'_>, row: &dyn Row) -> Result<(), Error> {
+        let row = typed_row::<M>(row)?;
+        self.check_owner(cx, row)?;
+        if !self.hooks.check_delete(cx, row) {
             return Err(Error::Forbidden);
         }
         Ok(())

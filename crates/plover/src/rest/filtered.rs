@@ -2,18 +2,17 @@
 //! change every row the query's filters match, each under the checks and rules of a single
 //! write of it, in one transaction, at most `max_affected` rows.
 
-use super::body::ToSave;
+use super::erased::{Item, Writer};
 use super::hooks::{Context, ReadChecks};
 use super::prepared::{prepend, Core, Prepared};
 use super::request::{ApiRequest, Reply};
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::history;
 use crate::listing::{is_filter, CREDENTIALS};
-use crate::model::{save, RestModel};
+use crate::model::row::Row;
+use crate::model::RestModel;
 use crate::query::{Order, Select};
 use crate::sql::cascade::delete_rows;
-use crate::sql::locked;
 
 impl<M: RestModel> Prepared<M> {
     /// `PATCH {prefix}/{name}/?<filters>`: the body's changes saved on every matching row.
@@ -27,22 +26,8 @@ impl<M: RestModel> Prepared<M> {
         let parsed = self.read_body(req, false)?;
         // The hooks' `save_object` runs once (it may hash a password); each row then gets a
         // copy of what it made.
-        let item: ToSave<M> = self.changes_to_save(cx, db, parsed)?;
-        let updated = db.write(|conn| {
-            let rows = self.matched_rows(conn, &select)?;
-            self.check_references(conn, &item)?;
-            for row in &rows {
-                self.check_owner(cx, row)?;
-                if !self.hooks.check_put(cx, row) {
-                    return Err(Error::Forbidden);
-                }
-                let changes = M::copy_changes(&item.changes);
-                let saved = save::<M>(conn, changes, Some(row)).map_err(|e| on_row(e, row.pk()))?;
-                self.record(cx, conn, Some(row), Some(&saved))?;
-            }
-            Ok(rows.len())
-        })?;
-        Ok(Reply::ok(format!("{{\"updated\":{updated}}}").into_bytes()))
+        let item = Item::of(self.changes_to_save(cx, db, parsed)?);
+        self.core.update_matching(self, cx, db, &select, &item)
     }
 
     /// `DELETE {prefix}/{name}/?<filters>`: every matching row deleted, as a single DELETE
@@ -54,20 +39,54 @@ impl<M: RestModel> Prepared<M> {
         db: &mut LazyConn<'_>,
     ) -> Result<Reply, Error> {
         let select = self.core.matching(&self.hooks, cx, req)?;
-        let deleted = db.write(|conn| {
-            let rows = self.matched_rows(conn, &select)?;
+        self.core.delete_matching(self, cx, db, &select)
+    }
+}
+
+impl Core {
+    /// [`Prepared::update_matching`] of the rows of `select` and the changes of `item`, the
+    /// model's part done by `w`.
+    fn update_matching(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        select: &Select,
+        item: &Item,
+    ) -> Result<Reply, Error> {
+        let updated = db.write(|conn| {
+            let rows = self.matched_rows(w, conn, select)?;
+            w.check_references(conn, item)?;
             for row in &rows {
-                self.check_owner(cx, row)?;
-                if !self.hooks.check_delete(cx, row) {
-                    return Err(Error::Forbidden);
-                }
+                w.check_edit(cx, &**row)?;
+                let changes = w.copy_changes(&item.changes)?;
+                let saved =
+                    (w.save(conn, changes, Some(&**row))).map_err(|e| on_row(e, row.pk()))?;
+                self.record_rows(cx, conn, Some(&**row), Some(&*saved))?;
             }
-            let ids: Vec<i64> = rows.iter().map(RestModel::pk).collect();
+            Ok(rows.len())
+        })?;
+        Ok(Reply::ok(format!("{{\"updated\":{updated}}}").into_bytes()))
+    }
+
+    /// [`Prepared::delete_matching`] of the rows of `select`, the model's part done by `w`.
+    fn delete_matching(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        db: &mut LazyConn<'_>,
+        select: &Select,
+    ) -> Result<Reply, Error> {
+        let deleted = db.write(|conn| {
+            let rows = self.matched_rows(w, conn, select)?;
+            for row in &rows {
+                w.check_remove(cx, &**row)?;
+            }
+            let ids: Vec<i64> = rows.iter().map(|row| row.pk()).collect();
+            let recursive = self.writes.delete_recursive;
             match self.actor(cx) {
-                Some(actor) => {
-                    history::delete::<M>(conn, &actor, &ids, self.writes.delete_recursive)
-                }
-                None => delete_rows(conn, M::meta(), &ids, self.writes.delete_recursive),
+                Some(actor) => w.delete(conn, &actor, &ids, recursive),
+                None => delete_rows(conn, self.meta, &ids, recursive),
             }
         })?;
         Ok(Reply::ok(format!("{{\"deleted\":{deleted}}}").into_bytes()))
@@ -75,17 +94,20 @@ impl<M: RestModel> Prepared<M> {
 
     /// The rows of `select`, locked for the write on PostgreSQL; more than `max_affected`:
     /// a 400.
-    fn matched_rows(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Vec<M>, Error> {
+    fn matched_rows(
+        &self,
+        w: &dyn Writer,
+        conn: &mut Conn<'_>,
+        select: &Select,
+    ) -> Result<Vec<Box<dyn Row>>, Error> {
         let max = self.access.max_affected.unwrap_or_default();
-        let rows: Vec<M> = locked(conn, M::meta(), select)?;
+        let rows = w.locked(conn, select)?;
         if rows.len() > max {
             return Err(Error::TooManyAffected(max));
         }
         Ok(rows)
     }
-}
 
-impl Core {
     /// The rows a write by filter names: the list's conditions (filters, `or`/`not`, `q`)
     /// under the `get_query` scope, in key order, one more than `max_affected` (to know when
     /// there are too many). A request without a condition, or with a list parameter that

@@ -156,7 +156,7 @@ impl Core {
         };
         w.add_scope(cx, &mut select)?;
         // Locked on PostgreSQL (a concurrent writer of the row waits for this transaction).
-        let found = w.locked(conn, &select)?;
+        let found = w.locked(conn, &select)?.pop();
         w.check_references(conn, &item)?;
         let changes = item.changes;
         if let Some(row) = found {
@@ -168,7 +168,7 @@ impl Core {
             Err(e) if e.unique_column() == Some(self.meta.fields[on].column) => {
                 // Created meanwhile by a concurrent writer that committed: update it (a row
                 // this request does not see stays a conflict).
-                match w.locked(conn, &select)? {
+                match w.locked(conn, &select)?.pop() {
                     Some(row) => self.upsert_update(w, cx, conn, &*row, changes),
                     None => Err(e),
                 }

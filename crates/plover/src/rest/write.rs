@@ -53,12 +53,14 @@ impl<M: RestModel + 'static> Prepared<M> {
             return Ok(replay);
         }
         let (item, children) = match body.unwrap_or_else(|| self.read_create(req))? {
-            Body::One(parsed) => (self.changes_to_save(cx, db, parsed)?, NewChildren::none()),
-            Body::Parent(data) => self.parse_create(cx, db, data)?,
+            Body::One(parsed) => {
+                let item = Item::of(self.changes_to_save(cx, db, parsed)?);
+                (item, NewChildren::none())
+            }
+            Body::Parent(data) => self.core.parse_create(self, cx, db, data)?,
             Body::Many(items) => return self.core.create_many(self, cx, db, items, &once),
         };
-        self.core
-            .create(self, cx, req, db, Item::of(item), children, &once)
+        self.core.create(self, cx, req, db, item, children, &once)
     }
 
     /// `PUT` or `PATCH` on a record: the body's changes saved on `obj`.
@@ -209,7 +211,7 @@ impl Core {
         for (index, data) in items.into_iter().enumerate() {
             // Parsing may hash a password per object: none more once the client has gone.
             crate::db::cancel::stop_if_client_gone()?;
-            let item = w.parse_create(cx, db, data);
+            let item = self.parse_create(w, cx, db, data);
             let item = item.and_then(|(mut item, children)| {
                 if let Some((user, idx)) = owner {
                     w.set_owner(&mut item.changes, user, idx)?;
@@ -281,7 +283,7 @@ impl Core {
             return Ok(obj);
         }
         let select = Select::ids_in(self.meta.pk, &[obj.pk()]);
-        let current = w.locked(conn, &select)?.ok_or(Error::NotFound)?;
+        let current = w.locked(conn, &select)?.pop().ok_or(Error::NotFound)?;
         let shown = w.serialize_one(cx, conn, &*current)?;
         conditional::check_write(&req.headers, &crate::http::digest::tag(&shown))?;
         Ok(current)
