@@ -84,6 +84,33 @@ async fn every_rest_write_path_records_one_event_per_row_in_its_transaction() {
         .await;
     assert_eq!(bad.code(), 400);
     assert_eq!(events(&app).len(), n + 2, "a failed write records nothing");
+    // A row's write fails after an earlier row of the array was written: that row's event
+    // goes with it, and the array written again right after records each row once.
+    let tickets = app.count("ticket");
+    let bad = app
+        .post(
+            "/api/ticket/",
+            json!([{"title": "z"}, {"title": "w", "parent_id": 999_999}]),
+        )
+        .await;
+    assert_eq!(bad.code(), 400, "{}", bad.text());
+    let items: Value = serde_json::from_str(&bad.text()).expect("JSON");
+    let failed: Vec<&String> = items["items"].as_object().expect("items").keys().collect();
+    assert_eq!(
+        failed,
+        ["1"],
+        "only the row with the missing parent: {items}"
+    );
+    assert_eq!(app.count("ticket"), tickets, "nothing written");
+    assert_eq!(
+        events(&app).len(),
+        n + 2,
+        "a failed row's write records nothing"
+    );
+    app.post("/api/ticket/", json!([{"title": "z"}, {"title": "w"}]))
+        .await
+        .expect(201);
+    assert_eq!(events(&app).len(), n + 4);
 
     // Writes by filter: one event per row they change.
     let n = events(&app).len();

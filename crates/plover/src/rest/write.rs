@@ -192,11 +192,17 @@ impl Core {
     }
 
     /// A bulk create (docs/contract.md#bulk-writes): every object parsed, given to the
-    /// hooks' `save_object` and stamped with the owner, then all written in one transaction,
-    /// each through the write path of a single create in a savepoint, so that every object's
-    /// errors are found; any error and nothing is written (400 with `items`, by index).
-    /// Answers 201 with the created objects, in the body's order. An object's nested
-    /// children are parsed and written with it (their errors by path under its index).
+    /// hooks' `save_object` and stamped with the owner, then all written in one transaction
+    /// through the write path of a single create; any error and nothing is written (400 with
+    /// `items`, by index). Answers 201 with the created objects, in the body's order. An
+    /// object's nested children are parsed and written with it (their errors by path under
+    /// its index).
+    ///
+    /// The objects are first written one after the other in one savepoint ([`Self::write_all`]):
+    /// one statement per row on the usual path. When a row's write fails, that savepoint rolls
+    /// back and they are written again each in a savepoint of its own
+    /// ([`Self::write_each`]), so that every object's errors are found (two statements more
+    /// per row, only for a bulk create that fails).
     fn create_many(
         &self,
         w: &dyn Writer,
@@ -228,42 +234,95 @@ impl Core {
         if !errors.is_empty() {
             return Err(Error::Items(errors));
         }
-        // Usernames are checked against one read of the user table, not one per object.
         once.write(db, |conn| {
-            crate::model::usernames::in_bulk(|| {
+            let (rows, created) = match self.write_all(w, cx, conn, &parsed)? {
+                Some(rows) => (rows, Vec::new()),
+                None => self.write_each(w, cx, conn, parsed)?,
+            };
+            let objects = w.serialize(cx, conn, rows, b"[".to_vec())?;
+            let mut body = if self.writes.children.is_empty() {
+                objects.buf
+            } else {
+                CreatedChildren::add_to_each(objects, created)
+            };
+            body.push(b']');
+            Ok(Reply::created(body, None))
+        })
+    }
+
+    /// The usual path of [`Self::create_many`]: the objects written one after the other in
+    /// one savepoint, for a resource without nested children. `None` when a row's write
+    /// failed on an object's error (the savepoint rolled back: [`Self::write_each`] finds
+    /// every object's errors), or when the resource has nested children.
+    fn write_all(
+        &self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        parsed: &[(Item, NewChildren<'_>)],
+    ) -> Result<Option<Vec<Box<dyn Row>>>, Error> {
+        if !self.writes.children.is_empty() {
+            return Ok(None);
+        }
+        // Usernames are checked against one read of the user table, not one per object.
+        let written = crate::model::usernames::in_bulk(|| {
+            conn.transaction(|conn| {
                 let mut rows = Vec::with_capacity(parsed.len());
-                let mut created = Vec::with_capacity(parsed.len());
-                for (index, (item, children)) in parsed.into_iter().enumerate() {
+                for (item, _) in parsed {
                     crate::db::cancel::stop_if_client_gone()?;
-                    let saved = conn.transaction(|conn| {
-                        w.check_references(conn, &item)?;
-                        let row = w.save(conn, item.changes, None)?;
-                        self.record_rows(cx, conn, None, Some(&*row))?;
-                        let children = children.write(cx, conn, row.pk())?;
-                        Ok((row, children))
-                    });
-                    match saved {
-                        Ok((row, children)) => {
-                            rows.push(row);
-                            created.push(children);
-                        }
-                        Err(e) => {
-                            errors.insert(index, e.item_fields().ok_or(e)?);
-                        }
+                    w.check_references(conn, item)?;
+                    let row = w.save(conn, w.copy_changes(&item.changes)?, None)?;
+                    self.record_rows(cx, conn, None, Some(&*row))?;
+                    rows.push(row);
+                }
+                Ok(rows)
+            })
+        });
+        match written {
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) if e.item_fields().is_some() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Self::create_many`]'s objects written each in a savepoint of its own, so that every
+    /// object's errors are found: the created rows and their children, or 400 with `items`.
+    #[allow(clippy::type_complexity)]
+    fn write_each<'r>(
+        &'r self,
+        w: &dyn Writer,
+        cx: &Context<'_>,
+        conn: &mut Conn<'_>,
+        parsed: Vec<(Item, NewChildren<'r>)>,
+    ) -> Result<(Vec<Box<dyn Row>>, Vec<CreatedChildren<'r>>), Error> {
+        let mut errors = BTreeMap::new();
+        // A fresh index of usernames: the rows of a rolled-back `write_all` are not in it.
+        crate::model::usernames::in_bulk(|| {
+            let mut rows = Vec::with_capacity(parsed.len());
+            let mut created = Vec::with_capacity(parsed.len());
+            for (index, (item, children)) in parsed.into_iter().enumerate() {
+                crate::db::cancel::stop_if_client_gone()?;
+                let saved = conn.transaction(|conn| {
+                    w.check_references(conn, &item)?;
+                    let row = w.save(conn, item.changes, None)?;
+                    self.record_rows(cx, conn, None, Some(&*row))?;
+                    let children = children.write(cx, conn, row.pk())?;
+                    Ok((row, children))
+                });
+                match saved {
+                    Ok((row, children)) => {
+                        rows.push(row);
+                        created.push(children);
+                    }
+                    Err(e) => {
+                        errors.insert(index, e.item_fields().ok_or(e)?);
                     }
                 }
-                if !errors.is_empty() {
-                    return Err(Error::Items(std::mem::take(&mut errors)));
-                }
-                let objects = w.serialize(cx, conn, rows, b"[".to_vec())?;
-                let mut body = if self.writes.children.is_empty() {
-                    objects.buf
-                } else {
-                    CreatedChildren::add_to_each(objects, created)
-                };
-                body.push(b']');
-                Ok(Reply::created(body, None))
-            })
+            }
+            if !errors.is_empty() {
+                return Err(Error::Items(errors));
+            }
+            Ok((rows, created))
         })
     }
 
