@@ -1112,8 +1112,9 @@ async fn pages_ordered_through_the_author_follow_the_whole_order() {
         .run_blocking(|conn| conn.batch_execute(&insert))
         .expect("the messages");
     let browser = blog.browser();
-    type Key = fn(&Row, &Row) -> std::cmp::Ordering;
-    let cases: [(&str, Key, fn(&Row) -> bool); 8] = [
+    type Order = fn(&Row, &Row) -> std::cmp::Ordering;
+    type Kept = fn(&Row) -> bool;
+    let cases: [(&str, Order, Kept); 8] = [
         (
             "ordering=user__username",
             |a, b| (a.username, a.id).cmp(&(b.username, b.id)),
