@@ -141,14 +141,16 @@ impl Select {
         }
     }
 
+    /// Whether the selection has conditions of its own (filters, groups or a keyset's).
+    pub(crate) fn has_conditions(&self) -> bool {
+        !(self.filters.is_empty() && self.groups.is_empty() && self.any_of.is_empty())
+    }
+
     /// `(limit, offset)` when this selects every row in the order of the primary key (field
     /// `pk`), a window of them: the shape that generated code serves with a query of fixed
     /// shape, prepared once per connection.
     pub(crate) fn pk_window(&self, pk: usize) -> Option<(i64, i64)> {
-        let all = self.filters.is_empty()
-            && self.groups.is_empty()
-            && self.any_of.is_empty()
-            && self.columns.is_none();
+        let all = !self.has_conditions() && self.columns.is_none();
         match (all, self.order.as_slice(), self.limit) {
             (true, [only], Some(limit)) if *only == Order::asc(pk) => Some((limit, self.offset)),
             _ => None,

@@ -9,6 +9,7 @@
 pub(crate) mod arg;
 pub(crate) mod cascade;
 pub(crate) mod column;
+mod lateral;
 mod related_keys;
 mod statement;
 mod writer;
@@ -187,7 +188,7 @@ fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<State
         meta,
         Query::Rows,
         pg,
-        &|k| s.shape(k),
+        &|k| rows_shape(meta, s, pg, k),
         &|w| write_rows(w, meta, s),
         None,
     )
@@ -196,10 +197,28 @@ fn rows_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<State
 /// `SELECT` of the rows of a selection, in its order and window.
 fn write_rows<'a>(w: &mut Writer<'a>, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
     w.select_fields(meta, s.columns.as_deref());
+    write_from(w, meta, s)
+}
+
+/// What follows the selected columns of a selection's rows: the table, the joins of its
+/// ordering, its conditions, its order and its window; on PostgreSQL, the page of an ordering
+/// through a required foreign key reads each related row's first rows ([`lateral`]).
+fn write_from<'a>(w: &mut Writer<'a>, meta: &ModelMeta, s: &'a Select) -> Result<(), Error> {
+    if lateral::applies(meta, s, w.pg) {
+        return lateral::from_and_window(w, meta, s);
+    }
     w.from(meta);
     w.order_joins(meta, s)?;
     w.conditions(meta, s)?;
     w.order_and_window(meta, s)
+}
+
+/// The shape key of a statement that [`write_from`] ends: the selection's shape, and whether
+/// it reads through a lateral join, which its window decides (a window's size is no part of
+/// a shape).
+fn rows_shape(meta: &ModelMeta, s: &Select, pg: bool, key: &mut Vec<usize>) {
+    s.shape(key);
+    key.push(usize::from(lateral::applies(meta, s, pg)));
 }
 
 /// The rows of `meta` (read as `T`) that a selection selects from one version of a row: the
@@ -217,7 +236,8 @@ pub(crate) fn rows_as_of<'s, T: FromRow>(
         write_rows(w, meta, s)
     };
     on_engine!(conn, |c, pg| {
-        let statement = statement(meta, Query::AsOf, pg, &|k| s.shape(k), &write, None)?;
+        let shape = |k: &mut Vec<usize>| rows_shape(meta, s, pg, k);
+        let statement = statement(meta, Query::AsOf, pg, &shape, &write, None)?;
         column::selecting(
             s.columns.as_ref(),
             || collect!(select c, statement, s.limit),
@@ -530,7 +550,8 @@ fn locked_statement<'a>(meta: &ModelMeta, s: &'a Select, pg: bool) -> Result<Sta
         w.sql(if pg { " FOR UPDATE" } else { "" });
         Ok(())
     };
-    statement(meta, Query::RowsLocked, pg, &|k| s.shape(k), &write, None)
+    let shape = |k: &mut Vec<usize>| rows_shape(meta, s, pg, k);
+    statement(meta, Query::RowsLocked, pg, &shape, &write, None)
 }
 
 /// Sets the `given` fields of the row of `meta` with key `pk`; the number of rows changed
@@ -606,13 +627,11 @@ pub(crate) fn ids<'s>(
     let write = |w: &mut Writer<'s>| {
         w.sql("SELECT ");
         w.column(meta, meta.pk_field());
-        w.from(meta);
-        w.order_joins(meta, s)?;
-        w.conditions(meta, s)?;
-        w.order_and_window(meta, s)
+        write_from(w, meta, s)
     };
     let keys: Vec<Key> = on_engine!(conn, |c, pg| {
-        statement(meta, Query::Ids, pg, &|k| s.shape(k), &write, None)?.load(c)?
+        let shape = |k: &mut Vec<usize>| rows_shape(meta, s, pg, k);
+        statement(meta, Query::Ids, pg, &shape, &write, None)?.load(c)?
     });
     Ok(keys.into_iter().map(|k| k.0).collect())
 }

@@ -358,3 +358,79 @@ mod aggregates {
         let _ = Tally::meta();
     }
 }
+
+#[test]
+fn a_page_ordered_through_a_required_key_reads_each_related_rows_first_rows_on_postgresql() {
+    let through = Order {
+        through: vec![1],
+        field: 1,
+        desc: false,
+    };
+    let s = Select {
+        order: vec![through.clone(), Order::desc(0)],
+        limit: Some(21),
+        offset: 40,
+        ..Select::default()
+    };
+    // SQLite: the plain join, its plan reading each note's remarks by the foreign key's index.
+    assert_eq!(
+        rows_text(Remark::meta(), &s, false).unwrap(),
+        r#"SELECT "remark"."id", "remark"."note_id" FROM "remark" INNER JOIN "note" AS "plover_o0_0" ON "plover_o0_0"."id" = "remark"."note_id" ORDER BY "plover_o0_0"."title" ASC, "remark"."id" DESC LIMIT ? OFFSET ?"#
+    );
+    #[cfg(feature = "postgres")]
+    {
+        assert_eq!(
+            rows_text(Remark::meta(), &s, true).unwrap(),
+            r#"SELECT "remark"."id", "remark"."note_id" FROM "note" AS "plover_o0_0" CROSS JOIN LATERAL (SELECT "remark".* FROM "remark" WHERE "remark"."note_id" = "plover_o0_0"."id" ORDER BY "remark"."id" DESC LIMIT ?) AS "remark" ORDER BY "plover_o0_0"."title" COLLATE "C" ASC, "remark"."id" DESC LIMIT ? OFFSET ?"#
+        );
+        let key = |s: &Select| {
+            let mut key = Vec::new();
+            rows_shape(Remark::meta(), s, true, &mut key);
+            key
+        };
+        let deep = Select {
+            offset: lateral::MAX_WINDOW - 20,
+            ..s.clone()
+        };
+        assert_ne!(key(&s), key(&deep), "the window decides the text");
+        // The plain join wherever the lateral one could read more or give other rows.
+        let fallbacks = [
+            deep,
+            Select {
+                filters: vec![filter(0, Op::Gt, vec![Param::Int(1)])],
+                ..s.clone()
+            },
+            Select {
+                order: vec![through.clone()],
+                ..s.clone()
+            },
+            Select {
+                order: vec![through.clone(), Order::asc(1)],
+                ..s.clone()
+            },
+            Select {
+                order: vec![Order::desc(0), through],
+                ..s.clone()
+            },
+            Select {
+                limit: None,
+                ..s.clone()
+            },
+            Select {
+                within: vec![crate::query::Within {
+                    table: "note",
+                    filters: vec![filter(2, Op::Gt, vec![Param::Int(3)])],
+                }],
+                ..s.clone()
+            },
+        ];
+        for other in &fallbacks {
+            let text = rows_text(Remark::meta(), other, true).unwrap();
+            assert!(
+                text.starts_with(r#"SELECT "remark"."id", "remark"."note_id" FROM "remark""#),
+                "{text}"
+            );
+            assert!(!text.contains("LATERAL"), "{text}");
+        }
+    }
+}

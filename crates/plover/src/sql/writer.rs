@@ -92,7 +92,7 @@ impl<'a> Writer<'a> {
     }
 
     /// The alias of the model reached at hop `hop` of ordering term `term`.
-    fn order_alias(term: usize, hop: usize) -> String {
+    pub(super) fn order_alias(term: usize, hop: usize) -> String {
         format!("plover_o{term}_{hop}")
     }
 
@@ -263,9 +263,27 @@ impl<'a> Writer<'a> {
 
     /// ` ORDER BY ...` and ` LIMIT ? OFFSET ?` of a selection.
     pub(crate) fn order_and_window(&mut self, meta: &ModelMeta, s: &Select) -> Result<(), Error> {
-        for (i, term) in s.order.iter().enumerate() {
+        self.order_by(meta, s, 0)?;
+        if let Some(limit) = s.limit {
+            self.sql(" LIMIT ");
+            self.bind(Arg::I64(limit));
+            self.sql(" OFFSET ");
+            self.bind(Arg::I64(s.offset));
+        }
+        Ok(())
+    }
+
+    /// ` ORDER BY ...` of a selection's ordering terms from the `from`th on (nothing without
+    /// any).
+    pub(super) fn order_by(
+        &mut self,
+        meta: &ModelMeta,
+        s: &Select,
+        from: usize,
+    ) -> Result<(), Error> {
+        for (i, term) in s.order.iter().enumerate().skip(from) {
             let desc = term.desc;
-            self.sql(if i == 0 { " ORDER BY " } else { ", " });
+            self.sql(if i == from { " ORDER BY " } else { ", " });
             let (mut model, mut inner) = (meta, true);
             for &index in &term.through {
                 let fk = field(model, index)?;
@@ -294,12 +312,6 @@ impl<'a> Writer<'a> {
                 // NULLs first ascending and last descending, as on SQLite.
                 self.sql(if desc { " NULLS LAST" } else { " NULLS FIRST" });
             }
-        }
-        if let Some(limit) = s.limit {
-            self.sql(" LIMIT ");
-            self.bind(Arg::I64(limit));
-            self.sql(" OFFSET ");
-            self.bind(Arg::I64(s.offset));
         }
         Ok(())
     }
@@ -334,9 +346,9 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Whether `within` narrows the rows of `meta` that joins reach.
+    /// Whether the selection's `within` narrows the rows of `meta` that joins reach.
     fn narrows(&self, meta: &ModelMeta) -> bool {
-        (self.within.iter()).any(|w| w.table == meta.table && !w.filters.is_empty())
+        narrows(self.within, meta)
     }
 
     /// ` AND ...` of the conditions that `within` sets on the rows of `meta` (nothing without).
@@ -505,6 +517,11 @@ impl<'a> Writer<'a> {
         self.alias = None;
         scoped
     }
+}
+
+/// Whether `within` narrows the rows of `meta` that joins reach.
+pub(super) fn narrows(within: &[Within], meta: &ModelMeta) -> bool {
+    (within.iter()).any(|w| w.table == meta.table && !w.filters.is_empty())
 }
 
 /// Field `index` of `meta`.
