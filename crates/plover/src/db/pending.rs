@@ -3,7 +3,8 @@
 //! writes them just before it commits, drops those of a savepoint that rolls back, and after
 //! the commit tells the readers of the outbox in this process ([`committed`]). On PostgreSQL
 //! the first insert of a transaction writes its event in its own statement instead
-//! ([`none_yet`], [`written`]).
+//! ([`none_yet`], [`written`]); and the events of the rows created after it in a transaction
+//! read their rows' JSON from the table at the commit, many by one statement ([`Snapshots`]).
 //!
 //! Writers take no lock: on PostgreSQL their events are inserted without a place, and the
 //! sequencer ([`crate::changes::order`]) gives them their places in commit order once they
@@ -69,6 +70,27 @@ pub(crate) struct Event {
     pub(crate) author: Author,
     pub(crate) before: Option<String>,
     pub(crate) after: Option<String>,
+    /// A row created in this transaction whose JSON (`after`, `None` meanwhile) is read from
+    /// its table when the event is written ([`Snapshots`]): the row as its insert left it,
+    /// for nothing else writes it before the commit without [`settle`] first.
+    pub(crate) later: Option<&'static dyn Snapshots>,
+}
+
+/// The outbox's side of the events whose JSON is read at the commit ([`Event::later`]): one
+/// per model that records its changes.
+pub(crate) trait Snapshots: Sync + std::fmt::Debug {
+    /// Inserts `events` (rows created in this transaction, all of this model, in ascending
+    /// key order and of one time and author) with each row's JSON read from its table by the
+    /// same statement; with the notification of the other processes when `notify`.
+    fn insert(&self, conn: &mut Conn<'_>, events: &[Event], notify: bool) -> Result<(), Error>;
+
+    /// The JSON of the rows with these keys, as the events keep it, by key.
+    fn read(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<(i64, String)>, Error>;
+}
+
+/// Whether two events' JSON is read by the same [`Snapshots`].
+fn same(a: &dyn Snapshots, b: &dyn Snapshots) -> bool {
+    std::ptr::addr_eq(a as *const dyn Snapshots, b as *const dyn Snapshots)
 }
 
 thread_local! {
@@ -146,6 +168,32 @@ pub(crate) fn written(conn: &mut Conn<'_>) {
     } else {
         announce();
     }
+}
+
+/// Reads now the JSON of the rows of `model` whose events would read it at the commit
+/// ([`Event::later`]): called before a write changes or deletes rows of `model`.
+pub(crate) fn settle(conn: &mut Conn<'_>, model: &dyn Snapshots) -> Result<(), Error> {
+    let ids: Vec<i64> = QUEUE.with_borrow(|queue| {
+        let waiting = queue
+            .iter()
+            .filter(|e| e.later.is_some_and(|l| same(l, model)));
+        waiting.map(|e| e.object_id).collect()
+    });
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut rows = model.read(conn, &ids)?;
+    rows.sort_unstable_by_key(|(id, _)| *id);
+    QUEUE.with_borrow_mut(|queue| {
+        for e in queue.iter_mut() {
+            if e.later.is_some_and(|l| same(l, model)) {
+                let at = rows.binary_search_by_key(&e.object_id, |(id, _)| *id);
+                e.after = at.ok().map(|at| rows[at].1.clone());
+                e.later = None;
+            }
+        }
+    });
+    Ok(())
 }
 
 /// How many events are queued: where a savepoint starts.
@@ -397,6 +445,38 @@ pub(crate) fn notifies() -> bool {
 /// other processes (one per transaction: PostgreSQL folds the same notification sent twice).
 fn write(conn: &mut Conn<'_>, events: &[Event]) -> Result<(), Error> {
     let notify = notifies();
+    let mut rest = events;
+    while let Some(first) = rest.first() {
+        // The longest run of events like the first: whose JSON is read by one statement
+        // ([`Event::later`]: one model, one time and author, keys ascending), or not.
+        let run = 1 + rest.windows(2).take_while(|p| alike(&p[0], &p[1])).count();
+        let (run, next) = rest.split_at(run);
+        rest = next;
+        match first.later {
+            Some(model) => model.insert(conn, run, notify)?,
+            None => insert_run(conn, run, notify)?,
+        }
+    }
+    Ok(())
+}
+
+/// Whether `b` is written by the statement of `a`, which comes before it: both with their
+/// JSON ([`insert_run`]), or both read by one [`Snapshots::insert`].
+fn alike(a: &Event, b: &Event) -> bool {
+    match (a.later, b.later) {
+        (None, None) => true,
+        (Some(x), Some(y)) => {
+            same(x, y)
+                && a.object_id < b.object_id
+                && a.created == b.created
+                && a.author == b.author
+        }
+        _ => false,
+    }
+}
+
+/// Inserts `events`, each with its JSON, [`INSERT_ROWS`] at most a statement.
+fn insert_run(conn: &mut Conn<'_>, events: &[Event], notify: bool) -> Result<(), Error> {
     let mut rest = events;
     while !rest.is_empty() {
         let rows = 1 << rest.len().min(INSERT_ROWS).ilog2();

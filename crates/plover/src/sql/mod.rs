@@ -50,6 +50,7 @@ enum Query {
     Nullify,
     Aggregate,
     Snapshot,
+    CreatedEvents,
     AsOf,
     #[cfg(feature = "admin")]
     Facet,
@@ -355,17 +356,19 @@ fn by_field_statement<'a>(
 
 /// Inserts a row of `meta` with the `given` fields (the others take their SQL defaults) and
 /// reads it back (`INSERT ... RETURNING`), with its event for the outbox when `meta` records
-/// its changes (docs/changes.md): on PostgreSQL written by the insert's own statement
-/// ([`outbox::inline`]), else queued with the JSON the insert returns. `pk` reads the new
-/// row's primary key (its event names it).
+/// its changes (docs/changes.md): on PostgreSQL the first of a transaction written by the
+/// insert's own statement ([`outbox::inline`]); the others inside a transaction queued to read
+/// the row's JSON at the commit ([`outbox::created_later`]); outside one, queued with the JSON
+/// the insert returns. `pk` reads the new row's primary key (its event names it).
 pub(crate) fn insert<T: FromRow>(
     conn: &mut Conn<'_>,
-    meta: &ModelMeta,
+    meta: &'static ModelMeta,
     given: &[(usize, Arg<'_>)],
     pk: fn(&T) -> i64,
 ) -> Result<T, Error> {
-    let records = meta.records_changes();
     let event = outbox::inline(conn, meta);
+    let later = outbox::later(conn, meta, event.is_some());
+    let records = meta.records_changes() && !later;
     let Snapshot(row, after) = on_engine!(conn, |c, pg| {
         let statement = insert_statement(meta, given, pg, records, event.as_ref())?;
         // The insert is done by the first step; the one row it returns is all there is.
@@ -382,6 +385,7 @@ pub(crate) fn insert<T: FromRow>(
     })?;
     match event {
         Some(_) => crate::db::pending::written(conn),
+        None if later => outbox::created_later(conn, meta, pk(&row))?,
         None => outbox::created(conn, meta, pk(&row), after)?,
     }
     stamp::touched(conn, meta)?;
@@ -734,6 +738,7 @@ fn keys(sql: crate::value::kind::SqlType, ids: &[i64]) -> Vec<Arg<'static>> {
 pub(crate) fn delete(conn: &mut Conn<'_>, meta: &ModelMeta, ids: &[i64]) -> Result<usize, Error> {
     let keys = keys(meta.pk_field().sql_type, ids);
     let records = meta.records_changes();
+    outbox::settle(conn, meta)?;
     let (deleted, before) = where_in(conn, meta, Query::Delete, meta.pk, &keys, records, &|w| {
         w.sql("DELETE FROM ");
         w.ident(meta.table);

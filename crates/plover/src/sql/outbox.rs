@@ -11,14 +11,16 @@
 //!
 //! The events wait in `db::pending` for the transaction's commit, which writes them last;
 //! but on PostgreSQL the first insert of a transaction writes its created row's event in its
-//! own statement ([`inline`]), so that a single create costs no statement more.
+//! own statement ([`inline`]), so that a single create costs no statement more. The rows
+//! created later in a transaction return no JSON: their events read it from the table at the
+//! commit, a statement for many rows ([`created_later`]).
 
 use diesel::RunQueryDsl;
 
 use super::column::KeyText;
 use super::writer::field;
 use super::{key_in, keys_shape, known, statement, Query, Writer, CHUNK};
-use crate::db::pending::{self, Event};
+use crate::db::pending::{self, Event, Snapshots};
 use crate::db::Conn;
 use crate::error::Error;
 use crate::meta::ModelMeta;
@@ -61,7 +63,18 @@ pub(crate) fn before(
     if !meta.records_changes() {
         return Ok(Vec::new());
     }
+    settle(conn, meta)?;
     snapshots(conn, meta, index, keys)
+}
+
+/// Before a write changes or deletes rows of `meta`: the events of the rows of `meta` created
+/// earlier in the transaction read their JSON now ([`created_later`]), as the rows are before
+/// the write.
+pub(crate) fn settle(conn: &mut Conn<'_>, meta: &ModelMeta) -> Result<(), Error> {
+    if !meta.records_changes() {
+        return Ok(());
+    }
+    pending::settle(conn, meta)
 }
 
 /// ` RETURNING <key>, <JSON>`: the end of an update or delete of `meta` whose rows the outbox
@@ -182,6 +195,121 @@ pub(crate) fn created(
     record(conn, meta, Op::Created, vec![row])
 }
 
+/// Whether the insert of a row of `meta` on `conn` leaves its event's JSON to be read at the
+/// commit ([`created_later`]): `meta` records its changes, a transaction is open (so that no
+/// other writer can change the row before it is read: on SQLite none writes meanwhile, on
+/// PostgreSQL none sees the row), and the insert does not write its event itself
+/// ([`inline`]: `inlined`).
+pub(super) fn later(conn: &mut Conn<'_>, meta: &ModelMeta, inlined: bool) -> bool {
+    !inlined && meta.records_changes() && conn.in_transaction()
+}
+
+/// Records the creation of row `id` of `meta` in the open transaction, its JSON to be read
+/// from the table when the event is written: with the events of the rows created after it,
+/// by one statement at the commit ([`Snapshots::insert`]), so that a bulk create's rows are
+/// not sent back and forth as JSON. A later update or delete of `meta` in the transaction reads
+/// it before it writes ([`settle`]).
+pub(crate) fn created_later(
+    conn: &mut Conn<'_>,
+    meta: &'static ModelMeta,
+    id: i64,
+) -> Result<(), Error> {
+    let event = Event {
+        created: pending::time(conn),
+        model: meta.name,
+        object_id: id,
+        op: Op::Created.as_str(),
+        fields: changed_fields(meta, None, None),
+        author: pending::author(),
+        before: None,
+        after: None,
+        later: Some(meta),
+    };
+    pending::push(conn, vec![event])
+}
+
+impl Snapshots for ModelMeta {
+    /// `INSERT INTO plover_event (...) SELECT ..., <JSON> FROM "table" WHERE <key> IN <ids>
+    /// ORDER BY <key>`: the events of the rows created with keys `ids`, in key order (their
+    /// order of creation), their JSON made from the table as [`json`] makes it.
+    fn insert(&self, conn: &mut Conn<'_>, events: &[Event], notify: bool) -> Result<(), Error> {
+        let meta = self;
+        let Some(first) = events.first() else {
+            return Ok(());
+        };
+        let pk = meta.pk_field();
+        let (user, key) = first.author.ids();
+        let id = |id: Option<i64>| id.map_or(Arg::Null(SqlType::BigInt), Arg::I64);
+        let keys: Vec<Arg<'static>> = (events.iter())
+            .filter_map(|e| Arg::key(pk.sql_type, e.object_id))
+            .collect();
+        let write = |w: &mut Writer<'_>| {
+            w.sql("INSERT INTO ");
+            w.ident(pending::TABLE);
+            w.sql(" (created, model, object_id, op, fields, user_id, api_key_id, row_after) ");
+            w.sql("SELECT ");
+            w.bind(Arg::DateTime(first.created));
+            w.sql(", ");
+            w.bind(Arg::Text(meta.name.into()));
+            w.sql(", ");
+            w.column(meta, pk);
+            w.sql(", ");
+            w.literal(Op::Created.as_str());
+            w.sql(", ");
+            w.bind(Arg::Text(first.fields.clone().into()));
+            w.sql(", ");
+            w.bind(id(user));
+            w.sql(", ");
+            w.bind(id(key));
+            w.sql(", ");
+            json(w, meta)?;
+            w.from(meta);
+            if notify && w.pg {
+                // The channel is named as the table.
+                w.sql(", pg_notify(");
+                w.literal(pending::TABLE);
+                w.sql(", '') AS n");
+            }
+            w.sql(" WHERE ");
+            w.column(meta, pk);
+            if w.pg {
+                key_in(w, pk.sql_type, &keys)?;
+            } else {
+                // One text for any number of keys: a JSON array of them.
+                let ids: Vec<i64> = events.iter().map(|e| e.object_id).collect();
+                let ids =
+                    serde_json::to_string(&ids).map_err(|e| Error::Internal(e.to_string()))?;
+                w.sql(" IN (SELECT value FROM json_each(");
+                w.bind(Arg::Text(ids.into()));
+                w.sql("))");
+            }
+            w.sql(" ORDER BY ");
+            w.column(meta, pk);
+            Ok(())
+        };
+        on_engine!(conn, |c, pg| {
+            let keys = if pg { keys_shape(pg, keys.len()) } else { 0 };
+            let shape = |k: &mut Vec<usize>| k.extend([usize::from(notify), keys]);
+            statement(meta, Query::CreatedEvents, pg, &shape, &write, None)?.execute(c)
+        })
+        .map_err(|e| {
+            Error::from(e).explain_missing_table(
+                "the events table",
+                pending::TABLE,
+                "plover::changes::ChangeEvent::meta()",
+            )
+        })?;
+        Ok(())
+    }
+
+    fn read(&self, conn: &mut Conn<'_>, ids: &[i64]) -> Result<Vec<(i64, String)>, Error> {
+        let keys: Vec<Arg<'static>> = (ids.iter())
+            .filter_map(|&id| Arg::key(self.pk_field().sql_type, id))
+            .collect();
+        snapshots(conn, self, self.pk, &keys)
+    }
+}
+
 /// Records the change of the rows `before` of `meta` (their JSON before the write, from
 /// [`before`]) into `after` (their JSON after it, from the write's [`returning`]), in key
 /// order; a row missing from either is left out.
@@ -258,6 +386,7 @@ fn record(conn: &mut Conn<'_>, meta: &ModelMeta, op: Op, rows: Vec<Row>) -> Resu
         author,
         before: row.before,
         after: row.after,
+        later: None,
     });
     pending::push(conn, events.collect())
 }
