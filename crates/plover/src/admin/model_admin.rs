@@ -267,8 +267,8 @@ impl<M: RestModel> ModelAdmin<M> {
         self
     }
 
-    /// The templates of this model's pages (default: the crate's, [`DefaultTemplates`]);
-    /// see [`AdminTemplates`].
+    /// The templates of this model's pages (default: the crate's,
+    /// [`DefaultTemplates`](super::templates::DefaultTemplates)); see [`AdminTemplates`].
     pub fn templates(mut self, templates: impl AdminTemplates) -> Self {
         self.plain.templates = Arc::new(templates);
         self
