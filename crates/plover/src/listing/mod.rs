@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod cursor;
+mod estimates;
 mod filters;
 mod groups;
 pub(crate) mod links;

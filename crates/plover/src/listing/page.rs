@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::cursor;
 use super::links::Links;
 use super::CURSOR;
+use super::{cursor, estimates};
 use crate::db::{Conn, Engine};
 use crate::error::Error;
 use crate::model::row::Rows;
@@ -111,29 +111,37 @@ impl Counting {
         }
     }
 
-    /// The rows the conditions of `select` match, counted under this policy.
+    /// The rows the conditions of `select` match, counted under this policy; on PostgreSQL
+    /// with the estimates of the last second where `database` is known ([`estimates`]).
     fn count(
         self,
         conn: &mut Conn<'_>,
         meta: &ModelMeta,
         select: &Select,
+        database: Option<u64>,
     ) -> Result<RowCount, Error> {
         let exact = |rows| RowCount {
             rows,
             estimated: false,
         };
         let estimated = conn.engine() != Engine::Sqlite;
+        let estimate = |conn: &mut Conn<'_>| match database {
+            Some(database) if estimated => estimates::recent(database, meta.table, select, || {
+                estimate(conn, meta, select)
+            }),
+            _ => estimate(conn, meta, select),
+        };
         match self {
             Counting::Exact => Ok(exact(count(conn, meta, select)?)),
             Counting::Estimated => Ok(RowCount {
-                rows: estimate(conn, meta, select)?,
+                rows: estimate(conn)?,
                 estimated,
             }),
             Counting::ExactUpTo(_) | Counting::EstimatedPast(_) if !estimated => {
                 Ok(exact(count(conn, meta, select)?))
             }
             Counting::EstimatedPast(bound) => {
-                let rows = estimate(conn, meta, select)?;
+                let rows = estimate(conn)?;
                 if rows <= bound {
                     return Ok(exact(count(conn, meta, select)?));
                 }
@@ -148,7 +156,7 @@ impl Counting {
                     return Ok(exact(rows));
                 }
                 Ok(RowCount {
-                    rows: estimate(conn, meta, select)?.max(rows),
+                    rows: estimate(conn)?.max(rows),
                     estimated: true,
                 })
             }
@@ -215,6 +223,9 @@ pub(crate) struct ListQuery {
     pub(crate) keyset: bool,
     /// Whether this page was named by a cursor.
     pub(crate) from_cursor: bool,
+    /// The database the page reads ([`crate::db::Database::id`]), where its count may take
+    /// the planner's estimates that this process read in the last second ([`estimates`]).
+    pub(crate) database: Option<u64>,
 }
 
 impl ListQuery {
@@ -311,7 +322,7 @@ impl ListQuery {
                 });
             }
         }
-        counting.count(conn, meta, &self.select.conditions_only())
+        counting.count(conn, meta, &self.select.conditions_only(), self.database)
     }
 }
 

@@ -91,6 +91,7 @@ fn parse_list_query(
         ordered,
         keyset: false,
         from_cursor: false,
+        database: None,
     })
 }
 

@@ -158,7 +158,7 @@ impl<M: RestModel> Endpoint for Prepared<M> {
                 Method::PUT => self.upsert(&cx, req, db),
                 Method::PATCH => self.update_matching(&cx, req, db),
                 Method::DELETE => self.delete_matching(&cx, req, db),
-                _ => self.list(&cx, req, &mut db.conn()?),
+                _ => self.list(&cx, req, db),
             };
         };
         let obj = self.found(&cx, db, raw_pk)?;

@@ -7,7 +7,7 @@ use super::prepared::Prepared;
 use super::request::{ApiRequest, Reply};
 use crate::changes::order::settle;
 use crate::changes::watch::cursor;
-use crate::db::Conn;
+use crate::db::LazyConn;
 use crate::error::Error;
 use crate::listing::{Links, CURSOR};
 use crate::model::RestModel;
@@ -43,7 +43,7 @@ impl<M: RestModel> Prepared<M> {
         &self,
         cx: &Context<'_>,
         req: &ApiRequest,
-        conn: &mut Conn<'_>,
+        db: &mut LazyConn<'_>,
     ) -> Result<Reply, Error> {
         self.check_list_read(cx)?;
         let wants_cursor = changes::wants_cursor(req, self.access.changes)?;
@@ -52,6 +52,8 @@ impl<M: RestModel> Prepared<M> {
             false => req.query.clone(),
         };
         let mut query = self.list.parse(&pairs, &*self.joins)?;
+        query.database = Some(db.database().id());
+        let conn = &mut db.conn()?;
         let meta = M::meta();
         let sparse = self.sparse_of(&req.query)?;
         query.select.columns = self.list_columns(sparse.as_ref(), &query.select.order);
