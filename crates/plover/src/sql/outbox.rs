@@ -240,9 +240,13 @@ impl Snapshots for ModelMeta {
         let pk = meta.pk_field();
         let (user, key) = first.author.ids();
         let id = |id: Option<i64>| id.map_or(Arg::Null(SqlType::BigInt), Arg::I64);
-        let keys: Vec<Arg<'static>> = (events.iter())
-            .filter_map(|e| Arg::key(pk.sql_type, e.object_id))
-            .collect();
+        // PostgreSQL binds the keys one by one; SQLite takes them as one JSON array.
+        let keys: Vec<Arg<'static>> = match conn.engine() {
+            crate::db::Engine::Sqlite => Vec::new(),
+            _ => (events.iter())
+                .filter_map(|e| Arg::key(pk.sql_type, e.object_id))
+                .collect(),
+        };
         let write = |w: &mut Writer<'_>| {
             w.sql("INSERT INTO ");
             w.ident(pending::TABLE);
