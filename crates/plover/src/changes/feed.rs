@@ -7,6 +7,7 @@
 //! that resumes replays from one, then the primary reads the rest and the live tail
 //! (docs/changes.md#replay-from-a-replica).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix_web::web::Bytes;
@@ -35,6 +36,33 @@ const BATCH: i64 = 100;
 
 /// Chunks of text a stream holds for its subscriber; one more and it is disconnected.
 const BUFFER: usize = 32;
+
+/// Bytes of text a stream holds for its subscriber on the live tail (beyond the chunk the
+/// response is sending); a subscriber that lets more pile up is disconnected, and may resume
+/// from its last event. A chunk is a batch of events of any size, so [`BUFFER`] alone would
+/// bound a stalled stream's memory by its batches, not its bytes. Catching up (full batches)
+/// is bounded by [`BUFFER`] alone, so that a subscriber replaying large rows is not cut at
+/// every batch.
+const HELD_BYTES: usize = 1 << 20;
+
+/// Where a stream's task hands its text to the response: the channel, and the bytes in it.
+struct Handoff {
+    tx: mpsc::Sender<Bytes>,
+    held: Arc<AtomicUsize>,
+}
+
+impl Handoff {
+    /// Hands `text` over; `false` when the subscriber is gone or too slow: [`BUFFER`] chunks
+    /// held, or with `live` more than [`HELD_BYTES`] with it.
+    fn give(&self, text: Bytes, live: bool) -> bool {
+        let len = text.len();
+        let held = self.held.fetch_add(len, Ordering::Relaxed);
+        if live && held > 0 && held + len > HELD_BYTES {
+            return false;
+        }
+        self.tx.try_send(text).is_ok()
+    }
+}
 
 /// What a resource decides about the events of its feed for one subscriber.
 pub(crate) trait Judge: Send + Sync + 'static {
@@ -119,10 +147,15 @@ pub(crate) fn respond(
     slot: Slot,
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Bytes>(BUFFER);
+    let held = Arc::new(AtomicUsize::new(0));
+    let tx = Handoff {
+        tx,
+        held: Arc::clone(&held),
+    };
     match start {
         Start::Reset => {
             // The only event, and the stream ends.
-            let _ = tx.try_send(Bytes::from_static(b"event: reset\ndata: {}\n\n"));
+            tx.give(Bytes::from_static(b"event: reset\ndata: {}\n\n"), false);
             drop(tx);
         }
         Start::Resume(after) | Start::Live(after) => {
@@ -137,9 +170,10 @@ pub(crate) fn respond(
             actix_web::rt::spawn(stream.run(after, replay, slot));
         }
     }
-    let body = stream::unfold(rx, |mut rx| async move {
+    let body = stream::unfold((rx, held), |(mut rx, held)| async move {
         let chunk = rx.recv().await?;
-        Some((Ok::<_, actix_web::Error>(chunk), rx))
+        held.fetch_sub(chunk.len(), Ordering::Relaxed);
+        Some((Ok::<_, actix_web::Error>(chunk), (rx, held)))
     });
     HttpResponse::Ok()
         .content_type("text/event-stream")
@@ -153,7 +187,7 @@ struct Stream {
     db: Database,
     judge: Arc<dyn Judge>,
     reader: Reader,
-    tx: mpsc::Sender<Bytes>,
+    tx: Handoff,
 }
 
 /// What one read of a stream found.
@@ -177,7 +211,7 @@ impl Stream {
         let _slot = slot;
         let mut commits = pending::committed();
         // Opening comment: the response starts at once, before any event.
-        if self.tx.try_send(Bytes::from_static(b": ok\n\n")).is_err() {
+        if !self.tx.give(Bytes::from_static(b": ok\n\n"), false) {
             return;
         }
         loop {
@@ -189,13 +223,13 @@ impl Stream {
                     return;
                 }
             };
-            if !batch.text.is_empty() && self.tx.try_send(Bytes::from(batch.text)).is_err() {
+            let full = batch.count as i64 == BATCH;
+            if !batch.text.is_empty() && !self.tx.give(Bytes::from(batch.text), !full) {
                 return; // gone, or too slow: it may resume from its last event's place
             }
             if let Some(last) = batch.last {
                 after = last;
             }
-            let full = batch.count as i64 == BATCH;
             // A replica that gave less than a batch has no more: the primary reads after its
             // last event at once, for what the replica has not replayed yet.
             replay = replay && batch.on_replica && full;
@@ -205,11 +239,11 @@ impl Stream {
             tokio::select! {
                 _ = commits.changed() => {}
                 () = tokio::time::sleep(HEARTBEAT) => {
-                    if self.tx.try_send(Bytes::from_static(b": heartbeat\n\n")).is_err() {
+                    if !self.tx.give(Bytes::from_static(b": heartbeat\n\n"), false) {
                         return;
                     }
                 }
-                () = self.tx.closed() => return,
+                () = self.tx.tx.closed() => return,
             }
         }
     }
@@ -246,5 +280,44 @@ impl Stream {
                 })
             })
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handoff() -> (Handoff, mpsc::Receiver<Bytes>) {
+        let (tx, rx) = mpsc::channel(BUFFER);
+        let held = Arc::new(AtomicUsize::new(0));
+        (Handoff { tx, held }, rx)
+    }
+
+    fn text(kib: usize) -> Bytes {
+        Bytes::from(vec![b'x'; kib * 1024])
+    }
+
+    #[test]
+    fn a_live_stream_holds_a_mebibyte_and_one_catching_up_its_chunks() {
+        // Live: a chunk of any size goes when nothing is held; then at most 1 MiB in all.
+        let (live, _rx) = handoff();
+        assert!(live.give(text(600), true));
+        assert!(live.give(text(400), true));
+        assert!(!live.give(text(100), true));
+        let (live, _rx) = handoff();
+        assert!(live.give(text(3 * 1024), true));
+        assert!(!live.give(text(1), true));
+        // Catching up: only the number of chunks counts.
+        let (replay, _rx) = handoff();
+        for _ in 0..BUFFER {
+            assert!(replay.give(text(600), false));
+        }
+        assert!(!replay.give(text(1), false));
+        // What the response took no longer counts.
+        let (live, mut rx) = handoff();
+        assert!(live.give(text(900), true));
+        let taken = rx.try_recv().unwrap_or_else(|e| panic!("{e:?}"));
+        live.held.fetch_sub(taken.len(), Ordering::Relaxed);
+        assert!(live.give(text(900), true));
     }
 }
