@@ -148,15 +148,15 @@ pub(crate) fn respond(
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Bytes>(BUFFER);
     let held = Arc::new(AtomicUsize::new(0));
-    let tx = Handoff {
+    let out = Handoff {
         tx,
         held: Arc::clone(&held),
     };
     match start {
         Start::Reset => {
             // The only event, and the stream ends.
-            tx.give(Bytes::from_static(b"event: reset\ndata: {}\n\n"), false);
-            drop(tx);
+            out.give(Bytes::from_static(b"event: reset\ndata: {}\n\n"), false);
+            drop(out);
         }
         Start::Resume(after) | Start::Live(after) => {
             let replay = matches!(start, Start::Resume(_)) && db.has_replicas();
@@ -165,7 +165,7 @@ pub(crate) fn respond(
                 db,
                 judge,
                 reader,
-                tx,
+                out,
             };
             actix_web::rt::spawn(stream.run(after, replay, slot));
         }
@@ -187,7 +187,7 @@ struct Stream {
     db: Database,
     judge: Arc<dyn Judge>,
     reader: Reader,
-    tx: Handoff,
+    out: Handoff,
 }
 
 /// What one read of a stream found.
@@ -211,7 +211,7 @@ impl Stream {
         let _slot = slot;
         let mut commits = pending::committed();
         // Opening comment: the response starts at once, before any event.
-        if !self.tx.give(Bytes::from_static(b": ok\n\n"), false) {
+        if !self.out.give(Bytes::from_static(b": ok\n\n"), false) {
             return;
         }
         loop {
@@ -224,7 +224,7 @@ impl Stream {
                 }
             };
             let full = batch.count as i64 == BATCH;
-            if !batch.text.is_empty() && !self.tx.give(Bytes::from(batch.text), !full) {
+            if !batch.text.is_empty() && !self.out.give(Bytes::from(batch.text), !full) {
                 return; // gone, or too slow: it may resume from its last event's place
             }
             if let Some(last) = batch.last {
@@ -239,11 +239,11 @@ impl Stream {
             tokio::select! {
                 _ = commits.changed() => {}
                 () = tokio::time::sleep(HEARTBEAT) => {
-                    if !self.tx.give(Bytes::from_static(b": heartbeat\n\n"), false) {
+                    if !self.out.give(Bytes::from_static(b": heartbeat\n\n"), false) {
                         return;
                     }
                 }
-                () = self.tx.tx.closed() => return,
+                () = self.out.tx.closed() => return,
             }
         }
     }

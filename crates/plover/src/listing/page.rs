@@ -125,7 +125,7 @@ impl Counting {
             estimated: false,
         };
         let estimated = conn.engine() != Engine::Sqlite;
-        let estimate = |conn: &mut Conn<'_>| match database {
+        let planned = |conn: &mut Conn<'_>| match database {
             Some(database) if estimated => estimates::recent(database, meta.table, select, || {
                 estimate(conn, meta, select)
             }),
@@ -134,14 +134,14 @@ impl Counting {
         match self {
             Counting::Exact => Ok(exact(count(conn, meta, select)?)),
             Counting::Estimated => Ok(RowCount {
-                rows: estimate(conn)?,
+                rows: planned(conn)?,
                 estimated,
             }),
             Counting::ExactUpTo(_) | Counting::EstimatedPast(_) if !estimated => {
                 Ok(exact(count(conn, meta, select)?))
             }
             Counting::EstimatedPast(bound) => {
-                let rows = estimate(conn)?;
+                let rows = planned(conn)?;
                 if rows <= bound {
                     return Ok(exact(count(conn, meta, select)?));
                 }
@@ -156,7 +156,7 @@ impl Counting {
                     return Ok(exact(rows));
                 }
                 Ok(RowCount {
-                    rows: estimate(conn)?.max(rows),
+                    rows: planned(conn)?.max(rows),
                     estimated: true,
                 })
             }
