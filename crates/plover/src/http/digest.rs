@@ -12,7 +12,7 @@ pub(crate) fn tag(bytes: &[u8]) -> String {
 }
 
 /// An entity tag as [`tag`] makes it, held without an allocation: `"` and 32 hex digits and `"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Tag([u8; 34]);
 
 impl Tag {

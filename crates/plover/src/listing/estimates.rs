@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::error::Error;
+use crate::http::digest::Tag;
 use crate::query::Select;
 
 /// How long an estimate is taken again without a statement.
@@ -19,9 +20,10 @@ const FRESH: Duration = Duration::from_secs(1);
 /// The most estimates kept; past it they are all forgotten and read again.
 const CAPACITY: usize = 1024;
 
-/// By database ([`crate::db::Database::id`]) and the table's name with the conditions' text:
-/// when the estimate was read, and the estimate.
-type Kept = HashMap<(u64, String), (Instant, i64)>;
+/// By database ([`crate::db::Database::id`]) and the digest of the table's name with the
+/// conditions' text (a fixed size, however long the conditions: the memory kept is bounded
+/// by [`CAPACITY`] alone): when the estimate was read, and the estimate.
+type Kept = HashMap<(u64, Tag), (Instant, i64)>;
 
 static KEPT: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
 
@@ -33,7 +35,10 @@ pub(crate) fn recent(
     conditions: &Select,
     read: impl FnOnce() -> Result<i64, Error>,
 ) -> Result<i64, Error> {
-    let key = (database, format!("{table}{conditions:?}"));
+    let key = (
+        database,
+        Tag::of(format!("{table}{conditions:?}").as_bytes()),
+    );
     let now = Instant::now();
     if let Some((at, rows)) = KEPT.lock().get(&key) {
         if now.duration_since(*at) < FRESH {
