@@ -159,3 +159,92 @@ async fn search_words_share_the_pattern_budget_with_like_filters() {
     let not = url("/api/message/", &[("not", &group(15)), ("q", "hello")]);
     assert_param_error(&app.get(&not).await, "q");
 }
+
+/// On SQLite, a search reads the index of a `#[rest(search_index)]` field for a word of three
+/// characters or more (docs/reference.md#search-q): a row the index misses is not found by
+/// such a word, and is by a shorter one. The triggers keep the index as rows are added,
+/// changed and deleted.
+#[actix_web::test]
+async fn sqlite_reads_a_search_index_that_its_triggers_keep() {
+    let app = messages().await;
+    if app.is_postgres() {
+        return;
+    }
+    let indexed = |word: &str| {
+        app.query_i64(&format!(
+            "SELECT count(*) FROM message_content_search \
+             WHERE message_content_search MATCH '\"{word}\"'"
+        ))
+    };
+    // The index holds the text folded as a search folds it.
+    assert_eq!(indexed("world"), 2);
+    assert_eq!(indexed("école"), 1);
+    assert_eq!(indexed("ÉCOLE"), 0, "upper case is not in the index");
+    // Taken out of the index behind the table's back: a word of a trigram or more no longer
+    // finds the row, a shorter one still does (no trigram: the plain LIKE).
+    app.sql("DELETE FROM message_content_search WHERE rowid = 2");
+    assert_eq!(found(&app, "world").await, [1]);
+    assert_eq!(found(&app, "wo").await, [1, 2]);
+    // Rows changed and deleted are found as they are now.
+    app.sql(
+        "INSERT OR REPLACE INTO message_content_search (rowid, content) \
+         VALUES (2, 'the world is wide')",
+    );
+    app.sql("UPDATE message SET content = 'a new planet' WHERE id = 1");
+    assert_eq!(found(&app, "world").await, [2]);
+    assert_eq!(found(&app, "PLANET").await, [1]);
+    app.sql("DELETE FROM message WHERE id = 2");
+    assert_eq!(found(&app, "world").await, Vec::<i64>::new());
+    assert_eq!(indexed("world"), 0);
+    // A user's name through the join, by its own index.
+    assert_eq!(found(&app, "ALICE").await, [1, 4, 5, 6]);
+    app.sql("UPDATE \"user\" SET username = 'alicia' WHERE username = 'alice'");
+    assert_eq!(found(&app, "alicia").await, [1, 4, 5]);
+}
+
+/// A search index declared on a table that has rows already takes them when it is made
+/// (`schema::create_tables`, or the fix `makemigrations` writes), and a database without it
+/// is searched without it.
+#[actix_web::test]
+async fn a_search_index_made_later_takes_the_rows_already_there() {
+    let app = messages().await;
+    let drop = if app.is_postgres() {
+        "DROP INDEX message_content_search"
+    } else {
+        "DROP TRIGGER message_content_search_insert; DROP TRIGGER message_content_search_delete; \
+         DROP TRIGGER message_content_search_update; DROP TABLE message_content_search"
+    };
+    app.sql(drop);
+    app.sql("UPDATE message SET content = 'brave new world' WHERE id = 3");
+    // Without the index: the same rows.
+    assert_eq!(found(&app, "world").await, [1, 2, 3]);
+    let differences = app
+        .db
+        .run_blocking(|conn| {
+            plover::schema::differences(conn, <microblog::Message as plover::RestModel>::meta())
+        })
+        .unwrap();
+    assert_eq!(differences.len(), 1, "{differences:?}");
+    assert!(differences[0].harmless);
+    assert!(
+        differences[0].what.contains("search index"),
+        "{}",
+        differences[0].what
+    );
+    app.db
+        .run_blocking(|conn| plover::schema::create_tables(conn, &microblog::models()))
+        .unwrap();
+    assert_eq!(found(&app, "world").await, [1, 2, 3]);
+    assert_eq!(found(&app, "brave").await, [3]);
+    if !app.is_postgres() {
+        let all = app.query_i64("SELECT count(*) FROM message_content_search");
+        assert_eq!(all, 6, "every message once");
+    }
+    let none = app
+        .db
+        .run_blocking(|conn| {
+            plover::schema::differences(conn, <microblog::Message as plover::RestModel>::meta())
+        })
+        .unwrap();
+    assert!(none.is_empty(), "{none:?}");
+}

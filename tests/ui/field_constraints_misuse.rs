@@ -7,7 +7,7 @@ pub struct Item {
     pub id: i32,
     #[rest(min = 1)]
     pub name: String,
-    #[rest(long, min_len = 2)]
+    #[rest(long, search_index, min_len = 2)]
     pub count: i32,
     #[rest(max = 2.5)]
     pub whole: i64,

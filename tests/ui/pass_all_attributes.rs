@@ -157,7 +157,7 @@ pub struct Shelf {
     #[rest(default = Wood::Oak)]
     pub wood: Wood,
     pub finish: Option<Wood>,
-    #[rest(long, choices = ["matte", "gloss"], default = "matte".to_owned())]
+    #[rest(long, search_index, choices = ["matte", "gloss"], default = "matte".to_owned())]
     pub coat: String,
 }
 
@@ -188,6 +188,8 @@ fn constraints_and_choices_are_in_the_metadata() {
     assert_eq!(field("wood").constraints().choices, ["oak", "pine-wood"]);
     assert_eq!(field("finish").constraints().choices, ["oak", "pine-wood"]);
     assert!(field("coat").is_long());
+    assert!(field("coat").has_search_index());
+    assert!(!field("label").has_search_index());
     assert_eq!(field("coat").constraints().choices, ["matte", "gloss"]);
 }
 

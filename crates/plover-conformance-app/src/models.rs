@@ -195,8 +195,9 @@ pub struct ApiKey {
 pub struct Sample {
     /// Primary key.
     pub id: i32,
-    /// Unique name.
-    #[rest(unique)]
+    /// Unique name. The three text fields have search indexes: a search (`q`) reads them on
+    /// SQLite, as it reads trigram indexes on PostgreSQL.
+    #[rest(unique, search_index)]
     pub name: String,
     /// 32-bit integer.
     pub qty: i32,
@@ -210,9 +211,10 @@ pub struct Sample {
     #[rest(default = false)]
     pub flag: bool,
     /// Text with a default.
-    #[rest(default = String::new())]
+    #[rest(default = String::new(), search_index)]
     pub body: String,
     /// Nullable text.
+    #[rest(search_index)]
     pub remark: Option<String>,
     /// Nullable date.
     pub day: Option<chrono::NaiveDate>,

@@ -251,6 +251,7 @@ impl Gathered {
             doc: doc_comment(&f.attrs),
             constraints,
             long: fa.long.is_some() && scalar.kind == Kind::Text,
+            search_index: fa.search_index.is_some() && scalar.kind == Kind::Text,
             private: fa.private,
             verbose_name,
         });

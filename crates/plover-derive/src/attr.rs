@@ -26,6 +26,7 @@ pub(crate) mod key {
     pub(crate) const NOT_BLANK: &str = "not_blank";
     pub(crate) const CHOICES: &str = "choices";
     pub(crate) const LONG: &str = "long";
+    pub(crate) const SEARCH_INDEX: &str = "search_index";
     pub(crate) const PRIVATE: &str = "private";
     pub(crate) const USERNAME: &str = "username";
     pub(crate) const PASSWORD: &str = "password";
@@ -58,6 +59,7 @@ pub(crate) const FIELD_KEYS: &[&str] = &[
     key::PRIMARY_KEY,
     key::UNIQUE,
     key::INDEX,
+    key::SEARCH_INDEX,
     key::NAME,
     key::MIN,
     key::MAX,
@@ -156,9 +158,10 @@ pub(crate) struct FieldAttrs {
     /// `min_len = n`, `max_len = n`.
     pub(crate) min_len: Option<LitInt>,
     pub(crate) max_len: Option<LitInt>,
-    /// `not_blank`, `long`: the key, for errors.
+    /// `not_blank`, `long`, `search_index`: the key, for errors.
     pub(crate) not_blank: Option<Path>,
     pub(crate) long: Option<Path>,
+    pub(crate) search_index: Option<Path>,
     /// `choices = ["a", "b"]`.
     pub(crate) choices: Option<(Vec<LitStr>, Expr)>,
     /// `private`.
@@ -360,6 +363,7 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         max_len: None,
         not_blank: None,
         long: None,
+        search_index: None,
         choices: None,
         private: false,
         user_role: None,
@@ -422,6 +426,8 @@ pub(crate) fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 out.verbose_name = Some(meta.value()?.parse()?);
             } else if meta.path.is_ident(key::LONG) {
                 out.long = Some(meta.path.clone());
+            } else if meta.path.is_ident(key::SEARCH_INDEX) {
+                out.search_index = Some(meta.path.clone());
             } else if meta.path.is_ident(key::CHOICES) {
                 let expr: Expr = meta.value()?.parse()?;
                 out.choices = Some((choices(&expr)?, expr));

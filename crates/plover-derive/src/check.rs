@@ -345,7 +345,7 @@ fn lengths(cx: &mut Ctxt, fa: &FieldAttrs, kind: Kind, out: &mut Constraints) {
     }
 }
 
-/// `not_blank`, `long` and `choices`, on a text field only.
+/// `not_blank`, `long`, `search_index` and `choices`, on a text field only.
 fn text_only(cx: &mut Ctxt, fa: &FieldAttrs, text: bool) {
     let given = [
         (
@@ -355,6 +355,12 @@ fn text_only(cx: &mut Ctxt, fa: &FieldAttrs, text: bool) {
         (
             "long",
             fa.long.as_ref().map(quote::ToTokens::to_token_stream),
+        ),
+        (
+            "search_index",
+            fa.search_index
+                .as_ref()
+                .map(quote::ToTokens::to_token_stream),
         ),
         (
             "choices",
@@ -367,6 +373,10 @@ fn text_only(cx: &mut Ctxt, fa: &FieldAttrs, text: bool) {
         if let (Some(tokens), false) = (tokens, text) {
             let what = match key {
                 "long" => "marks text of several lines (a textarea in the admin)",
+                "search_index" => {
+                    "indexes the substrings of text for a search; to index another kind of \
+                     field, use `index`"
+                }
                 "choices" => {
                     "lists the values of a text field; for a fixed set of values of \
                               another kind, use a Rust enum deriving `Choice`"

@@ -488,6 +488,7 @@ fn field_meta(f: &Field, primary_key: bool) -> TokenStream {
         (f.read_only, "read_only"),
         (f.unique && !primary_key, "unique"),
         (f.long, "long"),
+        (f.search_index, "search_index"),
         (f.private, "private"),
     ];
     for (_, flag) in flags.iter().filter(|(set, _)| *set) {

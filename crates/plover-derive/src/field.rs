@@ -37,6 +37,8 @@ pub(crate) struct Field {
     pub(crate) constraints: Constraints,
     /// `#[rest(long)]`.
     pub(crate) long: bool,
+    /// `#[rest(search_index)]`.
+    pub(crate) search_index: bool,
     /// `#[rest(private)]`.
     pub(crate) private: bool,
     /// The name people read: `verbose_name`, else the API name humanized (`Join date`).

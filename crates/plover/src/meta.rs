@@ -52,6 +52,10 @@ pub struct FieldMeta {
     pub(crate) constraints: Constraints,
     /// `#[rest(long)]`: text of several lines (a `<textarea>` in the admin).
     pub(crate) long: bool,
+    /// `#[rest(search_index)]`: a text field whose substrings are indexed for a search
+    /// (`q`, `contains`): on SQLite an FTS5 trigram table kept by triggers, on PostgreSQL a
+    /// trigram GIN index (`crate::schema::search`).
+    pub(crate) search_index: bool,
     /// `#[rest(private)]`: never serialized, written, filtered or ordered by the API, on any
     /// resource or through any join, unless a resource shows it (`Resource::show`), and then
     /// only there; the admin's forms show and edit it.
@@ -150,6 +154,7 @@ impl FieldMeta {
             doc: "",
             constraints: Constraints::NONE,
             long: false,
+            search_index: false,
             private: false,
             verbose_name: name,
         }
@@ -201,6 +206,12 @@ impl FieldMeta {
     #[doc(hidden)]
     pub const fn mark_long(mut self) -> FieldMeta {
         self.long = true;
+        self
+    }
+
+    #[doc(hidden)]
+    pub const fn mark_search_index(mut self) -> FieldMeta {
+        self.search_index = true;
         self
     }
 
@@ -301,6 +312,12 @@ impl FieldMeta {
     /// `#[rest(long)]`: text of several lines (a `<textarea>` in the admin).
     pub fn is_long(&self) -> bool {
         self.long
+    }
+
+    /// `#[rest(search_index)]`: the field's substrings are indexed for a search
+    /// (docs/reference.md#search-q).
+    pub fn has_search_index(&self) -> bool {
+        self.search_index
     }
 
     /// `#[rest(private)]`: shown by no resource unless it names the field in `show`.

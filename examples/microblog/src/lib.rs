@@ -19,8 +19,8 @@ pub use seed::seed_demo;
 pub struct User {
     /// Primary key.
     pub id: i32,
-    /// Unique login name.
-    #[rest(username)]
+    /// Unique login name, found by a search of messages (`q`) through its index.
+    #[rest(username, search_index)]
     pub username: String,
     /// bcrypt hash (`""`: no usable password); write-only: never shown, filtered or ordered.
     #[rest(password)]
@@ -77,8 +77,9 @@ pub struct Message {
     #[rest(fk = User)]
     pub user_id: i32,
     /// The text: never blank, whoever writes it (the pages, the API, the admin and its
-    /// inline on the user's page).
-    #[rest(not_blank)]
+    /// inline on the user's page). Its search index serves a search (`q`) of a rare word
+    /// without reading every message.
+    #[rest(not_blank, search_index)]
     pub content: String,
     /// When it was posted.
     #[rest(default = plover::value::now(), verbose_name = "Date published")]

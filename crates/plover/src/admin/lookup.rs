@@ -60,6 +60,7 @@ impl Lookup {
             offset: offset(page, per_page),
             ..Select::default()
         };
+        crate::sql::search::read_search_keys(conn, target, &mut select)?;
         let columns = [target.pk, self.column];
         let load = |s: &Select| (target.ops.load_fields)(conn, s, &columns);
         let Page { rows, has_next } = Page::read(&mut select, per_page, load)?;

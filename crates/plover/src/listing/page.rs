@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::model::row::Rows;
 use crate::model::{ModelMeta, RestModel};
 use crate::query::{Count, Select};
+use crate::sql::search::read_search_keys;
 use crate::sql::{count, count_up_to, estimate, read_related_keys};
 
 /// At most `size` rows, and whether more follow them.
@@ -281,7 +282,8 @@ impl ListQuery {
 
     /// [`ListQuery::run`] with the rows of `meta` read by `load`. On PostgreSQL, the conditions
     /// through a join in `or` groups (the search's words) are read as keys first
-    /// ([`read_related_keys`]).
+    /// ([`read_related_keys`]); on SQLite, those a search index serves are read as keys
+    /// first too ([`read_search_keys`]).
     pub(crate) fn run_with<R: PageRows>(
         &mut self,
         conn: &mut Conn<'_>,
@@ -289,6 +291,7 @@ impl ListQuery {
         load: impl FnOnce(&mut Conn<'_>, &Select) -> Result<R, Error>,
     ) -> Result<ListPage<'_, R>, Error> {
         read_related_keys(conn, meta, &mut self.select)?;
+        read_search_keys(conn, meta, &mut self.select)?;
         let size = self.limit;
         let Page { rows, has_next } = Page::read(&mut self.select, size, |s| load(conn, s))?;
         let count = match self.count {

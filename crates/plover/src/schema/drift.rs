@@ -258,6 +258,7 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
             }
         }
     }
+    out.extend(missing_search_indexes(conn, model)?);
     for c in &found {
         let modelled = model
             .fields
@@ -266,6 +267,39 @@ pub fn differences(conn: &mut Conn<'_>, model: &ModelMeta) -> Result<Vec<Differe
         if !modelled {
             out.push(removed(conn, model, c)?);
         }
+    }
+    Ok(out)
+}
+
+/// The search indexes of `model`'s fields that the database lacks (a field declared
+/// `#[rest(search_index)]` after its table was made): each fixed by creating it and putting the
+/// rows in. Harmless: a search without it reads every row, as before.
+fn missing_search_indexes(
+    conn: &mut Conn<'_>,
+    model: &ModelMeta,
+) -> Result<Vec<Difference>, Error> {
+    let engine = conn.engine();
+    let mut out = Vec::new();
+    for field in super::search::fields(model) {
+        let name = crate::sql::search::table_name(model.table, field.column);
+        if crate::sql::search::index_exists(conn, &name)? {
+            continue;
+        }
+        let fill = super::search::fill(model, field, engine);
+        let fix = super::search::create(model, field, engine)
+            .into_iter()
+            .chain(fill);
+        out.push(Difference {
+            table: model.table,
+            what: format!(
+                "the search index of column {} is missing",
+                ident(field.column)
+            ),
+            fix: Some(fix.collect::<Vec<_>>().join(";\n")),
+            undo: Some(super::search::drop(model, field, engine).join(";\n")),
+            harmless: true,
+            ..Difference::about(field.column)
+        });
     }
     Ok(out)
 }
@@ -369,7 +403,7 @@ pub fn leftover_tables(
     };
     Ok(tables
         .into_iter()
-        .filter(|t| !own_table(&t.a))
+        .filter(|t| !own_table(&t.a) && !super::search::belongs(&t.a, models))
         .filter(|t| !models.iter().any(|m| m.table.eq_ignore_ascii_case(&t.a)))
         .map(|t| Difference {
             table: "",

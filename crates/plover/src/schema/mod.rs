@@ -6,7 +6,9 @@
 //! `UNIQUE` (`#[rest(unique)]`), a `CHECK` of the field's constraints (`min`, `max`,
 //! `min_len`, `max_len`, `not_blank`, choices), `REFERENCES` plus an index for each foreign key (unless a
 //! declared index starts with its column), and the declared indexes (`#[rest(index)]` on a
-//! field, `#[rest(index = "a, b")]` on the struct, `-b` for a column in descending order).
+//! field, `#[rest(index = "a, b")]` on the struct, `-b` for a column in descending order),
+//! and the search indexes of `#[rest(search_index)]` fields (`search`: a trigram index on
+//! PostgreSQL, an FTS5 table and its triggers on SQLite, filled with the rows already there).
 //! On PostgreSQL, text columns are `COLLATE "C"` and an index names where a nullable column's
 //! NULLs go, so that the indexes serve Plover's orderings (code point order, NULLs first
 //! ascending: docs/deployment.md#text-order-and-indexes).
@@ -66,6 +68,7 @@
 
 mod drift;
 pub mod migrations;
+mod search;
 
 pub use crate::value::kind::SqlType;
 pub use drift::{differences, leftover_tables, report, table_exists, Difference};
@@ -246,6 +249,9 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
             out.extend(OUTBOX_PG.iter().map(|s| (*s).to_owned()));
         }
     }
+    for field in search::fields(model) {
+        out.extend(search::create(model, field, engine));
+    }
     out
 }
 
@@ -315,7 +321,8 @@ pub fn fk_order(models: &[&'static ModelMeta]) -> Result<Vec<&'static ModelMeta>
 pub fn script(models: &[&'static ModelMeta], engine: Engine) -> Result<String, Error> {
     let mut out = String::new();
     for model in fk_order(models)? {
-        for statement in statements(model, engine) {
+        let fills = search::fields(model).filter_map(|f| search::fill(model, f, engine));
+        for statement in statements(model, engine).into_iter().chain(fills) {
             out.push_str(&statement);
             out.push_str(";\n");
         }
@@ -355,6 +362,21 @@ pub fn create_tables(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Resu
         conn.batch_execute(&tables)?;
         // Before the indexes: an index on a column the table lacks would fail less clearly.
         drift::check(conn, models)?;
-        conn.batch_execute(&indexes)
+        // A search index made now takes the rows already in its table (SQLite).
+        let mut fills = String::new();
+        for model in &ordered {
+            for field in search::fields(model) {
+                let name = crate::sql::search::table_name(model.table, field.column);
+                if let (Some(fill), false) = (
+                    search::fill(model, field, engine),
+                    crate::sql::search::index_exists(conn, &name)?,
+                ) {
+                    fills.push_str(&fill);
+                    fills.push_str(";\n");
+                }
+            }
+        }
+        conn.batch_execute(&indexes)?;
+        conn.batch_execute(&fills)
     })
 }

@@ -11,6 +11,7 @@ pub(crate) mod cascade;
 pub(crate) mod column;
 mod lateral;
 mod related_keys;
+pub(crate) mod search;
 mod statement;
 mod writer;
 

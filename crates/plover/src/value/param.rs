@@ -39,6 +39,12 @@ impl Param {
         }
     }
 
+    /// Whether this is text of three characters or more: a word that a trigram index can find
+    /// (on SQLite, the search index of a `#[rest(search_index)]` field; `crate::sql::search`).
+    pub(crate) fn has_trigram(&self) -> bool {
+        matches!(self, Param::Text(t) if t.chars().nth(2).is_some())
+    }
+
     /// Parses query-string text as a value of `kind`; the error says what was expected.
     pub fn parse(kind: FieldKind, raw: &str) -> Result<Param, String> {
         match kind {
