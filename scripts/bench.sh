@@ -357,8 +357,10 @@ for table in order:
               "(SELECT COALESCE(MAX(id), 0) + 1 FROM \"%s\"), false);\n" % (table, table))
 PY
   pg_sql plover_base -1 -f "$WORK/pg-load.sql" >/dev/null
-  # The trigram indexes that serve `q` are the example's own (`#[rest(search_index)]`, made at
-  # its start above: docs/reference.md#search-q).
+  # The trigram indexes that serve `q` on the message resource's search fields (docs/reference.md#search-q).
+  pg_sql plover_base -c 'CREATE EXTENSION IF NOT EXISTS pg_trgm' \
+    -c 'CREATE INDEX message_content_trgm ON message USING gin (content COLLATE "default" gin_trgm_ops)' \
+    -c 'CREATE INDEX user_username_trgm ON "user" USING gin (username COLLATE "default" gin_trgm_ops)' >/dev/null
   pg_sql plover_base -c 'ANALYZE'
 
   # the same rows: count and max id per table, and the bench user's bcrypt hash

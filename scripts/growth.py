@@ -25,8 +25,10 @@ unmeasured request; prints the median and 90th percentile in ms, or the status o
 failed (a 503: past the database's statement_timeout, 10 s by default). PostgreSQL: --pg names
 an admin URL (a database is created per size and dropped), --pg-port starts a server of its
 own with scripts/pg.sh in a temporary folder. With a PostgreSQL option both engines run,
-unless --no-sqlite. The search indexes of `q` are the example's own (`#[rest(search_index)]`:
-docs/reference.md#search-q). Python standard library only (psql for PostgreSQL).
+unless --no-sqlite. The search indexes of `q` are the example's own: build it with
+`cargo build --release -p microblog --features search-index` (`#[rest(search_index)]` on the
+message's text and the user's name: docs/reference.md#search-q); without them a search for a
+rare word reads every message. Python standard library only (psql for PostgreSQL).
 """
 import argparse
 import base64

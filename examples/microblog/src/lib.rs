@@ -19,8 +19,10 @@ pub use seed::seed_demo;
 pub struct User {
     /// Primary key.
     pub id: i32,
-    /// Unique login name, found by a search of messages (`q`) through its index.
-    #[rest(username, search_index)]
+    /// Unique login name. With the feature `search-index`, a search of messages (`q`) finds
+    /// it through its search index.
+    #[rest(username)]
+    #[cfg_attr(feature = "search-index", rest(search_index))]
     pub username: String,
     /// bcrypt hash (`""`: no usable password); write-only: never shown, filtered or ordered.
     #[rest(password)]
@@ -77,9 +79,10 @@ pub struct Message {
     #[rest(fk = User)]
     pub user_id: i32,
     /// The text: never blank, whoever writes it (the pages, the API, the admin and its
-    /// inline on the user's page). Its search index serves a search (`q`) of a rare word
-    /// without reading every message.
-    #[rest(not_blank, search_index)]
+    /// inline on the user's page). With the feature `search-index`, its search index serves a
+    /// search (`q`) of a rare word without reading every message.
+    #[rest(not_blank)]
+    #[cfg_attr(feature = "search-index", rest(search_index))]
     pub content: String,
     /// When it was posted.
     #[rest(default = plover::value::now(), verbose_name = "Date published")]
