@@ -250,7 +250,12 @@ pub fn statements(model: &ModelMeta, engine: Engine) -> Vec<String> {
         }
     }
     for field in search::fields(model) {
-        out.extend(search::create(model, field, engine));
+        for statement in search::create(model, field, engine) {
+            // `CREATE EXTENSION` once for all the model's search fields.
+            if !out.contains(&statement) {
+                out.push(statement);
+            }
+        }
     }
     out
 }

@@ -110,3 +110,58 @@ pub(super) fn belongs(table: &str, models: &[&'static ModelMeta]) -> bool {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use plover_derive::RestModel;
+
+    use super::super::statements;
+    use crate::db::Engine;
+    use crate::model::RestModel;
+
+    /// Two search fields, for the statements' tests only.
+    #[derive(Debug, RestModel)]
+    #[diesel(table_name = post)]
+    struct Post {
+        id: i32,
+        #[rest(search_index)]
+        title: String,
+        #[rest(search_index)]
+        body: Option<String>,
+    }
+
+    #[test]
+    fn postgresql_gets_the_extension_once_and_an_index_per_field() {
+        let all = statements(Post::meta(), Engine::Postgres);
+        assert_eq!(
+            all[1..],
+            [
+                "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+                "CREATE INDEX IF NOT EXISTS \"post_title_search\" ON \"post\" \
+                 USING gin (\"title\" COLLATE \"default\" gin_trgm_ops)",
+                "CREATE INDEX IF NOT EXISTS \"post_body_search\" ON \"post\" \
+                 USING gin (\"body\" COLLATE \"default\" gin_trgm_ops)",
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_gets_a_table_and_three_triggers_per_field() {
+        let all = statements(Post::meta(), Engine::Sqlite);
+        assert_eq!(all.len(), 1 + 2 * 4, "{all:#?}");
+        assert_eq!(
+            all[1],
+            "CREATE VIRTUAL TABLE IF NOT EXISTS \"post_title_search\" USING fts5(\"title\", \
+             tokenize = 'trigram case_sensitive 1', columnsize = 0)"
+        );
+        assert_eq!(
+            all[4],
+            "CREATE TRIGGER IF NOT EXISTS \"post_title_search_update\" AFTER UPDATE OF \
+             \"title\", \"id\" ON \"post\" BEGIN DELETE FROM \"post_title_search\" WHERE rowid = \
+             old.\"id\"; INSERT INTO \"post_title_search\" (rowid, \"title\") VALUES (new.\"id\", \
+             plover_lower(new.\"title\")); END"
+        );
+        assert!(super::belongs("post_body_search_data", &[Post::meta()]));
+        assert!(!super::belongs("post_body_searches", &[Post::meta()]));
+    }
+}
