@@ -280,11 +280,7 @@ fn missing_search_indexes(
 ) -> Result<Vec<Difference>, Error> {
     let engine = conn.engine();
     let mut out = Vec::new();
-    for field in super::search::fields(model) {
-        let name = crate::sql::search::table_name(model.table, field.column);
-        if crate::sql::search::index_exists(conn, &name)? {
-            continue;
-        }
+    for field in super::search::missing(conn, model)? {
         let fill = super::search::fill(model, field, engine);
         let fix = super::search::create(model, field, engine)
             .into_iter()

@@ -370,12 +370,8 @@ pub fn create_tables(conn: &mut Conn<'_>, models: &[&'static ModelMeta]) -> Resu
         // A search index made now takes the rows already in its table (SQLite).
         let mut fills = String::new();
         for model in &ordered {
-            for field in search::fields(model) {
-                let name = crate::sql::search::table_name(model.table, field.column);
-                if let (Some(fill), false) = (
-                    search::fill(model, field, engine),
-                    crate::sql::search::index_exists(conn, &name)?,
-                ) {
+            for field in search::missing(conn, model)? {
+                if let Some(fill) = search::fill(model, field, engine) {
                     fills.push_str(&fill);
                     fills.push_str(";\n");
                 }

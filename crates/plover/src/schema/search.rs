@@ -14,13 +14,28 @@
 //! too, or its writes fail; reads need nothing.
 
 use super::ident;
-use crate::db::Engine;
+use crate::db::{Conn, Engine};
+use crate::error::Error;
 use crate::model::{FieldMeta, ModelMeta};
-use crate::sql::search::table_name;
+use crate::sql::search::{index_exists, table_name};
 
 /// The fields of `model` that have a search index.
 pub(super) fn fields(model: &ModelMeta) -> impl Iterator<Item = &'static FieldMeta> + '_ {
     model.fields.iter().filter(|f| f.search_index)
+}
+
+/// The fields of `model` whose search index the database lacks.
+pub(super) fn missing(
+    conn: &mut Conn<'_>,
+    model: &ModelMeta,
+) -> Result<Vec<&'static FieldMeta>, Error> {
+    let mut out = Vec::new();
+    for field in fields(model) {
+        if !index_exists(conn, &table_name(model.table, field.column))? {
+            out.push(field);
+        }
+    }
+    Ok(out)
 }
 
 /// The statements that create the search index of `field` of `model` where it does not exist

@@ -86,24 +86,34 @@ pub(crate) fn read_search_keys(
     if !matches!(conn, Conn::Sqlite(_)) {
         return Ok(());
     }
+    // Whether each index asked about exists: the words of a search ask about the same ones.
+    let mut known = Vec::new();
     for filter in &mut select.filters {
-        replace(conn, meta, filter)?;
+        replace(conn, meta, filter, &mut known)?;
     }
     for group in &mut select.groups {
-        any_group(conn, meta, group)?;
+        any_group(conn, meta, group, &mut known)?;
     }
     Ok(())
 }
 
+/// Indexes by name, and whether each exists.
+type Known = Vec<(String, bool)>;
+
 /// The conditions of an `or` group and of the `or` groups inside it (not of a `not` group).
-fn any_group(conn: &mut Conn<'_>, meta: &ModelMeta, group: &mut Group) -> Result<(), Error> {
+fn any_group(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    group: &mut Group,
+    known: &mut Known,
+) -> Result<(), Error> {
     let Group::Any(terms) = group else {
         return Ok(());
     };
     for term in terms {
         match term {
-            Term::Filter(filter) => replace(conn, meta, filter)?,
-            Term::Group(inner) => any_group(conn, meta, inner)?,
+            Term::Filter(filter) => replace(conn, meta, filter, known)?,
+            Term::Group(inner) => any_group(conn, meta, inner, known)?,
         }
     }
     Ok(())
@@ -112,7 +122,12 @@ fn any_group(conn: &mut Conn<'_>, meta: &ModelMeta, group: &mut Group) -> Result
 /// Replaces `filter` by `<path to its model's key> IN (keys)` when it is a `contains` of one
 /// word of a trigram or more, on a field whose search index exists and finds at most
 /// [`MAX_KEYS`] rows.
-fn replace(conn: &mut Conn<'_>, meta: &ModelMeta, filter: &mut Filter) -> Result<(), Error> {
+fn replace(
+    conn: &mut Conn<'_>,
+    meta: &ModelMeta,
+    filter: &mut Filter,
+    known: &mut Known,
+) -> Result<(), Error> {
     let [word @ Param::Text(text)] = filter.values.as_slice() else {
         return Ok(());
     };
@@ -124,7 +139,15 @@ fn replace(conn: &mut Conn<'_>, meta: &ModelMeta, filter: &mut Filter) -> Result
         return Ok(());
     }
     let index = table_name(model.table, field.column);
-    if !index_exists(conn, &index)? {
+    let exists = match known.iter().find(|(name, _)| *name == index) {
+        Some(&(_, exists)) => exists,
+        None => {
+            let exists = index_exists(conn, &index)?;
+            known.push((index.clone(), exists));
+            exists
+        }
+    };
+    if !exists {
         return Ok(());
     }
     let Some(keys) = keys(conn, &index, text)? else {
