@@ -248,3 +248,37 @@ async fn a_search_index_made_later_takes_the_rows_already_there() {
         .unwrap();
     assert!(none.is_empty(), "{none:?}");
 }
+
+/// `?q=heron&count=exact&limit=3`: the count and the ids of the first page.
+async fn herons(app: &TestApp) -> (Option<i64>, Vec<i64>) {
+    let resp = app.get("/api/message/?q=heron&count=exact&limit=3").await;
+    let count = resp.json()["meta"]["count"].as_i64();
+    (count, resp.ids())
+}
+
+/// On SQLite, how many keys a search index may give a word grows with the table
+/// (`sqrt(16 n)` rows of `n`, at least 1,000): a word of 1,500 rows is read by `LIKE` in a
+/// small table and from the index in a table of ten million keys. A row taken out of the
+/// index behind the table's back tells which: the index no longer finds it, the `LIKE` does.
+#[actix_web::test]
+async fn a_search_index_gives_more_keys_in_a_larger_table() {
+    let app = messages().await;
+    if app.is_postgres() {
+        return;
+    }
+    let alice = app.query_i64("SELECT id FROM \"user\" WHERE username = 'alice'");
+    app.sql(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < 1599)
+         INSERT INTO message (id, user_id, content, pub_date)
+         SELECT i, {alice}, 'a grey heron ' || i, '2021-01-01 00:00:00' FROM n;
+         DELETE FROM message_content_search WHERE rowid = 100;"
+    ));
+    // 1,600 keys at most: past 1,000 rows, the LIKE, which finds the row the index lost.
+    assert_eq!(herons(&app).await, (Some(1500), vec![100, 101, 102]));
+    // Ten million keys: 12,649 at most, so the index, without the row it lost.
+    app.sql(&format!(
+        "INSERT INTO message (id, user_id, content, pub_date) \
+         VALUES (10000000, {alice}, 'the last', '2020-12-31 00:00:00')"
+    ));
+    assert_eq!(herons(&app).await, (Some(1499), vec![101, 102, 103]));
+}

@@ -81,6 +81,7 @@ pub mod rest;
 pub mod schema;
 pub mod server;
 mod sql;
+mod store;
 pub mod value;
 pub mod views;
 pub mod webhooks;

@@ -330,6 +330,14 @@ impl FieldMeta {
         self.fk.map(|meta| meta())
     }
 
+    /// The model a path through this field goes on in: its foreign key's target; an internal
+    /// error for a field that is not a foreign key (the paths checked at set-up never are).
+    pub(crate) fn joined(&self) -> Result<&'static ModelMeta, Error> {
+        self.target().ok_or_else(|| {
+            Error::Internal(format!("a path through {}, not a foreign key", self.name))
+        })
+    }
+
     /// The column's SQL `DEFAULT` in the generated schema, if the field declares a literal one.
     pub fn sql_default(&self) -> Option<&'static str> {
         self.sql_default
@@ -510,6 +518,26 @@ impl ModelMeta {
     /// The first paragraph of the struct's doc comment.
     pub fn doc(&self) -> &'static str {
         self.doc
+    }
+
+    /// The field at `index`; an internal error past the model's fields (the indexes made at
+    /// set-up never are).
+    pub(crate) fn field_at(&self, index: usize) -> Result<&'static FieldMeta, Error> {
+        (self.fields.get(index))
+            .ok_or_else(|| Error::Internal(format!("{} has no field {index}", self.name)))
+    }
+
+    /// The field at the end of a path of field indexes from this model (each but the last a
+    /// foreign key into the model of the next), and the model that has it.
+    pub(crate) fn leaf(&self, path: &[usize]) -> Result<(&ModelMeta, &'static FieldMeta), Error> {
+        let Some((last, through)) = path.split_last() else {
+            return Err(Error::Internal("an empty path of fields".into()));
+        };
+        let mut model = self;
+        for &index in through {
+            model = model.field_at(index)?.joined()?;
+        }
+        Ok((model, model.field_at(*last)?))
     }
 
     /// The field that `key` names (API name or column name).

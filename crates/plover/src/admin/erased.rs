@@ -1,22 +1,21 @@
 //! One model's reads and writes with its type erased: what the admin's pages need of the
-//! model. The pages are written once against these traits, so an application compiles only
-//! the small [`Typed`] glue per model, not every page once per model.
-
-use std::marker::PhantomData;
+//! model besides its writes ([`Store`]). The pages are written once against these traits, so
+//! an application compiles only the small [`Typed`] glue per model, not every page once per
+//! model.
 
 use serde_json::Value;
 
 use crate::db::Conn;
 use crate::error::Error;
-use crate::history::{self, Actor};
 pub(crate) use crate::model::row::{typed_changes, typed_row, Changes};
 use crate::model::row::{Row, Rows};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::sql;
+pub(crate) use crate::store::{Store, Typed};
 
 /// The reads and writes of one model.
-pub(crate) trait Model: Send + Sync {
+pub(crate) trait Model: Store {
     /// The rows of a selection.
     fn load(&self, conn: &mut Conn<'_>, select: &Select) -> Result<Box<dyn Rows>, Error>;
     /// The row with this primary key.
@@ -31,31 +30,6 @@ pub(crate) trait Model: Send + Sync {
     fn changes_json(&self, changes: &Changes, field: usize) -> Option<Value>;
     /// Fills the fields not set with their defaults.
     fn fill_defaults(&self, changes: &mut Changes);
-    /// [`crate::model::save`]: an insert, or an update of `existing`.
-    fn save(
-        &self,
-        conn: &mut Conn<'_>,
-        changes: Changes,
-        existing: Option<&dyn Row>,
-    ) -> Result<Box<dyn Row>, Error>;
-    /// Deletes the rows of `ids` with their history entries; how many were deleted.
-    fn delete(
-        &self,
-        conn: &mut Conn<'_>,
-        actor: &Actor,
-        ids: &[i64],
-        recursive: bool,
-    ) -> Result<usize, Error>;
-}
-
-/// [`Model`] of `M`.
-pub(crate) struct Typed<M>(PhantomData<fn() -> M>);
-
-impl<M> Typed<M> {
-    /// The model `M`'s reads and writes.
-    pub(crate) fn new() -> Typed<M> {
-        Typed(PhantomData)
-    }
 }
 
 /// The rows as their model's, or an internal error (a page given another model's rows).
@@ -93,22 +67,5 @@ impl<M: RestModel + 'static> Model for Typed<M> {
         if let Some(changes) = changes.downcast_mut::<M::Changes>() {
             M::fill_defaults(changes);
         }
-    }
-    fn save(
-        &self,
-        conn: &mut Conn<'_>,
-        changes: Changes,
-        existing: Option<&dyn Row>,
-    ) -> Result<Box<dyn Row>, Error> {
-        crate::model::row::save_erased::<M>(conn, changes, existing)
-    }
-    fn delete(
-        &self,
-        conn: &mut Conn<'_>,
-        actor: &Actor,
-        ids: &[i64],
-        recursive: bool,
-    ) -> Result<usize, Error> {
-        history::delete::<M>(conn, actor, ids, recursive)
     }
 }

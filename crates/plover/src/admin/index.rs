@@ -262,7 +262,7 @@ impl PreparedAdmin {
     ) -> Result<Vec<String>, Error> {
         let field = self.field(idx);
         let values: Vec<serde_json::Value> = rows.iter().map(|r| r.field_json(idx)).collect();
-        let Some(target) = field.fk.map(|t| t()) else {
+        let Some(target) = field.target() else {
             return Ok(values.iter().map(display_value).collect());
         };
         let ids: Vec<i64> = values

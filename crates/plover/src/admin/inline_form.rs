@@ -52,7 +52,7 @@ impl<C: RestModel> Inline<C> {
             extra: self.extra,
             max_shown: self.max_shown,
             can_delete: self.can_delete,
-            model: Box::new(Typed::<C>::new()),
+            model: Box::new(Typed::<C>::default()),
         }
     }
 }
@@ -70,7 +70,7 @@ impl ErasedInline {
         let fk = self.fk;
         let fk_field = &meta.fields[fk];
         let at = format!("plover admin: the inline of {} on {parent_name}", meta.name);
-        match fk_field.fk.map(|t| t()) {
+        match fk_field.target() {
             None => panic!(
                 "{at}: `{}` is not a foreign key; name the field of {} that refers to {}",
                 fk_field.name, meta.name, parent.name

@@ -149,7 +149,7 @@ impl<M: RestModel> ModelAdmin<M> {
     pub fn new() -> ModelAdmin<M> {
         ModelAdmin {
             list: ListSpec::default(),
-            plain: Plain::new(M::meta(), Box::new(Typed::<M>::new())),
+            plain: Plain::new(M::meta(), Box::new(Typed::<M>::default())),
         }
     }
 

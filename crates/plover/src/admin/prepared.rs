@@ -584,7 +584,7 @@ fn lookups(
         .iter()
         .map(|&(idx, related, column)| {
             let field = meta.fields[idx].name;
-            let Some(target) = meta.fields[idx].fk.map(|t| t()) else {
+            let Some(target) = meta.fields[idx].target() else {
                 panic!("plover admin: `foreign_key_lookups` names `{field}`, which is not a foreign key");
             };
             assert!(
@@ -628,7 +628,7 @@ fn rules_for(
     let mut nested = HashMap::new();
     if depth < 4 {
         for (idx, field) in meta.fields.iter().enumerate() {
-            let Some(target) = field.fk.map(|t| t()) else {
+            let Some(target) = field.target() else {
                 continue;
             };
             if let Some(inner) = exposures.get(&(target.type_id)()) {

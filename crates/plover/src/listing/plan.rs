@@ -111,7 +111,7 @@ pub(crate) fn allowed(rules: &ListPlan, path: &[usize], joins: &dyn JoinRules) -
         return false;
     }
     if let ([first, rest @ ..], true) = (path, path.len() > 1) {
-        let target = rules.meta.fields[*first].fk.map(|target| target());
+        let target = rules.meta.fields[*first].target();
         let nested = rules.nested.get(first).or_else(|| joins.plan_of(target?));
         if let Some(nested) = nested {
             // The target's list must show the field (its filter_fields does not reach through).

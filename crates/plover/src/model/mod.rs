@@ -162,7 +162,7 @@ impl<M> Path<M> {
                 return Ok((indexes, field));
             };
             let next = (next.meta)();
-            match field.fk.map(|target| target()) {
+            match field.target() {
                 Some(target) if (target.type_id)() == (next.type_id)() => {}
                 Some(target) => {
                     return Err(format!(

@@ -12,14 +12,12 @@ use super::prepared::Prepared;
 use crate::auth::AuthUser;
 use crate::db::{Conn, LazyConn};
 use crate::error::Error;
-use crate::history::{self, Actor};
-use crate::model::row::{
-    save_erased, typed_changes, typed_changes_ref, typed_row, typed_row_owned,
-};
+use crate::model::row::{typed_changes, typed_changes_ref, typed_row, typed_row_owned};
 use crate::model::row::{Changes, Row};
 use crate::model::RestModel;
 use crate::query::Select;
 use crate::sql::locked;
+use crate::store::{Store, Typed};
 use crate::value::param::Param;
 
 /// The changes of one object ready to save (after the hooks' `save_object`), their type
@@ -79,21 +77,8 @@ pub(super) trait Writer {
     fn missing(&self, changes: &mut Changes) -> Result<Vec<&'static str>, Error>;
     /// The hooks' `set_owner`: `user` stamped as the owner (field `idx`) of a new object.
     fn set_owner(&self, changes: &mut Changes, user: &AuthUser, idx: usize) -> Result<(), Error>;
-    /// [`crate::model::save`]: an insert, or an update of `existing`.
-    fn save(
-        &self,
-        conn: &mut Conn<'_>,
-        changes: Changes,
-        existing: Option<&dyn Row>,
-    ) -> Result<Box<dyn Row>, Error>;
-    /// Deletes the rows of `ids` with their history entries; how many were deleted.
-    fn delete(
-        &self,
-        conn: &mut Conn<'_>,
-        actor: &Actor,
-        ids: &[i64],
-        recursive: bool,
-    ) -> Result<usize, Error>;
+    /// The model's save and delete.
+    fn store(&self) -> &'static dyn Store;
     /// The object of `row` as JSON text (nested resources included).
     fn serialize_one(
         &self,
@@ -188,23 +173,8 @@ impl<M: RestModel + 'static> Writer for Prepared<M> {
             .set_owner(typed_changes::<M>(changes)?, user, idx)
     }
 
-    fn save(
-        &self,
-        conn: &mut Conn<'_>,
-        changes: Changes,
-        existing: Option<&dyn Row>,
-    ) -> Result<Box<dyn Row>, Error> {
-        save_erased::<M>(conn, changes, existing)
-    }
-
-    fn delete(
-        &self,
-        conn: &mut Conn<'_>,
-        actor: &Actor,
-        ids: &[i64],
-        recursive: bool,
-    ) -> Result<usize, Error> {
-        history::delete::<M>(conn, actor, ids, recursive)
+    fn store(&self) -> &'static dyn Store {
+        Typed::<M>::store()
     }
 
     fn serialize_one(

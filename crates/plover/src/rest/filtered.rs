@@ -60,8 +60,8 @@ impl Core {
             for row in &rows {
                 w.check_edit(cx, &**row)?;
                 let changes = w.copy_changes(&item.changes)?;
-                let saved =
-                    (w.save(conn, changes, Some(&**row))).map_err(|e| on_row(e, row.pk()))?;
+                let saved = (w.store().save(conn, changes, Some(&**row)))
+                    .map_err(|e| on_row(e, row.pk()))?;
                 self.record_rows(cx, conn, Some(&**row), Some(&*saved))?;
             }
             Ok(rows.len())
@@ -85,7 +85,7 @@ impl Core {
             let ids: Vec<i64> = rows.iter().map(|row| row.pk()).collect();
             let recursive = self.writes.delete_recursive;
             match self.actor(cx) {
-                Some(actor) => w.delete(conn, &actor, &ids, recursive),
+                Some(actor) => w.store().delete(conn, &actor, &ids, recursive),
                 None => delete_rows(conn, self.meta, &ids, recursive),
             }
         })?;

@@ -82,10 +82,7 @@ impl Joins {
         for through in joins {
             let mut model = meta;
             for &index in through {
-                let target = model.fields.get(index).and_then(|f| f.fk).ok_or_else(|| {
-                    Error::Internal("a join through a field that is not a foreign key".into())
-                })?;
-                model = target();
+                model = model.field_at(index)?.joined()?;
                 if within.iter().any(|w| w.table == model.table) {
                     continue;
                 }

@@ -187,7 +187,7 @@ impl Core {
         changes: Changes,
     ) -> Result<Written, Error> {
         w.check_edit(cx, row)?;
-        let saved = w.save(conn, changes, Some(row))?;
+        let saved = w.store().save(conn, changes, Some(row))?;
         self.record_rows(cx, conn, Some(row), Some(&*saved))?;
         Ok(Written {
             row: saved,
@@ -220,7 +220,7 @@ impl Core {
         if let Some((user, idx)) = self.owner_user(cx)? {
             w.set_owner(&mut changes, user, idx)?;
         }
-        let saved = w.save(conn, changes, None)?;
+        let saved = w.store().save(conn, changes, None)?;
         self.record_rows(cx, conn, None, Some(&*saved))?;
         Ok(saved)
     }

@@ -133,7 +133,7 @@ impl Core {
         }
         once.write(db, |conn| {
             w.check_references(conn, &item)?;
-            let row = w.save(conn, item.changes, None)?;
+            let row = w.store().save(conn, item.changes, None)?;
             self.record_rows(cx, conn, None, Some(&*row))?;
             let pk = row.pk();
             let children = children.write(cx, conn, pk)?;
@@ -156,7 +156,7 @@ impl Core {
         let obj = db.write(|conn| {
             let obj = self.current(w, cx, req, conn, obj)?;
             w.check_references(conn, &item)?;
-            let row = w.save(conn, item.changes, Some(&*obj))?;
+            let row = w.store().save(conn, item.changes, Some(&*obj))?;
             self.record_rows(cx, conn, Some(&*obj), Some(&*row))?;
             self.one(w, cx, conn, row)
         })?;
@@ -174,7 +174,9 @@ impl Core {
     ) -> Result<Reply, Error> {
         let ids = [obj.pk()];
         let delete = |conn: &mut Conn<'_>| match self.actor(cx) {
-            Some(actor) => w.delete(conn, &actor, &ids, self.writes.delete_recursive),
+            Some(actor) => w
+                .store()
+                .delete(conn, &actor, &ids, self.writes.delete_recursive),
             None => delete_rows(conn, self.meta, &ids, self.writes.delete_recursive),
         };
         let deleted = if conditional::is_conditional(&req.headers) {
@@ -271,7 +273,7 @@ impl Core {
                 for (item, _) in parsed {
                     crate::db::cancel::stop_if_client_gone()?;
                     w.check_references(conn, item)?;
-                    let row = w.save(conn, w.copy_changes(&item.changes)?, None)?;
+                    let row = w.store().save(conn, w.copy_changes(&item.changes)?, None)?;
                     self.record_rows(cx, conn, None, Some(&*row))?;
                     rows.push(row);
                 }
@@ -304,7 +306,7 @@ impl Core {
                 crate::db::cancel::stop_if_client_gone()?;
                 let saved = conn.transaction(|conn| {
                     w.check_references(conn, &item)?;
-                    let row = w.save(conn, item.changes, None)?;
+                    let row = w.store().save(conn, item.changes, None)?;
                     self.record_rows(cx, conn, None, Some(&*row))?;
                     let children = children.write(cx, conn, row.pk())?;
                     Ok((row, children))

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::column::Engine;
 use super::statement::Statement;
-use super::writer::{field, Writer};
+use super::writer::Writer;
 use super::{statement, Query};
 use crate::db::Conn;
 use crate::error::Error;
@@ -116,24 +116,14 @@ fn outs(meta: &ModelMeta, a: &Aggregate) -> Result<Vec<Out>, Error> {
     Ok(outs)
 }
 
-/// The model that foreign key `index` of `meta` points at.
-fn target(meta: &ModelMeta, index: usize) -> Result<&'static ModelMeta, Error> {
-    field(meta, index)?
-        .fk
-        .map(|target| target())
-        .ok_or_else(|| Error::Internal("a join through a field that is not a foreign key".into()))
-}
-
 /// The model reached through `through` (not empty) from `meta`.
 fn model_static(meta: &ModelMeta, through: &[usize]) -> Result<&'static ModelMeta, Error> {
     let (&first, rest) = through
         .split_first()
         .ok_or_else(|| Error::Internal("an empty join path".into()))?;
-    let mut model = target(meta, first)?;
-    for &index in rest {
-        model = target(model, index)?;
-    }
-    Ok(model)
+    let first = meta.field_at(first)?.joined()?;
+    rest.iter()
+        .try_fold(first, |model, &index| model.field_at(index)?.joined())
 }
 
 /// The alias of the `n`th joined model.
@@ -212,7 +202,7 @@ fn joins<'a>(
                 .ok_or_else(|| Error::Internal("a join before its prefix".into()))?;
             (model_static(meta, before)?, alias(at))
         };
-        w.scoped_left_join(s, &from, field(model, index)?, &alias(n))?;
+        w.scoped_left_join(s, &from, model.field_at(index)?, &alias(n))?;
     }
     Ok(())
 }
@@ -225,14 +215,16 @@ fn expression(
     joined: &[&[usize]],
 ) -> Result<(), Error> {
     if term.through.is_empty() {
-        w.column(meta, field(meta, term.field)?);
+        w.column(meta, meta.field_at(term.field)?);
         return Ok(());
     }
     let at = joined
         .iter()
         .position(|p| *p == term.through.as_slice())
         .ok_or_else(|| Error::Internal("a term of no join".into()))?;
-    let column = field(model_static(meta, &term.through)?, term.field)?.column;
+    let column = model_static(meta, &term.through)?
+        .field_at(term.field)?
+        .column;
     w.ident(&alias(at));
     w.sql(".");
     w.ident(column);
@@ -292,9 +284,9 @@ fn function(
 /// The field a term names.
 fn term_field(meta: &ModelMeta, term: &Operand) -> Result<&'static FieldMeta, Error> {
     if term.through.is_empty() {
-        return field(meta, term.field);
+        return meta.field_at(term.field);
     }
-    field(model_static(meta, &term.through)?, term.field)
+    model_static(meta, &term.through)?.field_at(term.field)
 }
 
 /// ` GROUP BY` and ` ORDER BY` the group's fields (nothing without any): ascending, text by

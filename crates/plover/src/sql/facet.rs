@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::aggregate::{read_rows, Out};
-use super::writer::{field, Writer};
+use super::writer::Writer;
 use super::{statement, Query};
 use crate::db::Conn;
 use crate::error::Error;
@@ -56,7 +56,7 @@ pub(crate) fn facet_counts<'s>(
     limit: i64,
 ) -> Result<(Vec<FacetRow>, i64), Error> {
     let index = term.field();
-    let grouped = field(meta, index)?;
+    let grouped = meta.field_at(index)?;
     let out = match term {
         FacetTerm::Value(_) => Out::Field(grouped.sql_type),
         FacetTerm::Year(_) | FacetTerm::Month(_) => {
@@ -119,7 +119,7 @@ pub(crate) fn facet_counts<'s>(
 /// The grouped expression: the column, or its year or month as an integer (SQLite keeps
 /// dates as `YYYY-MM-DD...` text).
 fn expression(w: &mut Writer<'_>, meta: &ModelMeta, term: FacetTerm) -> Result<(), Error> {
-    let column = field(meta, term.field())?;
+    let column = meta.field_at(term.field())?;
     let (part, from, length) = match term {
         FacetTerm::Value(_) => {
             w.column(meta, column);

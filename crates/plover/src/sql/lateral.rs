@@ -34,7 +34,7 @@
 //! SQLite keeps the plain join: its plan reads an author's messages in the order of the index
 //! that starts with the foreign key.
 
-use super::writer::{field, narrows, Writer};
+use super::writer::{narrows, Writer};
 use crate::error::Error;
 use crate::meta::ModelMeta;
 use crate::query::{Order, Select};
@@ -56,7 +56,7 @@ pub(crate) fn applies(meta: &ModelMeta, s: &Select, pg: bool) -> bool {
     let Some(fk) = meta.fields.get(*through) else {
         return false;
     };
-    let Some(target) = fk.fk.map(|target| target()) else {
+    let Some(target) = fk.target() else {
         return false;
     };
     let unique = |index: usize| {
@@ -83,10 +83,8 @@ pub(crate) fn from_and_window<'a>(
     let (Some(first), Some(limit)) = (s.order.first(), s.limit) else {
         return Err(Error::Internal("a lateral page without an ordering".into()));
     };
-    let fk = field(meta, first.through[0])?;
-    let target = fk.fk.ok_or_else(|| {
-        Error::Internal("an ordering through a field that is not a foreign key".into())
-    })?();
+    let fk = meta.field_at(first.through[0])?;
+    let target = fk.joined()?;
     let alias = Writer::order_alias(0, 0);
     w.sql(" FROM ");
     w.ident(target.table);

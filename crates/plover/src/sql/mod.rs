@@ -29,7 +29,7 @@ pub use arg::Arg;
 pub use column::{Cells, Column, FromRow};
 use column::{Key, KeyText, Loaded, Snapshot};
 use statement::{Statement, Text};
-use writer::{field, Writer};
+use writer::Writer;
 
 /// The queries, the first number of a shape key.
 #[derive(Clone, Copy)]
@@ -336,7 +336,7 @@ fn by_field_statement<'a>(
     value: &Arg<'a>,
     pg: bool,
 ) -> Result<Statement<'a>, Error> {
-    let field = field(meta, index)?;
+    let field = meta.field_at(index)?;
     let stamped = matches!(query, Query::ByPkStamped | Query::ByFieldStamped);
     let write = |w: &mut Writer<'a>| {
         w.select_fields(meta, None);
@@ -438,7 +438,7 @@ fn insert_statement<'a>(
                 w.sql(" (");
                 for (n, (i, _)) in given.iter().enumerate() {
                     w.sql(if n > 0 { ", " } else { "" });
-                    w.ident(field(meta, *i)?.column);
+                    w.ident(meta.field_at(*i)?.column);
                 }
                 w.sql(") VALUES (");
                 for (n, (_, arg)) in given.iter().enumerate() {
@@ -498,7 +498,7 @@ pub(crate) fn insert_many<'a>(
             w.sql(" (");
             for (n, &i) in fields.iter().enumerate() {
                 w.sql(if n > 0 { ", " } else { "" });
-                w.ident(field(meta, i)?.column);
+                w.ident(meta.field_at(i)?.column);
             }
             w.sql(") VALUES ");
             for (r, row) in chunk.iter().enumerate() {
@@ -582,7 +582,7 @@ pub(crate) fn update<'a>(
         w.sql(" SET ");
         for (n, (i, arg)) in given.iter().enumerate() {
             w.sql(if n > 0 { ", " } else { "" });
-            w.ident(field(meta, *i)?.column);
+            w.ident(meta.field_at(*i)?.column);
             w.sql(" = ");
             w.bind(arg.clone());
         }
@@ -756,7 +756,7 @@ pub(crate) fn nullify(
     index: usize,
     ids: &[i64],
 ) -> Result<usize, Error> {
-    let field = field(meta, index)?;
+    let field = meta.field_at(index)?;
     if field.fk.is_none() || !field.nullable {
         return Err(Error::Internal("not a nullable foreign key".into()));
     }
@@ -787,7 +787,7 @@ fn where_in(
     returning: bool,
     head: &dyn Fn(&mut Writer<'_>),
 ) -> Result<(usize, Vec<(i64, String)>), Error> {
-    let field = field(meta, index)?;
+    let field = meta.field_at(index)?;
     let (mut changed, mut rows) = (0, Vec::new());
     for keys in keys.chunks(CHUNK) {
         let write = |w: &mut Writer<'_>| {

@@ -18,7 +18,6 @@
 use diesel::RunQueryDsl;
 
 use super::column::KeyText;
-use super::writer::field;
 use super::{key_in, keys_shape, known, statement, Query, Writer, CHUNK};
 use crate::db::pending::{self, Event, Snapshots};
 use crate::db::Conn;
@@ -407,7 +406,7 @@ fn snapshots(
     index: usize,
     keys: &[Arg<'static>],
 ) -> Result<Vec<(i64, String)>, Error> {
-    let field = field(meta, index)?;
+    let field = meta.field_at(index)?;
     let mut out = Vec::with_capacity(keys.len());
     for keys in keys.chunks(CHUNK) {
         let write = |w: &mut Writer<'_>| {
@@ -446,7 +445,7 @@ fn json_object(w: &mut Writer<'_>, meta: &ModelMeta) -> Result<(), Error> {
             w.sql(if n > 0 { ", " } else { "" });
             w.literal(f.column);
             w.sql(", ");
-            w.column(meta, field(meta, part * JSON_COLUMNS + n)?);
+            w.column(meta, meta.field_at(part * JSON_COLUMNS + n)?);
         }
         w.sql(if part > 0 { "))" } else { ")" });
     }

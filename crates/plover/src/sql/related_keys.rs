@@ -13,7 +13,7 @@
 //! subquery (and one statement).
 
 use super::ids;
-use super::writer::{field, selects_one};
+use super::writer::selects_one;
 use crate::db::{Conn, Engine};
 use crate::error::Error;
 use crate::meta::ModelMeta;
@@ -63,7 +63,7 @@ fn related_keys(
     let [first, rest @ ..] = filter.path.as_slice() else {
         return Ok(None);
     };
-    let Some(target) = field(meta, *first)?.fk.map(|target| target()) else {
+    let Some(target) = meta.field_at(*first)?.target() else {
         return Ok(None);
     };
     if rest.is_empty() || selects_one(target, filter, 1) {

@@ -8,15 +8,21 @@
 //! (`"<table>_<column>_search"`, made by `crate::schema` with the triggers that keep it): it
 //! holds each row's text folded by `plover_lower`, under the row's key, and the phrase of the
 //! folded word (`"word"`) matches exactly the rows whose folded text contains it: the rows of
-//! the `LIKE`. So the condition is read there first, and when it finds at most [`MAX_KEYS`]
-//! rows, it becomes `"message"."id" IN (<their keys>)`, which SQLite reads by key, combined
+//! the `LIKE`. So the condition is read there first, and when it finds few enough rows
+//! ([`most_keys`]), it becomes `"message"."id" IN (<their keys>)`, which SQLite reads by key, combined
 //! with the other conditions' indexes (through a join, `user_id IN (SELECT id FROM "user"
 //! WHERE id IN (...))`).
 //!
-//! Past [`MAX_KEYS`] rows the condition stays a `LIKE`: the word is frequent, and reading the
-//! table in the page's order finds a page soon (one row in a hundred matches: about two
-//! thousand rows read for a page of twenty), where the keys of every match would be read
-//! first (67 ms for a word of every row of 100,000). A word of fewer than three characters
+//! Past a bound ([`most_keys`]) the condition stays a `LIKE`: the word is frequent, and reading
+//! the table in the page's order finds a page soon (one row in a hundred matches: about two
+//! thousand rows read for a page of twenty), where the keys of every match would be read first
+//! (67 ms for a word of every row of 100,000). The bound grows with the table: a page of a word
+//! found in `k` of `n` rows costs about `20 n / k` rows read by the `LIKE` (0.55 us each at ten
+//! million rows) against `k` keys read from the index (0.67 us each), about even at `k` near
+//! `sqrt(16 n)`: 1,000 keys up to 62,500 rows, 4,000 at a million, 12,649 at ten million, so
+//! that a word between rare and frequent costs milliseconds at any size (with a fixed 1,000, a
+//! word of 1,001 rows in ten million read 200,000 rows by `LIKE`). SQLite is given many keys
+//! as one JSON array (`sql::writer`'s long lists). A word of fewer than three characters
 //! has no trigram and stays a `LIKE`, as does a condition under `not` (there a `LIKE` of a
 //! NULL text and a key not found differ), and one whose index does not exist yet (a database
 //! made before the field was declared, not migrated: [`index_exists`]).
@@ -27,15 +33,33 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel::RunQueryDsl;
 
-use super::writer::field;
 use crate::db::Conn;
 use crate::error::Error;
-use crate::meta::{FieldMeta, ModelMeta};
+use crate::meta::ModelMeta;
 use crate::query::{Filter, Group, Op, Param, Select, Term};
 use crate::value::fold_case;
 
-/// The most keys a search index gives a condition; past them, the condition stays a `LIKE`.
-pub(crate) const MAX_KEYS: usize = 1000;
+/// The fewest keys a search index may give a condition, at any size of table ([`most_keys`]).
+const MIN_KEYS: usize = 1000;
+
+/// The most keys a search index gives a condition, at any size of table ([`most_keys`]).
+const MAX_KEYS: usize = 20_000;
+
+/// How many keys a search index gives a condition on `table` before the condition stays a
+/// `LIKE`: `sqrt(16 n)` for a table of `n` rows (by its largest key), within [`MIN_KEYS`] and
+/// [`MAX_KEYS`] (the module's documentation says why).
+fn most_keys(conn: &mut Conn<'_>, table: &str) -> Result<usize, Error> {
+    let quoted = table.replace('"', "\"\"");
+    let sql = format!("SELECT coalesce(max(rowid), 0) AS n FROM \"{quoted}\"");
+    let rows: Vec<Count> = match conn {
+        Conn::Sqlite(c) => diesel::sql_query(sql).load(*c)?,
+        #[cfg(feature = "postgres")]
+        Conn::Pg(_) => return Ok(MIN_KEYS),
+    };
+    let n = rows.first().map_or(0, |r| r.n.max(0).unsigned_abs());
+    Ok(usize::try_from(n.saturating_mul(16).isqrt())
+        .map_or(MAX_KEYS, |k| k.clamp(MIN_KEYS, MAX_KEYS)))
+}
 
 /// The name of the FTS5 table (SQLite) or index (PostgreSQL) that indexes `column` of `table`
 /// for a search.
@@ -77,7 +101,7 @@ pub(crate) fn index_exists(conn: &mut Conn<'_>, name: &str) -> Result<bool, Erro
 
 /// On SQLite, replaces each `contains` condition of `select` (its own, and the terms of its
 /// `or` groups) on a field with a search index by the keys of the rows the index finds, when
-/// there are at most [`MAX_KEYS`]; on PostgreSQL, nothing.
+/// there are few enough ([`most_keys`]); on PostgreSQL, nothing.
 pub(crate) fn read_search_keys(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -97,8 +121,8 @@ pub(crate) fn read_search_keys(
     Ok(())
 }
 
-/// Indexes by name, and whether each exists.
-type Known = Vec<(String, bool)>;
+/// Indexes by name, and for each that exists the most keys it may give ([`most_keys`]).
+type Known = Vec<(String, Option<usize>)>;
 
 /// The conditions of an `or` group and of the `or` groups inside it (not of a `not` group).
 fn any_group(
@@ -120,8 +144,8 @@ fn any_group(
 }
 
 /// Replaces `filter` by `<path to its model's key> IN (keys)` when it is a `contains` of one
-/// word of a trigram or more, on a field whose search index exists and finds at most
-/// [`MAX_KEYS`] rows.
+/// word of a trigram or more, on a field whose search index exists and finds few enough rows
+/// ([`most_keys`]).
 fn replace(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -134,23 +158,27 @@ fn replace(
     if filter.op != Op::Contains || !word.has_trigram() {
         return Ok(());
     }
-    let (model, field) = leaf(meta, &filter.path)?;
+    let (model, field) = meta.leaf(&filter.path)?;
     if !field.search_index {
         return Ok(());
     }
     let index = table_name(model.table, field.column);
-    let exists = match known.iter().find(|(name, _)| *name == index) {
-        Some(&(_, exists)) => exists,
+    let most = match known.iter().find(|(name, _)| *name == index) {
+        Some(&(_, most)) => most,
         None => {
-            let exists = index_exists(conn, &index)?;
-            known.push((index.clone(), exists));
-            exists
+            let most = if index_exists(conn, &index)? {
+                Some(most_keys(conn, model.table)?)
+            } else {
+                None
+            };
+            known.push((index.clone(), most));
+            most
         }
     };
-    if !exists {
+    let Some(most) = most else {
         return Ok(());
-    }
-    let Some(keys) = keys(conn, &index, text)? else {
+    };
+    let Some(keys) = keys(conn, &index, text, most)? else {
         return Ok(());
     };
     let mut path = filter.path.clone();
@@ -166,12 +194,17 @@ fn replace(
 }
 
 /// The keys of the rows of search index `index` whose folded text holds `word`, in key order;
-/// `None` past [`MAX_KEYS`].
-fn keys(conn: &mut Conn<'_>, index: &str, word: &str) -> Result<Option<Vec<i64>>, Error> {
+/// `None` past `most`.
+fn keys(
+    conn: &mut Conn<'_>,
+    index: &str,
+    word: &str,
+    most: usize,
+) -> Result<Option<Vec<i64>>, Error> {
     let quoted = index.replace('"', "\"\"");
     let sql = format!(
         "SELECT rowid FROM \"{quoted}\" WHERE \"{quoted}\" MATCH ? ORDER BY rowid LIMIT {}",
-        MAX_KEYS + 1
+        most + 1
     );
     let phrase = phrase(&fold_case(word));
     let found: Vec<Key> = match conn {
@@ -179,29 +212,11 @@ fn keys(conn: &mut Conn<'_>, index: &str, word: &str) -> Result<Option<Vec<i64>>
         #[cfg(feature = "postgres")]
         Conn::Pg(_) => return Ok(None),
     };
-    Ok((found.len() <= MAX_KEYS).then(|| found.into_iter().map(|k| k.rowid).collect()))
+    Ok((found.len() <= most).then(|| found.into_iter().map(|k| k.rowid).collect()))
 }
 
 /// The FTS5 query of one phrase, the folded word: its double quotes doubled, so that every
 /// character is matched as written.
 fn phrase(folded: &str) -> String {
     format!("\"{}\"", folded.replace('"', "\"\""))
-}
-
-/// The field at the end of a condition's path from `meta`, and the model that has it.
-fn leaf<'m>(
-    meta: &'m ModelMeta,
-    path: &[usize],
-) -> Result<(&'m ModelMeta, &'static FieldMeta), Error> {
-    let mut model = meta;
-    for (i, &index) in path.iter().enumerate() {
-        let f = field(model, index)?;
-        if i + 1 == path.len() {
-            return Ok((model, f));
-        }
-        model = f.fk.ok_or_else(|| {
-            Error::Internal("a condition through a field that is not a foreign key".into())
-        })?();
-    }
-    Err(Error::Internal("a condition without a field".into()))
 }

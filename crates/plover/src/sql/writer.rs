@@ -3,6 +3,7 @@
 //! always follow the text's placeholders. Identifiers come only from model metadata.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use crate::error::Error;
 use crate::meta::{FieldMeta, ModelMeta};
@@ -111,10 +112,8 @@ impl<'a> Writer<'a> {
             let mut from = std::borrow::Cow::Borrowed(meta.table);
             let mut inner = true;
             for (hop, &index) in order.through.iter().enumerate() {
-                let fk = field(model, index)?;
-                let target = fk.fk.ok_or_else(|| {
-                    Error::Internal("an ordering through a field that is not a foreign key".into())
-                })?();
+                let fk = model.field_at(index)?;
+                let target = fk.joined()?;
                 let alias = Writer::order_alias(term, hop);
                 inner &= !fk.nullable && !self.narrows(target);
                 self.sql(if inner { " INNER JOIN " } else { " LEFT JOIN " });
@@ -164,6 +163,27 @@ impl<'a> Writer<'a> {
         }
         let _ = sql;
         self.prepared = false;
+        if args.len() > LONG_LIST && args.iter().all(|a| matches!(a, Arg::I32(_) | Arg::I64(_))) {
+            // One JSON array, read by `json_each`: SQLite parses a placeholder per value
+            // otherwise (a search index's thousands of keys: `sql::search`).
+            let mut json = String::from("[");
+            for (i, arg) in args.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                let _ = match arg {
+                    Arg::I32(n) => write!(json, "{n}"),
+                    Arg::I64(n) => write!(json, "{n}"),
+                    _ => Ok(()),
+                };
+            }
+            json.push(']');
+            self.sql(if not { " NOT IN" } else { " IN" });
+            self.sql(" (SELECT value FROM json_each(");
+            self.bind(Arg::Text(json.into()));
+            self.sql("))");
+            return Ok(());
+        }
         self.sql(if not { " NOT IN (" } else { " IN (" });
         for (i, arg) in args.into_iter().enumerate() {
             if i > 0 {
@@ -286,14 +306,12 @@ impl<'a> Writer<'a> {
             self.sql(if i == from { " ORDER BY " } else { ", " });
             let (mut model, mut inner) = (meta, true);
             for &index in &term.through {
-                let fk = field(model, index)?;
-                model = fk.fk.ok_or_else(|| {
-                    Error::Internal("an ordering through a field that is not a foreign key".into())
-                })?();
+                let fk = model.field_at(index)?;
+                model = fk.joined()?;
                 // As `order_joins` joins it.
                 inner &= !fk.nullable && !self.narrows(model);
             }
-            let field = field(model, term.field)?;
+            let field = model.field_at(term.field)?;
             if term.through.is_empty() {
                 self.column(meta, field);
             } else {
@@ -322,13 +340,11 @@ impl<'a> Writer<'a> {
             .path
             .get(depth)
             .ok_or_else(|| Error::Internal("empty filter path".into()))?;
-        let field = field(meta, index)?;
+        let field = meta.field_at(index)?;
         if depth + 1 == f.path.len() {
             return self.leaf(meta, field, f);
         }
-        let target = field.fk.ok_or_else(|| {
-            Error::Internal("a join through a field that is not a foreign key".into())
-        })?();
+        let target = field.joined()?;
         self.column(meta, field);
         // A single row of the target: a scalar subquery, so that both engines can read an
         // index on (foreign key, ordering column) in order and stop at the limit.
@@ -496,9 +512,7 @@ impl<'a> Writer<'a> {
         fk: &FieldMeta,
         alias: &str,
     ) -> Result<(), Error> {
-        let target = fk.fk.ok_or_else(|| {
-            Error::Internal("a join through a field that is not a foreign key".into())
-        })?();
+        let target = fk.joined()?;
         self.within = &s.within;
         self.sql(" LEFT JOIN ");
         self.ident(target.table);
@@ -524,12 +538,9 @@ pub(super) fn narrows(within: &[Within], meta: &ModelMeta) -> bool {
     (within.iter()).any(|w| w.table == meta.table && !w.filters.is_empty())
 }
 
-/// Field `index` of `meta`.
-pub(crate) fn field(meta: &ModelMeta, index: usize) -> Result<&'static FieldMeta, Error> {
-    meta.fields
-        .get(index)
-        .ok_or_else(|| Error::Internal(format!("{} has no field {index}", meta.name)))
-}
+/// The most integers that SQLite is given as a list of placeholders (`IN (?, ?, ...)`); a
+/// longer list is one JSON array (`IN (SELECT value FROM json_each(?))`).
+const LONG_LIST: usize = 64;
 
 /// Whether `filter` from path position `depth` on selects at most one row of `meta`: a single
 /// value compared for equality with a unique field (`#[rest(unique)]` or the primary key).
