@@ -17,6 +17,7 @@ server's own latency). The reads (docs/performance.md#growth):
   ordering through join  ?ordering=user__username
   search, frequent word  ?q=message (every row)
   search, rare word      ?q=plover (20 rows at every size)
+  search, middle word    ?q=heron (2,000 rows at every size: a word between rare and frequent)
   count exact            ?count=exact (a COUNT(*) of every row)
   count auto             ?count=auto (exact up to 10,000 rows, the planner's estimate past it)
 
@@ -52,6 +53,8 @@ MIN_REQUESTS = 5
 USERS = 1000
 # Rows that hold the rare word: every (size // RARE)th message, RARE rows at every size.
 RARE = 20
+# The same for a word between rare and frequent.
+MIDDLE = 2000
 
 
 def serve(binary, url):
@@ -92,11 +95,13 @@ def fill_sqlite(path, size):
         WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < %(size)d)
         INSERT INTO message (id, user_id, content, pub_date)
         SELECT i, ((i - 1) %% %(users)d) + 1,
-               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END,
+               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END
+                   || CASE WHEN i %% %(middle)d = 0 THEN ' heron' ELSE '' END,
                datetime('2020-01-01', '+' || i || ' seconds')
         FROM seq;
         ANALYZE;
-    """ % {"users": USERS, "size": size, "every": size // RARE})
+    """ % {"users": USERS, "size": size, "every": size // RARE,
+           "middle": max(1, size // MIDDLE)})
     con.commit()
     con.close()
 
@@ -109,12 +114,14 @@ def fill_pg(url, size):
         FROM generate_series(1, %(users)d) AS i;
         INSERT INTO message (id, user_id, content, pub_date)
         SELECT i, ((i - 1) %% %(users)d) + 1,
-               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END,
+               'message number ' || i || CASE WHEN i %% %(every)d = 0 THEN ' plover' ELSE '' END
+                   || CASE WHEN i %% %(middle)d = 0 THEN ' heron' ELSE '' END,
                timestamp '2020-01-01' + i * interval '1 second'
         FROM generate_series(1, %(size)d) AS i;
         SELECT setval(pg_get_serial_sequence('"user"', 'id'), %(users)d);
         SELECT setval(pg_get_serial_sequence('message', 'id'), %(size)d);
-    """ % {"users": USERS, "size": size, "every": size // RARE})
+    """ % {"users": USERS, "size": size, "every": size // RARE,
+           "middle": max(1, size // MIDDLE)})
     psql(url, "VACUUM ANALYZE")  # not in the transaction of the statements above
 
 
@@ -149,6 +156,7 @@ def reads(size):
         ("ordering through a join", "/api/message/?ordering=user__username"),
         ("search, frequent word", "/api/message/?q=message"),
         ("search, rare word", "/api/message/?q=plover"),
+        ("search, middle word", "/api/message/?q=heron"),
         ("count exact", "/api/message/?count=exact"),
         ("count auto", "/api/message/?count=auto"),
     ]

@@ -642,7 +642,12 @@ pub fn report(differences: &[Difference]) -> String {
     if !fixes.is_empty() {
         out.push_str("statements that fix these safely:\n");
         for fix in fixes {
-            out.push_str(&format!("  {fix};\n"));
+            // A fix of several statements, each on its own lines: all indented alike.
+            for line in format!("{fix};").lines() {
+                out.push_str("  ");
+                out.push_str(line);
+                out.push('\n');
+            }
         }
         out.push_str(
             "the `makemigrations` command writes them as a migration, `migrate` applies it \
@@ -650,4 +655,25 @@ pub fn report(differences: &[Difference]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_indents_every_line_of_a_fix_alike() {
+        let difference = Difference {
+            fix: Some("CREATE TABLE t (a INT);\nCREATE INDEX t_a ON t (a)".into()),
+            ..Difference::about("a")
+        };
+        let text = report(&[Difference {
+            table: "t",
+            ..difference
+        }]);
+        assert!(
+            text.contains("\n  CREATE TABLE t (a INT);\n  CREATE INDEX t_a ON t (a);\n"),
+            "{text}"
+        );
+    }
 }

@@ -9,20 +9,24 @@
 //! holds each row's text folded by `plover_lower`, under the row's key, and the phrase of the
 //! folded word (`"word"`) matches exactly the rows whose folded text contains it: the rows of
 //! the `LIKE`. So the condition is read there first, and when it finds few enough rows
-//! ([`most_keys`]), it becomes `"message"."id" IN (<their keys>)`, which SQLite reads by key, combined
-//! with the other conditions' indexes (through a join, `user_id IN (SELECT id FROM "user"
-//! WHERE id IN (...))`).
+//! ([`Span::most_keys`]), it becomes `"message"."id" IN (<their keys>)`, which SQLite reads by key,
+//! combined with the other conditions' indexes (through a join, `user_id IN (SELECT id FROM
+//! "user" WHERE id IN (...))`).
 //!
-//! Past a bound ([`most_keys`]) the condition stays a `LIKE`: the word is frequent, and reading
-//! the table in the page's order finds a page soon (one row in a hundred matches: about two
-//! thousand rows read for a page of twenty), where the keys of every match would be read first
-//! (67 ms for a word of every row of 100,000). The bound grows with the table: a page of a word
-//! found in `k` of `n` rows costs about `20 n / k` rows read by the `LIKE` (0.55 us each at ten
-//! million rows) against `k` keys read from the index (0.67 us each), about even at `k` near
-//! `sqrt(16 n)`: 1,000 keys up to 62,500 rows, 4,000 at a million, 12,649 at ten million, so
-//! that a word between rare and frequent costs milliseconds at any size (with a fixed 1,000, a
-//! word of 1,001 rows in ten million read 200,000 rows by `LIKE`). SQLite is given many keys
-//! as one JSON array (`sql::writer`'s long lists). A word of fewer than three characters
+//! When the word is found in many rows the condition stays a `LIKE`: the word is frequent, and
+//! reading the table in the page's order finds a page soon (one row in a hundred matches: about
+//! two thousand rows read for a page of twenty), where the keys of every match would be read
+//! first and their rows fetched and sorted. Measured at ten million rows: the `LIKE` reads about
+//! 0.28 us a row, so a word of `k` rows in `n` costs `20 n / k` rows read (28 ms for a word of
+//! 2,000 rows); a key costs 0.27 us to read from the index and about 2.5 us to fetch and sort
+//! its row (a search of two fields is an `OR` of both, which SQLite answers by collecting every
+//! key first). The two are even near `k = sqrt(2 n)`: so the index may give up to
+//! [`Span::most_keys`] of a table of `n` rows, 1,000 up to half a million rows, 1,414 at a million,
+//! 4,472 at ten million, at most [`MAX_KEYS`]. The index is read in two steps, so that a
+//! frequent word costs little more than without the index: 1,001 keys first, whose spread over
+//! the table's keys tells how many the word has in all; only when that is within the bound are
+//! the rest read ([`keys`]). Many keys are given to SQLite as one JSON array (`sql::writer`'s
+//! long lists). A word of fewer than three characters
 //! has no trigram and stays a `LIKE`, as does a condition under `not` (there a `LIKE` of a
 //! NULL text and a key not found differ), and one whose index does not exist yet (a database
 //! made before the field was declared, not migrated: [`index_exists`]).
@@ -39,26 +43,63 @@ use crate::meta::ModelMeta;
 use crate::query::{Filter, Group, Op, Param, Select, Term};
 use crate::value::fold_case;
 
-/// The fewest keys a search index may give a condition, at any size of table ([`most_keys`]).
+/// The keys a search index gives a condition at any size of table, and the keys its first read
+/// takes ([`keys`]).
 const MIN_KEYS: usize = 1000;
 
-/// The most keys a search index gives a condition, at any size of table ([`most_keys`]).
+/// The most keys a search index gives a condition, at any size of table ([`Span::most_keys`]).
 const MAX_KEYS: usize = 20_000;
 
-/// How many keys a search index gives a condition on `table` before the condition stays a
-/// `LIKE`: `sqrt(16 n)` for a table of `n` rows (by its largest key), within [`MIN_KEYS`] and
-/// [`MAX_KEYS`] (the module's documentation says why).
-fn most_keys(conn: &mut Conn<'_>, table: &str) -> Result<usize, Error> {
-    let quoted = table.replace('"', "\"\"");
-    let sql = format!("SELECT coalesce(max(rowid), 0) AS n FROM \"{quoted}\"");
-    let rows: Vec<Count> = match conn {
-        Conn::Sqlite(c) => diesel::sql_query(sql).load(*c)?,
-        #[cfg(feature = "postgres")]
-        Conn::Pg(_) => return Ok(MIN_KEYS),
-    };
-    let n = rows.first().map_or(0, |r| r.n.max(0).unsigned_abs());
-    Ok(usize::try_from(n.saturating_mul(16).isqrt())
-        .map_or(MAX_KEYS, |k| k.clamp(MIN_KEYS, MAX_KEYS)))
+/// The keys of a table: the smallest and the largest (both 0 when it is empty).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first: i64,
+    last: i64,
+}
+
+impl Span {
+    /// The span of `table`'s keys (its `rowid`): two reads of its key's index, each its own
+    /// subquery (SQLite reads every row for a `min` and a `max` in one `SELECT`).
+    fn of(conn: &mut Conn<'_>, table: &str) -> Result<Span, Error> {
+        #[derive(diesel::QueryableByName)]
+        struct Ends {
+            #[diesel(sql_type = BigInt)]
+            first: i64,
+            #[diesel(sql_type = BigInt)]
+            last: i64,
+        }
+        let quoted = table.replace('"', "\"\"");
+        let sql = format!(
+            "SELECT coalesce((SELECT min(rowid) FROM \"{quoted}\"), 0) AS first, \
+             coalesce((SELECT max(rowid) FROM \"{quoted}\"), 0) AS last"
+        );
+        let ends: Vec<Ends> = match conn {
+            Conn::Sqlite(c) => diesel::sql_query(sql).load(*c)?,
+            #[cfg(feature = "postgres")]
+            Conn::Pg(_) => Vec::new(),
+        };
+        Ok(ends.first().map_or(Span { first: 0, last: 0 }, |e| Span {
+            first: e.first,
+            last: e.last,
+        }))
+    }
+
+    /// The keys from the first to `key`, both counted.
+    fn up_to(self, key: i64) -> u64 {
+        key.saturating_sub(self.first)
+            .saturating_add(1)
+            .max(1)
+            .unsigned_abs()
+    }
+
+    /// How many keys a search index gives a condition on this table before the condition
+    /// stays a `LIKE`: `sqrt(2 n)` for `n` keys, within [`MIN_KEYS`] and [`MAX_KEYS`] (the
+    /// module's documentation says why).
+    fn most_keys(self) -> usize {
+        let n = self.up_to(self.last);
+        usize::try_from(n.saturating_mul(2).isqrt())
+            .map_or(MAX_KEYS, |k| k.clamp(MIN_KEYS, MAX_KEYS))
+    }
 }
 
 /// The name of the FTS5 table (SQLite) or index (PostgreSQL) that indexes `column` of `table`
@@ -101,7 +142,7 @@ pub(crate) fn index_exists(conn: &mut Conn<'_>, name: &str) -> Result<bool, Erro
 
 /// On SQLite, replaces each `contains` condition of `select` (its own, and the terms of its
 /// `or` groups) on a field with a search index by the keys of the rows the index finds, when
-/// there are few enough ([`most_keys`]); on PostgreSQL, nothing.
+/// there are few enough ([`Span::most_keys`]); on PostgreSQL, nothing.
 pub(crate) fn read_search_keys(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -121,8 +162,8 @@ pub(crate) fn read_search_keys(
     Ok(())
 }
 
-/// Indexes by name, and for each that exists the most keys it may give ([`most_keys`]).
-type Known = Vec<(String, Option<usize>)>;
+/// Indexes by name, and for each that exists the span of its table's keys.
+type Known = Vec<(String, Option<Span>)>;
 
 /// The conditions of an `or` group and of the `or` groups inside it (not of a `not` group).
 fn any_group(
@@ -145,7 +186,7 @@ fn any_group(
 
 /// Replaces `filter` by `<path to its model's key> IN (keys)` when it is a `contains` of one
 /// word of a trigram or more, on a field whose search index exists and finds few enough rows
-/// ([`most_keys`]).
+/// ([`Span::most_keys`]).
 fn replace(
     conn: &mut Conn<'_>,
     meta: &ModelMeta,
@@ -163,22 +204,22 @@ fn replace(
         return Ok(());
     }
     let index = table_name(model.table, field.column);
-    let most = match known.iter().find(|(name, _)| *name == index) {
-        Some(&(_, most)) => most,
+    let span = match known.iter().find(|(name, _)| *name == index) {
+        Some(&(_, span)) => span,
         None => {
-            let most = if index_exists(conn, &index)? {
-                Some(most_keys(conn, model.table)?)
+            let span = if index_exists(conn, &index)? {
+                Some(Span::of(conn, model.table)?)
             } else {
                 None
             };
-            known.push((index.clone(), most));
-            most
+            known.push((index.clone(), span));
+            span
         }
     };
-    let Some(most) = most else {
+    let Some(span) = span else {
         return Ok(());
     };
-    let Some(keys) = keys(conn, &index, text, most)? else {
+    let Some(keys) = keys(conn, &index, text, span)? else {
         return Ok(());
     };
     let mut path = filter.path.clone();
@@ -194,25 +235,58 @@ fn replace(
 }
 
 /// The keys of the rows of search index `index` whose folded text holds `word`, in key order;
-/// `None` past `most`.
+/// `None` past the table's [`Span::most_keys`]. [`MIN_KEYS`] first: past them, the last of
+/// them tells the word's share of the table's keys (a frequent word has its first thousand
+/// among the first few thousand keys), and the rest are read only when that share of the
+/// table is within the bound.
 fn keys(
     conn: &mut Conn<'_>,
     index: &str,
     word: &str,
-    most: usize,
+    span: Span,
 ) -> Result<Option<Vec<i64>>, Error> {
+    let phrase = phrase(&fold_case(word));
+    let mut found = read_keys(conn, index, &phrase, 0, MIN_KEYS + 1)?;
+    let most = span.most_keys();
+    let Some(&last) = found.last().filter(|_| found.len() > MIN_KEYS) else {
+        return Ok(Some(found));
+    };
+    let share = found.len() as f64 / span.up_to(last) as f64;
+    if share * span.up_to(span.last) as f64 > most as f64 {
+        return Ok(None);
+    }
+    found.extend(read_keys(
+        conn,
+        index,
+        &phrase,
+        last,
+        most + 1 - found.len(),
+    )?);
+    Ok((found.len() <= most).then_some(found))
+}
+
+/// At most `limit` keys of the rows of search index `index` that match `phrase`, above `after`,
+/// in key order.
+fn read_keys(
+    conn: &mut Conn<'_>,
+    index: &str,
+    phrase: &str,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<i64>, Error> {
     let quoted = index.replace('"', "\"\"");
     let sql = format!(
-        "SELECT rowid FROM \"{quoted}\" WHERE \"{quoted}\" MATCH ? ORDER BY rowid LIMIT {}",
-        most + 1
+        "SELECT rowid FROM \"{quoted}\" WHERE \"{quoted}\" MATCH ? AND rowid > ? \
+         ORDER BY rowid LIMIT {limit}"
     );
-    let phrase = phrase(&fold_case(word));
     let found: Vec<Key> = match conn {
-        Conn::Sqlite(c) => diesel::sql_query(sql).bind::<Text, _>(phrase).load(*c)?,
+        Conn::Sqlite(c) => (diesel::sql_query(sql).bind::<Text, _>(phrase))
+            .bind::<BigInt, _>(after)
+            .load(*c)?,
         #[cfg(feature = "postgres")]
-        Conn::Pg(_) => return Ok(None),
+        Conn::Pg(_) => Vec::new(),
     };
-    Ok((found.len() <= most).then(|| found.into_iter().map(|k| k.rowid).collect()))
+    Ok(found.into_iter().map(|k| k.rowid).collect())
 }
 
 /// The FTS5 query of one phrase, the folded word: its double quotes doubled, so that every
