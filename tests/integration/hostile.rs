@@ -135,6 +135,18 @@ async fn an_in_list_over_1000_values_is_400_also_across_repetitions() {
     );
     let split = format!("/api/sample/?id__in={}&id__in=1001", numbers(1000));
     assert_param_error(&app.get(&split).await, "id__in");
+    // Long lists of integers (SQLite reads them as one JSON array): `in` and repeated `ne`.
+    let without = |from: usize, to: usize| {
+        let pairs: Vec<String> = (from..=to).map(|n| format!("id__ne={n}")).collect();
+        format!("/api/sample/?{}", pairs.join("&"))
+    };
+    assert_eq!(app.get(&without(1, 100)).await.ids(), Vec::<i64>::new());
+    assert_eq!(app.get(&without(8, 107)).await.ids(), vec![7]);
+    let near = format!(
+        "/api/sample/?id__in={}",
+        numbers(100).replace(",7,", ",70000,")
+    );
+    assert_eq!(app.get(&near).await.ids(), Vec::<i64>::new());
 }
 
 #[actix_web::test]
