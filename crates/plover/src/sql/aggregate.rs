@@ -118,12 +118,7 @@ fn outs(meta: &ModelMeta, a: &Aggregate) -> Result<Vec<Out>, Error> {
 
 /// The model reached through `through` (not empty) from `meta`.
 fn model_static(meta: &ModelMeta, through: &[usize]) -> Result<&'static ModelMeta, Error> {
-    let (&first, rest) = through
-        .split_first()
-        .ok_or_else(|| Error::Internal("an empty join path".into()))?;
-    let first = meta.field_at(first)?.joined()?;
-    rest.iter()
-        .try_fold(first, |model, &index| model.field_at(index)?.joined())
+    meta.leaf(through)?.1.joined()
 }
 
 /// The alias of the `n`th joined model.

@@ -280,11 +280,7 @@ impl Snapshots for ModelMeta {
             } else {
                 // One text for any number of keys: a JSON array of them.
                 let ids: Vec<i64> = events.iter().map(|e| e.object_id).collect();
-                let ids =
-                    serde_json::to_string(&ids).map_err(|e| Error::Internal(e.to_string()))?;
-                w.sql(" IN (SELECT value FROM json_each(");
-                w.bind(Arg::Text(ids.into()));
-                w.sql("))");
+                w.in_json_array(false, &ids)?;
             }
             w.sql(" ORDER BY ");
             w.column(meta, pk);

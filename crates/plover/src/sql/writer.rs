@@ -3,7 +3,6 @@
 //! always follow the text's placeholders. Identifiers come only from model metadata.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use crate::error::Error;
 use crate::meta::{FieldMeta, ModelMeta};
@@ -163,26 +162,19 @@ impl<'a> Writer<'a> {
         }
         let _ = sql;
         self.prepared = false;
-        if args.len() > LONG_LIST && args.iter().all(|a| matches!(a, Arg::I32(_) | Arg::I64(_))) {
-            // One JSON array, read by `json_each`: SQLite parses a placeholder per value
-            // otherwise (a search index's thousands of keys: `sql::search`).
-            let mut json = String::from("[");
-            for (i, arg) in args.iter().enumerate() {
-                if i > 0 {
-                    json.push(',');
-                }
-                let _ = match arg {
-                    Arg::I32(n) => write!(json, "{n}"),
-                    Arg::I64(n) => write!(json, "{n}"),
-                    _ => Ok(()),
-                };
+        if args.len() > LONG_LIST {
+            let integers: Option<Vec<i64>> = (args.iter())
+                .map(|arg| match arg {
+                    Arg::I32(n) => Some(i64::from(*n)),
+                    Arg::I64(n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
+            if let Some(integers) = integers {
+                // SQLite parses a placeholder per value otherwise (a search index's thousands
+                // of keys: `sql::search`).
+                return self.in_json_array(not, &integers);
             }
-            json.push(']');
-            self.sql(if not { " NOT IN" } else { " IN" });
-            self.sql(" (SELECT value FROM json_each(");
-            self.bind(Arg::Text(json.into()));
-            self.sql("))");
-            return Ok(());
         }
         self.sql(if not { " NOT IN (" } else { " IN (" });
         for (i, arg) in args.into_iter().enumerate() {
@@ -192,6 +184,17 @@ impl<'a> Writer<'a> {
             self.bind(arg);
         }
         self.sql(")");
+        Ok(())
+    }
+
+    /// ` IN` (` NOT IN` with `not`) the integers `values`, bound as one JSON array that SQLite's
+    /// `json_each` reads: one placeholder and one statement text for any number of values.
+    pub(crate) fn in_json_array(&mut self, not: bool, values: &[i64]) -> Result<(), Error> {
+        let json = serde_json::to_string(values).map_err(|e| Error::Internal(e.to_string()))?;
+        self.sql(if not { " NOT IN" } else { " IN" });
+        self.sql(" (SELECT value FROM json_each(");
+        self.bind(Arg::Text(json.into()));
+        self.sql("))");
         Ok(())
     }
 
