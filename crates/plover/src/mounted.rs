@@ -120,3 +120,14 @@ mod tests {
         assert!(!recording(), "the recording ends with `record`");
     }
 }
+
+/// A set-up's configuration behind a pointer: the routes a set-up returns are compiled where
+/// the set-up is called (with the application's library, for an application's models), not
+/// again in every crate that configures an `App` with them, such as its `main`.
+pub(crate) fn erased(
+    configure: impl Fn(&mut actix_web::web::ServiceConfig) + Send + Sync + 'static,
+) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static {
+    let configure: std::sync::Arc<dyn Fn(&mut actix_web::web::ServiceConfig) + Send + Sync> =
+        std::sync::Arc::new(configure);
+    move |cfg| configure(cfg)
+}

@@ -84,9 +84,9 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
     /// views (`{prefix}/password_change/` and its `done/` page), and registers this
     /// `Auth` as app data for [`LoggedInUser`](super::LoggedInUser). Configure it on the `App`
     /// (not inside a scope), together with [`Auth::session_middleware`].
-    pub fn setup(&self) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    pub fn setup(&self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let auth = self.clone();
-        move |cfg: &mut web::ServiceConfig| {
+        mounted::erased(move |cfg: &mut web::ServiceConfig| {
             if mounted::recording() {
                 mounted::route("GET, POST", auth.login_url(), "the login form".into());
                 mounted::route("GET, POST", auth.logout_url(), "logout".into());
@@ -104,7 +104,7 @@ impl<U: UserModel + Clone + Send + 'static> Auth<U> {
                     .route(web::post().to(logout::<U>)),
             );
             super::flows::mount(&auth, cfg);
-        }
+        })
     }
 }
 

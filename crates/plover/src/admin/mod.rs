@@ -181,7 +181,7 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
 
     /// Finishes the registrations: mounts `{prefix}/...`. Configure it on the `App`, with
     /// the session middleware and the accounts views of the same `Auth`.
-    pub fn setup(self) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    pub fn setup(self) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
         let exposures = self.exposures;
         let mut models: Vec<Arc<dyn AdminModel>> = self
             .registrations
@@ -203,6 +203,6 @@ impl<U: UserModel + Clone + Send + 'static> Admin<U> {
             models,
             panels: self.panels,
         });
-        move |cfg: &mut web::ServiceConfig| routes::mount(cfg, &state)
+        crate::mounted::erased(move |cfg: &mut web::ServiceConfig| routes::mount(cfg, &state))
     }
 }

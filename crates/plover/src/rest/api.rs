@@ -301,7 +301,7 @@ impl RestApi {
             .collect();
         let prefix = self.prefix;
         let cors_origins = self.cors;
-        move |cfg: &mut web::ServiceConfig| {
+        mounted::erased(move |cfg: &mut web::ServiceConfig| {
             if mounted::recording() {
                 record(&prefix, &routes, &description);
             }
@@ -329,7 +329,7 @@ impl RestApi {
                         cors.unwrap_or_default(),
                     )),
             );
-        }
+        })
     }
 }
 
