@@ -52,8 +52,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use actix_session::storage::CookieSessionStore;
-use actix_session::SessionMiddleware;
 use actix_web::web::ServiceConfig;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -65,8 +63,10 @@ use crate::model::ModelMeta;
 use crate::schema::{self, migrations};
 use permissions::Verb;
 
+mod accounts;
 mod permissions;
 use crate::server::{Except, Guard, Server};
+use accounts::{Accounts, Session};
 
 // The options every command takes (a plain comment: clap shows doc comments in `--help`).
 #[derive(Debug, Parser)]
@@ -332,16 +332,106 @@ impl<U: UserModel + Clone> Commands<U> {
         F: FnOnce(&Database, &Auth<U>) -> R,
         R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
     {
+        // What needs the user model's type is done here, in closures; the commands run in
+        // `Program`, compiled once in Plover.
+        let Commands {
+            name,
+            about,
+            database,
+            models,
+            bind,
+            migrations,
+            auth: configure,
+            on_start,
+            jobs,
+            #[cfg(feature = "webhooks")]
+            webhooks,
+        } = self;
+        let program = Program {
+            name,
+            about,
+            database,
+            models,
+            bind,
+            migrations,
+            jobs,
+            superuser: superuser_fields::<U>().collect(),
+            username_field: U::USERNAME_FIELD,
+        };
+        let open = move |url: &str| -> Result<Opened<'_>, Failure> {
+            let db = Database::from_url(url).map_err(|e| Failure(e.to_string()))?;
+            let mut auth = Auth::<U>::new(db.clone());
+            if let Ok(key) = std::env::var("SECRET_KEY") {
+                if key.len() < 32 {
+                    return Err(Failure("SECRET_KEY needs at least 32 bytes".into()));
+                }
+                auth = auth.secret_key(key.as_bytes());
+            }
+            let auth = configure(auth);
+            let (hooks, routes) = ((db.clone(), auth.clone()), (db.clone(), auth.clone()));
+            #[cfg(feature = "webhooks")]
+            let webhooks = webhooks.map(|make| {
+                let (db, auth) = (db.clone(), auth.clone());
+                Box::new(move || make(&db, &auth)) as Box<dyn Fn() -> _>
+            });
+            Ok(Opened {
+                db,
+                start: Box::new(move || on_start.iter().try_for_each(|h| h(&hooks.0, &hooks.1))),
+                routes: Box::new(move || Box::new(app(&routes.0, &routes.1)) as Box<dyn Routes>),
+                #[cfg(feature = "webhooks")]
+                webhooks,
+                accounts: Box::new(auth),
+            })
+        };
+        program.run(Box::new(open))
+    }
+}
+
+/// The database of a command, the accounts on it, and the parts of the application that take
+/// them, with the user model's type erased.
+struct Opened<'a> {
+    db: Database,
+    accounts: Box<dyn Accounts>,
+    /// Runs the start hooks ([`Commands::on_start`]).
+    start: Box<dyn Fn() -> Result<(), Error>>,
+    /// The application's routes (the function given to [`Commands::run`]; called once).
+    routes: Box<dyn FnOnce() -> Box<dyn Routes> + 'a>,
+    /// The application's webhooks ([`Commands::webhooks`]).
+    #[cfg(feature = "webhooks")]
+    webhooks: Option<Box<dyn Fn() -> crate::webhooks::Webhooks>>,
+}
+
+/// Opens the database of a URL with the accounts and the application on it (once a run).
+type Open<'a> = Box<dyn FnOnce(&str) -> Result<Opened<'a>, Failure> + 'a>;
+
+/// An application's commands once [`Commands::run`] has erased its user model's type.
+struct Program {
+    name: String,
+    about: String,
+    database: String,
+    models: Vec<&'static ModelMeta>,
+    bind: String,
+    migrations: PathBuf,
+    jobs: Option<JobsHook>,
+    /// The fields `createsuperuser` asks for beyond the username and the password.
+    superuser: Vec<&'static crate::model::FieldMeta>,
+    /// The user model's username field.
+    username_field: &'static str,
+}
+
+impl Program {
+    /// [`Commands::run`] after the user model's type is erased.
+    fn run(&self, open: Open<'_>) -> ExitCode {
         let mut command = Cli::command().name(self.name.clone());
         if !self.about.is_empty() {
             command = command.about(self.about.clone());
         }
-        // One option per field the user model requires beyond its name and password.
+        // One option per field the user model requires beyond its name and password; a field
+        // named as a global option is asked for or read from the environment.
+        let options =
+            || (self.superuser.iter()).filter(|f| !["database", "bind"].contains(&f.name()));
         command = command.mut_subcommand("createsuperuser", |mut sub| {
-            // A field named as a global option is asked for or read from the environment.
-            let options =
-                superuser_fields::<U>().filter(|f| !["database", "bind"].contains(&f.name()));
-            for field in options {
+            for field in options() {
                 sub = sub.arg(
                     clap::Arg::new(field.name())
                         .long(field.name().replace('_', "-"))
@@ -357,7 +447,7 @@ impl<U: UserModel + Clone> Commands<U> {
                 let extra: Vec<(&str, String)> = matches
                     .subcommand_matches("createsuperuser")
                     .map(|sub| {
-                        superuser_fields::<U>()
+                        options()
                             .filter_map(|f| {
                                 Some((f.name(), sub.get_one::<String>(f.name())?.clone()))
                             })
@@ -373,7 +463,7 @@ impl<U: UserModel + Clone> Commands<U> {
                 return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
             }
         };
-        match self.execute(cli, &extra, app) {
+        match self.execute(cli, &extra, open) {
             Ok(code) => code,
             Err(Failure(message)) if message.is_empty() => ExitCode::SUCCESS,
             Err(Failure(message)) => {
@@ -383,23 +473,26 @@ impl<U: UserModel + Clone> Commands<U> {
         }
     }
 
-    fn execute<F, R>(&self, cli: Cli, given: &[(&str, String)], app: F) -> Result<ExitCode, Failure>
-    where
-        F: FnOnce(&Database, &Auth<U>) -> R,
-        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
-    {
-        let (db, auth) = self.open(cli.database)?;
+    fn execute(
+        &self,
+        cli: Cli,
+        given: &[(&str, String)],
+        open: Open<'_>,
+    ) -> Result<ExitCode, Failure> {
+        let url = cli.database.unwrap_or_else(|| self.database.clone());
+        let app = open(&url)?;
+        let db = &app.db;
         let job_workers = cli.job_workers.unwrap_or(JOB_WORKERS);
         let dir = &self.migrations;
         let mut out = std::io::stdout().lock();
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => {
                 let bind = cli.bind.unwrap_or_else(|| self.bind.clone());
-                self.serve_app(db, auth, (&bind, job_workers), app, out)?;
+                self.serve_app(app, (&bind, job_workers), out)?;
             }
             Command::Check => {
-                let _ = app(&db, &auth); // a configuration that cannot be built fails here
-                return self.check(&db, &mut out);
+                let _ = (app.routes)(); // a configuration that cannot be built fails here
+                return self.check(db, &mut out);
             }
             Command::Makemigrations {
                 name,
@@ -435,59 +528,43 @@ impl<U: UserModel + Clone> Commands<U> {
             Command::Createsuperuser { username } => {
                 // The models whose changes the served application records record this
                 // user too: its resources' feeds and its webhooks.
-                let _ = (app(&db, &auth), self.background(&db, &auth));
-                self.createsuperuser(&db, &auth, username, given, &mut out)?;
+                let _ = self.background(&app);
+                let accounts = &app.accounts;
+                let _ = (app.routes)();
+                self.createsuperuser(db, &**accounts, username, given, &mut out)?;
             }
             Command::Changepassword { username } => {
-                permissions::changepassword(&db, &auth, &username, &mut out)?;
+                permissions::changepassword(db, &*app.accounts, &username, &mut out)?;
             }
             Command::Grant(args) => {
-                let _ = app(&db, &auth); // the permissions the application declares
-                permissions::grants(&db, &auth, &args, Verb::Grant, &mut out)?;
+                let accounts = &app.accounts;
+                let _ = (app.routes)(); // the permissions the application declares
+                permissions::grants(db, &**accounts, &args, Verb::Grant, &mut out)?;
             }
             Command::Revoke(args) => {
-                let _ = app(&db, &auth);
-                permissions::grants(&db, &auth, &args, Verb::Revoke, &mut out)?;
+                let accounts = &app.accounts;
+                let _ = (app.routes)();
+                permissions::grants(db, &**accounts, &args, Verb::Revoke, &mut out)?;
             }
-            Command::Openapi { prefix } => openapi(&record(&db, &auth, app), prefix, &mut out)?,
-            Command::Routes => routes(&record(&db, &auth, app), &mut out)?,
-            Command::Worker { once } => self.worker(&db, &auth, job_workers, once, &mut out)?,
+            Command::Openapi { prefix } => openapi(&record((app.routes)()), prefix, &mut out)?,
+            Command::Routes => routes(&record((app.routes)()), &mut out)?,
+            Command::Worker { once } => self.worker(&app, job_workers, once, &mut out)?,
         }
         Ok(ExitCode::SUCCESS)
     }
 
-    /// The database (`--database`, else the application's default) and the authentication,
-    /// signed with `SECRET_KEY` when it is set.
-    fn open(&self, database: Option<String>) -> Result<(Database, Auth<U>), Failure> {
-        let url = database.unwrap_or_else(|| self.database.clone());
-        let db = Database::from_url(&url).map_err(|e| Failure(e.to_string()))?;
-        let mut auth = Auth::<U>::new(db.clone());
-        if let Ok(key) = std::env::var("SECRET_KEY") {
-            if key.len() < 32 {
-                return Err(Failure("SECRET_KEY needs at least 32 bytes".into()));
-            }
-            auth = auth.secret_key(key.as_bytes());
-        }
-        Ok((db, (self.auth)(auth)))
-    }
-
     /// `serve`: the missing tables (a failure on drift, naming the migrations not applied),
     /// the start hooks, then the server on `bind` until it stops.
-    fn serve_app<F, R>(
+    fn serve_app(
         &self,
-        db: Database,
-        auth: Auth<U>,
+        app: Opened<'_>,
         (bind, job_workers): (&str, usize),
-        app: F,
         out: std::io::StdoutLock<'_>,
-    ) -> Result<(), Failure>
-    where
-        F: FnOnce(&Database, &Auth<U>) -> R,
-        R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
-    {
+    ) -> Result<(), Failure> {
+        let db = &app.db;
         let dir = &self.migrations;
         let waiting = db.run_blocking(|c| migrations::pending(c, dir))?;
-        if let Err(Failure(mut message)) = self.create_tables(&db) {
+        if let Err(Failure(mut message)) = self.create_tables(db) {
             if !waiting.is_empty() {
                 message.push_str(&format!(
                     "migrations are not applied yet ({}): run `migrate` first\n",
@@ -499,23 +576,18 @@ impl<U: UserModel + Clone> Commands<U> {
         if !waiting.is_empty() {
             log::warn!("migrations not applied yet (run `migrate`): {waiting:?}");
         }
-        for hook in &self.on_start {
-            hook(&db, &auth)?;
-        }
-        let routes = app(&db, &auth);
-        let background = self.background(&db, &auth);
+        (app.start)()?;
+        let background = self.background(&app);
+        let session = app.accounts.session();
+        let routes = (app.routes)();
         drop(out);
         // The REST APIs' requests skip the session middleware (server::Except).
-        let sessionless = crate::mounted::record(|| {
-            let _app = actix_web::App::new().configure(routes.clone());
-        })
-        .sessionless_prefixes();
-        let session = std::sync::Arc::new(move || auth.session_middleware());
+        let sessionless = record(routes.clone()).sessionless_prefixes();
         serve(
             &self.name,
             session,
             sessionless.into(),
-            Box::new(routes),
+            routes,
             bind,
             (background, job_workers),
         )?;
@@ -527,7 +599,7 @@ impl<U: UserModel + Clone> Commands<U> {
     fn createsuperuser(
         &self,
         db: &Database,
-        auth: &Auth<U>,
+        accounts: &dyn Accounts,
         username: Option<String>,
         given: &[(&str, String)],
         out: &mut impl Write,
@@ -536,10 +608,10 @@ impl<U: UserModel + Clone> Commands<U> {
         let mut ask = Asker::stdin();
         let username = match username {
             Some(name) => name,
-            None => ask.value(U::USERNAME_FIELD, "--username")?,
+            None => ask.value(self.username_field, "--username")?,
         };
         let mut fields = Vec::new();
-        for field in superuser_fields::<U>() {
+        for field in &self.superuser {
             let raw = match given.iter().find(|(name, _)| *name == field.name()) {
                 Some((_, raw)) => raw.clone(),
                 None => ask.value(field.name(), &format!("--{}", field.name()))?,
@@ -549,9 +621,9 @@ impl<U: UserModel + Clone> Commands<U> {
             fields.push((field.name(), value));
         }
         let password = ask.new_password("PLOVER_SUPERUSER_PASSWORD")?;
-        let user =
-            db.run_blocking(|c| auth.create_user_with(c, &username, &password, true, &fields))?;
-        writeln!(out, "created {} (id {})", user.username(), user.pk())?;
+        let (name, id) =
+            db.run_blocking(|c| accounts.create_superuser(c, &username, &password, &fields))?;
+        writeln!(out, "created {name} (id {id})")?;
         Ok(())
     }
 
@@ -559,14 +631,13 @@ impl<U: UserModel + Clone> Commands<U> {
     /// signal stops them (beside the dispatcher of the webhooks), or with `once` those due now.
     fn worker(
         &self,
-        db: &Database,
-        auth: &Auth<U>,
+        app: &Opened<'_>,
         count: usize,
         once: bool,
         out: &mut impl Write,
     ) -> Result<(), Failure> {
-        self.create_tables(db)?;
-        let background = self.background(db, auth);
+        self.create_tables(&app.db)?;
+        let background = self.background(app);
         let Some(jobs) = background.jobs() else {
             return Err(Failure(
                 "this application has no jobs (manage::Commands::jobs) nor webhooks".into(),
@@ -588,14 +659,14 @@ impl<U: UserModel + Clone> Commands<U> {
 
     /// The job handlers of [`Commands::jobs`], with those of the webhooks' deliveries, and the
     /// webhooks.
-    fn background(&self, db: &Database, auth: &Auth<U>) -> Background {
+    fn background(&self, app: &Opened<'_>) -> Background {
+        let db = &app.db;
         let jobs = self.jobs.as_ref().map(|handlers| handlers(db));
         #[cfg(feature = "webhooks")]
-        if let Some(hooks) = &self.webhooks {
+        if let Some(hooks) = &app.webhooks {
             let jobs = jobs.unwrap_or_else(|| Jobs::new(db.clone()));
-            return Background::Webhooks(hooks(db, auth), jobs);
+            return Background::Webhooks(hooks(), jobs);
         }
-        let _ = auth;
         Background::Jobs(jobs)
     }
 
@@ -646,15 +717,9 @@ impl<U: UserModel + Clone> Commands<U> {
 }
 
 /// Runs the application's configuration once and returns what Plover mounted.
-fn record<U, F, R>(db: &Database, auth: &Auth<U>, app: F) -> crate::mounted::Recorded
-where
-    U: UserModel + Clone,
-    F: FnOnce(&Database, &Auth<U>) -> R,
-    R: Fn(&mut ServiceConfig) + Clone + Send + 'static,
-{
-    let routes = app(db, auth);
+fn record(routes: Box<dyn Routes>) -> crate::mounted::Recorded {
     crate::mounted::record(|| {
-        let _app = actix_web::App::new().configure(routes);
+        let _app = actix_web::App::new().configure(move |cfg| routes.configure(cfg));
     })
 }
 
@@ -853,7 +918,7 @@ impl Clone for Box<dyn Routes> {
 /// session) skip the session middleware.
 fn serve(
     name: &str,
-    session: std::sync::Arc<dyn Fn() -> SessionMiddleware<CookieSessionStore> + Send + Sync>,
+    session: Session,
     sessionless: std::sync::Arc<[String]>,
     routes: Box<dyn Routes>,
     bind: &str,

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
+use super::Accounts;
 use super::{Asker, Failure};
-use crate::accounts::{Auth, UserModel};
 use crate::db::{Conn, Database};
 use crate::error::Error;
 use crate::permissions::{self, Group, Holder};
@@ -38,9 +38,9 @@ pub(super) enum Verb {
 
 /// `grant` or `revoke`: every change in one transaction, one line each; an unknown user,
 /// group or permission changes nothing and fails.
-pub(super) fn grants<U: UserModel>(
+pub(super) fn grants(
     db: &Database,
-    auth: &Auth<U>,
+    accounts: &dyn Accounts,
     args: &Grants,
     verb: Verb,
     out: &mut impl Write,
@@ -65,7 +65,7 @@ pub(super) fn grants<U: UserModel>(
         )));
     }
     let lines = db.run_blocking(|c| {
-        c.transaction(|c| match named(c, auth, args)? {
+        c.transaction(|c| match named(c, accounts, args)? {
             Ok(named) => apply(c, args, verb, named).map(Ok),
             Err(failure) => Ok(Err(failure)),
         })
@@ -88,9 +88,9 @@ struct Named {
 }
 
 /// What the names of `args` name, or the failure of the first one that names nothing.
-fn named<U: UserModel>(
+fn named(
     c: &mut Conn<'_>,
-    auth: &Auth<U>,
+    accounts: &dyn Accounts,
     args: &Grants,
 ) -> Result<Result<Named, Failure>, Error> {
     let (holder, who) = if args.group {
@@ -103,11 +103,8 @@ fn named<U: UserModel>(
             None => return Ok(Err(unknown("group", &args.name))),
         }
     } else {
-        match auth.find_user(c, &args.name)? {
-            Some(user) => (
-                Some(Holder::User(user.pk())),
-                format!("user {}", user.username()),
-            ),
+        match accounts.find(c, &args.name)? {
+            Some((id, username)) => (Some(Holder::User(id)), format!("user {username}")),
             None => return Ok(Err(unknown("user", &args.name))),
         }
     };
@@ -177,17 +174,17 @@ fn unknown(what: &str, name: &str) -> Failure {
 
 /// `changepassword`: the new password of the user named `username`, asked twice (or from
 /// `PLOVER_NEW_PASSWORD`); the user's sessions end.
-pub(super) fn changepassword<U: UserModel>(
+pub(super) fn changepassword(
     db: &Database,
-    auth: &Auth<U>,
+    accounts: &dyn Accounts,
     username: &str,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
-    let user = db
-        .run_blocking(|c| auth.find_user(c, username))?
+    let (id, username) = db
+        .run_blocking(|c| accounts.find(c, username))?
         .ok_or_else(|| Failure(format!("no user is named {username:?}")))?;
     let password = Asker::stdin().new_password("PLOVER_NEW_PASSWORD")?;
-    db.run_blocking(|c| c.transaction(|c| auth.set_password(c, &user, &password)))?;
-    writeln!(out, "changed the password of {}", user.username())?;
+    db.run_blocking(|c| c.transaction(|c| accounts.set_password(c, id, &password)))?;
+    writeln!(out, "changed the password of {username}")?;
     Ok(())
 }
