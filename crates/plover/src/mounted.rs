@@ -97,6 +97,17 @@ pub(crate) fn record(configure: impl FnOnce()) -> Recorded {
     LOG.with(|log| log.borrow_mut().take()).unwrap_or_default()
 }
 
+/// A set-up's configuration behind a pointer: the routes a set-up returns are compiled where
+/// the set-up is called (with the application's library, for an application's models), not
+/// again in every crate that configures an `App` with them, such as its `main`.
+pub(crate) fn erased(
+    configure: impl Fn(&mut actix_web::web::ServiceConfig) + Send + Sync + 'static,
+) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static {
+    let configure: std::sync::Arc<dyn Fn(&mut actix_web::web::ServiceConfig) + Send + Sync> =
+        std::sync::Arc::new(configure);
+    move |cfg| configure(cfg)
+}
+
 #[cfg(all(test, feature = "manage"))]
 mod tests {
     use super::*;
@@ -119,15 +130,4 @@ mod tests {
         assert_eq!(recorded.sessionless_prefixes(), ["/api"]);
         assert!(!recording(), "the recording ends with `record`");
     }
-}
-
-/// A set-up's configuration behind a pointer: the routes a set-up returns are compiled where
-/// the set-up is called (with the application's library, for an application's models), not
-/// again in every crate that configures an `App` with them, such as its `main`.
-pub(crate) fn erased(
-    configure: impl Fn(&mut actix_web::web::ServiceConfig) + Send + Sync + 'static,
-) -> impl Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static {
-    let configure: std::sync::Arc<dyn Fn(&mut actix_web::web::ServiceConfig) + Send + Sync> =
-        std::sync::Arc::new(configure);
-    move |cfg| configure(cfg)
 }

@@ -174,15 +174,10 @@ const JOB_WORKERS: usize = 2;
 /// [`run`](Commands::run) with the function that configures its routes. See the
 /// [module documentation](self) for the commands.
 pub struct Commands<U: UserModel> {
-    name: String,
-    about: String,
-    database: String,
-    models: Vec<&'static ModelMeta>,
-    bind: String,
-    migrations: PathBuf,
+    /// What does not depend on the user model: all the commands need, and run with.
+    program: Program,
     auth: Box<dyn Fn(Auth<U>) -> Auth<U>>,
     on_start: Vec<StartHook<U>>,
-    jobs: Option<JobsHook>,
     #[cfg(feature = "webhooks")]
     webhooks: Option<WebhooksHook<U>>,
 }
@@ -190,8 +185,8 @@ pub struct Commands<U: UserModel> {
 impl<U: UserModel> std::fmt::Debug for Commands<U> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Commands")
-            .field("name", &self.name)
-            .field("database", &self.database)
+            .field("name", &self.program.name)
+            .field("database", &self.program.database)
             .finish_non_exhaustive()
     }
 }
@@ -219,7 +214,7 @@ impl<U: UserModel + Clone> Commands<U> {
     /// The commands of the program `name`, on `sqlite://<name>.db` unless
     /// [`database`](Commands::database) says otherwise, migrations in `migrations/`.
     pub fn new(name: &str) -> Commands<U> {
-        Commands {
+        let program = Program {
             name: name.to_owned(),
             about: String::new(),
             database: format!("sqlite://{name}.db"),
@@ -234,9 +229,14 @@ impl<U: UserModel + Clone> Commands<U> {
             .collect(),
             bind: "127.0.0.1:8000".to_owned(),
             migrations: PathBuf::from("migrations"),
+            jobs: None,
+            superuser: superuser_fields::<U>().collect(),
+            username_field: U::USERNAME_FIELD,
+        };
+        Commands {
+            program,
             auth: Box::new(|auth| auth),
             on_start: Vec::new(),
-            jobs: None,
             #[cfg(feature = "webhooks")]
             webhooks: None,
         }
@@ -244,20 +244,20 @@ impl<U: UserModel + Clone> Commands<U> {
 
     /// The text `--help` shows under the program's name.
     pub fn about(mut self, text: &str) -> Commands<U> {
-        self.about = text.to_owned();
+        self.program.about = text.to_owned();
         self
     }
 
     /// The database URL used when neither `--database` nor `DATABASE_URL` gives one.
     pub fn database(mut self, url: &str) -> Commands<U> {
-        self.database = url.to_owned();
+        self.program.database = url.to_owned();
         self
     }
 
     /// The address `serve` binds when neither `--bind` nor `BIND` gives one (default
     /// `127.0.0.1:8000`).
     pub fn bind(mut self, address: &str) -> Commands<U> {
-        self.bind = address.to_owned();
+        self.program.bind = address.to_owned();
         self
     }
 
@@ -271,8 +271,8 @@ impl<U: UserModel + Clone> Commands<U> {
     /// listed twice counts once.
     pub fn models(mut self, models: impl IntoIterator<Item = &'static ModelMeta>) -> Commands<U> {
         for model in models {
-            if !self.models.iter().any(|m| m.table == model.table) {
-                self.models.push(model);
+            if !self.program.models.iter().any(|m| m.table == model.table) {
+                self.program.models.push(model);
             }
         }
         self
@@ -280,7 +280,7 @@ impl<U: UserModel + Clone> Commands<U> {
 
     /// The migrations directory (default `migrations`, relative to the working directory).
     pub fn migrations(mut self, dir: impl Into<PathBuf>) -> Commands<U> {
-        self.migrations = dir.into();
+        self.program.migrations = dir.into();
         self
     }
 
@@ -303,7 +303,7 @@ impl<U: UserModel + Clone> Commands<U> {
     /// workers that run them beside the server, and the `worker` command runs them alone
     /// (see the [module documentation](self) for how many).
     pub fn jobs(mut self, handlers: impl Fn(&Database) -> Jobs + 'static) -> Commands<U> {
-        self.jobs = Some(Box::new(handlers));
+        self.program.jobs = Some(Box::new(handlers));
         self
     }
 
@@ -335,29 +335,12 @@ impl<U: UserModel + Clone> Commands<U> {
         // What needs the user model's type is done here, in closures; the commands run in
         // `Program`, compiled once in Plover.
         let Commands {
-            name,
-            about,
-            database,
-            models,
-            bind,
-            migrations,
+            program,
             auth: configure,
             on_start,
-            jobs,
             #[cfg(feature = "webhooks")]
             webhooks,
         } = self;
-        let program = Program {
-            name,
-            about,
-            database,
-            models,
-            bind,
-            migrations,
-            jobs,
-            superuser: superuser_fields::<U>().collect(),
-            username_field: U::USERNAME_FIELD,
-        };
         let open = move |url: &str| -> Result<Opened<'_>, Failure> {
             let db = Database::from_url(url).map_err(|e| Failure(e.to_string()))?;
             let mut auth = Auth::<U>::new(db.clone());
@@ -404,7 +387,7 @@ struct Opened<'a> {
 /// Opens the database of a URL with the accounts and the application on it (once a run).
 type Open<'a> = Box<dyn FnOnce(&str) -> Result<Opened<'a>, Failure> + 'a>;
 
-/// An application's commands once [`Commands::run`] has erased its user model's type.
+/// An application's commands without its user model's type: [`Commands::run`] runs them.
 struct Program {
     name: String,
     about: String,
