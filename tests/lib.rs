@@ -473,6 +473,16 @@ fn api(db: Database, auth: &Auth<User>, log: &CallLog) -> RestApi {
             .auth(open()),
     )
     .register_resource(
+        Resource::<Message>::new()
+            .name("message_pages")
+            .keyset_pagination(true)
+            .search_fields([
+                message.content.into(),
+                message.user_id.join(User::FIELDS.username),
+            ])
+            .auth(open()),
+    )
+    .register_resource(
         Resource::<Sample>::new()
             .name("searched")
             .search_fields([sample.name, sample.body, sample.remark])

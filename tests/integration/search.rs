@@ -267,10 +267,11 @@ fn add_herons(app: &TestApp, rows: i64, step: i64, offset: i64) {
     ));
 }
 
-/// On SQLite, a search index gives a word as many keys as it has rows when they are few for
-/// the table's size: `sqrt(2 n)` keys of `n` (at least 1,000), judged from the spread of the
-/// word's first thousand (docs/reference.md#search-q). A row taken out of the index behind the
-/// table's back tells which way a word was read: the index no longer finds it, the `LIKE` does.
+/// On SQLite, a search index gives a word's count as many keys as it has rows when they are
+/// few for the table's size: `sqrt(2 n)` keys of `n` (at least 1,000), judged from the spread of
+/// the word's first thousand (docs/reference.md#search-q); a list in the order of its key reads
+/// its page from the index at any size of word. A row taken out of the index behind the table's
+/// back tells which way a word was read: the index no longer finds it, the `LIKE` does.
 #[actix_web::test]
 async fn a_search_index_gives_more_keys_in_a_larger_table() {
     let app = messages().await;
@@ -282,10 +283,147 @@ async fn a_search_index_gives_more_keys_in_a_larger_table() {
     add_herons(&app, 1500, 6000, 0);
     app.sql("DELETE FROM message_content_search WHERE rowid = 6000");
     assert_eq!(herons(&app).await, (Some(1499), vec![12000, 18000, 24000]));
-    // 4,500 rows: past the bound, the LIKE, which finds it.
+    // 4,500 rows: past the bound, the count is the LIKE's, which finds it; the page, in the
+    // order of the key, is still the index's.
     add_herons(&app, 3000, 3000, 1000);
-    assert_eq!(herons(&app).await, (Some(4500), vec![4000, 6000, 7000]));
+    assert_eq!(herons(&app).await, (Some(4500), vec![4000, 7000, 10000]));
+    // In another order, the page is the LIKE's too.
+    let by_date = app
+        .get("/api/message/?q=heron&ordering=pub_date&limit=3")
+        .await;
+    assert_eq!(by_date.ids(), [4000, 6000, 7000]);
     // A word in every row of the table's first keys reads one thousand keys only: the LIKE.
     add_herons(&app, 2000, 1, 1000);
     assert_eq!(herons(&app).await.0, Some(6500));
+}
+
+/// On SQLite, a list in the order of its key reads a searched word's first keys from the
+/// index, a window at a time: the window grows while the other conditions leave the page
+/// short, up to the bound of the word's keys, past which the word is read as a whole (here by
+/// the `LIKE`, which finds the row taken out of the index). Descending, and from a cursor, it
+/// starts where the page starts.
+#[actix_web::test]
+async fn a_list_in_key_order_reads_a_word_a_window_at_a_time() {
+    let app = messages().await;
+    if app.is_postgres() {
+        return;
+    }
+    let carol = app.query_i64("SELECT id FROM \"user\" WHERE username = 'carol'");
+    let carols = format!("/api/message/?q=heron&user_id={carol}&limit=3");
+    // 700 herons of alice's, then carol's ten: the page is found in a window of 1,000 keys.
+    add_herons(&app, 710, 1, 1000);
+    app.sql(&format!(
+        "UPDATE message SET user_id = {carol} WHERE id > 1700"
+    ));
+    app.sql("DELETE FROM message_content_search WHERE rowid = 1702");
+    assert_eq!(app.get(&carols).await.ids(), [1701, 1703, 1704]);
+    // 1,200 of alice's first: past the windows, the word as a whole, past its bound: the LIKE.
+    app.sql("DELETE FROM message WHERE id > 1000");
+    add_herons(&app, 1210, 1, 1000);
+    app.sql(&format!(
+        "UPDATE message SET user_id = {carol} WHERE id > 2200"
+    ));
+    app.sql("DELETE FROM message_content_search WHERE rowid = 2202");
+    assert_eq!(app.get(&carols).await.ids(), [2201, 2202, 2203]);
+    // Descending, page after page by cursor (a resource of messages that pages by cursor),
+    // from the index.
+    app.sql("DELETE FROM message_content_search WHERE rowid = 2206");
+    let first = app
+        .get("/api/message_pages/?q=heron&ordering=-id&limit=3")
+        .await;
+    assert_eq!(first.ids(), [2210, 2209, 2208]);
+    let next = first.json()["meta"]["next"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(next.contains("cursor="), "{next}");
+    assert_eq!(app.get(&next).await.ids(), [2207, 2205, 2204]);
+}
+
+/// On SQLite, every page of a searched list in the order of its key, by cursor and by number,
+/// ascending and descending, with and without a condition that the window's rows must meet,
+/// holds the rows that the `LIKE` without the index finds: windows that fill a page, that
+/// grow, and that give up, on one table.
+#[actix_web::test]
+async fn every_page_of_a_searched_list_in_key_order_is_the_like_s() {
+    let app = messages().await;
+    if app.is_postgres() {
+        return;
+    }
+    let alice = app.query_i64("SELECT id FROM \"user\" WHERE username = 'alice'");
+    let carol = app.query_i64("SELECT id FROM \"user\" WHERE username = 'carol'");
+    let heronry = app.user("heronry", "pw");
+    // A sparse word at first, dense from 1,200 to 1,500; carol's rows every fifth, the
+    // heronry's (found by its name) every 97th.
+    app.sql(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+         INSERT INTO message (id, user_id, content, pub_date)
+         SELECT i,
+                CASE WHEN i % 97 = 0 THEN {heronry} WHEN i % 5 = 0 THEN {carol} ELSE {alice} END,
+                CASE WHEN (i * 7919) % 13 < 2 OR i BETWEEN 1200 AND 1499
+                     THEN 'a grey heron' ELSE 'a grey gull' END,
+                '2021-01-01 00:00:00'
+         FROM n"
+    ));
+    let like = |condition: &str, desc: bool| {
+        let ids = app.query_text(&format!(
+            "SELECT group_concat(id) FROM (SELECT m.id FROM message m JOIN \"user\" u \
+             ON u.id = m.user_id WHERE (m.content LIKE '%heron%' OR u.username LIKE \
+             '%heron%') {condition} ORDER BY m.id {})",
+            if desc { "DESC" } else { "ASC" }
+        ));
+        let ids = ids.unwrap_or_default();
+        (ids.split(',').filter(|id| !id.is_empty()))
+            .map(|id| id.parse::<i64>().unwrap_or(-1))
+            .collect::<Vec<_>>()
+    };
+    for (filter, condition) in [
+        (String::new(), String::new()),
+        (
+            format!("&user_id={carol}"),
+            format!("AND m.user_id = {carol}"),
+        ),
+        (
+            format!("&user_id={heronry}"),
+            format!("AND m.user_id = {heronry}"),
+        ),
+        // The heronry's rows past a window come after carol's that the next window brings.
+        (
+            format!("&user_id__in={carol},{heronry}"),
+            format!("AND m.user_id IN ({carol}, {heronry})"),
+        ),
+    ] {
+        for desc in [false, true] {
+            let expected = like(&condition, desc);
+            assert!(expected.len() > 5, "{filter}: {expected:?}");
+            let ordering = if desc { "-id" } else { "id" };
+            for limit in [1, 7, 20] {
+                // By cursor, every page.
+                let mut next = format!(
+                    "/api/message_pages/?q=heron&ordering={ordering}&limit={limit}{filter}"
+                );
+                let mut seen = Vec::new();
+                while !next.is_empty() && seen.len() <= expected.len() {
+                    let body = app.get(&next).await.json_with(200);
+                    let ids = body["objects"].as_array().map_or(Vec::new(), |objects| {
+                        objects.iter().filter_map(|o| o["id"].as_i64()).collect()
+                    });
+                    seen.extend(ids);
+                    next = body["meta"]["next"].as_str().unwrap_or_default().to_owned();
+                }
+                assert_eq!(seen, expected, "{ordering} {limit} {filter} by cursor");
+                // By number, the first pages and the last.
+                let pages = expected.len().div_ceil(limit);
+                for page in [1, 2, 3, pages] {
+                    let url = format!(
+                        "/api/message/?q=heron&ordering={ordering}&limit={limit}&page={page}{filter}"
+                    );
+                    let from = (page - 1) * limit;
+                    let want =
+                        &expected[from.min(expected.len())..(from + limit).min(expected.len())];
+                    assert_eq!(app.get(&url).await.ids(), want, "{url}");
+                }
+            }
+        }
+    }
 }

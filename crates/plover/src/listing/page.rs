@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::model::row::Rows;
 use crate::model::{ModelMeta, RestModel};
 use crate::query::{Count, Select};
-use crate::sql::search::read_search_keys;
+use crate::sql::search::{read_search_keys, Window};
 use crate::sql::{count, count_up_to, estimate, read_related_keys};
 
 /// At most `size` rows, and whether more follow them.
@@ -283,20 +283,20 @@ impl ListQuery {
     /// [`ListQuery::run`] with the rows of `meta` read by `load`. On PostgreSQL, the conditions
     /// through a join in `or` groups (the search's words) are read as keys first
     /// ([`read_related_keys`]); on SQLite, those a search index serves are read as keys
-    /// first too ([`read_search_keys`]).
+    /// first too: a window of them in the page's order where the list is in the order of its
+    /// key ([`Window`]), else all of them ([`read_search_keys`]).
     pub(crate) fn run_with<R: PageRows>(
         &mut self,
         conn: &mut Conn<'_>,
         meta: &ModelMeta,
-        load: impl FnOnce(&mut Conn<'_>, &Select) -> Result<R, Error>,
+        mut load: impl FnMut(&mut Conn<'_>, &Select) -> Result<R, Error>,
     ) -> Result<ListPage<'_, R>, Error> {
         read_related_keys(conn, meta, &mut self.select)?;
-        read_search_keys(conn, meta, &mut self.select)?;
-        let size = self.limit;
-        let Page { rows, has_next } = Page::read(&mut self.select, size, |s| load(conn, s))?;
+        let Page { rows, has_next } = self.read_page(conn, meta, &mut load)?;
         let count = match self.count {
             None => None,
             Some(counting) => {
+                read_search_keys(conn, meta, &mut self.select)?;
                 Some(self.count_rows(conn, meta, counting, has_next, rows.count())?)
             }
         };
@@ -306,6 +306,34 @@ impl ListQuery {
             has_next,
             count,
         })
+    }
+
+    /// The page's rows: through a search's [`Window`] while one fills the page or holds every
+    /// key, else with every condition a search index serves read as keys.
+    fn read_page<R: PageRows>(
+        &mut self,
+        conn: &mut Conn<'_>,
+        meta: &ModelMeta,
+        load: &mut impl FnMut(&mut Conn<'_>, &Select) -> Result<R, Error>,
+    ) -> Result<Page<R>, Error> {
+        let size = self.limit;
+        let rows = usize::try_from(self.select.offset.saturating_add(size).saturating_add(1));
+        let mut window = match rows {
+            Ok(rows) => Window::find(conn, meta, &self.select, rows)?,
+            Err(_) => None,
+        };
+        while let Some(through) = &mut window {
+            let (mut select, whole) = through.select(conn, &self.select)?;
+            let page = Page::read(&mut select, size, |s| load(conn, s))?;
+            if page.has_next || whole {
+                return Ok(page);
+            }
+            if !through.grow() {
+                window = None;
+            }
+        }
+        read_search_keys(conn, meta, &mut self.select)?;
+        Page::read(&mut self.select, size, |s| load(conn, s))
     }
 
     fn count_rows(

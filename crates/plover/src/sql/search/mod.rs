@@ -31,6 +31,10 @@
 //! NULL text and a key not found differ), and one whose index does not exist yet (a database
 //! made before the field was declared, not migrated: [`index_exists`]).
 //!
+//! A list's page in the order of its key reads a window of the word's first keys in that order
+//! instead ([`Window`]), which costs the page at any size of word; its count, and a page in
+//! another order, read the word as above.
+//!
 //! PostgreSQL needs none of this: its trigram indexes serve the `ILIKE` as written, and its
 //! planner weighs them against reading the table.
 
@@ -42,6 +46,10 @@ use crate::error::Error;
 use crate::meta::ModelMeta;
 use crate::query::{Filter, Group, Op, Param, Select, Term};
 use crate::value::fold_case;
+
+mod window;
+
+pub(crate) use window::Window;
 
 /// The keys a search index gives a condition at any size of table, and the keys its first read
 /// takes ([`keys`]).
@@ -184,6 +192,26 @@ fn any_group(
     Ok(())
 }
 
+/// The span of the keys of `table` when its search index `index` exists, asked once per
+/// index ([`Known`]).
+fn span(
+    conn: &mut Conn<'_>,
+    known: &mut Known,
+    table: &str,
+    index: &str,
+) -> Result<Option<Span>, Error> {
+    if let Some(&(_, span)) = known.iter().find(|(name, _)| name == index) {
+        return Ok(span);
+    }
+    let span = if index_exists(conn, index)? {
+        Some(Span::of(conn, table)?)
+    } else {
+        None
+    };
+    known.push((index.to_owned(), span));
+    Ok(span)
+}
+
 /// Replaces `filter` by `<path to its model's key> IN (keys)` when it is a `contains` of one
 /// word of a trigram or more, on a field whose search index exists and finds few enough rows
 /// ([`Span::most_keys`]).
@@ -204,19 +232,7 @@ fn replace(
         return Ok(());
     }
     let index = table_name(model.table, field.column);
-    let span = match known.iter().find(|(name, _)| *name == index) {
-        Some(&(_, span)) => span,
-        None => {
-            let span = if index_exists(conn, &index)? {
-                Some(Span::of(conn, model.table)?)
-            } else {
-                None
-            };
-            known.push((index.clone(), span));
-            span
-        }
-    };
-    let Some(span) = span else {
+    let Some(span) = span(conn, known, model.table, &index)? else {
         return Ok(());
     };
     let Some(keys) = keys(conn, &index, text, span)? else {
@@ -246,7 +262,7 @@ fn keys(
     span: Span,
 ) -> Result<Option<Vec<i64>>, Error> {
     let phrase = phrase(&fold_case(word));
-    let mut found = read_keys(conn, index, &phrase, 0, MIN_KEYS + 1)?;
+    let mut found = read_keys(conn, index, &phrase, Toward::Up(None), MIN_KEYS + 1)?;
     let most = span.most_keys();
     let Some(&last) = found.last().filter(|_| found.len() > MIN_KEYS) else {
         return Ok(Some(found));
@@ -259,30 +275,49 @@ fn keys(
         conn,
         index,
         &phrase,
-        last,
+        Toward::Up(Some(last)),
         most + 1 - found.len(),
     )?);
     Ok((found.len() <= most).then_some(found))
 }
 
-/// At most `limit` keys of the rows of search index `index` that match `phrase`, above `after`,
-/// in key order.
+/// Which way a search index's keys are read, and from which key (not included; `None`: from
+/// the first).
+#[derive(Debug, Clone, Copy)]
+enum Toward {
+    /// Ascending, after the key.
+    Up(Option<i64>),
+    /// Descending, before the key.
+    Down(Option<i64>),
+}
+
+/// At most `limit` keys of the rows of search index `index` that match `phrase`, in the order
+/// and from the key that `toward` says.
 fn read_keys(
     conn: &mut Conn<'_>,
     index: &str,
     phrase: &str,
-    after: i64,
+    toward: Toward,
     limit: usize,
 ) -> Result<Vec<i64>, Error> {
     let quoted = index.replace('"', "\"\"");
+    let (from, order) = match toward {
+        Toward::Up(from) => (from.map(|key| ("> ", key)), "ASC"),
+        Toward::Down(from) => (from.map(|key| ("< ", key)), "DESC"),
+    };
+    let bound = from.map_or(String::new(), |(op, _)| format!(" AND rowid {op}?"));
     let sql = format!(
-        "SELECT rowid FROM \"{quoted}\" WHERE \"{quoted}\" MATCH ? AND rowid > ? \
-         ORDER BY rowid LIMIT {limit}"
+        "SELECT rowid FROM \"{quoted}\" WHERE \"{quoted}\" MATCH ?{bound} \
+         ORDER BY rowid {order} LIMIT {limit}"
     );
     let found: Vec<Key> = match conn {
-        Conn::Sqlite(c) => (diesel::sql_query(sql).bind::<Text, _>(phrase))
-            .bind::<BigInt, _>(after)
-            .load(*c)?,
+        Conn::Sqlite(c) => {
+            let query = diesel::sql_query(sql).bind::<Text, _>(phrase);
+            match from {
+                Some((_, key)) => query.bind::<BigInt, _>(key).load(*c)?,
+                None => query.load(*c)?,
+            }
+        }
         #[cfg(feature = "postgres")]
         Conn::Pg(_) => Vec::new(),
     };
