@@ -296,7 +296,6 @@ impl ListQuery {
         let count = match self.count {
             None => None,
             Some(counting) => {
-                read_search_keys(conn, meta, &mut self.select)?;
                 Some(self.count_rows(conn, meta, counting, has_next, rows.count())?)
             }
         };
@@ -353,7 +352,9 @@ impl ListQuery {
                 });
             }
         }
-        counting.count(conn, meta, &self.select.conditions_only(), self.database)
+        let mut conditions = self.select.conditions_only();
+        read_search_keys(conn, meta, &mut conditions)?;
+        counting.count(conn, meta, &conditions, self.database)
     }
 }
 
